@@ -1,0 +1,34 @@
+import { ConfigError, DEV_JWT_SECRET, loadConfig } from './config';
+
+describe(loadConfig.name, () => {
+  it('gives every variable a laptop default in development', () => {
+    const sut = loadConfig({ NODE_ENV: 'development' });
+    expect(sut.databaseUrl).toBe('postgres://postgres@127.0.0.1:5432/parley');
+    expect(sut.redisUrl).toBe('redis://127.0.0.1:6379');
+    expect(sut.port).toBe(3000);
+    expect(sut.worker.concurrency).toBe(16);
+    expect(sut.agent.maxIterations).toBe(5);
+    expect(sut.queuePrefix).toBe('parley');
+    expect(sut.limits.postsPerMinute).toBe(60);
+    expect(sut.auth.jwtSecret).toBe(DEV_JWT_SECRET);
+    expect(sut.llm.provider).toBe('scripted');
+  });
+
+  it('picks the anthropic provider when an API key is set', () => {
+    expect(loadConfig({ NODE_ENV: 'development', ANTHROPIC_API_KEY: 'k' }).llm.provider).toBe('anthropic');
+    expect(loadConfig({ NODE_ENV: 'development', ANTHROPIC_API_KEY: 'k', LLM_PROVIDER: 'scripted' }).llm.provider).toBe(
+      'scripted',
+    );
+  });
+
+  it('stops boot naming the variable that is wrong', () => {
+    expect(() => loadConfig({ NODE_ENV: 'development', PORT: 'eighty' })).toThrow(/PORT/);
+    expect(() => loadConfig({ NODE_ENV: 'development', WORKER_CONCURRENCY: '0' })).toThrow(/WORKER_CONCURRENCY/);
+    expect(() => loadConfig({ NODE_ENV: 'development', QUEUE_PREFIX: 'a:b' })).toThrow(ConfigError);
+  });
+
+  it('requires AUTH_JWT_SECRET outside development', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/AUTH_JWT_SECRET/);
+    expect(loadConfig({ NODE_ENV: 'production', AUTH_JWT_SECRET: 'x'.repeat(32) }).auth.jwtSecret).toBe('x'.repeat(32));
+  });
+});

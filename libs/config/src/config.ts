@@ -1,0 +1,104 @@
+import { z } from 'zod';
+
+/**
+ * The one env schema of DESIGN.md, validated once at boot. Nothing else reads process.env:
+ * everything gets this typed object injected.
+ */
+const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+const positiveInt = z.coerce.number().int().positive();
+
+const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/parley'),
+  REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LLM_PROVIDER: z.enum(['anthropic', 'scripted']).optional(),
+  ANTHROPIC_API_KEY: z.string().min(1).optional(),
+  ANTHROPIC_BASE_URL: z.string().url().optional(),
+  LLM_MODEL: z.string().min(1).default('claude-sonnet-4-6'),
+  LLM_MAX_TOKENS: positiveInt.default(1024),
+  LLM_RETRIEVAL_MODE: z.enum(['auto', 'tools', 'always-retrieve']).default('auto'),
+  AUTH_JWT_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  WORKER_CONCURRENCY: positiveInt.default(16),
+  AGENT_MAX_ITERATIONS: positiveInt.default(5),
+  AGENT_CONTEXT_TOKENS: positiveInt.default(60_000),
+  QUEUE_PREFIX: z.string().regex(/^[a-zA-Z0-9_-]+$/, 'letters, digits, _ and - only').default('parley'),
+  RATE_LIMIT_POSTS_PER_MIN: positiveInt.default(60),
+  MESSAGE_MAX_CHARS: positiveInt.default(16_000),
+  SSE_PING_MS: positiveInt.default(15_000),
+  EVENT_POLL_MS: positiveInt.default(1_000),
+  PROJECTIONS_ENABLED: bool.default(true),
+  DISPATCHER_ENABLED: bool.default(true),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+export interface AppConfig {
+  env: Env['NODE_ENV'];
+  databaseUrl: string;
+  redisUrl: string;
+  port: number;
+  logLevel: Env['LOG_LEVEL'];
+  auth: { jwtSecret: string };
+  llm: {
+    provider: 'anthropic' | 'scripted';
+    model: string;
+    maxTokens: number;
+    apiKey?: string;
+    baseUrl?: string;
+    retrievalMode: Env['LLM_RETRIEVAL_MODE'];
+  };
+  agent: { maxIterations: number; contextTokens: number };
+  worker: { concurrency: number; projectionsEnabled: boolean; dispatcherEnabled: boolean };
+  queuePrefix: string;
+  limits: { postsPerMinute: number; messageMaxChars: number };
+  sse: { pingMs: number };
+  eventPollMs: number;
+}
+
+export class ConfigError extends Error {}
+
+/** Dev-only secret: never accepted outside NODE_ENV=development. */
+export const DEV_JWT_SECRET = 'parley-dev-secret-do-not-use-in-production';
+
+export function loadConfig(source: NodeJS.ProcessEnv = process.env): AppConfig {
+  // empty strings count as unset, as docker-compose passes `VAR=` for blanks
+  const raw = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== ''));
+  const parsed = envSchema.safeParse(raw);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid environment:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  const jwtSecret = e.AUTH_JWT_SECRET ?? (e.NODE_ENV === 'development' ? DEV_JWT_SECRET : undefined);
+  if (!jwtSecret) {
+    throw new ConfigError('Invalid environment:\n  AUTH_JWT_SECRET: required unless NODE_ENV=development');
+  }
+  return {
+    env: e.NODE_ENV,
+    databaseUrl: e.DATABASE_URL,
+    redisUrl: e.REDIS_URL,
+    port: e.PORT,
+    logLevel: e.LOG_LEVEL,
+    auth: { jwtSecret },
+    llm: {
+      provider: e.LLM_PROVIDER ?? (e.ANTHROPIC_API_KEY ? 'anthropic' : 'scripted'),
+      model: e.LLM_MODEL,
+      maxTokens: e.LLM_MAX_TOKENS,
+      apiKey: e.ANTHROPIC_API_KEY,
+      baseUrl: e.ANTHROPIC_BASE_URL,
+      retrievalMode: e.LLM_RETRIEVAL_MODE,
+    },
+    agent: { maxIterations: e.AGENT_MAX_ITERATIONS, contextTokens: e.AGENT_CONTEXT_TOKENS },
+    worker: {
+      concurrency: e.WORKER_CONCURRENCY,
+      projectionsEnabled: e.PROJECTIONS_ENABLED,
+      dispatcherEnabled: e.DISPATCHER_ENABLED,
+    },
+    queuePrefix: e.QUEUE_PREFIX,
+    limits: { postsPerMinute: e.RATE_LIMIT_POSTS_PER_MIN, messageMaxChars: e.MESSAGE_MAX_CHARS },
+    sse: { pingMs: e.SSE_PING_MS },
+    eventPollMs: e.EVENT_POLL_MS,
+  };
+}

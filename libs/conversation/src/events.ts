@@ -1,0 +1,118 @@
+/**
+ * The conversation stream's events (DESIGN.md). Type names are stored contracts: string
+ * constants, never class names.
+ */
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadInputTokens: number;
+  cacheCreationInputTokens: number;
+}
+
+export interface Citation {
+  chunkId: string;
+  chapter: string;
+  chapterIndex?: number;
+  section: string | null;
+  page: number | null;
+  score: number;
+}
+
+export interface ConversationStarted {
+  type: 'ConversationStarted';
+  data: {
+    ownerId: string;
+    bookId: string | null;
+    title: string | null;
+    readingPosition: number | null;
+    forkedFrom?: { conversationId: string; version: number };
+  };
+}
+export interface ConversationRenamed {
+  type: 'ConversationRenamed';
+  data: { title: string };
+}
+export interface ReadingPositionChanged {
+  type: 'ReadingPositionChanged';
+  data: { readingPosition: number | null };
+}
+export interface UserMessagePosted {
+  type: 'UserMessagePosted';
+  data: { messageId: string; turnId: string; content: string; selectedText?: string };
+}
+export interface ToolInvoked {
+  type: 'ToolInvoked';
+  data: {
+    turnId: string;
+    toolUseId: string;
+    name: string;
+    input: unknown;
+    iteration: number;
+    /** the text the model wrote before its tool calls, on the first ToolInvoked of an iteration */
+    assistantText?: string;
+  };
+}
+export interface ToolResultRecorded {
+  type: 'ToolResultRecorded';
+  data: { turnId: string; toolUseId: string; content: string; isError: boolean; chunks?: Citation[] };
+}
+export interface AssistantReplied {
+  type: 'AssistantReplied';
+  data: {
+    turnId: string;
+    messageId: string;
+    content: string;
+    model: string;
+    stopReason: string;
+    usage: Usage;
+    costUsd: number;
+    citations: Citation[];
+    isFromBook?: boolean;
+    iterations: number;
+    latencyMs: number;
+  };
+}
+export interface TurnFailed {
+  type: 'TurnFailed';
+  data: { turnId: string; code: string; message: string; retryable: boolean };
+}
+export interface TurnCancelled {
+  type: 'TurnCancelled';
+  data: { turnId: string };
+}
+export interface ConversationDeleted {
+  type: 'ConversationDeleted';
+  data: Record<string, never>;
+}
+
+export type ConversationEvent =
+  | ConversationStarted
+  | ConversationRenamed
+  | ReadingPositionChanged
+  | UserMessagePosted
+  | ToolInvoked
+  | ToolResultRecorded
+  | AssistantReplied
+  | TurnFailed
+  | TurnCancelled
+  | ConversationDeleted;
+
+export type ConversationEventType = ConversationEvent['type'];
+
+export const CONVERSATION_EVENT_TYPES: readonly ConversationEventType[] = [
+  'ConversationStarted',
+  'ConversationRenamed',
+  'ReadingPositionChanged',
+  'UserMessagePosted',
+  'ToolInvoked',
+  'ToolResultRecorded',
+  'AssistantReplied',
+  'TurnFailed',
+  'TurnCancelled',
+  'ConversationDeleted',
+];
+
+/** Streams are named by category and id, so the log can hold other aggregates later. */
+export const conversationStreamId = (conversationId: string): string => `conversation-${conversationId}`;
+export const conversationIdOf = (streamId: string): string | undefined =>
+  streamId.startsWith('conversation-') ? streamId.slice('conversation-'.length) : undefined;

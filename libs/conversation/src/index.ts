@@ -1,0 +1,3 @@
+export * from './events';
+export * from './state';
+export * from './decide';

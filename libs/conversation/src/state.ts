@@ -1,0 +1,108 @@
+import { ConversationEvent } from './events';
+
+export type TurnStatus = 'pending' | 'replied' | 'failed' | 'cancelled';
+
+export interface TurnState {
+  turnId: string;
+  messageId: string;
+  status: TurnStatus;
+}
+
+export interface ConversationState {
+  status: 'none' | 'active' | 'deleted';
+  ownerId: string | null;
+  bookId: string | null;
+  title: string | null;
+  readingPosition: number | null;
+  forkedFrom: { conversationId: string; version: number } | null;
+  version: number;
+  messageCount: number;
+  /** every turn in posting order */
+  turns: TurnState[];
+}
+
+export const TITLE_FROM_MESSAGE_MAX = 60;
+
+export function initialState(): ConversationState {
+  return {
+    status: 'none',
+    ownerId: null,
+    bookId: null,
+    title: null,
+    readingPosition: null,
+    forkedFrom: null,
+    version: 0,
+    messageCount: 0,
+    turns: [],
+  };
+}
+
+/** A title from the first user message: at most 60 characters, cut at a word boundary. */
+export function titleFromMessage(content: string): string {
+  const text = content.replace(/\s+/g, ' ').trim();
+  if (text.length <= TITLE_FROM_MESSAGE_MAX) return text;
+  const cut = text.slice(0, TITLE_FROM_MESSAGE_MAX - 1);
+  const space = cut.lastIndexOf(' ');
+  return (space > 20 ? cut.slice(0, space) : cut).replace(/[\s,;:.-]+$/, '') + '…';
+}
+
+export function evolve(state: ConversationState, event: ConversationEvent): ConversationState {
+  const s = { ...state, version: state.version + 1 };
+  switch (event.type) {
+    case 'ConversationStarted':
+      return {
+        ...s,
+        status: 'active',
+        ownerId: event.data.ownerId,
+        bookId: event.data.bookId,
+        title: event.data.title,
+        readingPosition: event.data.readingPosition,
+        forkedFrom: event.data.forkedFrom ?? null,
+      };
+    case 'ConversationRenamed':
+      return { ...s, title: event.data.title };
+    case 'ReadingPositionChanged':
+      return { ...s, readingPosition: event.data.readingPosition };
+    case 'UserMessagePosted':
+      return {
+        ...s,
+        title: s.title ?? titleFromMessage(event.data.content),
+        messageCount: s.messageCount + 1,
+        turns: [...s.turns, { turnId: event.data.turnId, messageId: event.data.messageId, status: 'pending' }],
+      };
+    case 'ToolInvoked':
+    case 'ToolResultRecorded':
+      return s;
+    case 'AssistantReplied':
+      return { ...endTurn(s, event.data.turnId, 'replied'), messageCount: s.messageCount + 1 };
+    case 'TurnFailed':
+      return endTurn(s, event.data.turnId, 'failed');
+    case 'TurnCancelled':
+      return endTurn(s, event.data.turnId, 'cancelled');
+    case 'ConversationDeleted':
+      return { ...s, status: 'deleted' };
+    default: {
+      const unknown: never = event;
+      return unknownEvent(s, unknown);
+    }
+  }
+}
+
+/** Events of types this build does not know (written by a newer one) still count as versions. */
+function unknownEvent(state: ConversationState, _event: never): ConversationState {
+  return state;
+}
+
+function endTurn(state: ConversationState, turnId: string, status: TurnStatus): ConversationState {
+  return {
+    ...state,
+    turns: state.turns.map((t) => (t.turnId === turnId && t.status === 'pending' ? { ...t, status } : t)),
+  };
+}
+
+export const fold = (events: ConversationEvent[], from = initialState()): ConversationState =>
+  events.reduce(evolve, from);
+
+export const pendingTurns = (state: ConversationState): TurnState[] => state.turns.filter((t) => t.status === 'pending');
+export const findTurn = (state: ConversationState, turnId: string): TurnState | undefined =>
+  state.turns.find((t) => t.turnId === turnId);

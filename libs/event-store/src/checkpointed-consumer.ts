@@ -1,0 +1,177 @@
+import { PoolClient } from 'pg';
+import { AppendNotifier } from './append-notifier';
+import { EventStore, checkpointOf } from './event-store';
+import { LogCheckpoint, LOG_START, StoredEvent } from './event.types';
+
+/** One consumer of the global log. Its writes go through `tx`, the transaction that also moves its checkpoint. */
+export interface LogConsumer {
+  readonly name: string;
+  handle(event: StoredEvent, tx: PoolClient): Promise<void>;
+}
+
+export interface ConsumerRunnerOptions {
+  batchSize?: number;
+  pollMs?: number;
+  maxAttempts?: number;
+  onError?: (err: unknown, event?: StoredEvent) => void;
+}
+
+/**
+ * Feeds a consumer from the global log, at least once and in commit order. The checkpoint moves
+ * by compare-and-set in the same transaction as the consumer's writes, so two runners of one
+ * consumer cannot both apply a batch: the loser rolls back and re-reads. An event the consumer
+ * keeps failing on goes to consumer_dead_letters after `maxAttempts`, and the log moves on.
+ */
+export class CheckpointedConsumerRunner {
+  private running = false;
+  private wake?: () => void;
+  private loop?: Promise<void>;
+  private readonly failures = new Map<string, number>();
+  private readonly batchSize: number;
+  private readonly pollMs: number;
+  private readonly maxAttempts: number;
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly consumer: LogConsumer,
+    private readonly notifier?: AppendNotifier,
+    private readonly opts: ConsumerRunnerOptions = {},
+  ) {
+    this.batchSize = opts.batchSize ?? 200;
+    this.pollMs = opts.pollMs ?? 1_000;
+    this.maxAttempts = opts.maxAttempts ?? 3;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.notifier?.on('append', this.poke);
+    this.notifier?.on('reconnected', this.poke);
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.notifier?.off('append', this.poke);
+    this.notifier?.off('reconnected', this.poke);
+    this.poke();
+    await this.loop;
+  }
+
+  /** Processes everything committed so far; returns how many events were applied. */
+  async drain(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const n = await this.step();
+      if (n === 0) return total;
+      total += n;
+    }
+  }
+
+  async checkpoint(): Promise<LogCheckpoint> {
+    const { rows } = await this.store.pool.query<{ transaction_id: string; position: string }>(
+      'SELECT transaction_id::text AS transaction_id, position::text AS position FROM consumer_checkpoints WHERE consumer = $1',
+      [this.consumer.name],
+    );
+    return rows[0] ? { transactionId: rows[0].transaction_id, position: rows[0].position } : LOG_START;
+  }
+
+  private readonly poke = (): void => {
+    const w = this.wake;
+    this.wake = undefined;
+    w?.();
+  };
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      let applied = 0;
+      try {
+        applied = await this.step();
+      } catch (e) {
+        this.opts.onError?.(e);
+      }
+      if (applied === 0 && this.running) {
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, this.pollMs);
+          this.wake = () => {
+            clearTimeout(t);
+            resolve();
+          };
+        });
+      }
+    }
+  }
+
+  /** One batch: applied in a single transaction, or one event at a time when the batch fails. */
+  private async step(): Promise<number> {
+    const from = await this.checkpoint();
+    const batch = await this.store.readAll({ after: from, limit: this.batchSize });
+    if (batch.length === 0) return 0;
+    try {
+      return await this.apply(from, batch);
+    } catch (e) {
+      if (e instanceof CheckpointMoved) return 0;
+      if (batch.length === 1) return this.failed(from, batch[0], e);
+      return this.applyOneByOne(from, batch);
+    }
+  }
+
+  private async applyOneByOne(from: LogCheckpoint, batch: StoredEvent[]): Promise<number> {
+    let at = from;
+    for (const event of batch) {
+      try {
+        await this.apply(at, [event]);
+      } catch (e) {
+        if (e instanceof CheckpointMoved) return 0;
+        return this.failed(at, event, e);
+      }
+      at = checkpointOf(event);
+    }
+    return batch.length;
+  }
+
+  private async apply(from: LogCheckpoint, events: StoredEvent[]): Promise<number> {
+    await this.store.withTransaction(async (tx) => {
+      for (const event of events) await this.consumer.handle(event, tx);
+      await this.moveCheckpoint(tx, from, checkpointOf(events[events.length - 1]));
+    });
+    for (const event of events) this.failures.delete(event.id);
+    return events.length;
+  }
+
+  private async failed(at: LogCheckpoint, event: StoredEvent, err: unknown): Promise<number> {
+    this.opts.onError?.(err, event);
+    const attempts = (this.failures.get(event.id) ?? 0) + 1;
+    this.failures.set(event.id, attempts);
+    if (attempts < this.maxAttempts) return 0;
+    await this.store
+      .withTransaction(async (tx) => {
+        await tx.query(
+          `INSERT INTO consumer_dead_letters (consumer, event_id, position, attempts, error)
+           VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
+          [this.consumer.name, event.id, event.position, attempts, String((err as Error)?.stack ?? err)],
+        );
+        await this.moveCheckpoint(tx, at, checkpointOf(event));
+      })
+      .catch((e) => {
+        if (!(e instanceof CheckpointMoved)) throw e;
+      });
+    this.failures.delete(event.id);
+    return 1;
+  }
+
+  private async moveCheckpoint(tx: PoolClient, from: LogCheckpoint, to: LogCheckpoint): Promise<void> {
+    await tx.query('INSERT INTO consumer_checkpoints (consumer) VALUES ($1) ON CONFLICT DO NOTHING', [
+      this.consumer.name,
+    ]);
+    const moved = await tx.query(
+      `UPDATE consumer_checkpoints SET transaction_id = $4::xid8, position = $5, updated_at = now()
+        WHERE consumer = $1 AND transaction_id = $2::xid8 AND position = $3`,
+      [this.consumer.name, from.transactionId, from.position, to.transactionId, to.position],
+    );
+    if (moved.rowCount !== 1) throw new CheckpointMoved();
+  }
+}
+
+/** Another runner of the same consumer advanced the checkpoint first. */
+class CheckpointMoved extends Error {}

@@ -1,0 +1,30 @@
+import { StoredEvent } from './event.types';
+
+export interface EventRow {
+  position: string;
+  event_id: string;
+  stream_id: string;
+  version: number;
+  type: string;
+  data: unknown;
+  metadata: StoredEvent['metadata'];
+  transaction_id: string;
+  occurred_at: Date;
+}
+
+export const EVENT_COLUMNS =
+  'position, event_id, stream_id, version, type, data, metadata, transaction_id::text AS transaction_id, occurred_at';
+
+export function toStoredEvent(row: EventRow): StoredEvent {
+  return {
+    id: row.event_id,
+    streamId: row.stream_id,
+    version: row.version,
+    position: String(row.position),
+    transactionId: row.transaction_id,
+    type: row.type,
+    data: row.data,
+    metadata: row.metadata ?? {},
+    occurredAt: row.occurred_at,
+  };
+}

@@ -1,0 +1,4 @@
+export * from './event.types';
+export * from './event-store';
+export * from './append-notifier';
+export * from './checkpointed-consumer';

@@ -1,0 +1,283 @@
+import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import { PoolClient } from 'pg';
+import {
+  CheckpointedConsumerRunner,
+  checkpointOf,
+  EventStore,
+  LOG_START,
+  LogCheckpoint,
+  NewEvent,
+  StoredEvent,
+  WrongExpectedVersionError,
+} from '@parley/event-store';
+import { createTestDatabase, TestDatabase } from '../support/test-database';
+import { waitFor } from '../support/wait-for';
+
+const newEvent = (type = 'Something', data: unknown = {}): NewEvent => ({ id: randomUUID(), type, data });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe(EventStore.name, () => {
+  let db: TestDatabase;
+  let sut: EventStore;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    sut = new EventStore(db.pool);
+  });
+  afterAll(() => db.drop());
+
+  /** Reads the whole log from `from` as a tailer would, batch by batch. */
+  async function tail(from: LogCheckpoint = LOG_START): Promise<{ events: StoredEvent[]; at: LogCheckpoint }> {
+    const events: StoredEvent[] = [];
+    let at = from;
+    for (;;) {
+      const batch = await sut.readAll({ after: at, limit: 100 });
+      if (batch.length === 0) return { events, at };
+      events.push(...batch);
+      at = checkpointOf(batch[batch.length - 1]);
+    }
+  }
+
+  async function openTransaction(): Promise<PoolClient> {
+    const client = await db.pool.connect();
+    await client.query('BEGIN');
+    return client;
+  }
+
+  it('appends with versions from 1 and reads the stream back', async () => {
+    const stream = `s-${randomUUID()}`;
+    const first = await sut.append(stream, [newEvent('A', { n: 1 }), newEvent('B', { n: 2 })], { expectedVersion: 'no_stream' });
+    expect(first.nextExpectedVersion).toBe(2);
+    const second = await sut.append(stream, [newEvent('C')], { expectedVersion: 2 });
+    expect(second.events[0].version).toBe(3);
+    const read = await sut.readStream(stream);
+    expect(read.map((e) => [e.version, e.type])).toEqual([[1, 'A'], [2, 'B'], [3, 'C']]);
+    expect(read[0].data).toEqual({ n: 1 });
+    expect(BigInt(read[2].position)).toBeGreaterThan(BigInt(read[0].position));
+    expect(await sut.readStream(stream, { after: 1, limit: 1 })).toHaveLength(1);
+  });
+
+  it('refuses a wrong expected version, and no_stream on an existing stream', async () => {
+    const stream = `s-${randomUUID()}`;
+    await sut.append(stream, [newEvent()], { expectedVersion: 'no_stream' });
+    await expect(sut.append(stream, [newEvent()], { expectedVersion: 'no_stream' })).rejects.toBeInstanceOf(WrongExpectedVersionError);
+    await expect(sut.append(stream, [newEvent()], { expectedVersion: 5 })).rejects.toMatchObject({ actual: 1, expected: 5 });
+    expect(await sut.streamVersion(stream)).toBe(1);
+  });
+
+  it('treats a re-append of the same event ids as a no-op returning the original result', async () => {
+    const stream = `s-${randomUUID()}`;
+    const events = [newEvent('A'), newEvent('B')];
+    const first = await sut.append(stream, events, { expectedVersion: 'no_stream' });
+    await sut.append(stream, [newEvent('C')], { expectedVersion: 2 });
+    const retry = await sut.append(stream, events, { expectedVersion: 'no_stream' });
+    expect(retry.events.map((e) => e.position)).toEqual(first.events.map((e) => e.position));
+    expect(retry.nextExpectedVersion).toBe(2);
+    expect(await sut.streamVersion(stream)).toBe(3);
+  });
+
+  it('lets exactly one of 20 concurrent appends at the same expected version win', async () => {
+    const stream = `s-${randomUUID()}`;
+    await sut.append(stream, [newEvent()], { expectedVersion: 'no_stream' });
+    const results = await Promise.allSettled(
+      Array.from({ length: 20 }, () => sut.append(stream, [newEvent()], { expectedVersion: 1 })),
+    );
+    const won = results.filter((r) => r.status === 'fulfilled');
+    const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    expect(won).toHaveLength(1);
+    expect(lost).toHaveLength(19);
+    expect(lost.every((r) => r.reason instanceof WrongExpectedVersionError)).toBe(true);
+    expect(await sut.streamVersion(stream)).toBe(2);
+  });
+
+  it('does not let a tailer skip an event whose transaction commits after a later-positioned one', async () => {
+    const { at: start } = await tail();
+    const slow = await openTransaction();
+    const fast = await openTransaction();
+    try {
+      // the slow writer takes the lower position, the fast one the higher, and commits first
+      const low = await sut.appendIn(slow, `slow-${randomUUID()}`, [newEvent('Low')], 'no_stream');
+      const high = await sut.appendIn(fast, `fast-${randomUUID()}`, [newEvent('High')], 'no_stream');
+      expect(BigInt(low.events[0].position)).toBeLessThan(BigInt(high.events[0].position));
+      await fast.query('COMMIT');
+
+      const whileSlowRuns = await tail(start);
+      expect(whileSlowRuns.events.map((e) => e.type)).not.toContain('Low');
+
+      await slow.query('COMMIT');
+      const afterBoth = await tail(whileSlowRuns.at);
+      const seen = [...whileSlowRuns.events, ...afterBoth.events].map((e) => e.type);
+      expect(seen.sort()).toEqual(['High', 'Low']);
+    } finally {
+      slow.release();
+      fast.release();
+    }
+  });
+
+  it('serves every event exactly once, in commit order, to a tailer racing 8 writers × 500 events', async () => {
+    const { at: start } = await tail();
+    const commits: Array<{ id: string; begunAt: number; committedAt: number }> = [];
+    let writing = true;
+    const seen: StoredEvent[] = [];
+    const tailer = (async () => {
+      let at = start;
+      while (writing || (await sut.readAll({ after: at, limit: 1 })).length > 0) {
+        const batch = await sut.readAll({ after: at, limit: 200 });
+        if (batch.length) at = checkpointOf(batch[batch.length - 1]);
+        else await sleep(2);
+        seen.push(...batch);
+      }
+    })();
+    const writer = async (w: number) => {
+      const stream = `writer-${w}-${randomUUID()}`;
+      for (let i = 0; i < 500; i++) {
+        const begunAt = performance.now();
+        const event = newEvent('Written', { w, i });
+        const client = await openTransaction();
+        try {
+          await sut.appendIn(client, stream, [event], i === 0 ? 'no_stream' : i);
+          if (Math.random() < 0.3) await sleep(Math.random() * 4); // random commit delay
+          await client.query('COMMIT');
+        } finally {
+          client.release();
+        }
+        commits.push({ id: event.id, begunAt, committedAt: performance.now() });
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, (_, w) => writer(w)));
+    writing = false;
+    await tailer;
+
+    const ids = seen.map((e) => e.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids.length).toBe(4000);
+    // commit order: whatever committed before another transaction began is served before it
+    const index = new Map(ids.map((id, i) => [id, i]));
+    const byCommit = [...commits].sort((a, b) => a.committedAt - b.committedAt);
+    let maxIndexCommitted = -1;
+    let ci = 0;
+    const violations: string[] = [];
+    for (const c of [...commits].sort((a, b) => a.begunAt - b.begunAt)) {
+      while (ci < byCommit.length && byCommit[ci].committedAt < c.begunAt) {
+        maxIndexCommitted = Math.max(maxIndexCommitted, index.get(byCommit[ci].id)!);
+        ci++;
+      }
+      if (index.get(c.id)! < maxIndexCommitted) violations.push(c.id);
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it('never skips or repeats an event under random interleavings (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ events: fc.integer({ min: 1, max: 3 }), delayMs: fc.integer({ min: 0, max: 5 }) }), {
+          minLength: 2,
+          maxLength: 6,
+        }),
+        async (writers) => {
+          const { at: start } = await tail();
+          const seen: StoredEvent[] = [];
+          let at = start;
+          // one tailer: its reads are serialised, interleaved with the writers' steps
+          let reading = Promise.resolve();
+          const tailOnce = () =>
+            (reading = reading.then(async () => {
+              const r = await tail(at);
+              seen.push(...r.events);
+              at = r.at;
+            }));
+          const written = await Promise.all(
+            writers.map(async (w) => {
+              const client = await openTransaction();
+              try {
+                const events = Array.from({ length: w.events }, () => newEvent('P'));
+                await sut.appendIn(client, `p-${randomUUID()}`, events, 'no_stream');
+                await tailOnce();
+                await sleep(w.delayMs);
+                await client.query('COMMIT');
+                await tailOnce();
+                return events.map((e) => e.id);
+              } finally {
+                client.release();
+              }
+            }),
+          );
+          await tailOnce();
+          const ids = seen.map((e) => e.id);
+          expect(new Set(ids).size).toBe(ids.length);
+          expect(ids.sort()).toEqual(written.flat().sort());
+        },
+      ),
+      { numRuns: 25 },
+    );
+  });
+});
+
+describe(CheckpointedConsumerRunner.name, () => {
+  let db: TestDatabase;
+  let store: EventStore;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    store = new EventStore(db.pool);
+    await db.pool.query('CREATE TABLE applied (consumer text, event_id uuid, type text)');
+  });
+  afterAll(() => db.drop());
+
+  const recorder = (name: string, failOn?: (e: StoredEvent) => boolean) => ({
+    name,
+    async handle(event: StoredEvent, tx: PoolClient) {
+      if (failOn?.(event)) throw new Error(`cannot handle ${event.type}`);
+      await tx.query('INSERT INTO applied VALUES ($1, $2, $3)', [name, event.id, event.type]);
+    },
+  });
+  const appliedBy = async (name: string) =>
+    (await db.pool.query<{ event_id: string; type: string }>('SELECT event_id, type FROM applied WHERE consumer = $1', [name])).rows;
+
+  async function appendMany(n: number, type = 'E'): Promise<void> {
+    for (let i = 0; i < n; i++) await store.append(`c-${randomUUID()}`, [newEvent(type)], { expectedVersion: 'no_stream' });
+  }
+
+  it('resumes from its checkpoint after a restart, applying each event once', async () => {
+    await appendMany(30);
+    const first = new CheckpointedConsumerRunner(store, recorder('resume'), undefined, { batchSize: 7 });
+    await first.drain();
+    const before = await appliedBy('resume');
+    await appendMany(20);
+    const restarted = new CheckpointedConsumerRunner(store, recorder('resume'), undefined, { batchSize: 7 });
+    expect(await restarted.drain()).toBe(20);
+    const after = await appliedBy('resume');
+    expect(after).toHaveLength(before.length + 20);
+    expect(new Set(after.map((r) => r.event_id)).size).toBe(after.length);
+  });
+
+  it('lets two runners of one consumer race without applying anything twice', async () => {
+    await appendMany(200);
+    const a = new CheckpointedConsumerRunner(store, recorder('race'), undefined, { batchSize: 10, pollMs: 5 });
+    const b = new CheckpointedConsumerRunner(store, recorder('race'), undefined, { batchSize: 10, pollMs: 5 });
+    a.start();
+    b.start();
+    const total = (await store.readAll({ limit: 100_000 })).length;
+    await waitFor('both runners to catch up', async () => (await appliedBy('race')).length >= total, 20_000);
+    await Promise.all([a.stop(), b.stop()]);
+    const rows = await appliedBy('race');
+    expect(rows).toHaveLength(total);
+    expect(new Set(rows.map((r) => r.event_id)).size).toBe(total);
+  });
+
+  it('dead-letters an event it keeps failing on and carries on with the rest', async () => {
+    await appendMany(3, 'Good');
+    await appendMany(1, 'Poison');
+    await appendMany(3, 'Good');
+    const sut = new CheckpointedConsumerRunner(store, recorder('dlq', (e) => e.type === 'Poison'), undefined, { maxAttempts: 3 });
+    await sut.drain();
+    await sut.drain();
+    await sut.drain();
+    const { rows } = await db.pool.query('SELECT attempts FROM consumer_dead_letters WHERE consumer = $1', ['dlq']);
+    expect(rows).toEqual([{ attempts: 3 }]);
+    const applied = await appliedBy('dlq');
+    expect(applied.filter((r) => r.type === 'Poison')).toHaveLength(0);
+    expect(applied.length).toBe((await store.readAll({ limit: 100_000 })).length - 1);
+  });
+});

@@ -1,0 +1,20 @@
+import { Client } from 'pg';
+
+/** Drops the template and every per-file database of this run. */
+export default async function globalTeardown(): Promise<void> {
+  const tpl = process.env.PARLEY_TEST_TEMPLATE_URL;
+  if (tpl) {
+    const admin = new URL(tpl);
+    admin.pathname = '/postgres';
+    const c = new Client({ connectionString: admin.toString() });
+    await c.connect();
+    const { rows } = await c.query<{ datname: string }>(
+      `SELECT datname FROM pg_database WHERE datname = $1 OR datname LIKE $2`,
+      [`parley_tpl_${process.env.PARLEY_TEST_RUN}`, `parley_t${process.env.PARLEY_TEST_RUN}_%`],
+    );
+    for (const { datname } of rows) await c.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`).catch(() => undefined);
+    await c.end();
+  }
+  const containers = (globalThis as { __parleyContainers?: { stop: () => Promise<void> } }).__parleyContainers;
+  await containers?.stop();
+}
