@@ -1,0 +1,18 @@
+import { Module } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { ConfigModule } from '@parley/config';
+import { DatabaseModule, loggerModule, RedisModule } from '@parley/platform';
+import { AuthGuard } from './auth/auth.guard';
+import { HealthController } from './health/health.controller';
+import { HttpExceptionFilter } from './http/http-exception.filter';
+
+/** The HTTP root: controllers call services; it enqueues, never consumes. */
+@Module({
+  imports: [ConfigModule, loggerModule('api'), DatabaseModule, RedisModule],
+  controllers: [HealthController],
+  providers: [
+    { provide: APP_GUARD, useClass: AuthGuard },
+    { provide: APP_FILTER, useClass: HttpExceptionFilter },
+  ],
+})
+export class ApiModule {}

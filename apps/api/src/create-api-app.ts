@@ -1,0 +1,34 @@
+import { INestApplication, ValidationPipe } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { NestExpressApplication } from '@nestjs/platform-express';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { Logger } from 'nestjs-pino';
+import { ApiModule } from './api.module';
+
+export const JSON_BODY_LIMIT = '1mb';
+
+/** Builds the API app exactly as production runs it (tests use this too). */
+export async function createApiApp(): Promise<INestApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(ApiModule, { bufferLogs: true, bodyParser: false });
+  app.useLogger(app.get(Logger));
+  app.useBodyParser('json', { limit: JSON_BODY_LIMIT });
+  app.setGlobalPrefix('v1', { exclude: ['healthz', 'readyz', 'metrics'] });
+  app.useGlobalPipes(
+    new ValidationPipe({
+      whitelist: true,
+      forbidNonWhitelisted: true,
+      transform: true,
+      stopAtFirstError: false,
+    }),
+  );
+  app.set('trust proxy', true);
+  app.enableShutdownHooks();
+  const docs = new DocumentBuilder()
+    .setTitle('Parley')
+    .setDescription('Event-sourced conversations with an agent that reads books. Events stream over SSE.')
+    .setVersion('1')
+    .addBearerAuth()
+    .build();
+  SwaggerModule.setup('docs', app, () => SwaggerModule.createDocument(app, docs));
+  return app;
+}

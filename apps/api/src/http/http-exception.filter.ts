@@ -1,0 +1,53 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
+import { STATUS_CODES } from 'node:http';
+import { Response } from 'express';
+import { WrongExpectedVersionError } from '@parley/event-store';
+import { DomainError } from '@parley/conversation';
+
+const DOMAIN_STATUS: Record<DomainError['code'], number> = {
+  not_found: 404,
+  turn_not_found: 404,
+  already_exists: 409,
+  turn_in_progress: 409,
+};
+
+/**
+ * Every error leaves as JSON {statusCode, error, message}. Client mistakes that surface below
+ * Nest (malformed JSON, oversize bodies) keep their 4xx; only genuine faults are 500.
+ */
+@Catch()
+export class HttpExceptionFilter implements ExceptionFilter {
+  private readonly logger = new Logger('http');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const res = host.switchToHttp().getResponse<Response>();
+    const { status, message } = this.describe(exception);
+    if (status >= 500) this.logger.error(exception instanceof Error ? exception.stack : String(exception));
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    res.status(status).json({ statusCode: status, error: STATUS_CODES[status] ?? 'Error', message });
+  }
+
+  private describe(e: unknown): { status: number; message: string | string[] } {
+    if (e instanceof HttpException) {
+      const body = e.getResponse();
+      const message = typeof body === 'object' && body && 'message' in body ? (body as { message: string | string[] }).message : e.message;
+      return { status: e.getStatus(), message };
+    }
+    if (e instanceof WrongExpectedVersionError) {
+      return { status: HttpStatus.CONFLICT, message: `the conversation is at version ${e.actual}, not ${String(e.expected)}` };
+    }
+    if (e instanceof DomainError) return { status: DOMAIN_STATUS[e.code], message: e.message };
+    // errors raised by body-parser and multer carry the status they mean
+    const status = (e as { status?: number; statusCode?: number })?.status ?? (e as { statusCode?: number })?.statusCode;
+    if (typeof status === 'number' && status >= 400 && status < 500) {
+      const type = (e as { type?: string }).type;
+      const message =
+        type === 'entity.too.large' ? 'the request body is too large' : type === 'entity.parse.failed' ? 'the request body is not valid JSON' : String((e as Error).message);
+      return { status, message };
+    }
+    return { status: HttpStatus.INTERNAL_SERVER_ERROR, message: 'internal error' };
+  }
+}

@@ -1,0 +1,33 @@
+import { Citation } from '@parley/conversation';
+
+/** What a tool knows of the conversation it runs for. */
+export interface ToolContext {
+  userId: string;
+  conversationId: string;
+  bookId: string | null;
+  /** highest chapter index the reader has reached (inclusive); null = no limit */
+  readingPosition: number | null;
+  signal?: AbortSignal;
+}
+
+export interface ToolOutput {
+  /** the text the model reads as the tool_result */
+  content: string;
+  isError?: boolean;
+  /** passages behind the result, numbered as the model may cite them ([n] = chunks[n-1]) */
+  chunks?: Citation[];
+}
+
+/** A tool the agent may call. Registered in the ToolRegistry by name. */
+export interface AgentTool {
+  readonly name: string;
+  readonly description: string;
+  /** JSON Schema of the input (type: object) */
+  readonly inputSchema: { type: 'object'; properties: Record<string, unknown>; required?: string[] };
+  /** whether the tool applies to this conversation (search_book needs a book) */
+  availableFor(ctx: ToolContext): boolean;
+  run(input: unknown, ctx: ToolContext): Promise<ToolOutput>;
+}
+
+/** Nest multi-provider token: every AgentTool provider registers under it. */
+export const AGENT_TOOLS = 'AGENT_TOOLS';

@@ -1,0 +1,32 @@
+/**
+ * What the fake answers when no step is scripted: one search-style tool call for a fresh
+ * question, then an answer citing [1] once tool results came back. Enough for a product's
+ * agent loop to run a whole turn without a script.
+ */
+import type { FakeReply, RecordedRequest } from './fake-anthropic.types';
+import { asBlocks } from './validate-request';
+
+const SUMMARY_CHARS = 80;
+
+export function defaultReply(req: RecordedRequest): FakeReply {
+  const lastUser = [...(req.body.messages ?? [])].reverse().find((m: any) => m.role === 'user');
+  const blocks = asBlocks(lastUser?.content);
+  const question = blocks.filter((b) => b.type === 'text').map((b) => b.text).join('\n');
+  const results = blocks.filter((b) => b.type === 'tool_result');
+  const firstTool = req.body.tools?.[0];
+
+  if (firstTool && results.length === 0) {
+    const takesQuery = Boolean(firstTool.input_schema?.properties?.query);
+    if (takesQuery) return { content: [{ type: 'tool_use', name: firstTool.name, input: { query: question } }] };
+  }
+  if (results.length > 0) {
+    const found = results.map((r) => asBlocks(r.content).map((b) => b.text ?? '').join(' ')).join(' ');
+    return { content: [{ type: 'text', text: `Answer: ${summarize(found)} [1]` }] };
+  }
+  return { content: [{ type: 'text', text: `Answer: ${summarize(question)}` }] };
+}
+
+function summarize(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > SUMMARY_CHARS ? flat.slice(0, SUMMARY_CHARS - 1) + '…' : flat || '(nothing to go on)';
+}

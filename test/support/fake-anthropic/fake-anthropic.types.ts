@@ -1,0 +1,57 @@
+/** Shapes shared by the fake Anthropic server and its helpers. */
+
+export type FakeBlock =
+  | { type: 'text'; text: string }
+  | { type: 'tool_use'; id?: string; name: string; input: unknown };
+
+export interface FakeUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_input_tokens: number;
+  cache_creation_input_tokens: number;
+}
+
+/** One scripted model response. */
+export interface FakeReply {
+  content: FakeBlock[];
+  /** Default: `tool_use` if any tool_use block, else `end_turn`. */
+  stopReason?: 'end_turn' | 'tool_use' | 'max_tokens';
+  /** Overrides the simulated counts field by field. */
+  usage?: Partial<FakeUsage>;
+  /** Pause between streamed deltas, for cancel tests. */
+  delayMsPerChunk?: number;
+}
+
+export interface FakeError {
+  error: { status: number; type: string; message: string };
+}
+
+export type FakeStep = FakeReply | FakeError | ((req: RecordedRequest) => FakeReply | FakeError);
+
+export interface RecordedRequest {
+  headers: Record<string, string | string[] | undefined>;
+  /** Parsed JSON body (undefined when it did not parse). */
+  body: any;
+  rawBody: string;
+  /** Date.now() when the request was received. */
+  at: number;
+  /** Set when the client went away before the streamed reply was complete. */
+  aborted?: boolean;
+}
+
+export interface RejectedRequest {
+  req: RecordedRequest;
+  status: number;
+  message: string;
+}
+
+export interface FakeAnthropicOptions {
+  /** Answers when the script is empty; the built-in default is used otherwise. */
+  defaultResponder?: (req: RecordedRequest) => FakeReply;
+  /** Prefixes shorter than this are never cached (the real minimum is ~1024 tokens); default 0. */
+  minCacheableTokens?: number;
+}
+
+export function isFakeError(x: FakeReply | FakeError): x is FakeError {
+  return 'error' in x;
+}
