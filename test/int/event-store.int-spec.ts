@@ -47,12 +47,18 @@ describe(EventStore.name, () => {
 
   it('appends with versions from 1 and reads the stream back', async () => {
     const stream = `s-${randomUUID()}`;
-    const first = await sut.append(stream, [newEvent('A', { n: 1 }), newEvent('B', { n: 2 })], { expectedVersion: 'no_stream' });
+    const first = await sut.append(stream, [newEvent('A', { n: 1 }), newEvent('B', { n: 2 })], {
+      expectedVersion: 'no_stream',
+    });
     expect(first.nextExpectedVersion).toBe(2);
     const second = await sut.append(stream, [newEvent('C')], { expectedVersion: 2 });
     expect(second.events[0].version).toBe(3);
     const read = await sut.readStream(stream);
-    expect(read.map((e) => [e.version, e.type])).toEqual([[1, 'A'], [2, 'B'], [3, 'C']]);
+    expect(read.map((e) => [e.version, e.type])).toEqual([
+      [1, 'A'],
+      [2, 'B'],
+      [3, 'C'],
+    ]);
     expect(read[0].data).toEqual({ n: 1 });
     expect(BigInt(read[2].position)).toBeGreaterThan(BigInt(read[0].position));
     expect(await sut.readStream(stream, { after: 1, limit: 1 })).toHaveLength(1);
@@ -61,8 +67,13 @@ describe(EventStore.name, () => {
   it('refuses a wrong expected version, and no_stream on an existing stream', async () => {
     const stream = `s-${randomUUID()}`;
     await sut.append(stream, [newEvent()], { expectedVersion: 'no_stream' });
-    await expect(sut.append(stream, [newEvent()], { expectedVersion: 'no_stream' })).rejects.toBeInstanceOf(WrongExpectedVersionError);
-    await expect(sut.append(stream, [newEvent()], { expectedVersion: 5 })).rejects.toMatchObject({ actual: 1, expected: 5 });
+    await expect(sut.append(stream, [newEvent()], { expectedVersion: 'no_stream' })).rejects.toBeInstanceOf(
+      WrongExpectedVersionError,
+    );
+    await expect(sut.append(stream, [newEvent()], { expectedVersion: 5 })).rejects.toMatchObject({
+      actual: 1,
+      expected: 5,
+    });
     expect(await sut.streamVersion(stream)).toBe(1);
   });
 
@@ -233,10 +244,16 @@ describe(CheckpointedConsumerRunner.name, () => {
     },
   });
   const appliedBy = async (name: string) =>
-    (await db.pool.query<{ event_id: string; type: string }>('SELECT event_id, type FROM applied WHERE consumer = $1', [name])).rows;
+    (
+      await db.pool.query<{ event_id: string; type: string }>(
+        'SELECT event_id, type FROM applied WHERE consumer = $1',
+        [name],
+      )
+    ).rows;
 
   async function appendMany(n: number, type = 'E'): Promise<void> {
-    for (let i = 0; i < n; i++) await store.append(`c-${randomUUID()}`, [newEvent(type)], { expectedVersion: 'no_stream' });
+    for (let i = 0; i < n; i++)
+      await store.append(`c-${randomUUID()}`, [newEvent(type)], { expectedVersion: 'no_stream' });
   }
 
   it('resumes from its checkpoint after a restart, applying each event once', async () => {
@@ -270,7 +287,12 @@ describe(CheckpointedConsumerRunner.name, () => {
     await appendMany(3, 'Good');
     await appendMany(1, 'Poison');
     await appendMany(3, 'Good');
-    const sut = new CheckpointedConsumerRunner(store, recorder('dlq', (e) => e.type === 'Poison'), undefined, { maxAttempts: 3 });
+    const sut = new CheckpointedConsumerRunner(
+      store,
+      recorder('dlq', (e) => e.type === 'Poison'),
+      undefined,
+      { maxAttempts: 3 },
+    );
     await sut.drain();
     await sut.drain();
     await sut.drain();

@@ -12,7 +12,8 @@ export default async function globalTeardown(): Promise<void> {
       `SELECT datname FROM pg_database WHERE datname = $1 OR datname LIKE $2`,
       [`parley_tpl_${process.env.PARLEY_TEST_RUN}`, `parley_t${process.env.PARLEY_TEST_RUN}_%`],
     );
-    for (const { datname } of rows) await c.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`).catch(() => undefined);
+    for (const { datname } of rows)
+      await c.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`).catch(() => undefined);
     await c.end();
   }
   const containers = (globalThis as { __parleyContainers?: { stop: () => Promise<void> } }).__parleyContainers;

@@ -1,5 +1,10 @@
 /** Polls `check` until it returns a truthy value; fails saying what it waited for. Never a bare sleep. */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false | null> | T | undefined | false | null, timeoutMs = 10_000, everyMs = 25): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined | false | null> | T | undefined | false | null,
+  timeoutMs = 10_000,
+  everyMs = 25,
+): Promise<T> {
   const until = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
@@ -10,7 +15,9 @@ export async function waitFor<T>(what: string, check: () => Promise<T | undefine
       lastError = e;
     }
     if (Date.now() > until) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`,
+      );
     }
     await new Promise((r) => setTimeout(r, everyMs));
   }

@@ -23,7 +23,10 @@ const envSchema = z.object({
   WORKER_CONCURRENCY: positiveInt.default(16),
   AGENT_MAX_ITERATIONS: positiveInt.default(5),
   AGENT_CONTEXT_TOKENS: positiveInt.default(60_000),
-  QUEUE_PREFIX: z.string().regex(/^[a-zA-Z0-9_-]+$/, 'letters, digits, _ and - only').default('parley'),
+  QUEUE_PREFIX: z
+    .string()
+    .regex(/^[a-zA-Z0-9_-]+$/, 'letters, digits, _ and - only')
+    .default('parley'),
   RATE_LIMIT_POSTS_PER_MIN: positiveInt.default(60),
   MESSAGE_MAX_CHARS: positiveInt.default(16_000),
   SSE_PING_MS: positiveInt.default(15_000),

@@ -31,7 +31,13 @@ const given = (events: ConversationEvent[]) => ({
 
 describe(decide.name, () => {
   it('starts a conversation once', () => {
-    const start: ConversationCommand = { type: 'StartConversation', userId: alice, bookId: 'b1', title: null, readingPosition: null };
+    const start: ConversationCommand = {
+      type: 'StartConversation',
+      userId: alice,
+      bookId: 'b1',
+      title: null,
+      readingPosition: null,
+    };
     given([]).when(start).then([started]);
     given([started]).when(start).thenFails('already_exists');
   });
@@ -42,44 +48,59 @@ describe(decide.name, () => {
   });
 
   it('renames, and a rename to the same title changes nothing', () => {
-    given([started]).when({ type: 'RenameConversation', userId: alice, title: 'Tea' }).then([
-      { type: 'ConversationRenamed', data: { title: 'Tea' } },
-    ]);
+    given([started])
+      .when({ type: 'RenameConversation', userId: alice, title: 'Tea' })
+      .then([{ type: 'ConversationRenamed', data: { title: 'Tea' } }]);
     given([started, { type: 'ConversationRenamed', data: { title: 'Tea' } }])
       .when({ type: 'RenameConversation', userId: alice, title: 'Tea' })
       .then([]);
   });
 
   it('moves the reading position', () => {
-    given([started]).when({ type: 'ChangeReadingPosition', userId: alice, readingPosition: 3 }).then([
-      { type: 'ReadingPositionChanged', data: { readingPosition: 3 } },
-    ]);
+    given([started])
+      .when({ type: 'ChangeReadingPosition', userId: alice, readingPosition: 3 })
+      .then([{ type: 'ReadingPositionChanged', data: { readingPosition: 3 } }]);
   });
 
   it('posts a message as a new turn; while a turn runs, enqueue is the default', () => {
-    const expected = { type: 'UserMessagePosted', data: { messageId: 'm-t1', turnId: 't1', content: 'Why is a raven like a writing-desk?' } };
-    given([started]).when(post('t1')).then([expected as ConversationEvent]);
-    given([started, posted('t0')]).when(post('t1')).then([expected as ConversationEvent]);
+    const expected = {
+      type: 'UserMessagePosted',
+      data: { messageId: 'm-t1', turnId: 't1', content: 'Why is a raven like a writing-desk?' },
+    };
+    given([started])
+      .when(post('t1'))
+      .then([expected as ConversationEvent]);
+    given([started, posted('t0')])
+      .when(post('t1'))
+      .then([expected as ConversationEvent]);
   });
 
   it('rejects a post while a turn runs with multitask=reject', () => {
-    given([started, posted('t0')]).when(post('t1', 'reject')).thenFails('turn_in_progress');
-    given([started, posted('t0'), { type: 'TurnFailed', data: { turnId: 't0', code: 'x', message: 'x', retryable: true } }])
+    given([started, posted('t0')])
+      .when(post('t1', 'reject'))
+      .thenFails('turn_in_progress');
+    given([
+      started,
+      posted('t0'),
+      { type: 'TurnFailed', data: { turnId: 't0', code: 'x', message: 'x', retryable: true } },
+    ])
       .when(post('t1', 'reject'))
       .then([expect.objectContaining({ type: 'UserMessagePosted' })]);
   });
 
   it('cancels the running turn first with multitask=interrupt', () => {
-    given([started, posted('t0')]).when(post('t1', 'interrupt')).then([
-      { type: 'TurnCancelled', data: { turnId: 't0' } },
-      expect.objectContaining({ type: 'UserMessagePosted' }),
-    ]);
+    given([started, posted('t0')])
+      .when(post('t1', 'interrupt'))
+      .then([
+        { type: 'TurnCancelled', data: { turnId: 't0' } },
+        expect.objectContaining({ type: 'UserMessagePosted' }),
+      ]);
   });
 
   it('cancels a pending turn; cancelling a finished one changes nothing', () => {
-    given([started, posted('t0')]).when({ type: 'CancelTurn', userId: alice, turnId: 't0' }).then([
-      { type: 'TurnCancelled', data: { turnId: 't0' } },
-    ]);
+    given([started, posted('t0')])
+      .when({ type: 'CancelTurn', userId: alice, turnId: 't0' })
+      .then([{ type: 'TurnCancelled', data: { turnId: 't0' } }]);
     given([started, posted('t0'), { type: 'TurnCancelled', data: { turnId: 't0' } }])
       .when({ type: 'CancelTurn', userId: alice, turnId: 't0' })
       .then([]);
@@ -87,19 +108,18 @@ describe(decide.name, () => {
   });
 
   it('deletes, after which every command is not found', () => {
-    given([started]).when({ type: 'DeleteConversation', userId: alice }).then([{ type: 'ConversationDeleted', data: {} }]);
-    given([started, { type: 'ConversationDeleted', data: {} }]).when(post('t1')).thenFails('not_found');
+    given([started])
+      .when({ type: 'DeleteConversation', userId: alice })
+      .then([{ type: 'ConversationDeleted', data: {} }]);
+    given([started, { type: 'ConversationDeleted', data: {} }])
+      .when(post('t1'))
+      .thenFails('not_found');
   });
 });
 
 describe(fold.name, () => {
   it('tracks turns in posting order and their endings', () => {
-    const state = fold([
-      started,
-      posted('t1'),
-      posted('t2'),
-      { type: 'TurnCancelled', data: { turnId: 't1' } },
-    ]);
+    const state = fold([started, posted('t1'), posted('t2'), { type: 'TurnCancelled', data: { turnId: 't1' } }]);
     expect(state.version).toBe(4);
     expect(state.turns.map((t) => [t.turnId, t.status])).toEqual([
       ['t1', 'cancelled'],

@@ -3,7 +3,13 @@ import { ConversationState, findTurn, pendingTurns } from './state';
 
 /** Commands are imperative; each names the user who issues it. */
 export type ConversationCommand =
-  | { type: 'StartConversation'; userId: string; bookId: string | null; title: string | null; readingPosition: number | null }
+  | {
+      type: 'StartConversation';
+      userId: string;
+      bookId: string | null;
+      title: string | null;
+      readingPosition: number | null;
+    }
   | { type: 'RenameConversation'; userId: string; title: string }
   | { type: 'ChangeReadingPosition'; userId: string; readingPosition: number | null }
   | {

@@ -103,6 +103,7 @@ function endTurn(state: ConversationState, turnId: string, status: TurnStatus): 
 export const fold = (events: ConversationEvent[], from = initialState()): ConversationState =>
   events.reduce(evolve, from);
 
-export const pendingTurns = (state: ConversationState): TurnState[] => state.turns.filter((t) => t.status === 'pending');
+export const pendingTurns = (state: ConversationState): TurnState[] =>
+  state.turns.filter((t) => t.status === 'pending');
 export const findTurn = (state: ConversationState, turnId: string): TurnState | undefined =>
   state.turns.find((t) => t.turnId === turnId);

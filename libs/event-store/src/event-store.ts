@@ -24,7 +24,11 @@ const MAX_ANY_RETRIES = 5;
 export class EventStore {
   constructor(readonly pool: Pool) {}
 
-  async append(streamId: string, events: NewEvent[], opts: { expectedVersion: ExpectedVersion }): Promise<AppendResult> {
+  async append(
+    streamId: string,
+    events: NewEvent[],
+    opts: { expectedVersion: ExpectedVersion },
+  ): Promise<AppendResult> {
     if (events.length === 0) throw new Error('append needs at least one event');
     for (let attempt = 0; ; attempt++) {
       try {
@@ -45,7 +49,12 @@ export class EventStore {
   }
 
   /** Appends inside a caller's transaction (for writers that also update their own tables). */
-  async appendIn(client: PoolClient, streamId: string, events: NewEvent[], expected: ExpectedVersion): Promise<AppendResult> {
+  async appendIn(
+    client: PoolClient,
+    streamId: string,
+    events: NewEvent[],
+    expected: ExpectedVersion,
+  ): Promise<AppendResult> {
     const original = await this.findAppended(streamId, events, client);
     if (original) return original;
     const current = await this.streamVersion(streamId, client);

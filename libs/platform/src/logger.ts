@@ -12,7 +12,9 @@ export const loggerModule = (component: 'api' | 'worker') =>
         autoLogging: { ignore: (req) => ['/healthz', '/readyz', '/metrics'].includes(req.url ?? '') },
         redact: ['req.headers.authorization', 'req.query.access_token'],
         transport:
-          config.env === 'development' && process.stdout.isTTY ? { target: 'pino-pretty', options: { singleLine: true } } : undefined,
+          config.env === 'development' && process.stdout.isTTY
+            ? { target: 'pino-pretty', options: { singleLine: true } }
+            : undefined,
       },
     }),
   });

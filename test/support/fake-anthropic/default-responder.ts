@@ -11,7 +11,7 @@ const SUMMARY_CHARS = 80;
 export function defaultReply(req: RecordedRequest): FakeReply {
   const lastUser = [...(req.body.messages ?? [])].reverse().find((m: any) => m.role === 'user');
   const blocks = asBlocks(lastUser?.content);
-  const question = blocks.filter((b) => b.type === 'text').map((b) => b.text).join('\n');
+  const question = textOf(blocks.filter((b) => b.type === 'text'));
   const results = blocks.filter((b) => b.type === 'tool_result');
   const firstTool = req.body.tools?.[0];
 
@@ -20,10 +20,14 @@ export function defaultReply(req: RecordedRequest): FakeReply {
     if (takesQuery) return { content: [{ type: 'tool_use', name: firstTool.name, input: { query: question } }] };
   }
   if (results.length > 0) {
-    const found = results.map((r) => asBlocks(r.content).map((b) => b.text ?? '').join(' ')).join(' ');
+    const found = results.map((r) => textOf(asBlocks(r.content))).join(' ');
     return { content: [{ type: 'text', text: `Answer: ${summarize(found)} [1]` }] };
   }
   return { content: [{ type: 'text', text: `Answer: ${summarize(question)}` }] };
+}
+
+function textOf(blocks: any[]): string {
+  return blocks.map((b) => b.text ?? '').join(' ');
 }
 
 function summarize(text: string): string {

@@ -19,7 +19,11 @@ describe(FakeAnthropic.name, () => {
   afterEach(() => fake.reset());
   afterAll(() => fake.close());
 
-  const ask = (text: string) => ({ model: MODEL, max_tokens: 256, messages: [{ role: 'user' as const, content: text }] });
+  const ask = (text: string) => ({
+    model: MODEL,
+    max_tokens: 256,
+    messages: [{ role: 'user' as const, content: text }],
+  });
 
   /** user → assistant tool_use → user with `results`, as the agent loop sends its 2nd call. */
   const afterToolUse = (results: Anthropic.ContentBlockParam[]): Anthropic.MessageCreateParamsNonStreaming => ({
@@ -28,7 +32,10 @@ describe(FakeAnthropic.name, () => {
     tools: [SEARCH_TOOL],
     messages: [
       { role: 'user', content: 'Who is Ahab?' },
-      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'search_book', input: { query: 'Ahab' } }] },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: 'toolu_1', name: 'search_book', input: { query: 'Ahab' } }],
+      },
       { role: 'user', content: results },
     ],
   });
@@ -65,7 +72,11 @@ describe(FakeAnthropic.name, () => {
     const message = await sut.messages.stream({ ...ask('Find the whale'), tools: [SEARCH_TOOL] }).finalMessage();
 
     expect(message.stop_reason).toBe('tool_use');
-    expect(message.content[0]).toMatchObject({ type: 'tool_use', name: 'search_book', input: { query: 'white whale', k: 3 } });
+    expect(message.content[0]).toMatchObject({
+      type: 'tool_use',
+      name: 'search_book',
+      input: { query: 'white whale', k: 3 },
+    });
     expect((message.content[0] as Anthropic.ToolUseBlock).id).toMatch(/^toolu_/);
   });
 
@@ -151,7 +162,9 @@ describe(FakeAnthropic.name, () => {
   });
 
   it('reports cache reads for a request that shares a cached prefix', async () => {
-    const system = [{ type: 'text' as const, text: 'You discuss books. '.repeat(50), cache_control: { type: 'ephemeral' as const } }];
+    const system = [
+      { type: 'text' as const, text: 'You discuss books. '.repeat(50), cache_control: { type: 'ephemeral' as const } },
+    ];
     const turn1: Anthropic.MessageParam[] = [
       { role: 'user', content: [{ type: 'text', text: 'Who is Ahab?', cache_control: { type: 'ephemeral' } }] },
     ];

@@ -1,8 +1,7 @@
 /** Shapes shared by the fake Anthropic server and its helpers. */
 
 export type FakeBlock =
-  | { type: 'text'; text: string }
-  | { type: 'tool_use'; id?: string; name: string; input: unknown };
+  { type: 'text'; text: string } | { type: 'tool_use'; id?: string; name: string; input: unknown };
 
 export interface FakeUsage {
   input_tokens: number;

@@ -92,7 +92,11 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (key, v) => {
     if (key === 'cache_control') return undefined;
     if (v && typeof v === 'object' && !Array.isArray(v)) {
-      return Object.fromEntries(Object.keys(v).sort().map((k) => [k, v[k]]));
+      return Object.fromEntries(
+        Object.keys(v)
+          .sort()
+          .map((k) => [k, v[k]]),
+      );
     }
     return v;
   });

@@ -20,7 +20,13 @@ export function renderMessage(reply: FakeReply, model: string, cache: CacheUsage
   const content = reply.content.map((b) =>
     b.type === 'text'
       ? { type: 'text' as const, text: b.text }
-      : { type: 'tool_use' as const, id: b.id ?? newId('toolu_'), name: b.name, input: b.input, caller: { type: 'direct' } },
+      : {
+          type: 'tool_use' as const,
+          id: b.id ?? newId('toolu_'),
+          name: b.name,
+          input: b.input,
+          caller: { type: 'direct' },
+        },
   );
   const outputChars = content.reduce((n, b) => n + (b.type === 'text' ? b.text : JSON.stringify(b.input)).length, 0);
   const usage = {

@@ -17,9 +17,25 @@ const KNOWN_VERSIONS = new Set(['2023-06-01', CURRENT_VERSION]);
 
 // Body params of MessageCreateParams in SDK 1.12, plus the beta ones the brief allows.
 const ALLOWED_PARAMS = new Set([
-  'model', 'max_tokens', 'messages', 'system', 'tools', 'tool_choice', 'stream', 'metadata',
-  'stop_sequences', 'thinking', 'output_config', 'service_tier', 'cache_control', 'container',
-  'mcp_servers', 'context_management', 'diagnostics', 'inference_geo', 'speed',
+  'model',
+  'max_tokens',
+  'messages',
+  'system',
+  'tools',
+  'tool_choice',
+  'stream',
+  'metadata',
+  'stop_sequences',
+  'thinking',
+  'output_config',
+  'service_tier',
+  'cache_control',
+  'container',
+  'mcp_servers',
+  'context_management',
+  'diagnostics',
+  'inference_geo',
+  'speed',
 ]);
 const SAMPLING_PARAMS = new Set(['temperature', 'top_p', 'top_k']); // removed in 2026-10-21
 const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -27,9 +43,17 @@ const TOOL_USE_ID = /^[a-zA-Z0-9_-]+$/;
 const BLOCKS_BY_ROLE: Record<string, Set<string>> = {
   user: new Set(['text', 'image', 'document', 'search_result', 'tool_result', 'container_upload']),
   assistant: new Set([
-    'text', 'tool_use', 'thinking', 'redacted_thinking', 'server_tool_use', 'web_search_tool_result',
-    'web_fetch_tool_result', 'code_execution_tool_result', 'bash_code_execution_tool_result',
-    'text_editor_code_execution_tool_result', 'tool_search_tool_result',
+    'text',
+    'tool_use',
+    'thinking',
+    'redacted_thinking',
+    'server_tool_use',
+    'web_search_tool_result',
+    'web_fetch_tool_result',
+    'code_execution_tool_result',
+    'bash_code_execution_tool_result',
+    'text_editor_code_execution_tool_result',
+    'tool_search_tool_result',
   ]),
   system: new Set(['text']),
 };
@@ -40,8 +64,7 @@ function fail(message: string): never {
   throw new Invalid(message);
 }
 
-const isObject = (x: unknown): x is Record<string, any> =>
-  typeof x === 'object' && x !== null && !Array.isArray(x);
+const isObject = (x: unknown): x is Record<string, any> => typeof x === 'object' && x !== null && !Array.isArray(x);
 
 export function header(headers: Headers, name: string): string | undefined {
   const v = headers[name.toLowerCase()];
@@ -104,7 +127,8 @@ function checkBody(body: unknown, modern: boolean): void {
 
 function checkTools(tools: unknown, toolChoice: any): void {
   if (tools === undefined) {
-    if (toolChoice !== undefined && toolChoice?.type !== 'none') fail('tool_choice: may only be specified while providing tools');
+    if (toolChoice !== undefined && toolChoice?.type !== 'none')
+      fail('tool_choice: may only be specified while providing tools');
     return;
   }
   if (!Array.isArray(tools)) fail('tools: Input should be a valid list');
@@ -173,18 +197,22 @@ function checkBlock(block: unknown, at: string, role: string, modern: boolean): 
   if (modern && role === 'assistant' && block.type === 'document') {
     fail(`${at}: \`document\` blocks are not permitted in \`assistant\` messages in API version ${CURRENT_VERSION}`);
   }
-  if (!BLOCKS_BY_ROLE[role].has(block.type)) fail(`${at}: \`${block.type}\` blocks are not permitted in \`${role}\` messages`);
+  if (!BLOCKS_BY_ROLE[role].has(block.type))
+    fail(`${at}: \`${block.type}\` blocks are not permitted in \`${role}\` messages`);
   checkCacheControl(block.cache_control, at);
   const root = at.split('.')[0];
   const noCitations = modern && role === 'user';
   if (block.type === 'text') checkText(block, at, root, noCitations);
   if (block.type === 'tool_use') {
-    if (typeof block.id !== 'string' || !TOOL_USE_ID.test(block.id)) fail(`${at}.id: String should match pattern '^[a-zA-Z0-9_-]+$'`);
-    if (typeof block.name !== 'string' || !NAME.test(block.name)) fail(`${at}.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'`);
+    if (typeof block.id !== 'string' || !TOOL_USE_ID.test(block.id))
+      fail(`${at}.id: String should match pattern '^[a-zA-Z0-9_-]+$'`);
+    if (typeof block.name !== 'string' || !NAME.test(block.name))
+      fail(`${at}.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'`);
     if (!isObject(block.input)) fail(`${at}.input: Input should be a valid dictionary`);
   }
   if (block.type === 'tool_result' || block.type === 'search_result') {
-    if (block.type === 'tool_result' && typeof block.tool_use_id !== 'string') fail(`${at}.tool_use_id: Field required`);
+    if (block.type === 'tool_result' && typeof block.tool_use_id !== 'string')
+      fail(`${at}.tool_use_id: Field required`);
     // Nested text (tool_result → search_result → text) gets the same checks, citations included.
     const nested = block.content === undefined ? [] : asBlocks(block.content);
     nested.forEach((inner, k) => {
@@ -207,7 +235,8 @@ function checkText(block: Record<string, any>, at: string, root: string, noCitat
 function checkCacheControl(cc: unknown, at: string): void {
   if (cc === undefined || cc === null) return;
   if (!isObject(cc) || cc.type !== 'ephemeral') fail(`${at}.cache_control.type: Input should be 'ephemeral'`);
-  if (cc.ttl !== undefined && cc.ttl !== '5m' && cc.ttl !== '1h') fail(`${at}.cache_control.ttl: Input should be '5m' or '1h'`);
+  if (cc.ttl !== undefined && cc.ttl !== '5m' && cc.ttl !== '1h')
+    fail(`${at}.cache_control.ttl: Input should be '5m' or '1h'`);
 }
 
 /** Each tool_use is answered in the very next user message, results first; each result answers one. */
@@ -223,7 +252,11 @@ function checkToolPairing(messages: any[]): void {
       }
       const next = messages[i + 1];
       const answered = new Set(
-        next?.role === 'user' ? asBlocks(next.content).filter((b) => b.type === 'tool_result').map((b) => b.tool_use_id) : [],
+        next?.role === 'user'
+          ? asBlocks(next.content)
+              .filter((b) => b.type === 'tool_result')
+              .map((b) => b.tool_use_id)
+          : [],
       );
       const missing = ids.filter((id) => !answered.has(id));
       if (missing.length > 0) {
@@ -236,7 +269,11 @@ function checkToolPairing(messages: any[]): void {
     if (m.role !== 'user') return;
     const prev = messages[i - 1];
     const asked = new Set(
-      prev?.role === 'assistant' ? asBlocks(prev.content).filter((b) => b.type === 'tool_use').map((b) => b.id) : [],
+      prev?.role === 'assistant'
+        ? asBlocks(prev.content)
+            .filter((b) => b.type === 'tool_use')
+            .map((b) => b.id)
+        : [],
     );
     const results = new Set<string>();
     blocks.forEach((b, j) => {

@@ -28,7 +28,8 @@ export class AuthGuard implements CanActivate {
     const targets = [context.getHandler(), context.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC, targets)) return true;
     const req = context.switchToHttp().getRequest<AuthedRequest>();
-    const token = bearer(req) ?? (this.reflector.getAllAndOverride<boolean>(QUERY_TOKEN, targets) ? queryToken(req) : undefined);
+    const token =
+      bearer(req) ?? (this.reflector.getAllAndOverride<boolean>(QUERY_TOKEN, targets) ? queryToken(req) : undefined);
     if (!token) throw new UnauthorizedException('a bearer token is required');
     req.user = { id: verifyToken(token, this.config.auth.jwtSecret) };
     return true;

@@ -25,7 +25,10 @@ export class HealthController {
     const within = <T>(p: Promise<T>) =>
       Promise.race([p, new Promise<never>((_, rej) => setTimeout(() => rej(new Error('timeout')), 1_000).unref())]);
     const [db, redis] = await Promise.allSettled([within(this.pool.query('SELECT 1')), within(this.redis.main.ping())]);
-    const checks = { database: db.status === 'fulfilled' ? 'ok' : 'down', redis: redis.status === 'fulfilled' ? 'ok' : 'down' };
+    const checks = {
+      database: db.status === 'fulfilled' ? 'ok' : 'down',
+      redis: redis.status === 'fulfilled' ? 'ok' : 'down',
+    };
     if (checks.database !== 'ok' || checks.redis !== 'ok') throw new ServiceUnavailableException({ message: checks });
     return { status: 'ready', checks };
   }

@@ -33,19 +33,30 @@ export class HttpExceptionFilter implements ExceptionFilter {
   private describe(e: unknown): { status: number; message: string | string[] } {
     if (e instanceof HttpException) {
       const body = e.getResponse();
-      const message = typeof body === 'object' && body && 'message' in body ? (body as { message: string | string[] }).message : e.message;
+      const message =
+        typeof body === 'object' && body && 'message' in body
+          ? (body as { message: string | string[] }).message
+          : e.message;
       return { status: e.getStatus(), message };
     }
     if (e instanceof WrongExpectedVersionError) {
-      return { status: HttpStatus.CONFLICT, message: `the conversation is at version ${e.actual}, not ${String(e.expected)}` };
+      return {
+        status: HttpStatus.CONFLICT,
+        message: `the conversation is at version ${e.actual}, not ${String(e.expected)}`,
+      };
     }
     if (e instanceof DomainError) return { status: DOMAIN_STATUS[e.code], message: e.message };
     // errors raised by body-parser and multer carry the status they mean
-    const status = (e as { status?: number; statusCode?: number })?.status ?? (e as { statusCode?: number })?.statusCode;
+    const status =
+      (e as { status?: number; statusCode?: number })?.status ?? (e as { statusCode?: number })?.statusCode;
     if (typeof status === 'number' && status >= 400 && status < 500) {
       const type = (e as { type?: string }).type;
       const message =
-        type === 'entity.too.large' ? 'the request body is too large' : type === 'entity.parse.failed' ? 'the request body is not valid JSON' : String((e as Error).message);
+        type === 'entity.too.large'
+          ? 'the request body is too large'
+          : type === 'entity.parse.failed'
+            ? 'the request body is not valid JSON'
+            : String((e as Error).message);
       return { status, message };
     }
     return { status: HttpStatus.INTERNAL_SERVER_ERROR, message: 'internal error' };
