@@ -1,9 +1,14 @@
 /**
  * `npm run cli -- <command>`:
  *   token --user <id> [--ttl <seconds>]      mint a bearer token from the local AUTH_JWT_SECRET
+ *   projections rebuild                      drop the read models and replay the log into them
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from '@parley/config';
+import { SingleBar, Presets } from 'cli-progress';
+import { Pool } from 'pg';
+import { EventStore } from '@parley/event-store';
+import { rebuildReadModels } from '@parley/read-models';
 import { mintToken } from '../apps/api/src/auth/auth.guard';
 
 type Command = (argv: string[]) => Promise<void>;
@@ -15,6 +20,26 @@ const commands: Record<string, Command> = {
     const ttl = values.ttl ? Number(values.ttl) : 24 * 3600;
     if (!Number.isInteger(ttl) || ttl <= 0) throw new UsageError('--ttl takes a positive number of seconds');
     console.log(mintToken(values.user, loadConfig().auth.jwtSecret, ttl));
+  },
+  async projections(argv) {
+    if (argv[0] !== 'rebuild') throw new UsageError('usage: npm run cli -- projections rebuild');
+    const pool = new Pool({ connectionString: loadConfig().databaseUrl });
+    const bar = new SingleBar(
+      { format: 'rebuilding read models [{bar}] {value}/{total} events' },
+      Presets.shades_classic,
+    );
+    try {
+      bar.start(0, 0);
+      const { events, ms } = await rebuildReadModels(new EventStore(pool), (applied, total) => {
+        bar.setTotal(total);
+        bar.update(applied);
+      });
+      bar.stop();
+      console.log(`${events} events in ${(ms / 1000).toFixed(2)} s (${Math.round(events / (ms / 1000))} events/s)`);
+    } finally {
+      bar.stop();
+      await pool.end();
+    }
   },
 };
 

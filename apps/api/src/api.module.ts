@@ -1,14 +1,15 @@
 import { Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { ConfigModule } from '@parley/config';
-import { DatabaseModule, loggerModule, RedisModule } from '@parley/platform';
+import { DatabaseModule, loggerModule, queueRootModule, RedisModule } from '@parley/platform';
+import { ConversationsModule } from './conversations/conversations.module';
 import { AuthGuard } from './auth/auth.guard';
 import { HealthController } from './health/health.controller';
 import { HttpExceptionFilter } from './http/http-exception.filter';
 
 /** The HTTP root: controllers call services; it enqueues, never consumes. */
 @Module({
-  imports: [ConfigModule, loggerModule('api'), DatabaseModule, RedisModule],
+  imports: [ConfigModule, loggerModule('api'), DatabaseModule, RedisModule, queueRootModule(), ConversationsModule],
   controllers: [HealthController],
   providers: [
     { provide: APP_GUARD, useClass: AuthGuard },

@@ -2,6 +2,7 @@ import { PoolClient } from 'pg';
 import { AppendNotifier } from './append-notifier';
 import { EventStore, checkpointOf } from './event-store';
 import { LogCheckpoint, LOG_START, StoredEvent } from './event.types';
+import { Wakeup } from './wakeup';
 
 /** One consumer of the global log. Its writes go through `tx`, the transaction that also moves its checkpoint. */
 export interface LogConsumer {
@@ -24,7 +25,7 @@ export interface ConsumerRunnerOptions {
  */
 export class CheckpointedConsumerRunner {
   private running = false;
-  private wake?: () => void;
+  private readonly wakeup = new Wakeup();
   private loop?: Promise<void>;
   private readonly failures = new Map<string, number>();
   private readonly batchSize: number;
@@ -59,12 +60,13 @@ export class CheckpointedConsumerRunner {
   }
 
   /** Processes everything committed so far; returns how many events were applied. */
-  async drain(): Promise<number> {
+  async drain(onBatch: (applied: number) => void = () => undefined): Promise<number> {
     let total = 0;
     for (;;) {
       const n = await this.step();
       if (n === 0) return total;
       total += n;
+      onBatch(total);
     }
   }
 
@@ -76,29 +78,18 @@ export class CheckpointedConsumerRunner {
     return rows[0] ? { transactionId: rows[0].transaction_id, position: rows[0].position } : LOG_START;
   }
 
-  private readonly poke = (): void => {
-    const w = this.wake;
-    this.wake = undefined;
-    w?.();
-  };
+  private readonly poke = (): void => this.wakeup.poke();
 
   private async run(): Promise<void> {
     while (this.running) {
       let applied = 0;
+      this.wakeup.reset();
       try {
         applied = await this.step();
       } catch (e) {
         this.opts.onError?.(e);
       }
-      if (applied === 0 && this.running) {
-        await new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, this.pollMs);
-          this.wake = () => {
-            clearTimeout(t);
-            resolve();
-          };
-        });
-      }
+      if (applied === 0 && this.running) await this.wakeup.wait(this.pollMs);
     }
   }
 

@@ -2,3 +2,4 @@ export * from './event.types';
 export * from './event-store';
 export * from './append-notifier';
 export * from './checkpointed-consumer';
+export * from './wakeup';

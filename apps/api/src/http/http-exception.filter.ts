@@ -22,6 +22,9 @@ export class HttpExceptionFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const res = host.switchToHttp().getResponse<Response>();
     const { status, message } = this.describe(exception);
+    const retryAfter =
+      exception instanceof HttpException ? (exception.getResponse() as { retryAfter?: number }).retryAfter : undefined;
+    if (retryAfter !== undefined && !res.headersSent) res.setHeader('Retry-After', String(retryAfter));
     if (status >= 500) this.logger.error(exception instanceof Error ? exception.stack : String(exception));
     if (res.headersSent) {
       res.end();

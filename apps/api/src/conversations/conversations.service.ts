@@ -1,0 +1,267 @@
+import { BadRequestException, Inject, Injectable, NotFoundException } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { Pool } from 'pg';
+import { AppConfig, CONFIG } from '@parley/config';
+import {
+  ConversationCommand,
+  ConversationEvent,
+  ConversationState,
+  conversationStreamId,
+  decide,
+  DomainError,
+  fold,
+  initialState,
+} from '@parley/conversation';
+import { EventStore, ExpectedVersion, NewEvent, StoredEvent, WrongExpectedVersionError } from '@parley/event-store';
+import { deterministicId } from './deterministic-id';
+
+export interface ConversationView {
+  id: string;
+  bookId: string | null;
+  title: string | null;
+  readingPosition: number | null;
+  forkedFrom: { conversationId: string; version: number } | null;
+  version: number;
+  messageCount: number;
+  turns: ConversationState['turns'];
+  createdAt: string | null;
+  lastActivityAt: string | null;
+}
+
+export interface PostResult {
+  messageId: string;
+  turnId: string;
+  version: number;
+  position: string;
+}
+
+const CONFLICT_RETRIES = 5;
+
+/**
+ * Commands on conversations: load the stream, fold, decide, append at the folded version.
+ * Without If-Match a lost race is retried on the new state; with it the client gets 409.
+ */
+@Injectable()
+export class ConversationsService {
+  constructor(
+    private readonly store: EventStore,
+    @Inject(Pool) private readonly pool: Pool,
+    @Inject(CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async load(conversationId: string, upTo?: number): Promise<{ state: ConversationState; events: StoredEvent[] }> {
+    const events = await this.store.readStream(conversationStreamId(conversationId), { upTo });
+    return { state: fold(events as unknown as ConversationEvent[], initialState()), events };
+  }
+
+  /** The state of a conversation its owner may see; anything else is 404. */
+  async view(userId: string, conversationId: string, version?: number): Promise<ConversationView> {
+    const { state, events } = await this.load(conversationId, version);
+    assertVisible(state, userId);
+    if (version !== undefined && state.version < version) {
+      throw new NotFoundException(`the conversation has no version ${version}`);
+    }
+    return toView(conversationId, state, events);
+  }
+
+  async start(
+    userId: string,
+    input: { bookId?: string; title?: string; readingPosition?: number | null },
+  ): Promise<ConversationView> {
+    if (input.bookId) await this.assertBookVisible(userId, input.bookId);
+    const id = randomUUID();
+    await this.execute(id, {
+      type: 'StartConversation',
+      userId,
+      bookId: input.bookId ?? null,
+      title: input.title ?? null,
+      readingPosition: input.readingPosition ?? null,
+    });
+    return this.view(userId, id);
+  }
+
+  async update(
+    userId: string,
+    conversationId: string,
+    input: { title?: string; readingPosition?: number | null },
+    ifMatch?: number,
+  ): Promise<ConversationView> {
+    if (input.title === undefined && input.readingPosition === undefined) {
+      throw new BadRequestException('nothing to change: give title and/or readingPosition');
+    }
+    await this.executeMany(
+      conversationId,
+      [
+        ...(input.title !== undefined ? [{ type: 'RenameConversation' as const, userId, title: input.title }] : []),
+        ...(input.readingPosition !== undefined
+          ? [{ type: 'ChangeReadingPosition' as const, userId, readingPosition: input.readingPosition }]
+          : []),
+      ],
+      { ifMatch },
+    );
+    return this.view(userId, conversationId);
+  }
+
+  async delete(userId: string, conversationId: string, ifMatch?: number): Promise<void> {
+    await this.execute(conversationId, { type: 'DeleteConversation', userId }, { ifMatch });
+  }
+
+  async post(
+    userId: string,
+    conversationId: string,
+    input: { content: string; selectedText?: string; multitask: 'enqueue' | 'reject' | 'interrupt' },
+    opts: { idempotencyKey?: string; ifMatch?: number },
+  ): Promise<PostResult> {
+    if (input.content.trim().length === 0) throw new BadRequestException(['content must not be blank']);
+    if (input.content.length > this.config.limits.messageMaxChars) {
+      throw new BadRequestException([`content must be at most ${this.config.limits.messageMaxChars} characters`]);
+    }
+    // with an Idempotency-Key the ids are derived from it: a repeat finds (or races to) the same events
+    const key = opts.idempotencyKey;
+    const idFor = key ? (what: string) => deterministicId(userId, conversationId, key, what) : () => randomUUID();
+    const messageId = idFor('message');
+    const turnId = idFor('turn');
+    if (key) {
+      const earlier = await this.earlierPost(userId, conversationId, idFor('event:UserMessagePosted'));
+      if (earlier) return earlier;
+    }
+    try {
+      const appended = await this.execute(
+        conversationId,
+        { type: 'PostUserMessage', userId, messageId, turnId, multitask: input.multitask, ...pick(input) },
+        { ifMatch: opts.ifMatch, eventId: (e) => idFor(`event:${e.type}`), correlationId: turnId },
+      );
+      const posted = appended.find((e) => e.type === 'UserMessagePosted')!;
+      return { messageId, turnId, version: posted.version, position: posted.position };
+    } catch (e) {
+      const earlier = key
+        ? await this.earlierPost(userId, conversationId, idFor('event:UserMessagePosted'))
+        : undefined;
+      if (earlier) return earlier; // a concurrent repeat of this post won the race
+      throw e;
+    }
+  }
+
+  /** A new conversation whose history is the source's events 1..version; turns left open there end cancelled. */
+  async fork(userId: string, sourceId: string, version: number): Promise<ConversationView> {
+    const { state: now, events: all } = await this.load(sourceId);
+    assertVisible(now, userId);
+    if (version > now.version) throw new BadRequestException([`version must be at most ${now.version}`]);
+    const history = all.slice(0, version);
+    const atFork = fold(history as unknown as ConversationEvent[]);
+    const start = history[0].data as Extract<ConversationEvent, { type: 'ConversationStarted' }>['data'];
+    const id = randomUUID();
+    const metadata = { userId, causationId: history[version - 1].id };
+    const events: NewEvent[] = [
+      {
+        id: randomUUID(),
+        type: 'ConversationStarted',
+        data: { ...start, forkedFrom: { conversationId: sourceId, version } },
+        metadata,
+      },
+      ...history
+        .slice(1)
+        .map((e) => ({ id: randomUUID(), type: e.type, data: e.data, metadata: { ...e.metadata, causationId: e.id } })),
+      ...atFork.turns
+        .filter((t) => t.status === 'pending')
+        .map((t) => ({ id: randomUUID(), type: 'TurnCancelled', data: { turnId: t.turnId }, metadata })),
+    ];
+    await this.store.append(conversationStreamId(id), events, { expectedVersion: 'no_stream' });
+    return this.view(userId, id);
+  }
+
+  async cancelTurn(userId: string, conversationId: string, turnId: string): Promise<StoredEvent[]> {
+    return this.execute(conversationId, { type: 'CancelTurn', userId, turnId }, { correlationId: turnId });
+  }
+
+  async execute(
+    conversationId: string,
+    command: ConversationCommand,
+    opts: { ifMatch?: number; eventId?: (e: ConversationEvent) => string; correlationId?: string } = {},
+  ): Promise<StoredEvent[]> {
+    return this.executeMany(conversationId, [command], opts);
+  }
+
+  /** Decides every command on the same state and appends their events atomically. */
+  async executeMany(
+    conversationId: string,
+    commands: ConversationCommand[],
+    opts: { ifMatch?: number; eventId?: (e: ConversationEvent) => string; correlationId?: string } = {},
+  ): Promise<StoredEvent[]> {
+    const streamId = conversationStreamId(conversationId);
+    for (let attempt = 0; ; attempt++) {
+      const { state } = await this.load(conversationId);
+      if (opts.ifMatch !== undefined && state.status === 'active' && state.version !== opts.ifMatch) {
+        if (commands.every((c) => c.type !== 'StartConversation')) assertVisible(state, commands[0].userId);
+        throw new WrongExpectedVersionError(streamId, opts.ifMatch, state.version);
+      }
+      let s = state;
+      const decided: ConversationEvent[] = [];
+      for (const command of commands) {
+        for (const event of decide(command, s)) {
+          decided.push(event);
+          s = fold([event], s);
+        }
+      }
+      if (decided.length === 0) return [];
+      const expected: ExpectedVersion = state.status === 'none' ? 'no_stream' : state.version;
+      const userId = commands[0].userId;
+      const events: NewEvent[] = decided.map((e) => ({
+        id: opts.eventId?.(e) ?? randomUUID(),
+        type: e.type,
+        data: e.data,
+        metadata: { userId, ...(opts.correlationId ? { correlationId: opts.correlationId } : {}) },
+      }));
+      try {
+        return (await this.store.append(streamId, events, { expectedVersion: expected })).events;
+      } catch (e) {
+        const retry =
+          e instanceof WrongExpectedVersionError && opts.ifMatch === undefined && attempt < CONFLICT_RETRIES;
+        if (!retry) throw e;
+      }
+    }
+  }
+
+  private async earlierPost(userId: string, conversationId: string, eventId: string): Promise<PostResult | undefined> {
+    const { rows } = await this.pool.query<{
+      data: { messageId: string; turnId: string };
+      version: number;
+      position: string;
+    }>(
+      `SELECT data, version, position::text AS position FROM events
+        WHERE event_id = $1 AND stream_id = $2 AND metadata->>'userId' = $3`,
+      [eventId, conversationStreamId(conversationId), userId],
+    );
+    const r = rows[0];
+    return r && { messageId: r.data.messageId, turnId: r.data.turnId, version: r.version, position: r.position };
+  }
+
+  private async assertBookVisible(userId: string, bookId: string): Promise<void> {
+    const { rowCount } = await this.pool.query('SELECT 1 FROM books WHERE id = $1 AND owner_id = $2', [bookId, userId]);
+    if (!rowCount) throw new NotFoundException('book not found');
+  }
+}
+
+function pick(input: { content: string; selectedText?: string }) {
+  return { content: input.content, ...(input.selectedText !== undefined ? { selectedText: input.selectedText } : {}) };
+}
+
+export function assertVisible(state: ConversationState, userId: string): void {
+  if (state.status !== 'active' || state.ownerId !== userId)
+    throw new DomainError('not_found', 'conversation not found');
+}
+
+function toView(id: string, state: ConversationState, events: StoredEvent[]): ConversationView {
+  return {
+    id,
+    bookId: state.bookId,
+    title: state.title,
+    readingPosition: state.readingPosition,
+    forkedFrom: state.forkedFrom,
+    version: state.version,
+    messageCount: state.messageCount,
+    turns: state.turns,
+    createdAt: events[0]?.occurredAt.toISOString() ?? null,
+    lastActivityAt: events[events.length - 1]?.occurredAt.toISOString() ?? null,
+  };
+}

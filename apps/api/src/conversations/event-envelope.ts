@@ -1,0 +1,27 @@
+import { conversationIdOf } from '@parley/conversation';
+import { StoredEvent } from '@parley/event-store';
+
+/** The event as DESIGN.md serves it, over JSON and SSE alike. */
+export interface EventEnvelope {
+  id: string;
+  type: string;
+  conversationId: string;
+  version: number;
+  position: string;
+  occurredAt: string;
+  data: unknown;
+  metadata: StoredEvent['metadata'];
+}
+
+export function toEnvelope(e: StoredEvent): EventEnvelope {
+  return {
+    id: e.id,
+    type: e.type,
+    conversationId: conversationIdOf(e.streamId) ?? e.streamId,
+    version: e.version,
+    position: e.position,
+    occurredAt: e.occurredAt.toISOString(),
+    data: e.data,
+    metadata: e.metadata,
+  };
+}

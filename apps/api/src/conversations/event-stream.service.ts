@@ -1,0 +1,90 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { Request, Response } from 'express';
+import { AppConfig, CONFIG } from '@parley/config';
+import { conversationStreamId } from '@parley/conversation';
+import { EventStore, Wakeup } from '@parley/event-store';
+import { AssistantTextDelta, LiveDeltas, StreamWatcher } from '@parley/platform';
+import { toEnvelope } from './event-envelope';
+
+/** Past this much unsent output a client is too slow: it is dropped and reconnects with Last-Event-ID. */
+export const SSE_MAX_BUFFERED_BYTES = 1 << 20;
+const REPLAY_BATCH = 200;
+
+/**
+ * One SSE connection: stored events after `after`, then live ones. Both phases read the stream
+ * by version from Postgres (versions of one stream commit in order), so the switch from replay
+ * to live has no gap and no duplicate; notifications only say when to look again.
+ */
+@Injectable()
+export class EventStreamService {
+  constructor(
+    private readonly store: EventStore,
+    private readonly watcher: StreamWatcher,
+    private readonly deltas: LiveDeltas,
+    @Inject(CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async serve(conversationId: string, after: number, req: Request, res: Response): Promise<void> {
+    const streamId = conversationStreamId(conversationId);
+    let closed = false;
+    const wakeup = new Wakeup();
+    const poke = wakeup.poke;
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      poke();
+    };
+    req.on('close', close);
+    res.on('close', close);
+    res.on('drain', poke);
+
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    res.write(': connected\n\n');
+
+    const tooSlow = () => res.writableLength > SSE_MAX_BUFFERED_BYTES;
+    const drop = () => {
+      res.destroy();
+      close();
+    };
+    const stopWatching = this.watcher.watch(streamId, poke);
+    const stopDeltas = await this.deltas.subscribe(conversationId, (d: AssistantTextDelta) => {
+      if (closed) return;
+      if (tooSlow()) return drop();
+      res.write(`event: AssistantTextDelta\ndata: ${JSON.stringify(d)}\n\n`);
+    });
+    const ping = setInterval(() => {
+      if (!closed) res.write(': ping\n\n');
+    }, this.config.sse.pingMs);
+
+    try {
+      let last = after;
+      while (!closed) {
+        wakeup.reset();
+        const events = await this.store.readStream(streamId, { after: last, limit: REPLAY_BATCH });
+        for (const e of events) {
+          if (closed) break;
+          res.write(`id: ${e.version}\nevent: ${e.type}\ndata: ${JSON.stringify(toEnvelope(e))}\n\n`);
+          last = e.version;
+          if (e.type === 'ConversationDeleted') return;
+        }
+        if (tooSlow()) {
+          // wait for the socket to drain; a client that never reads is dropped
+          const drained = await wakeup.wait(30_000);
+          if (!drained && tooSlow()) return drop();
+          continue;
+        }
+        if (events.length < REPLAY_BATCH) await wakeup.wait(this.config.eventPollMs);
+      }
+    } finally {
+      clearInterval(ping);
+      stopWatching();
+      stopDeltas();
+      if (!res.destroyed) res.end();
+    }
+  }
+}

@@ -1,0 +1,33 @@
+import { HttpException, HttpStatus, Inject, Injectable } from '@nestjs/common';
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { AppConfig, CONFIG } from '@parley/config';
+import { RedisConnections } from '@parley/platform';
+
+/** RATE_LIMIT_POSTS_PER_MIN per user, shared by every API replica through Redis. */
+@Injectable()
+export class PostRateLimiter {
+  private readonly limiter: RateLimiterRedis;
+
+  constructor(redis: RedisConnections, @Inject(CONFIG) config: AppConfig) {
+    this.limiter = new RateLimiterRedis({
+      storeClient: redis.main,
+      keyPrefix: `${config.queuePrefix}:rl:posts`,
+      points: config.limits.postsPerMinute,
+      duration: 60,
+      useRedisPackage: false,
+    });
+  }
+
+  async consume(userId: string): Promise<void> {
+    try {
+      await this.limiter.consume(userId);
+    } catch (e) {
+      if (!(e instanceof RateLimiterRes)) throw e;
+      const retryAfter = Math.max(1, Math.ceil(e.msBeforeNext / 1000));
+      throw new HttpException(
+        { message: `too many messages: at most ${this.limiter.points} a minute`, retryAfter },
+        HttpStatus.TOO_MANY_REQUESTS,
+      );
+    }
+  }
+}

@@ -1,0 +1,40 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectQueue } from '@nestjs/bullmq';
+import { Queue } from 'bullmq';
+import { AGENT_TURNS_QUEUE, cancelChannel, JobName, runTurnJobId } from '@parley/agent';
+import { AppConfig, CONFIG } from '@parley/config';
+import { RedisConnections } from '@parley/platform';
+
+/**
+ * The API's fast path to the workers. It is only an optimisation: the worker's dispatcher
+ * enqueues every posted turn from the log too (same job id), so a post whose enqueue fails
+ * here (API crash, Redis blip) is still answered.
+ */
+@Injectable()
+export class TurnDispatch {
+  private readonly logger = new Logger(TurnDispatch.name);
+
+  constructor(
+    @InjectQueue(AGENT_TURNS_QUEUE) private readonly queue: Queue,
+    private readonly redis: RedisConnections,
+    @Inject(CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async turnPosted(conversationId: string, turnId: string): Promise<void> {
+    await this.bestEffort('enqueue', () =>
+      this.queue.add(JobName.RunTurn, { conversationId, turnId }, { jobId: runTurnJobId(conversationId, turnId) }),
+    );
+  }
+
+  /** Tells the worker running the turn to abort its LLM call now. */
+  async turnCancelled(conversationId: string, turnId: string): Promise<void> {
+    await this.bestEffort('cancel signal', () =>
+      this.redis.main.publish(cancelChannel(this.config.queuePrefix), JSON.stringify({ conversationId, turnId })),
+    );
+  }
+
+  private async bestEffort(what: string, work: () => Promise<unknown>): Promise<void> {
+    const timeout = new Promise((_, rej) => setTimeout(() => rej(new Error('timeout')), 2_000).unref());
+    await Promise.race([work(), timeout]).catch((e: Error) => this.logger.warn(`${what} failed: ${e.message}`));
+  }
+}

@@ -1,0 +1,33 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { AppConfig, CONFIG } from '@parley/config';
+import { AppendNotifier, CheckpointedConsumerRunner, EventStore } from '@parley/event-store';
+import { ConversationsProjection } from '@parley/read-models';
+
+/** Keeps the read models up with the log. Any number of workers may run it: the checkpoint CAS serialises them. */
+@Injectable()
+export class ProjectionsService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(ProjectionsService.name);
+  private readonly runner: CheckpointedConsumerRunner;
+
+  constructor(
+    store: EventStore,
+    notifier: AppendNotifier,
+    @Inject(CONFIG) private readonly config: AppConfig,
+  ) {
+    this.runner = new CheckpointedConsumerRunner(store, new ConversationsProjection(), notifier, {
+      pollMs: config.eventPollMs,
+      onError: (e, event) =>
+        this.logger.error(
+          `read-models failed${event ? ` on ${event.type} ${event.id}` : ''}: ${String((e as Error)?.message ?? e)}`,
+        ),
+    });
+  }
+
+  onApplicationBootstrap(): void {
+    if (this.config.worker.projectionsEnabled) this.runner.start();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.runner.stop();
+  }
+}

@@ -1,0 +1,2 @@
+export * from './tools/agent-tool';
+export * from './queue/turn-jobs';

@@ -1,0 +1,79 @@
+import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
+import Redis from 'ioredis';
+import { AppConfig, CONFIG } from '@parley/config';
+import { RedisConnections } from './redis-connections';
+
+/** A token delta of the reply being written: live only, never stored. */
+export interface AssistantTextDelta {
+  turnId: string;
+  index: number;
+  text: string;
+}
+
+/**
+ * Token deltas over Redis pub/sub, one channel per conversation, so an SSE client on any API
+ * replica sees the text a worker on any machine is writing. One subscriber connection per
+ * process, channels reference-counted across that process's listeners.
+ */
+@Injectable()
+export class LiveDeltas implements OnApplicationShutdown {
+  private subscriber?: Redis;
+  private readonly listeners = new Map<string, Set<(d: AssistantTextDelta) => void>>();
+
+  constructor(
+    private readonly redis: RedisConnections,
+    @Inject(CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  private channel(conversationId: string): string {
+    return `${this.config.queuePrefix}:deltas:${conversationId}`;
+  }
+
+  async publish(conversationId: string, delta: AssistantTextDelta): Promise<void> {
+    await this.redis.main.publish(this.channel(conversationId), JSON.stringify(delta));
+  }
+
+  async subscribe(conversationId: string, listener: (d: AssistantTextDelta) => void): Promise<() => void> {
+    const channel = this.channel(conversationId);
+    const sub = this.ensureSubscriber();
+    let set = this.listeners.get(channel);
+    if (!set) {
+      set = new Set();
+      this.listeners.set(channel, set);
+      await sub.subscribe(channel);
+    }
+    set.add(listener);
+    return () => {
+      const current = this.listeners.get(channel);
+      if (!current) return;
+      current.delete(listener);
+      if (current.size === 0) {
+        this.listeners.delete(channel);
+        sub.unsubscribe(channel).catch(() => undefined);
+      }
+    };
+  }
+
+  private ensureSubscriber(): Redis {
+    if (this.subscriber) return this.subscriber;
+    // ioredis re-subscribes its channels by itself after a reconnect
+    const sub = this.redis.open('deltas-subscriber');
+    sub.on('message', (channel: string, message: string) => {
+      const set = this.listeners.get(channel);
+      if (!set) return;
+      let delta: AssistantTextDelta;
+      try {
+        delta = JSON.parse(message) as AssistantTextDelta;
+      } catch {
+        return;
+      }
+      for (const l of set) l(delta);
+    });
+    this.subscriber = sub;
+    return sub;
+  }
+
+  onApplicationShutdown(): void {
+    this.listeners.clear();
+  }
+}

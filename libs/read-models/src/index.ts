@@ -1,0 +1,4 @@
+export * from './conversations.projection';
+export * from './read-model.queries';
+export * from './cursor';
+export * from './rebuild';
