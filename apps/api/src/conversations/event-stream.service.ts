@@ -44,7 +44,7 @@ export class EventStreamService {
       connection: 'keep-alive',
       'x-accel-buffering': 'no',
     });
-    res.write(': connected\n\n');
+    res.write(`retry: ${this.config.sse.retryMs}\n\n`);
 
     const tooSlow = () => res.writableLength > SSE_MAX_BUFFERED_BYTES;
     const drop = () => {

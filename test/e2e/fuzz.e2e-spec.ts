@@ -1,0 +1,124 @@
+import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import { clientFor, Client, startStack, Stack } from '../support/stack';
+
+/** Nothing a client sends yields a 5xx: random bodies, headers, ids and queries on every endpoint. */
+describe('malformed input (e2e fuzz)', () => {
+  let stack: Stack;
+  let alice: Client;
+  let conversationId: string;
+
+  beforeAll(async () => {
+    stack = await startStack({ apis: 1, workers: 0 });
+    alice = clientFor(stack.base, `fuzz-${randomUUID()}`);
+    conversationId = (await alice.req('POST', '/v1/conversations', { title: 'fuzz' })).body.id;
+  }, 60_000);
+  afterAll(() => stack?.stop());
+
+  const printable = fc.string({
+    unit: fc.constantFrom(...' !"#$%&\'()*+,-./0123456789:;<=>?@ABCZabcz[\\]^_`{|}~é'.split('')),
+    maxLength: 40,
+  });
+  const idLike = fc.oneof(
+    fc.constant(randomUUID()),
+    fc.constant('not-a-uuid'),
+    fc.constant('00000000-0000-0000-0000-000000000000'),
+    printable.map(encodeURIComponent),
+  );
+  const body = fc.oneof(
+    fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)),
+    fc
+      .record(
+        {
+          content: fc.oneof(fc.string(), fc.integer(), fc.constant(null), fc.array(fc.string())),
+          selectedText: fc.option(fc.oneof(fc.string(), fc.boolean())),
+          title: fc.option(fc.oneof(fc.string({ maxLength: 300 }), fc.integer())),
+          readingPosition: fc.option(fc.oneof(fc.integer(), fc.double(), fc.string())),
+          bookId: fc.option(fc.oneof(fc.uuid(), fc.string())),
+          version: fc.option(fc.oneof(fc.integer(), fc.string(), fc.double())),
+          format: fc.option(fc.string()),
+        },
+        { requiredKeys: [] },
+      )
+      .map((v) => JSON.stringify(v)),
+    printable,
+    fc.constant('{"content":'),
+    fc.constant('[]'),
+    fc.constant('null'),
+  );
+  const headers = fc.record(
+    {
+      'if-match': printable,
+      'idempotency-key': printable,
+      'last-event-id': printable,
+      'content-type': fc.constantFrom(
+        'application/json',
+        'text/plain',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=x',
+        'application/json; charset=latin1',
+      ),
+    },
+    { requiredKeys: [] },
+  );
+  const query = fc.dictionary(
+    fc.constantFrom('limit', 'cursor', 'after', 'version', 'bookId', 'multitask', 'q', 'k', 'access_token'),
+    printable,
+    { maxKeys: 3 },
+  );
+  const route = (id: string, other: string): Array<[string, string]> => [
+    ['POST', '/v1/conversations'],
+    ['GET', '/v1/conversations'],
+    ['GET', `/v1/conversations/${id}`],
+    ['PATCH', `/v1/conversations/${id}`],
+    ['DELETE', `/v1/conversations/${other}`],
+    ['POST', `/v1/conversations/${id}/messages`],
+    ['GET', `/v1/conversations/${id}/messages`],
+    ['GET', `/v1/conversations/${id}/events`],
+    ['POST', `/v1/conversations/${id}/turns/${other}/cancel`],
+    ['POST', `/v1/conversations/${id}/fork`],
+    ['POST', '/v1/books'],
+    ['GET', '/v1/books'],
+    ['GET', `/v1/books/${id}`],
+    ['GET', `/v1/books/${id}/search`],
+    ['DELETE', `/v1/books/${other}`],
+  ];
+
+  it('answers every one of 600 malformed requests with a JSON 4xx or a 2xx, never 5xx', async () => {
+    const fivexx: string[] = [];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.nat(14),
+        fc.boolean(),
+        idLike,
+        idLike,
+        body,
+        headers,
+        query,
+        async (which, realId, id, other, b, h, q) => {
+          const [method, path] = route(realId ? conversationId : id, other)[which];
+          const qs = new URLSearchParams(q).toString();
+          const r = await fetch(`${stack.base}${path}${qs ? `?${qs}` : ''}`, {
+            method,
+            headers: { ...alice.auth, ...h },
+            body: method === 'GET' || method === 'DELETE' ? undefined : b,
+            signal: AbortSignal.timeout(5_000),
+          }).catch((e: Error) => ({ status: 599, text: async () => e.message, headers: new Headers() }));
+          const text = await r.text();
+          if (r.status >= 500)
+            fivexx.push(
+              `${method} ${path}?${qs} ${JSON.stringify(h)} ${b.slice(0, 80)} → ${r.status} ${text.slice(0, 120)}`,
+            );
+          if (r.status >= 400 && r.status < 500 && !path.endsWith('/stream')) {
+            const json = JSON.parse(text);
+            expect(json).toEqual(
+              expect.objectContaining({ statusCode: r.status, error: expect.any(String), message: expect.anything() }),
+            );
+          }
+        },
+      ),
+      { numRuns: 600 },
+    );
+    expect(fivexx).toEqual([]);
+  }, 120_000);
+});

@@ -1,0 +1,61 @@
+import { EventSource } from 'eventsource';
+import { waitFor } from './wait-for';
+
+export const DURABLE_EVENT_TYPES = [
+  'ConversationStarted',
+  'ConversationRenamed',
+  'ReadingPositionChanged',
+  'UserMessagePosted',
+  'ToolInvoked',
+  'ToolResultRecorded',
+  'AssistantReplied',
+  'TurnFailed',
+  'TurnCancelled',
+  'ConversationDeleted',
+];
+
+export interface Frame {
+  event: string;
+  id: string | undefined;
+  data: any;
+}
+
+/**
+ * A real SSE client (the `eventsource` package, as browsers behave): it reconnects by itself
+ * and sends Last-Event-ID. Collects every frame it receives.
+ */
+export function openStream(url: string, opts: { token?: string; headers?: Record<string, string> } = {}) {
+  const frames: Frame[] = [];
+  let opens = 0;
+  const errors: Array<{ code?: number; message?: string }> = [];
+  const es = new EventSource(url, {
+    fetch: (input, init) =>
+      fetch(input, {
+        ...init,
+        headers: {
+          ...(init?.headers as Record<string, string>),
+          ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}),
+          ...opts.headers,
+        },
+      }),
+  });
+  es.addEventListener('open', () => opens++);
+  es.addEventListener('error', (e) => errors.push({ code: (e as any).code, message: (e as any).message }));
+  for (const type of [...DURABLE_EVENT_TYPES, 'AssistantTextDelta']) {
+    es.addEventListener(type, (e: MessageEvent) => {
+      frames.push({ event: type, id: e.lastEventId || undefined, data: JSON.parse(e.data) });
+    });
+  }
+  const durable = () => frames.filter((f) => f.event !== 'AssistantTextDelta');
+  return {
+    es,
+    frames,
+    durable,
+    errors,
+    get opens() {
+      return opens;
+    },
+    until: (what: string, pred: (frames: Frame[]) => boolean, ms = 15_000) => waitFor(what, () => pred(frames), ms),
+    close: () => es.close(),
+  };
+}

@@ -1,0 +1,171 @@
+/**
+ * Starts the real processes (built dist/ of api and worker) against a private database and a
+ * private BullMQ prefix, as production runs them. `npm test` builds first (pretest).
+ */
+import { ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import net from 'node:net';
+import path from 'node:path';
+import jwt from 'jsonwebtoken';
+import { createTestDatabase, redisUrl, TestDatabase } from './test-database';
+import { waitFor } from './wait-for';
+
+export const TEST_JWT_SECRET = 'parley-test-secret-' + 'x'.repeat(24);
+const ROOT = path.resolve(__dirname, '..', '..');
+
+export interface Proc {
+  name: string;
+  child: ChildProcess;
+  output: () => string;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+export interface Stack {
+  db: TestDatabase;
+  env: Record<string, string>;
+  apis: Array<Proc & { base: string }>;
+  workers: Proc[];
+  base: string;
+  startWorker(): Promise<Proc>;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function startProcess(name: string, script: string, env: Record<string, string>): Proc {
+  const child = spawn(process.execPath, [path.join(ROOT, script)], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const keep = (d: Buffer) => {
+    out += d.toString();
+    if (out.length > 200_000) out = out.slice(-100_000);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  return {
+    name,
+    child,
+    output: () => out,
+    kill: async (signal: NodeJS.Signals = 'SIGTERM') => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+export async function startStack(
+  opts: { apis?: number; workers?: number; env?: Record<string, string> } = {},
+): Promise<Stack> {
+  const db = await createTestDatabase();
+  const env: Record<string, string> = {
+    NODE_ENV: 'production',
+    DATABASE_URL: db.url,
+    REDIS_URL: redisUrl(),
+    AUTH_JWT_SECRET: TEST_JWT_SECRET,
+    QUEUE_PREFIX: `t${randomBytes(4).toString('hex')}`,
+    LLM_PROVIDER: 'scripted',
+    LOG_LEVEL: 'warn',
+    EVENT_POLL_MS: '500',
+    SSE_RETRY_MS: '20',
+    RATE_LIMIT_POSTS_PER_MIN: '10000',
+    ...opts.env,
+  };
+  const apis: Stack['apis'] = [];
+  const workers: Proc[] = [];
+  const startWorker = async () => {
+    const w = startProcess(`worker${workers.length}`, 'dist/apps/worker/src/main.js', env);
+    workers.push(w);
+    return w;
+  };
+  for (let i = 0; i < (opts.apis ?? 1); i++) {
+    const port = await freePort();
+    const p = startProcess(`api${i}`, 'dist/apps/api/src/main.js', { ...env, PORT: String(port) });
+    apis.push({ ...p, base: `http://127.0.0.1:${port}` });
+  }
+  for (let i = 0; i < (opts.workers ?? 1); i++) await startWorker();
+  const stack: Stack = {
+    db,
+    env,
+    apis,
+    workers,
+    base: apis[0]?.base ?? '',
+    startWorker,
+    stop: async () => {
+      await Promise.all([...apis, ...workers].map((p) => p.kill()));
+      await db.drop();
+    },
+  };
+  for (const api of apis) {
+    await waitFor(
+      `${api.name} /readyz`,
+      async () => {
+        if (api.child.exitCode !== null) throw new Error(`${api.name} exited:\n${api.output()}`);
+        return (await fetch(`${api.base}/readyz`).catch(() => undefined))?.ok;
+      },
+      30_000,
+      100,
+    ).catch(async (e) => {
+      await stack.stop();
+      throw e;
+    });
+  }
+  return stack;
+}
+
+export function tokenFor(userId: string, opts: { ttlSeconds?: number; secret?: string } = {}): string {
+  return jwt.sign({ sub: userId }, opts.secret ?? TEST_JWT_SECRET, {
+    algorithm: 'HS256',
+    expiresIn: opts.ttlSeconds ?? 3600,
+  });
+}
+
+export interface Reply<T = any> {
+  status: number;
+  body: T;
+  text: string;
+  headers: Headers;
+}
+
+/** A client as an app developer writes one: fetch with a bearer token. */
+export function clientFor(base: string, userId: string) {
+  const token = tokenFor(userId);
+  const auth = { authorization: `Bearer ${token}` };
+  async function req<T = any>(
+    method: string,
+    p: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<Reply<T>> {
+    const init: RequestInit = {
+      method,
+      headers: { ...auth, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    };
+    const r = await fetch(base + p, init);
+    const text = await r.text();
+    let json: any;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    return { status: r.status, body: json, text, headers: r.headers };
+  }
+  return { req, token, auth, userId, base };
+}
+export type Client = ReturnType<typeof clientFor>;
