@@ -400,7 +400,7 @@ describe('conversations API (e2e)', () => {
 
   describe('OpenAPI', () => {
     it('documents every endpoint and the event envelope at /docs', async () => {
-      const doc = await (await fetch(`${stack.base}/docs-json`)).json();
+      const doc = (await (await fetch(`${stack.base}/docs-json`)).json()) as any;
       const paths = Object.entries(doc.paths as Record<string, object>).flatMap(([p, ops]) =>
         Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`),
       );

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { ConfigModule } from '@parley/config';
 import { DatabaseModule, loggerModule, queueRootModule, RedisModule } from '@parley/platform';
+import { BooksHttpModule } from './books/books-http.module';
 import { ConversationsModule } from './conversations/conversations.module';
 import { AuthGuard } from './auth/auth.guard';
 import { HealthController } from './health/health.controller';
@@ -9,7 +10,15 @@ import { HttpExceptionFilter } from './http/http-exception.filter';
 
 /** The HTTP root: controllers call services; it enqueues, never consumes. */
 @Module({
-  imports: [ConfigModule, loggerModule('api'), DatabaseModule, RedisModule, queueRootModule(), ConversationsModule],
+  imports: [
+    ConfigModule,
+    loggerModule('api'),
+    DatabaseModule,
+    RedisModule,
+    queueRootModule(),
+    ConversationsModule,
+    BooksHttpModule,
+  ],
   controllers: [HealthController],
   providers: [
     { provide: APP_GUARD, useClass: AuthGuard },

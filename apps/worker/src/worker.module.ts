@@ -1,11 +1,41 @@
 import { Module } from '@nestjs/common';
+import { BullModule } from '@nestjs/bullmq';
+import { AGENT_TURNS_QUEUE, ToolRegistry } from '@parley/agent';
+import { BooksModule, SearchBookTool } from '@parley/books';
 import { ConfigModule } from '@parley/config';
-import { DatabaseModule, loggerModule, RedisModule } from '@parley/platform';
+import { DatabaseModule, loggerModule, queueRootModule, RedisModule } from '@parley/platform';
 import { ProjectionsService } from './projections/projections.service';
+import { AgentTurnRunner } from './turns/agent-turn.runner';
+import { AgentTurnsProcessor } from './turns/agent-turns.processor';
+import { llmProvider } from './turns/llm.provider';
+import { RunningTurns } from './turns/running-turns';
+import { TurnDispatcher } from './turns/turn-dispatcher.service';
+import { TurnSequencer } from './turns/turn-sequencer';
 
-/** The worker root: no HTTP port; processors, projections and the dispatcher. */
+/** The worker root: no HTTP port; agent turns (BullMQ), projections and the turn dispatcher. */
 @Module({
-  imports: [ConfigModule, loggerModule('worker'), DatabaseModule, RedisModule],
-  providers: [ProjectionsService],
+  imports: [
+    ConfigModule,
+    loggerModule('worker'),
+    DatabaseModule,
+    RedisModule,
+    queueRootModule(),
+    BullModule.registerQueue({ name: AGENT_TURNS_QUEUE }),
+    BooksModule,
+  ],
+  providers: [
+    ProjectionsService,
+    llmProvider,
+    {
+      provide: ToolRegistry,
+      inject: [SearchBookTool],
+      useFactory: (search: SearchBookTool) => new ToolRegistry([search]),
+    },
+    AgentTurnRunner,
+    AgentTurnsProcessor,
+    RunningTurns,
+    TurnSequencer,
+    TurnDispatcher,
+  ],
 })
 export class WorkerModule {}

@@ -16,7 +16,8 @@ const envSchema = z.object({
   LLM_PROVIDER: z.enum(['anthropic', 'scripted']).optional(),
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
   ANTHROPIC_BASE_URL: z.string().url().optional(),
-  LLM_MODEL: z.string().min(1).default('claude-sonnet-4-6'),
+  LLM_MODEL: z.string().min(1).default('claude-sonnet-5-5'),
+  LLM_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
   LLM_MAX_TOKENS: positiveInt.default(1024),
   LLM_RETRIEVAL_MODE: z.enum(['auto', 'tools', 'always-retrieve']).default('auto'),
   AUTH_JWT_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
@@ -49,6 +50,7 @@ export interface AppConfig {
     provider: 'anthropic' | 'scripted';
     model: string;
     maxTokens: number;
+    maxRetries: number;
     apiKey?: string;
     baseUrl?: string;
     retrievalMode: Env['LLM_RETRIEVAL_MODE'];
@@ -90,6 +92,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): AppConfig {
       provider: e.LLM_PROVIDER ?? (e.ANTHROPIC_API_KEY ? 'anthropic' : 'scripted'),
       model: e.LLM_MODEL,
       maxTokens: e.LLM_MAX_TOKENS,
+      maxRetries: e.LLM_MAX_RETRIES,
       apiKey: e.ANTHROPIC_API_KEY,
       baseUrl: e.ANTHROPIC_BASE_URL,
       retrievalMode: e.LLM_RETRIEVAL_MODE,

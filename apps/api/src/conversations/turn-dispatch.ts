@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectQueue } from '@nestjs/bullmq';
 import { Queue } from 'bullmq';
-import { AGENT_TURNS_QUEUE, cancelChannel, JobName, runTurnJobId } from '@parley/agent';
+import { AGENT_TURNS_QUEUE, cancelChannel, JobName, RUN_TURN_JOB_OPTIONS, runTurnJobId } from '@parley/agent';
 import { AppConfig, CONFIG } from '@parley/config';
 import { RedisConnections } from '@parley/platform';
 
@@ -22,7 +22,11 @@ export class TurnDispatch {
 
   async turnPosted(conversationId: string, turnId: string): Promise<void> {
     await this.bestEffort('enqueue', () =>
-      this.queue.add(JobName.RunTurn, { conversationId, turnId }, { jobId: runTurnJobId(conversationId, turnId) }),
+      this.queue.add(
+        JobName.RunTurn,
+        { conversationId, turnId },
+        { jobId: runTurnJobId(conversationId, turnId), ...RUN_TURN_JOB_OPTIONS },
+      ),
     );
   }
 

@@ -18,3 +18,11 @@ export const runTurnJobId = (conversationId: string, turnId: string): string => 
 
 /** Redis pub/sub channel on which cancel requests reach the worker running the turn. */
 export const cancelChannel = (queuePrefix: string): string => `${queuePrefix}:turn-cancel`;
+
+/** The same options wherever a turn is enqueued (first enqueue wins, by job id). */
+export const RUN_TURN_JOB_OPTIONS = {
+  attempts: 5,
+  backoff: { type: 'exponential' as const, delay: 1_000 },
+  removeOnComplete: { age: 3_600, count: 10_000 },
+  removeOnFail: { age: 24 * 3_600 },
+};

@@ -8,6 +8,8 @@ export interface ToolContext {
   /** highest chapter index the reader has reached (inclusive); null = no limit */
   readingPosition: number | null;
   signal?: AbortSignal;
+  /** the number of this call's first passage, so [n] is unique within a turn */
+  citationStart?: number;
 }
 
 export interface ToolOutput {

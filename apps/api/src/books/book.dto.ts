@@ -1,0 +1,143 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { BOOK_FORMATS, BookFormat, MAX_BOOK_BYTES } from '@parley/books';
+
+export const BOOK_TITLE_MAX = 200;
+export const SEARCH_QUERY_MAX = 500;
+export const SEARCH_K_MAX = 20;
+
+/**
+ * POST /books, as JSON {title, author?, format, content} or as multipart/form-data with a `file`
+ * (title, author and format then optional: the title defaults to the file name, the format is
+ * read from the extension or the part's content type). Which fields are required depends on
+ * whether a file came, so the controller checks that; this class checks each field's shape.
+ */
+export class CreateBookDto {
+  @ApiPropertyOptional({ minLength: 1, maxLength: BOOK_TITLE_MAX, description: 'required with JSON content' })
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(BOOK_TITLE_MAX)
+  title?: string;
+
+  @ApiPropertyOptional({ maxLength: BOOK_TITLE_MAX })
+  @IsOptional()
+  @IsString()
+  @MaxLength(BOOK_TITLE_MAX)
+  author?: string;
+
+  @ApiPropertyOptional({ enum: BOOK_FORMATS, description: 'required with JSON content' })
+  @IsOptional()
+  @IsIn(BOOK_FORMATS)
+  format?: BookFormat;
+
+  @ApiPropertyOptional({
+    description: 'the book: text or Markdown as is, a PDF base64-encoded; required without a file',
+  })
+  @IsOptional()
+  @IsString()
+  content?: string;
+}
+
+/** The multipart form, for the OpenAPI document only. */
+export class UploadBookDto {
+  @ApiProperty({
+    type: 'string',
+    format: 'binary',
+    description: `.txt, .md or .pdf, at most ${MAX_BOOK_BYTES / 1024 / 1024} MB`,
+  })
+  file!: unknown;
+
+  @ApiPropertyOptional({ maxLength: BOOK_TITLE_MAX, description: 'defaults to the file name' })
+  title?: string;
+
+  @ApiPropertyOptional({ maxLength: BOOK_TITLE_MAX })
+  author?: string;
+
+  @ApiPropertyOptional({ enum: BOOK_FORMATS, description: 'defaults to what the file name or content type says' })
+  format?: BookFormat;
+}
+
+export class SearchBookQueryDto {
+  @ApiProperty({ minLength: 1, maxLength: SEARCH_QUERY_MAX, description: "a reader's question or key words" })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(SEARCH_QUERY_MAX)
+  q!: string;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: SEARCH_K_MAX, default: 5 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(SEARCH_K_MAX)
+  k?: number;
+}
+
+export class ChapterDto {
+  @ApiProperty({ description: '1..N in book order; what readingPosition counts' })
+  index!: number;
+
+  @ApiProperty()
+  title!: string;
+}
+
+export class BookDto {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  @ApiProperty()
+  title!: string;
+
+  @ApiProperty({ type: String, nullable: true })
+  author!: string | null;
+
+  @ApiProperty({ enum: BOOK_FORMATS })
+  format!: BookFormat;
+
+  @ApiProperty({ type: [ChapterDto] })
+  chapters!: ChapterDto[];
+
+  @ApiProperty()
+  chunkCount!: number;
+
+  @ApiProperty({ format: 'date-time' })
+  createdAt!: string;
+}
+
+export class BookListDto {
+  @ApiProperty({ type: [BookDto] })
+  items!: BookDto[];
+
+  @ApiProperty({ type: String, nullable: true, description: 'always null: every book is listed' })
+  nextCursor!: string | null;
+}
+
+export class SearchHitDto {
+  @ApiProperty({ format: 'uuid' })
+  chunkId!: string;
+
+  @ApiProperty({ description: 'the chapter heading' })
+  chapter!: string;
+
+  @ApiProperty()
+  chapterIndex!: number;
+
+  @ApiProperty({ type: String, nullable: true })
+  section!: string | null;
+
+  @ApiProperty({ type: Number, nullable: true })
+  page!: number | null;
+
+  @ApiProperty()
+  text!: string;
+
+  @ApiProperty({ minimum: 0, maximum: 1 })
+  score!: number;
+}
+
+export class SearchResultDto {
+  @ApiProperty({ type: [SearchHitDto] })
+  items!: SearchHitDto[];
+}

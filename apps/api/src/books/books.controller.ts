@@ -1,0 +1,141 @@
+import {
+  BadRequestException,
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  HttpException,
+  NotFoundException,
+  Param,
+  ParseUUIDPipe,
+  Post,
+  Query,
+  UploadedFile,
+  UseInterceptors,
+} from '@nestjs/common';
+import { FileInterceptor } from '@nestjs/platform-express';
+import {
+  ApiBearerAuth,
+  ApiBody,
+  ApiConsumes,
+  ApiCreatedResponse,
+  ApiExtraModels,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+  getSchemaPath,
+} from '@nestjs/swagger';
+import { memoryStorage } from 'multer';
+import {
+  Book,
+  BookNotFoundError,
+  BookRejectedError,
+  BooksService,
+  formatOfFile,
+  IngestBookInput,
+  MAX_BOOK_BYTES,
+  titleOfFile,
+} from '@parley/books';
+import { AuthUser } from '../auth/auth.guard';
+import { CurrentUser } from '../auth/current-user.decorator';
+import { BookDto, BookListDto, CreateBookDto, SearchBookQueryDto, SearchResultDto, UploadBookDto } from './book.dto';
+
+const Id = () =>
+  new ParseUUIDPipe({ version: undefined, exceptionFactory: () => new BadRequestException(['id must be a UUID']) });
+
+const BASE64 = /^[A-Za-z0-9+/\s]*={0,2}\s*$/;
+
+@ApiTags('books')
+@ApiBearerAuth()
+@ApiExtraModels(CreateBookDto, UploadBookDto)
+@Controller('books')
+export class BooksController {
+  constructor(private readonly books: BooksService) {}
+
+  @Post()
+  @ApiOperation({
+    summary: 'Ingest a book (JSON, or multipart with a file for anything over the JSON body limit)',
+    description: `Text (Project Gutenberg headers and licence are dropped), Markdown or PDF, at most ${MAX_BOOK_BYTES / 1024 / 1024} MB.`,
+  })
+  @ApiConsumes('application/json', 'multipart/form-data')
+  @ApiBody({ schema: { oneOf: [{ $ref: getSchemaPath(CreateBookDto) }, { $ref: getSchemaPath(UploadBookDto) }] } })
+  @ApiCreatedResponse({ type: BookDto })
+  @UseInterceptors(
+    FileInterceptor('file', { storage: memoryStorage(), limits: { fileSize: MAX_BOOK_BYTES, files: 1, fields: 10 } }),
+  )
+  create(
+    @CurrentUser() user: AuthUser,
+    @Body() body: CreateBookDto,
+    @UploadedFile() file?: Express.Multer.File,
+  ): Promise<Book> {
+    const input = file ? fromFile(body, file) : fromJson(body);
+    return this.mapErrors(() => this.books.ingest(user.id, input));
+  }
+
+  @Get()
+  @ApiOperation({ summary: "List the caller's books, newest first" })
+  @ApiOkResponse({ type: BookListDto })
+  async list(@CurrentUser() user: AuthUser): Promise<{ items: Book[]; nextCursor: null }> {
+    return { items: await this.books.list(user.id), nextCursor: null };
+  }
+
+  @Get(':id')
+  @ApiOperation({ summary: 'Show a book with its chapters' })
+  @ApiOkResponse({ type: BookDto })
+  show(@CurrentUser() user: AuthUser, @Param('id', Id()) id: string): Promise<Book> {
+    return this.mapErrors(() => this.books.get(user.id, id));
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Delete a book and its passages' })
+  @ApiNoContentResponse()
+  async remove(@CurrentUser() user: AuthUser, @Param('id', Id()) id: string): Promise<void> {
+    await this.mapErrors(() => this.books.delete(user.id, id));
+  }
+
+  @Get(':id/search')
+  @ApiOperation({
+    summary: "Search a book's passages, as the agent's search_book tool does (without a reading position)",
+  })
+  @ApiOkResponse({ type: SearchResultDto })
+  search(@CurrentUser() user: AuthUser, @Param('id', Id()) id: string, @Query() query: SearchBookQueryDto) {
+    return this.mapErrors(() => this.books.search(user.id, id, query.q, { k: query.k }));
+  }
+
+  /** The books library's typed errors as HTTP errors. */
+  private async mapErrors<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (e) {
+      if (e instanceof BookNotFoundError) throw new NotFoundException('book not found');
+      if (e instanceof BookRejectedError) throw new HttpException(e.message, e.status);
+      throw e;
+    }
+  }
+}
+
+function fromFile(body: CreateBookDto, file: Express.Multer.File): IngestBookInput {
+  if (body.content !== undefined) throw new BadRequestException(['send either a file or content, not both']);
+  const format = body.format ?? formatOfFile(file.originalname, file.mimetype);
+  if (!format) {
+    throw new HttpException(
+      `cannot tell the format of "${file.originalname}": name it .txt, .md or .pdf, or send format`,
+      415,
+    );
+  }
+  return { title: body.title ?? titleOfFile(file.originalname), author: body.author, format, content: file.buffer };
+}
+
+function fromJson(body: CreateBookDto): IngestBookInput {
+  const missing = (['title', 'format', 'content'] as const).filter((f) => body[f] === undefined);
+  if (missing.length) {
+    throw new BadRequestException([...missing.map((f) => `${f} is required (or upload the book as a multipart file)`)]);
+  }
+  const { title, author, format, content } = body as Required<CreateBookDto>;
+  if (format !== 'pdf') return { title, author, format, content };
+  if (!BASE64.test(content)) throw new BadRequestException(['content must be base64 for a pdf']);
+  return { title, author, format, content: Buffer.from(content, 'base64') };
+}

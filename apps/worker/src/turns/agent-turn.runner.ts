@@ -1,0 +1,228 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { Pool } from 'pg';
+import {
+  addUsage,
+  buildHistory,
+  ChatResult,
+  citationStartFor,
+  citedPassages,
+  costUsd,
+  isAbort,
+  LLM_CLIENT,
+  LlmClient,
+  LlmError,
+  nextStep,
+  renderPrompt,
+  ToolContext,
+  ToolRegistry,
+  TurnEvent,
+  TurnRecord,
+  turnsOf,
+  zeroUsage,
+} from '@parley/agent';
+import { AppConfig, CONFIG } from '@parley/config';
+import { ConversationEvent, conversationStreamId, fold } from '@parley/conversation';
+import { EventStore, NewEvent, StoredEvent, WrongExpectedVersionError } from '@parley/event-store';
+import { LiveDeltas } from '@parley/platform';
+
+export type TurnOutcome = { kind: 'ended' } | { kind: 'wait'; forTurnId: string };
+
+interface Loaded {
+  events: StoredEvent[];
+  version: number;
+  turns: TurnRecord[];
+  turn: TurnRecord | undefined;
+  ctx: ToolContext;
+  deleted: boolean;
+}
+
+/**
+ * Runs one agent turn as a fold of its conversation's stream: load, fold, do the next step,
+ * append it at the folded version, repeat. Whatever crashed before, the log says where to go on;
+ * a worker that loses an append race re-reads and finds the turn moved on (or ended).
+ */
+@Injectable()
+export class AgentTurnRunner {
+  private readonly logger = new Logger(AgentTurnRunner.name);
+
+  constructor(
+    private readonly store: EventStore,
+    @Inject(Pool) private readonly pool: Pool,
+    @Inject(LLM_CLIENT) private readonly llm: LlmClient,
+    private readonly tools: ToolRegistry,
+    private readonly deltas: LiveDeltas,
+    @Inject(CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async run(conversationId: string, turnId: string, signal: AbortSignal): Promise<TurnOutcome> {
+    for (;;) {
+      const s = await this.load(conversationId, turnId, signal);
+      const step = s.deleted
+        ? ({ kind: 'ended' } as const)
+        : nextStep(s.turns, turnId, this.config.agent.maxIterations);
+      if (step.kind === 'ended' || step.kind === 'wait') return step;
+      if (signal.aborted) return { kind: 'ended' }; // cancelled: the API recorded TurnCancelled
+      try {
+        const events =
+          step.kind === 'run-tools'
+            ? await this.runTools(s, step.calls)
+            : await this.callLlm(s, step.iteration, step.allowTools, conversationId, signal);
+        await this.append(conversationId, s.version, events);
+      } catch (e) {
+        if (e instanceof WrongExpectedVersionError) continue; // someone else moved the stream: re-read
+        if (isAbort(e) || signal.aborted) continue; // the next load sees TurnCancelled
+        if (e instanceof LlmError) {
+          await this.fail(conversationId, turnId, e.code, e.message, e.retryable);
+          continue;
+        }
+        throw e;
+      }
+    }
+  }
+
+  /** Records TurnFailed unless the turn already ended. */
+  async fail(conversationId: string, turnId: string, code: string, message: string, retryable: boolean): Promise<void> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const events = await this.store.readStream(conversationStreamId(conversationId));
+      const turn = turnsOf(events as unknown as TurnEvent[]).find((t) => t.turnId === turnId);
+      if (!turn || turn.ending) return;
+      try {
+        await this.append(conversationId, events.length ? events[events.length - 1].version : 0, [
+          this.event(events, turnId, 'TurnFailed', { turnId, code, message: message.slice(0, 1000), retryable }),
+        ]);
+        this.logger.warn(`turn ${turnId} failed: ${code} ${message}`);
+        return;
+      } catch (e) {
+        if (!(e instanceof WrongExpectedVersionError)) throw e;
+      }
+    }
+  }
+
+  private async load(conversationId: string, turnId: string, signal: AbortSignal): Promise<Loaded> {
+    const events = await this.store.readStream(conversationStreamId(conversationId));
+    const state = fold(events as unknown as ConversationEvent[]);
+    const turns = turnsOf(events as unknown as TurnEvent[]);
+    return {
+      events,
+      version: state.version,
+      turns,
+      turn: turns.find((t) => t.turnId === turnId),
+      deleted: state.status !== 'active',
+      ctx: {
+        userId: state.ownerId ?? '',
+        conversationId,
+        bookId: state.bookId,
+        readingPosition: state.readingPosition,
+        signal,
+      },
+    };
+  }
+
+  /** Every pending call of the iteration, in parallel; results recorded together, in call order. */
+  private async runTools(
+    s: Loaded,
+    calls: Array<{ toolUseId: string; name: string; input: unknown }>,
+  ): Promise<NewEvent[]> {
+    const turn = s.turn!;
+    const outputs = await Promise.all(
+      calls.map(async (c) => {
+        const citationStart = citationStartFor(turn, c.toolUseId);
+        const out = await this.tools.run(c.name, c.input, { ...s.ctx, citationStart });
+        return { c, out, citationStart };
+      }),
+    );
+    return outputs.map(({ c, out, citationStart }) =>
+      this.event(s.events, turn.turnId, 'ToolResultRecorded', {
+        turnId: turn.turnId,
+        toolUseId: c.toolUseId,
+        content: out.content,
+        isError: out.isError ?? false,
+        ...(out.chunks ? { chunks: out.chunks, citationStart } : {}),
+      }),
+    );
+  }
+
+  private async callLlm(
+    s: Loaded,
+    iteration: number,
+    allowTools: boolean,
+    conversationId: string,
+    signal: AbortSignal,
+  ): Promise<NewEvent[]> {
+    const turn = s.turn!;
+    const { messages, prefixEnd } = buildHistory(s.turns, turn.turnId, this.config.agent.contextTokens);
+    const tools = this.tools.specsFor(s.ctx);
+    let index = 0;
+    const result: ChatResult = await this.llm.chatWithTools(messages, tools, {
+      system: await this.systemPrompt(s),
+      prefixEnd,
+      toolChoice: allowTools ? 'auto' : 'none',
+      signal,
+      onTextDelta: (text) => {
+        this.deltas.publish(conversationId, { turnId: turn.turnId, index: index++, text }).catch(() => undefined);
+      },
+    });
+    const text = result.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
+    const toolUses = allowTools ? result.content.filter((b) => b.type === 'tool_use') : [];
+    if (toolUses.length > 0) {
+      return toolUses.map((b, i) =>
+        this.event(s.events, turn.turnId, 'ToolInvoked', {
+          turnId: turn.turnId,
+          toolUseId: b.id,
+          name: b.name,
+          input: b.input,
+          iteration,
+          ...(i === 0 ? { assistantText: text, usage: result.usage, model: result.model } : {}),
+        }),
+      );
+    }
+    const usage = turn.iterations.reduce((sum, it) => (it.usage ? addUsage(sum, it.usage) : sum), zeroUsage());
+    const total = addUsage(usage, result.usage);
+    const citations = citedPassages(text, turn);
+    const content = text.trim() ? text : '(no answer)';
+    return [
+      this.event(s.events, turn.turnId, 'AssistantReplied', {
+        turnId: turn.turnId,
+        messageId: randomUUID(),
+        content,
+        model: result.model,
+        stopReason: result.stopReason,
+        usage: total,
+        costUsd: costUsd(result.model, total),
+        citations,
+        isFromBook: citations.length > 0,
+        iterations: iteration,
+        latencyMs: Date.now() - turn.postedAt.getTime(),
+      }),
+    ];
+  }
+
+  private async systemPrompt(s: Loaded): Promise<string> {
+    let book = 'a book the reader has not chosen yet';
+    if (s.ctx.bookId) {
+      const { rows } = await this.pool.query<{ title: string; author: string | null }>(
+        'SELECT title, author FROM books WHERE id = $1',
+        [s.ctx.bookId],
+      );
+      if (rows[0]) book = `"${rows[0].title}"${rows[0].author ? ` by ${rows[0].author}` : ''}`;
+    }
+    const scope =
+      s.ctx.readingPosition === null
+        ? 'The reader may discuss the whole book.'
+        : `The reader has read up to and including chapter ${s.ctx.readingPosition}. Search only finds passages up to there.`;
+    return renderPrompt('conversation_system_prompt', { book, reading_scope: scope });
+  }
+
+  /** Agent events name the owner, the turn (correlation) and the event they follow from (causation). */
+  private event(history: StoredEvent[], turnId: string, type: string, data: object): NewEvent {
+    const owner = history.find((e) => e.type === 'ConversationStarted')?.data as { ownerId?: string } | undefined;
+    const causationId = history[history.length - 1]?.id;
+    return { id: randomUUID(), type, data, metadata: { userId: owner?.ownerId, correlationId: turnId, causationId } };
+  }
+
+  private async append(conversationId: string, expectedVersion: number, events: NewEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    await this.store.append(conversationStreamId(conversationId), events, { expectedVersion });
+  }
+}

@@ -1,0 +1,70 @@
+import { Inject, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
+import { DelayedError, Job } from 'bullmq';
+import { AGENT_TURNS_QUEUE, JobName, JobPayloads } from '@parley/agent';
+import { AppConfig, CONFIG } from '@parley/config';
+import { AgentTurnRunner } from './agent-turn.runner';
+import { RunningTurns } from './running-turns';
+import { TurnSequencer } from './turn-sequencer';
+
+/**
+ * Lock and stall settings, tuned for recovery after a worker is killed mid-turn: a lost lock
+ * expires after LOCK_MS and the stalled-job check runs every STALLED_INTERVAL_MS, so another
+ * worker picks the turn up within ~LOCK_MS + STALLED_INTERVAL_MS. The lock is renewed every
+ * LOCK_MS / 2 by a live worker, so a long LLM call never looks stalled.
+ */
+export const LOCK_MS = 10_000;
+export const STALLED_INTERVAL_MS = 5_000;
+export const TURN_ATTEMPTS = 5;
+
+@Processor(AGENT_TURNS_QUEUE, { lockDuration: LOCK_MS, stalledInterval: STALLED_INTERVAL_MS, maxStalledCount: 10 })
+export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBootstrap {
+  private readonly logger = new Logger(AgentTurnsProcessor.name);
+
+  constructor(
+    private readonly runner: AgentTurnRunner,
+    private readonly running: RunningTurns,
+    private readonly sequencer: TurnSequencer,
+    @Inject(CONFIG) private readonly config: AppConfig,
+  ) {
+    super();
+  }
+
+  onApplicationBootstrap(): void {
+    this.worker.concurrency = this.config.worker.concurrency;
+  }
+
+  async process(job: Job, token?: string): Promise<void> {
+    switch (job.name) {
+      case JobName.RunTurn:
+        return this.runTurn(job as Job<JobPayloads[typeof JobName.RunTurn]>, token);
+      default:
+        throw new Error(`no handler for job ${job.name}`);
+    }
+  }
+
+  private async runTurn(job: Job<JobPayloads[typeof JobName.RunTurn]>, token?: string): Promise<void> {
+    const { conversationId, turnId } = job.data;
+    const outcome = await this.running.track(turnId, async (signal) => {
+      try {
+        return await this.runner.run(conversationId, turnId, signal);
+      } catch (e) {
+        const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+        if (lastAttempt)
+          await this.runner.fail(conversationId, turnId, 'internal_error', String((e as Error)?.message ?? e), true);
+        throw e;
+      }
+    });
+    if (outcome.kind === 'wait') {
+      // an earlier turn of this conversation is still running: come back when it ends (or soon)
+      await job.moveToDelayed(Date.now() + 1_000, token);
+      throw new DelayedError();
+    }
+    await this.sequencer.promoteNext(conversationId);
+  }
+
+  @OnWorkerEvent('failed')
+  onFailed(job: Job | undefined, error: Error): void {
+    if (job) this.logger.warn(`job ${job.id} failed (attempt ${job.attemptsMade}): ${error.message}`);
+  }
+}

@@ -1,0 +1,43 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { AppConfig, CONFIG } from '@parley/config';
+import { conversationIdOf } from '@parley/conversation';
+import { AppendNotifier, CheckpointedConsumerRunner, EventStore, LogConsumer, StoredEvent } from '@parley/event-store';
+import { TurnSequencer } from './turn-sequencer';
+
+/**
+ * Enqueues a job for every UserMessagePosted in the log, so a turn is answered even when the API
+ * died between its append and its own enqueue. At least once; the job id makes repeats harmless.
+ */
+@Injectable()
+export class TurnDispatcher implements LogConsumer, OnApplicationBootstrap, OnApplicationShutdown {
+  readonly name = 'turn-dispatcher';
+  private readonly logger = new Logger(TurnDispatcher.name);
+  private readonly runner: CheckpointedConsumerRunner;
+
+  constructor(
+    store: EventStore,
+    notifier: AppendNotifier,
+    private readonly sequencer: TurnSequencer,
+    @Inject(CONFIG) private readonly config: AppConfig,
+  ) {
+    this.runner = new CheckpointedConsumerRunner(store, this, notifier, {
+      pollMs: config.eventPollMs,
+      onError: (e) => this.logger.error(`dispatch failed: ${(e as Error)?.message ?? e}`),
+    });
+  }
+
+  async handle(event: StoredEvent): Promise<void> {
+    if (event.type !== 'UserMessagePosted') return;
+    const conversationId = conversationIdOf(event.streamId);
+    if (!conversationId) return;
+    await this.sequencer.enqueue(conversationId, (event.data as { turnId: string }).turnId);
+  }
+
+  onApplicationBootstrap(): void {
+    if (this.config.worker.dispatcherEnabled) this.runner.start();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.runner.stop();
+  }
+}

@@ -1,0 +1,33 @@
+import { Injectable } from '@nestjs/common';
+import { InjectQueue } from '@nestjs/bullmq';
+import { Queue } from 'bullmq';
+import { AGENT_TURNS_QUEUE, JobName, RUN_TURN_JOB_OPTIONS, runTurnJobId, TurnEvent, turnsOf } from '@parley/agent';
+import { conversationStreamId } from '@parley/conversation';
+import { EventStore } from '@parley/event-store';
+
+/** Enqueues turns (idempotently, by job id) and wakes a conversation's next turn when one ends. */
+@Injectable()
+export class TurnSequencer {
+  constructor(
+    @InjectQueue(AGENT_TURNS_QUEUE) private readonly queue: Queue,
+    private readonly store: EventStore,
+  ) {}
+
+  async enqueue(conversationId: string, turnId: string): Promise<void> {
+    await this.queue.add(
+      JobName.RunTurn,
+      { conversationId, turnId },
+      { jobId: runTurnJobId(conversationId, turnId), ...RUN_TURN_JOB_OPTIONS },
+    );
+  }
+
+  /** The conversation's oldest pending turn runs now instead of waiting out its delay. */
+  async promoteNext(conversationId: string): Promise<void> {
+    const events = await this.store.readStream(conversationStreamId(conversationId));
+    const next = turnsOf(events as unknown as TurnEvent[]).find((t) => !t.ending);
+    if (!next) return;
+    const job = await this.queue.getJob(runTurnJobId(conversationId, next.turnId));
+    if (job && (await job.isDelayed())) await job.promote().catch(() => undefined);
+    if (!job) await this.enqueue(conversationId, next.turnId);
+  }
+}

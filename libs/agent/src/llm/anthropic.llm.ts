@@ -1,0 +1,123 @@
+import Anthropic from '@anthropic-ai/sdk';
+import type {
+  MessageCreateParamsStreaming,
+  MessageParam,
+  Tool,
+  TextBlockParam,
+} from '@anthropic-ai/sdk/resources/messages';
+import { Usage } from '@parley/conversation';
+import { ChatOptions, ChatResult, LlmClient, LlmError, LlmMessage, LlmToolSpec } from './llm.types';
+
+const EPHEMERAL = { type: 'ephemeral' as const };
+
+/**
+ * The Anthropic adapter on the official SDK (which reads ANTHROPIC_API_KEY/ANTHROPIC_BASE_URL and
+ * retries 429/5xx/529 with backoff). Streams through messages.stream() so text deltas flow while
+ * the model writes, and aborts with the turn's signal. Cache breakpoints (at most 4): the last
+ * tool, the system prompt, the end of the earlier turns, and the end of the request.
+ */
+export class AnthropicLlm implements LlmClient {
+  readonly provider = 'anthropic';
+  readonly supportsTools = true;
+  private readonly client: Anthropic;
+
+  constructor(
+    private readonly opts: { model: string; maxTokens: number; maxRetries: number; apiKey?: string; baseUrl?: string },
+  ) {
+    this.client = new Anthropic({
+      apiKey: opts.apiKey,
+      baseURL: opts.baseUrl,
+      maxRetries: opts.maxRetries,
+      timeout: 120_000,
+    });
+  }
+
+  async chatWithTools(messages: LlmMessage[], tools: LlmToolSpec[], options: ChatOptions): Promise<ChatResult> {
+    const params = this.request(messages, tools, options);
+    try {
+      const stream = this.client.messages.stream(params, { signal: options.signal });
+      if (options.onTextDelta) stream.on('text', (delta) => options.onTextDelta!(delta));
+      const final = await stream.finalMessage();
+      return {
+        content: final.content.flatMap((b): ChatResult['content'] =>
+          b.type === 'text'
+            ? [{ type: 'text' as const, text: b.text }]
+            : b.type === 'tool_use'
+              ? [{ type: 'tool_use' as const, id: b.id, name: b.name, input: b.input }]
+              : [],
+        ),
+        stopReason: final.stop_reason ?? 'end_turn',
+        usage: toUsage(final.usage),
+        model: final.model,
+      };
+    } catch (e) {
+      throw classify(e);
+    }
+  }
+
+  /** The request body; exposed for tests of byte-identical prefixes. */
+  request(messages: LlmMessage[], tools: LlmToolSpec[], options: ChatOptions): MessageCreateParamsStreaming {
+    const toolParams: Tool[] = tools.map((t, i) => ({
+      name: t.name,
+      description: t.description,
+      input_schema: t.inputSchema,
+      ...(i === tools.length - 1 ? { cache_control: EPHEMERAL } : {}),
+    }));
+    const system: TextBlockParam[] = [{ type: 'text', text: options.system, cache_control: EPHEMERAL }];
+    const breakpoints = new Set([messages.length - 1]);
+    if (options.prefixEnd !== undefined && options.prefixEnd >= 0) breakpoints.add(options.prefixEnd);
+    return {
+      model: this.opts.model,
+      max_tokens: options.maxTokens ?? this.opts.maxTokens,
+      system,
+      messages: messages.map((m, i) => toParam(m, breakpoints.has(i))),
+      ...(toolParams.length ? { tools: toolParams, tool_choice: { type: options.toolChoice ?? 'auto' } } : {}),
+      stream: true,
+    } as MessageCreateParamsStreaming;
+  }
+}
+
+function toParam(m: LlmMessage, breakpoint: boolean): MessageParam {
+  const blocks = m.content.map((b) => {
+    switch (b.type) {
+      case 'text':
+        return { type: 'text' as const, text: b.text };
+      case 'tool_use':
+        return { type: 'tool_use' as const, id: b.id, name: b.name, input: b.input as Record<string, unknown> };
+      case 'tool_result':
+        return {
+          type: 'tool_result' as const,
+          tool_use_id: b.toolUseId,
+          content: b.content,
+          ...(b.isError ? { is_error: true } : {}),
+        };
+    }
+  });
+  if (breakpoint && blocks.length)
+    blocks[blocks.length - 1] = { ...blocks[blocks.length - 1], cache_control: EPHEMERAL } as never;
+  return { role: m.role, content: blocks } as MessageParam;
+}
+
+function toUsage(u: Anthropic.Messages.Usage): Usage {
+  return {
+    inputTokens: u.input_tokens ?? 0,
+    outputTokens: u.output_tokens ?? 0,
+    cacheReadInputTokens: u.cache_read_input_tokens ?? 0,
+    cacheCreationInputTokens: u.cache_creation_input_tokens ?? 0,
+  };
+}
+
+function classify(e: unknown): Error {
+  if (e instanceof Anthropic.APIUserAbortError) return e;
+  if (e instanceof Anthropic.APIConnectionError) return new LlmError(e.message, 'llm_unreachable', true);
+  if (e instanceof Anthropic.APIError) {
+    const status = e.status ?? 0;
+    const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
+    const code = status === 529 ? 'llm_overloaded' : status === 429 ? 'llm_rate_limited' : `llm_http_${status}`;
+    return new LlmError(e.message, code, retryable);
+  }
+  return e instanceof Error ? e : new Error(String(e));
+}
+
+export const isAbort = (e: unknown): boolean =>
+  e instanceof Anthropic.APIUserAbortError || (e as Error)?.name === 'AbortError';

@@ -1,0 +1,38 @@
+import { isComplete, ToolCallRecord, TurnRecord } from './turn-records';
+
+/**
+ * What a worker does next for a turn: a pure function of the folded stream, so a crashed or
+ * retried worker continues where the log says, repeating no recorded tool call.
+ */
+export type NextStep =
+  | { kind: 'ended' }
+  | { kind: 'wait'; forTurnId: string }
+  | { kind: 'run-tools'; iteration: number; calls: ToolCallRecord[] }
+  | { kind: 'call-llm'; iteration: number; allowTools: boolean };
+
+export function nextStep(turns: TurnRecord[], turnId: string, maxIterations: number): NextStep {
+  const index = turns.findIndex((t) => t.turnId === turnId);
+  const turn = turns[index];
+  if (!turn || turn.ending) return { kind: 'ended' };
+  const earlier = turns.slice(0, index).find((t) => !t.ending);
+  if (earlier) return { kind: 'wait', forTurnId: earlier.turnId };
+  const last = turn.iterations[turn.iterations.length - 1];
+  if (last && !isComplete(last)) {
+    return {
+      kind: 'run-tools',
+      iteration: last.iteration,
+      calls: last.calls.filter((c) => !last.results.has(c.toolUseId)),
+    };
+  }
+  const iteration = turn.iterations.length + 1;
+  // the last allowed call may not use tools: it has to answer with what it has
+  return { kind: 'call-llm', iteration, allowTools: iteration < maxIterations };
+}
+
+/** Citation numbers are unique within a turn: each tool call gets its own block of numbers. */
+export const CITATION_BLOCK = 10;
+export function citationStartFor(turn: TurnRecord, toolUseId: string): number {
+  const calls = turn.iterations.flatMap((it) => it.calls.map((c) => c.toolUseId));
+  const n = calls.indexOf(toolUseId);
+  return (n < 0 ? calls.length : n) * CITATION_BLOCK + 1;
+}

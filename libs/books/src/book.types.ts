@@ -1,0 +1,52 @@
+/** The formats a book may be uploaded in. */
+export const BOOK_FORMATS = ['text', 'markdown', 'pdf'] as const;
+export type BookFormat = (typeof BOOK_FORMATS)[number];
+
+/** The largest upload accepted, in bytes (DESIGN.md: oversize answers 413). */
+export const MAX_BOOK_BYTES = 20 * 1024 * 1024;
+
+export interface IngestBookInput {
+  title: string;
+  author?: string | null;
+  format: BookFormat;
+  /** text/markdown as a string or UTF-8 bytes; pdf as bytes */
+  content: string | Buffer;
+}
+
+export interface ChapterRef {
+  /** 1..N in book order; what a conversation's readingPosition counts */
+  index: number;
+  title: string;
+}
+
+export interface Book {
+  id: string;
+  title: string;
+  author: string | null;
+  format: BookFormat;
+  chapters: ChapterRef[];
+  chunkCount: number;
+  createdAt: string;
+}
+
+export interface SearchOptions {
+  /** passages to return: default 5, at most 20 */
+  k?: number;
+  /** highest chapter index to search (inclusive); null or undefined = the whole book */
+  maxChapter?: number | null;
+}
+
+export interface SearchHit {
+  chunkId: string;
+  chapter: string;
+  chapterIndex: number;
+  section: string | null;
+  page: number | null;
+  text: string;
+  /** 0..1, higher is better */
+  score: number;
+}
+
+export interface SearchResult {
+  items: SearchHit[];
+}

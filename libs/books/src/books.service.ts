@@ -1,0 +1,74 @@
+import { Injectable } from '@nestjs/common';
+import { BookNotFoundError, BookRejectedError } from './book.errors';
+import { Book, BOOK_FORMATS, IngestBookInput, SearchOptions, SearchResult } from './book.types';
+import { chunkBook } from './chunking/chunker';
+import { parseBook } from './parsing/parse-book';
+import { BooksRepository } from './books.repository';
+import { queryText } from './search/query-text';
+
+export const DEFAULT_SEARCH_K = 5;
+export const MAX_SEARCH_K = 20;
+export const MAX_TITLE_CHARS = 200;
+
+/** Ingest (parse → chunk → store in one transaction), list, show, delete and search books. */
+@Injectable()
+export class BooksService {
+  constructor(private readonly repo: BooksRepository) {}
+
+  /** Parses, chunks and stores a book; a refused upload throws BookRejectedError and stores nothing. */
+  async ingest(ownerId: string, input: IngestBookInput): Promise<Book> {
+    const title = input.title?.trim() ?? '';
+    if (!title || title.length > MAX_TITLE_CHARS) {
+      throw new BookRejectedError(400, `title must be 1..${MAX_TITLE_CHARS} characters`);
+    }
+    const author = input.author?.trim() || null;
+    if (author && author.length > MAX_TITLE_CHARS) throw new BookRejectedError(400, `author must be at most ${MAX_TITLE_CHARS} characters`);
+    if (!BOOK_FORMATS.includes(input.format)) {
+      throw new BookRejectedError(415, `format must be one of ${BOOK_FORMATS.join(', ')}`);
+    }
+    const parsed = await parseBook(input.format, input.content, { fallbackTitle: title });
+    const chunks = chunkBook(parsed.chapters);
+    const sizeBytes = typeof input.content === 'string' ? Buffer.byteLength(input.content, 'utf8') : input.content.length;
+    return this.repo.transaction((client) =>
+      this.repo.insert(
+        client,
+        {
+          ownerId,
+          title,
+          author,
+          format: input.format,
+          chapters: parsed.chapters.map((c) => ({ index: c.index, title: c.title })),
+          sizeBytes,
+        },
+        chunks,
+      ),
+    );
+  }
+
+  list(ownerId: string): Promise<Book[]> {
+    return this.repo.list(ownerId);
+  }
+
+  async get(ownerId: string, id: string): Promise<Book> {
+    const book = await this.repo.find(ownerId, id);
+    if (!book) throw new BookNotFoundError(id);
+    return book;
+  }
+
+  async delete(ownerId: string, id: string): Promise<void> {
+    if (!(await this.repo.delete(ownerId, id))) throw new BookNotFoundError(id);
+  }
+
+  /**
+   * The passages that best answer a reader's question, from chapters up to maxChapter.
+   * ownerId null skips the ownership check (trusted callers such as the benchmark).
+   */
+  async search(ownerId: string | null, bookId: string, query: string, opts: SearchOptions = {}): Promise<SearchResult> {
+    if (!(await this.repo.find(ownerId, bookId))) throw new BookNotFoundError(bookId);
+    const k = Math.min(Math.max(Math.trunc(opts.k ?? DEFAULT_SEARCH_K), 1), MAX_SEARCH_K);
+    const maxChapter = opts.maxChapter ?? null;
+    const text = queryText(query);
+    if (!text) return { items: [] };
+    return { items: await this.repo.search(bookId, text, k, maxChapter) };
+  }
+}

@@ -1,0 +1,62 @@
+import { BookRejectedError } from '../book.errors';
+import { BookFormat, MAX_BOOK_BYTES } from '../book.types';
+import { parseMarkdown } from './markdown-parser';
+import { ParsedBook, ParseOptions } from './parsed-book';
+import { extractPdfItems, PdfReadError, pdfItemsToLines } from './pdf-extractor';
+import { parseLines, parseText } from './text-parser';
+import { stripGutenberg } from './gutenberg';
+
+/**
+ * Checks an upload and parses it into chapters. Refusals are BookRejectedError: empty (400),
+ * over 20 MB (413), binary or not the declared format (415), no readable text (400).
+ */
+export async function parseBook(format: BookFormat, content: string | Buffer, opts: ParseOptions): Promise<ParsedBook> {
+  const size = typeof content === 'string' ? Buffer.byteLength(content, 'utf8') : content.length;
+  if (size === 0) throw new BookRejectedError(400, 'the book is empty');
+  if (size > MAX_BOOK_BYTES) throw new BookRejectedError(413, `the book is larger than ${MAX_BOOK_BYTES / 1024 / 1024} MB`);
+
+  let book: ParsedBook;
+  if (format === 'pdf') {
+    book = await parsePdf(typeof content === 'string' ? Buffer.from(content, 'latin1') : content, opts);
+  } else {
+    const text = decodeText(content);
+    book = format === 'markdown' ? parseMarkdown(text, opts) : parseText(text, opts);
+  }
+  if (!book.chapters.some((c) => c.paragraphs.some((p) => /[\p{L}\p{N}]/u.test(p.text)))) {
+    throw new BookRejectedError(400, format === 'pdf' ? 'the PDF has no extractable text (a scan?)' : 'the book has no text');
+  }
+  return book;
+}
+
+/** UTF-8 only: NUL bytes, invalid sequences or a mass of control characters mean a binary file. */
+export function decodeText(content: string | Buffer): string {
+  let text: string;
+  if (typeof content === 'string') {
+    text = content;
+  } else {
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(content);
+    } catch {
+      throw new BookRejectedError(415, 'the file is not UTF-8 text');
+    }
+  }
+  if (text.includes('\u0000')) throw new BookRejectedError(415, 'the file is binary, not text');
+  const controls = text.match(/[\u0001-\u0008\u000e-\u001f\u007f]/g)?.length ?? 0;
+  if (controls > 16 && controls > text.length / 100) throw new BookRejectedError(415, 'the file is binary, not text');
+  return text;
+}
+
+async function parsePdf(bytes: Buffer, opts: ParseOptions): Promise<ParsedBook> {
+  if (bytes.subarray(0, 1024).indexOf('%PDF-') < 0) throw new BookRejectedError(415, 'the file is not a PDF');
+  let pages;
+  try {
+    pages = await extractPdfItems(bytes);
+  } catch (e) {
+    if (!(e instanceof PdfReadError)) throw e;
+    const why =
+      e.reason === 'password' ? 'the PDF is password-protected' : e.reason === 'timeout' ? e.message : 'the PDF cannot be read';
+    throw new BookRejectedError(e.reason === 'timeout' ? 400 : 415, why);
+  }
+  const lines = stripGutenberg(pdfItemsToLines(pages), (l) => l.text);
+  return parseLines(lines, opts, true);
+}

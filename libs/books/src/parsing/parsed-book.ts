@@ -1,0 +1,78 @@
+/** A line of the source with the page it sits on (null for formats without pages). */
+export interface SourceLine {
+  text: string;
+  page: number | null;
+}
+
+/** A paragraph of running text: lines joined, whitespace collapsed. */
+export interface Paragraph {
+  text: string;
+  page: number | null;
+  /** the sub-chapter heading it falls under (Markdown ###…, none for plain text) */
+  section: string | null;
+}
+
+export interface ParsedChapter {
+  /** 1..N in book order */
+  index: number;
+  title: string;
+  paragraphs: Paragraph[];
+}
+
+export interface ParsedBook {
+  chapters: ParsedChapter[];
+}
+
+/** Options every parser takes. */
+export interface ParseOptions {
+  /** the chapter title used when the text has no headings at all (the book's title) */
+  fallbackTitle: string;
+}
+
+/** Text before the first heading is kept as a chapter only when it holds at least this many letters. */
+export const MIN_FRONT_MATTER_LETTERS = 500;
+export const FRONT_MATTER_TITLE = 'Front matter';
+
+export function countLetters(s: string): number {
+  const m = s.match(/\p{L}/gu);
+  return m ? m.length : 0;
+}
+
+/** Splits lines into paragraphs at blank lines; joins a paragraph's lines with single spaces. */
+export function toParagraphs(lines: SourceLine[], section: string | null = null, dehyphenate = false): Paragraph[] {
+  const out: Paragraph[] = [];
+  let buf: string[] = [];
+  let page: number | null = null;
+  const flush = () => {
+    const text = joinLines(buf, dehyphenate);
+    if (text) out.push({ text, page, section });
+    buf = [];
+  };
+  for (const line of lines) {
+    if (line.text.trim() === '') {
+      flush();
+      continue;
+    }
+    if (buf.length === 0) page = line.page;
+    buf.push(line.text);
+  }
+  flush();
+  return out;
+}
+
+/**
+ * Joins wrapped lines with single spaces. With `dehyphenate` (typeset text such as PDF), a word
+ * hyphenated across a line break ("exam-" + "ple") is rejoined; plain text keeps "rabbit-" + "hole".
+ */
+export function joinLines(lines: string[], dehyphenate = false): string {
+  let text = '';
+  for (const raw of lines) {
+    const line = raw.trim();
+    if (!line) continue;
+    if (!text) text = line;
+    else if (dehyphenate && /\p{Ll}-$/u.test(text) && /^\p{Ll}/u.test(line) && !/--$/.test(text))
+      text = text.slice(0, -1) + line;
+    else text += ' ' + line;
+  }
+  return text.replace(/[ \t\u00a0]{2,}/g, ' ');
+}

@@ -1,0 +1,286 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { projectRoot } from '@parley/platform';
+import type { ToolContext } from '@parley/agent';
+import {
+  Book,
+  BookNotFoundError,
+  BookRejectedError,
+  BooksRepository,
+  BooksService,
+  MAX_BOOK_BYTES,
+  SearchBookTool,
+} from '@parley/books';
+import { booksAdd } from '../../scripts/cli/books-add';
+import { minimalPdf } from '../support/minimal-pdf';
+import { createTestDatabase, TestDatabase } from '../support/test-database';
+
+const sharedPath = (file: string) => path.join(projectRoot(), '../shared/data/books', file);
+const shared = (file: string) => readFileSync(sharedPath(file));
+const squash = (s: string) => s.replace(/\s+/g, ' ').toLowerCase();
+
+describe(BooksService.name, () => {
+  let db: TestDatabase;
+  let sut: BooksService;
+  let alice: Book;
+  const reader = `reader-${randomUUID()}`;
+
+  const count = async (table: 'books' | 'book_chunks' | 'book_terms', bookId?: string) => {
+    const where = bookId ? (table === 'books' ? 'WHERE id = $1' : 'WHERE book_id = $1') : '';
+    const { rows } = await db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} ${where}`, bookId ? [bookId] : []);
+    return rows[0].n;
+  };
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    sut = new BooksService(new BooksRepository(db.pool));
+    alice = await sut.ingest(reader, { title: "Alice's Adventures in Wonderland", author: 'Lewis Carroll', format: 'text', content: shared('alice.txt') });
+  });
+  afterAll(() => db.drop());
+
+  describe('ingest', () => {
+    it('stores the book with its chapters and chunks, in one go', async () => {
+      expect(alice).toEqual({
+        id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        title: "Alice's Adventures in Wonderland",
+        author: 'Lewis Carroll',
+        format: 'text',
+        chapters: expect.any(Array),
+        chunkCount: expect.any(Number),
+        createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      });
+      expect(alice.chapters).toHaveLength(12);
+      expect(alice.chapters[5]).toEqual({ index: 6, title: 'CHAPTER VI. Pig and Pepper' });
+      expect(alice.chunkCount).toBeGreaterThan(120);
+      expect(await count('book_chunks', alice.id)).toBe(alice.chunkCount);
+      expect(await count('book_terms', alice.id)).toBeGreaterThan(1000);
+      const { rows } = await db.pool.query(
+        'SELECT ordinal, chapter_index, chapter, page FROM book_chunks WHERE book_id = $1 ORDER BY ordinal',
+        [alice.id],
+      );
+      expect(rows.map((r) => r.ordinal)).toEqual(rows.map((_, i) => i));
+      expect(rows[0]).toEqual({ ordinal: 0, chapter_index: 1, chapter: 'CHAPTER I. Down the Rabbit-Hole', page: null });
+      expect(rows[rows.length - 1].chapter_index).toBe(12);
+    });
+
+    it('lists, shows and deletes only the owner’s books; a foreign book is not found', async () => {
+      const other = `other-${randomUUID()}`;
+      const mine = await sut.ingest(other, { title: 'Mine', format: 'markdown', content: '# One\n\nA tale of a hat.\n\n# Two\n\nThe end.' });
+      expect(mine.chapters).toEqual([
+        { index: 1, title: 'One' },
+        { index: 2, title: 'Two' },
+      ]);
+      expect((await sut.list(other)).map((b) => b.id)).toEqual([mine.id]);
+      expect((await sut.list(reader)).map((b) => b.id)).toContain(alice.id);
+      expect((await sut.list(reader)).map((b) => b.id)).not.toContain(mine.id);
+      expect(await sut.get(other, mine.id)).toEqual(mine);
+      await expect(sut.get(reader, mine.id)).rejects.toBeInstanceOf(BookNotFoundError);
+      await expect(sut.search(reader, mine.id, 'hat')).rejects.toBeInstanceOf(BookNotFoundError);
+      await expect(sut.delete(reader, mine.id)).rejects.toBeInstanceOf(BookNotFoundError);
+      expect((await sut.search(other, mine.id, 'hat')).items).toHaveLength(1);
+      expect(await count('book_chunks', mine.id)).toBe(2);
+    });
+
+    it('deletes a book with its chunks and vocabulary', async () => {
+      const owner = `deleter-${randomUUID()}`;
+      const book = await sut.ingest(owner, { title: 'Frankenstein', format: 'text', content: shared('frankenstein.txt') });
+      expect(book.chapters).toHaveLength(28);
+      expect(await count('book_chunks', book.id)).toBeGreaterThan(300);
+      await sut.delete(owner, book.id);
+      expect(await count('books', book.id)).toBe(0);
+      expect(await count('book_chunks', book.id)).toBe(0);
+      expect(await count('book_terms', book.id)).toBe(0);
+      await expect(sut.get(owner, book.id)).rejects.toBeInstanceOf(BookNotFoundError);
+      await expect(sut.delete(owner, book.id)).rejects.toBeInstanceOf(BookNotFoundError);
+    });
+
+    it.each([
+      ['empty content', { format: 'text', content: '' }, 400],
+      ['binary content', { format: 'text', content: Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x00, 0x00, 0xff]) }, 415],
+      ['a file over 20 MB', { format: 'text', content: Buffer.alloc(MAX_BOOK_BYTES + 1, 'x') }, 413],
+      ['a PDF that is not one', { format: 'pdf', content: Buffer.from('hello') }, 415],
+      ['a book without text', { format: 'markdown', content: '# Title\n\n## One\n\n## Two\n' }, 400],
+      ['an empty title', { title: ' ', format: 'text', content: 'Some text.' }, 400],
+    ] as const)('rejects %s and leaves nothing behind', async (_, input, status) => {
+      const owner = `rejected-${randomUUID()}`;
+      const before = [await count('books'), await count('book_chunks'), await count('book_terms')];
+      const error = await sut.ingest(owner, { title: 'Bad', ...input }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(BookRejectedError);
+      expect((error as BookRejectedError).status).toBe(status);
+      expect([await count('books'), await count('book_chunks'), await count('book_terms')]).toEqual(before);
+      expect(await sut.list(owner)).toEqual([]);
+    });
+
+    it('rolls the whole book back when storing fails half-way', async () => {
+      const owner = `half-${randomUUID()}`;
+      const repo = new BooksRepository(db.pool);
+      const before = await count('book_chunks');
+      const failing = await repo
+        .transaction(async (client) => {
+          await repo.insert(
+            client,
+            { ownerId: owner, title: 'Half', author: null, format: 'text', chapters: [{ index: 1, title: 'One' }], sizeBytes: 3 },
+            [{ ordinal: 0, chapterIndex: 1, chapter: 'One', section: null, page: null, text: 'abc' }],
+          );
+          throw new Error('disk full');
+        })
+        .catch((e: Error) => e.message);
+      expect(failing).toBe('disk full');
+      expect(await sut.list(owner)).toEqual([]);
+      expect(await count('book_chunks')).toBe(before);
+    });
+
+    it('keeps the page of each chunk of a PDF', async () => {
+      const pdf = minimalPdf([
+        ['Chapter 1', '', 'The lighthouse keeper counted the gulls every morning.'],
+        ['Chapter 2', '', 'A storm came and the lamp went out over the harbour.'],
+      ]);
+      const book = await sut.ingest(reader, { title: 'Lamp', format: 'pdf', content: pdf });
+      expect(book.chapters.map((c) => c.title)).toEqual(['Chapter 1', 'Chapter 2']);
+      const { items } = await sut.search(reader, book.id, 'lamp storm harbour');
+      expect(items[0]).toMatchObject({ chapter: 'Chapter 2', chapterIndex: 2, page: 2 });
+    });
+  });
+
+  describe('search', () => {
+    it('ranks the passage about the Cheshire Cat’s grin in chapter VI first', async () => {
+      const { items } = await sut.search(reader, alice.id, 'Cheshire Cat grin');
+      expect(items).toHaveLength(5);
+      expect(items[0].chapter).toBe('CHAPTER VI. Pig and Pepper');
+      expect(squash(items[0].text)).toContain('cheshire cat');
+      expect(items.map((i) => i.score)).toEqual([...items.map((i) => i.score)].sort((a, b) => b - a));
+      for (const i of items) {
+        expect(i.score).toBeGreaterThan(0);
+        expect(i.score).toBeLessThanOrEqual(1);
+        expect(i).toEqual({
+          chunkId: expect.any(String),
+          chapter: expect.any(String),
+          chapterIndex: expect.any(Number),
+          section: null,
+          page: null,
+          text: expect.any(String),
+          score: expect.any(Number),
+        });
+      }
+    });
+
+    it('answers a reader’s question in their own words', async () => {
+      const { items } = await sut.search(reader, alice.id, 'What did they use as balls and mallets in the Queen’s game?');
+      expect(items[0].chapter).toBe("CHAPTER VIII. The Queen's Croquet-Ground");
+      expect(squash(items[0].text)).toContain('the balls were live hedgehogs');
+    });
+
+    it('finds a misspelt name by trigram similarity', async () => {
+      const { items } = await sut.search(reader, alice.id, 'Cheshre');
+      expect(items.length).toBeGreaterThan(0);
+      expect(items.every((i) => squash(i.text).includes('cheshire'))).toBe(true);
+      const typo = await sut.search(reader, alice.id, 'the Cheshre Cat grinning');
+      expect(typo.items.slice(0, 3).some((i) => i.chapterIndex === 6 && squash(i.text).includes('cheshire'))).toBe(true);
+    });
+
+    it('never returns passages from chapters after maxChapter', async () => {
+      const everywhere = await sut.search(reader, alice.id, 'the Queen playing croquet', { k: 20 });
+      expect(everywhere.items.some((i) => i.chapterIndex > 7)).toBe(true);
+      const upTo7 = await sut.search(reader, alice.id, 'the Queen playing croquet', { k: 20, maxChapter: 7 });
+      expect(upTo7.items.length).toBeGreaterThan(0);
+      expect(upTo7.items.every((i) => i.chapterIndex <= 7)).toBe(true);
+      const upTo1 = await sut.search(reader, alice.id, 'Cheshire Cat grin', { maxChapter: 1 });
+      expect(upTo1.items.every((i) => i.chapterIndex === 1)).toBe(true);
+      expect(upTo1.items.some((i) => squash(i.text).includes('cheshire'))).toBe(false);
+    });
+
+    it('bounds k to 1..20 and answers nothing for a question without words', async () => {
+      expect((await sut.search(reader, alice.id, 'Alice', { k: 50 })).items).toHaveLength(20);
+      expect((await sut.search(reader, alice.id, 'Alice', { k: 0 })).items).toHaveLength(1);
+      expect((await sut.search(reader, alice.id, 'Alice')).items).toHaveLength(5);
+      expect((await sut.search(reader, alice.id, '?!… --')).items).toEqual([]);
+      expect((await sut.search(reader, alice.id, 'the of and')).items).toEqual([]);
+      expect((await sut.search(reader, alice.id, 'xylophonist quantum')).items).toEqual([]);
+    });
+
+    it('keeps each book’s search to its own passages', async () => {
+      const pp = await sut.ingest(reader, { title: 'Pride and Prejudice', format: 'text', content: shared('pride_and_prejudice.txt') });
+      const { items } = await sut.search(reader, pp.id, 'Cheshire Cat grin Mr. Darcy');
+      const ids = new Set((await db.pool.query('SELECT id FROM book_chunks WHERE book_id = $1', [pp.id])).rows.map((r) => r.id));
+      expect(items.length).toBe(5);
+      expect(items.every((i) => ids.has(i.chunkId))).toBe(true);
+    });
+  });
+
+  describe(SearchBookTool.name, () => {
+    let tool: SearchBookTool;
+    const ctx = (over: Partial<ToolContext> = {}): ToolContext => ({
+      userId: reader,
+      conversationId: randomUUID(),
+      bookId: alice.id,
+      readingPosition: null,
+      ...over,
+    });
+
+    beforeAll(() => {
+      tool = new SearchBookTool(sut);
+    });
+
+    it('numbers the passages [1]… and gives the citations in the same order', async () => {
+      const out = await tool.run({ query: 'Cheshire Cat grin', k: 3 }, ctx());
+      expect(out.isError).toBeFalsy();
+      expect(out.chunks).toHaveLength(3);
+      const blocks = out.content.split(/\n\n(?=\[\d+\] )/).slice(1);
+      expect(blocks).toHaveLength(3);
+      blocks.forEach((block, i) => {
+        const citation = out.chunks![i];
+        expect(block.startsWith(`[${i + 1}] ${citation.chapter}\n`)).toBe(true);
+        expect(citation).toEqual({
+          chunkId: expect.any(String),
+          chapter: expect.any(String),
+          chapterIndex: expect.any(Number),
+          section: null,
+          page: null,
+          score: expect.any(Number),
+        });
+      });
+      expect(out.chunks![0].chapter).toBe('CHAPTER VI. Pig and Pepper');
+      const { rows } = await db.pool.query('SELECT text FROM book_chunks WHERE id = $1', [out.chunks![0].chunkId]);
+      expect(blocks[0]).toContain(rows[0].text);
+    });
+
+    it('searches only up to the reading position, and says so', async () => {
+      const everywhere = await tool.run({ query: 'the Queen and the Mouse', k: 10 }, ctx());
+      expect(everywhere.chunks!.some((c) => c.chapterIndex! > 2)).toBe(true);
+      const out = await tool.run({ query: 'the Queen and the Mouse', k: 10 }, ctx({ readingPosition: 2 }));
+      expect(out.content).toMatch(/chapters 1–2/);
+      expect(out.chunks!.length).toBeGreaterThan(0);
+      expect(out.chunks!.every((c) => c.chapterIndex! <= 2)).toBe(true);
+      expect(out.content).not.toMatch(/CHAPTER (III|IV|V|VI|VII|VIII|IX|X|XI|XII)\./);
+    });
+
+    it('applies only to conversations with a book, and explains bad input', async () => {
+      expect(tool.availableFor(ctx())).toBe(true);
+      expect(tool.availableFor(ctx({ bookId: null }))).toBe(false);
+      for (const input of [{}, { query: '' }, { query: 'x', k: 11 }, { query: 'x', k: 1.5 }, 'Cheshire', null, { query: 'x', extra: 1 }]) {
+        const out = await tool.run(input, ctx());
+        expect(out.isError).toBe(true);
+        expect(out.content.length).toBeGreaterThan(5);
+        expect(out.chunks).toBeUndefined();
+      }
+      expect(await tool.run({ query: 'cat' }, ctx({ bookId: null }))).toMatchObject({ isError: true });
+      expect(await tool.run({ query: 'cat' }, ctx({ userId: 'someone-else' }))).toMatchObject({ isError: true });
+      expect(await tool.run({ query: 'xylophonist' }, ctx())).toEqual({ content: expect.stringMatching(/^No passages/), chunks: [] });
+    });
+  });
+
+  describe('books add (CLI)', () => {
+    it('ingests a local file and prints the book as JSON', async () => {
+      const lines: string[] = [];
+      const owner = `cli-${randomUUID()}`;
+      const book = await booksAdd({ file: sharedPath('alice.txt'), user: owner }, { pool: db.pool, print: (l) => lines.push(l) });
+      expect(book.title).toBe('alice');
+      expect(book.chapters).toHaveLength(12);
+      expect(JSON.parse(lines.join('\n'))).toEqual(book);
+      expect((await sut.list(owner)).map((b) => b.id)).toEqual([book.id]);
+      await expect(booksAdd({ file: '/nonexistent/book.txt', user: owner }, { pool: db.pool })).rejects.toThrow(/cannot read/);
+      await expect(booksAdd({ file: sharedPath('alice.qa.jsonl'), user: owner }, { pool: db.pool })).rejects.toThrow(/format/);
+    });
+  });
+});
