@@ -81,11 +81,15 @@ export async function runRetrievalBench(log: (line: string) => void = console.lo
         mbPerSec: Math.round((content.length / 1024 / 1024 / (ms / 1000)) * 100) / 100,
       };
       report.ingest.push(row);
-      log(`  ${file.padEnd(26)} ${(row.bytes / 1024).toFixed(0).padStart(5)} KiB  ${String(row.chapters).padStart(3)} chapters  ${String(row.chunks).padStart(4)} chunks  ${String(row.ms).padStart(5)} ms  ${row.mbPerSec.toFixed(2)} MB/s`);
+      log(
+        `  ${file.padEnd(26)} ${(row.bytes / 1024).toFixed(0).padStart(5)} KiB  ${String(row.chapters).padStart(3)} chapters  ${String(row.chunks).padStart(4)} chunks  ${String(row.ms).padStart(5)} ms  ${row.mbPerSec.toFixed(2)} MB/s`,
+      );
     }
     const totalBytes = report.ingest.reduce((s, r) => s + r.bytes, 0);
     const totalMs = report.ingest.reduce((s, r) => s + r.ms, 0);
-    log(`  total ${(totalBytes / 1024 / 1024).toFixed(2)} MB in ${totalMs} ms = ${(totalBytes / 1024 / 1024 / (totalMs / 1000)).toFixed(2)} MB/s`);
+    log(
+      `  total ${(totalBytes / 1024 / 1024).toFixed(2)} MB in ${totalMs} ms = ${(totalBytes / 1024 / 1024 / (totalMs / 1000)).toFixed(2)} MB/s`,
+    );
 
     const questions = readFileSync(path.join(dataDir, QUESTIONS), 'utf8')
       .split('\n')
@@ -101,7 +105,13 @@ export async function runRetrievalBench(log: (line: string) => void = console.lo
       latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
       const phrase = normalise(q.must_contain);
       if (items.some((h) => normalise(h.text).includes(phrase))) hits++;
-      else report.misses.push({ q: q.q, chapter: q.chapter, must_contain: q.must_contain, got: items.map((h) => h.chapter) });
+      else
+        report.misses.push({
+          q: q.q,
+          chapter: q.chapter,
+          must_contain: q.must_contain,
+          got: items.map((h) => h.chapter),
+        });
     }
     latencies.sort((a, b) => a - b);
     report.recallAt5 = hits / questions.length;

@@ -12,8 +12,8 @@ CREATE TABLE books (
   format          text        NOT NULL CHECK (format IN ('text', 'markdown', 'pdf')),
   chapters        jsonb       NOT NULL,
   chunk_count     integer     NOT NULL CHECK (chunk_count >= 0),
-  -- average chunk length in characters, for BM25's length normalisation
-  avg_chunk_chars real        NOT NULL,
+  -- average chunk size in bytes, for BM25's length normalisation
+  avg_chunk_bytes real        NOT NULL,
   size_bytes      integer     NOT NULL,
   created_at      timestamptz NOT NULL DEFAULT now()
 );

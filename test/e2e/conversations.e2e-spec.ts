@@ -13,7 +13,7 @@ describe('conversations API (e2e)', () => {
 
   beforeAll(async () => {
     // no agent answers in this file: the turns stay pending, which is what posting tests want
-    stack = await startStack({ apis: 2, workers: 1, env: { DISPATCHER_ENABLED: 'false' } });
+    stack = await startStack({ apis: 2, workers: 1, env: { AGENT_ENABLED: 'false' } });
     alice = clientFor(stack.base, `alice-${randomUUID()}`);
     bob = clientFor(stack.base, `bob-${randomUUID()}`);
   }, 60_000);

@@ -28,14 +28,22 @@ describe(BooksService.name, () => {
 
   const count = async (table: 'books' | 'book_chunks' | 'book_terms', bookId?: string) => {
     const where = bookId ? (table === 'books' ? 'WHERE id = $1' : 'WHERE book_id = $1') : '';
-    const { rows } = await db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} ${where}`, bookId ? [bookId] : []);
+    const { rows } = await db.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${table} ${where}`,
+      bookId ? [bookId] : [],
+    );
     return rows[0].n;
   };
 
   beforeAll(async () => {
     db = await createTestDatabase();
     sut = new BooksService(new BooksRepository(db.pool));
-    alice = await sut.ingest(reader, { title: "Alice's Adventures in Wonderland", author: 'Lewis Carroll', format: 'text', content: shared('alice.txt') });
+    alice = await sut.ingest(reader, {
+      title: "Alice's Adventures in Wonderland",
+      author: 'Lewis Carroll',
+      format: 'text',
+      content: shared('alice.txt'),
+    });
   });
   afterAll(() => db.drop());
 
@@ -66,7 +74,11 @@ describe(BooksService.name, () => {
 
     it('lists, shows and deletes only the owner’s books; a foreign book is not found', async () => {
       const other = `other-${randomUUID()}`;
-      const mine = await sut.ingest(other, { title: 'Mine', format: 'markdown', content: '# One\n\nA tale of a hat.\n\n# Two\n\nThe end.' });
+      const mine = await sut.ingest(other, {
+        title: 'Mine',
+        format: 'markdown',
+        content: '# One\n\nA tale of a hat.\n\n# Two\n\nThe end.',
+      });
       expect(mine.chapters).toEqual([
         { index: 1, title: 'One' },
         { index: 2, title: 'Two' },
@@ -84,7 +96,11 @@ describe(BooksService.name, () => {
 
     it('deletes a book with its chunks and vocabulary', async () => {
       const owner = `deleter-${randomUUID()}`;
-      const book = await sut.ingest(owner, { title: 'Frankenstein', format: 'text', content: shared('frankenstein.txt') });
+      const book = await sut.ingest(owner, {
+        title: 'Frankenstein',
+        format: 'text',
+        content: shared('frankenstein.txt'),
+      });
       expect(book.chapters).toHaveLength(28);
       expect(await count('book_chunks', book.id)).toBeGreaterThan(300);
       await sut.delete(owner, book.id);
@@ -120,7 +136,14 @@ describe(BooksService.name, () => {
         .transaction(async (client) => {
           await repo.insert(
             client,
-            { ownerId: owner, title: 'Half', author: null, format: 'text', chapters: [{ index: 1, title: 'One' }], sizeBytes: 3 },
+            {
+              ownerId: owner,
+              title: 'Half',
+              author: null,
+              format: 'text',
+              chapters: [{ index: 1, title: 'One' }],
+              sizeBytes: 3,
+            },
             [{ ordinal: 0, chapterIndex: 1, chapter: 'One', section: null, page: null, text: 'abc' }],
           );
           throw new Error('disk full');
@@ -166,7 +189,11 @@ describe(BooksService.name, () => {
     });
 
     it('answers a reader’s question in their own words', async () => {
-      const { items } = await sut.search(reader, alice.id, 'What did they use as balls and mallets in the Queen’s game?');
+      const { items } = await sut.search(
+        reader,
+        alice.id,
+        'What did they use as balls and mallets in the Queen’s game?',
+      );
       expect(items[0].chapter).toBe("CHAPTER VIII. The Queen's Croquet-Ground");
       expect(squash(items[0].text)).toContain('the balls were live hedgehogs');
     });
@@ -176,7 +203,9 @@ describe(BooksService.name, () => {
       expect(items.length).toBeGreaterThan(0);
       expect(items.every((i) => squash(i.text).includes('cheshire'))).toBe(true);
       const typo = await sut.search(reader, alice.id, 'the Cheshre Cat grinning');
-      expect(typo.items.slice(0, 3).some((i) => i.chapterIndex === 6 && squash(i.text).includes('cheshire'))).toBe(true);
+      expect(typo.items.slice(0, 3).some((i) => i.chapterIndex === 6 && squash(i.text).includes('cheshire'))).toBe(
+        true,
+      );
     });
 
     it('never returns passages from chapters after maxChapter', async () => {
@@ -200,9 +229,15 @@ describe(BooksService.name, () => {
     });
 
     it('keeps each book’s search to its own passages', async () => {
-      const pp = await sut.ingest(reader, { title: 'Pride and Prejudice', format: 'text', content: shared('pride_and_prejudice.txt') });
+      const pp = await sut.ingest(reader, {
+        title: 'Pride and Prejudice',
+        format: 'text',
+        content: shared('pride_and_prejudice.txt'),
+      });
       const { items } = await sut.search(reader, pp.id, 'Cheshire Cat grin Mr. Darcy');
-      const ids = new Set((await db.pool.query('SELECT id FROM book_chunks WHERE book_id = $1', [pp.id])).rows.map((r) => r.id));
+      const ids = new Set(
+        (await db.pool.query('SELECT id FROM book_chunks WHERE book_id = $1', [pp.id])).rows.map((r) => r.id),
+      );
       expect(items.length).toBe(5);
       expect(items.every((i) => ids.has(i.chunkId))).toBe(true);
     });
@@ -245,6 +280,14 @@ describe(BooksService.name, () => {
       expect(blocks[0]).toContain(rows[0].text);
     });
 
+    it("continues the turn's numbering from citationStart", async () => {
+      const first = await tool.run({ query: 'Cheshire Cat grin', k: 2 }, ctx());
+      const later = await tool.run({ query: 'Cheshire Cat grin', k: 2 }, ctx({ citationStart: 4 }));
+      expect(later.chunks).toEqual(first.chunks);
+      expect(later.content.match(/^\[\d+\] /gm)).toEqual(['[4] ', '[5] ']);
+      expect(first.content.match(/^\[\d+\] /gm)).toEqual(['[1] ', '[2] ']);
+    });
+
     it('searches only up to the reading position, and says so', async () => {
       const everywhere = await tool.run({ query: 'the Queen and the Mouse', k: 10 }, ctx());
       expect(everywhere.chunks!.some((c) => c.chapterIndex! > 2)).toBe(true);
@@ -258,7 +301,15 @@ describe(BooksService.name, () => {
     it('applies only to conversations with a book, and explains bad input', async () => {
       expect(tool.availableFor(ctx())).toBe(true);
       expect(tool.availableFor(ctx({ bookId: null }))).toBe(false);
-      for (const input of [{}, { query: '' }, { query: 'x', k: 11 }, { query: 'x', k: 1.5 }, 'Cheshire', null, { query: 'x', extra: 1 }]) {
+      for (const input of [
+        {},
+        { query: '' },
+        { query: 'x', k: 11 },
+        { query: 'x', k: 1.5 },
+        'Cheshire',
+        null,
+        { query: 'x', extra: 1 },
+      ]) {
         const out = await tool.run(input, ctx());
         expect(out.isError).toBe(true);
         expect(out.content.length).toBeGreaterThan(5);
@@ -266,7 +317,10 @@ describe(BooksService.name, () => {
       }
       expect(await tool.run({ query: 'cat' }, ctx({ bookId: null }))).toMatchObject({ isError: true });
       expect(await tool.run({ query: 'cat' }, ctx({ userId: 'someone-else' }))).toMatchObject({ isError: true });
-      expect(await tool.run({ query: 'xylophonist' }, ctx())).toEqual({ content: expect.stringMatching(/^No passages/), chunks: [] });
+      expect(await tool.run({ query: 'xylophonist' }, ctx())).toEqual({
+        content: expect.stringMatching(/^No passages/),
+        chunks: [],
+      });
     });
   });
 
@@ -274,13 +328,20 @@ describe(BooksService.name, () => {
     it('ingests a local file and prints the book as JSON', async () => {
       const lines: string[] = [];
       const owner = `cli-${randomUUID()}`;
-      const book = await booksAdd({ file: sharedPath('alice.txt'), user: owner }, { pool: db.pool, print: (l) => lines.push(l) });
+      const book = await booksAdd(
+        { file: sharedPath('alice.txt'), user: owner },
+        { pool: db.pool, print: (l) => lines.push(l) },
+      );
       expect(book.title).toBe('alice');
       expect(book.chapters).toHaveLength(12);
       expect(JSON.parse(lines.join('\n'))).toEqual(book);
       expect((await sut.list(owner)).map((b) => b.id)).toEqual([book.id]);
-      await expect(booksAdd({ file: '/nonexistent/book.txt', user: owner }, { pool: db.pool })).rejects.toThrow(/cannot read/);
-      await expect(booksAdd({ file: sharedPath('alice.qa.jsonl'), user: owner }, { pool: db.pool })).rejects.toThrow(/format/);
+      await expect(booksAdd({ file: '/nonexistent/book.txt', user: owner }, { pool: db.pool })).rejects.toThrow(
+        /cannot read/,
+      );
+      await expect(booksAdd({ file: sharedPath('alice.qa.jsonl'), user: owner }, { pool: db.pool })).rejects.toThrow(
+        /format/,
+      );
     });
   });
 });

@@ -62,12 +62,21 @@ export class BooksRepository {
 
   /** Stores a book, its chunks and its vocabulary; call inside transaction(). */
   async insert(client: PoolClient, book: NewBook, chunks: ChunkDraft[]): Promise<Book> {
-    const avg = chunks.length ? chunks.reduce((s, c) => s + c.text.length, 0) / chunks.length : 0;
+    const avg = chunks.length ? chunks.reduce((s, c) => s + Buffer.byteLength(c.text), 0) / chunks.length : 0;
     const { rows } = await client.query<BookRow>(
-      `INSERT INTO books (owner_id, title, author, format, chapters, chunk_count, avg_chunk_chars, size_bytes)
+      `INSERT INTO books (owner_id, title, author, format, chapters, chunk_count, avg_chunk_bytes, size_bytes)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
        RETURNING ${BOOK_COLUMNS}`,
-      [book.ownerId, book.title, book.author, book.format, JSON.stringify(book.chapters), chunks.length, avg, book.sizeBytes],
+      [
+        book.ownerId,
+        book.title,
+        book.author,
+        book.format,
+        JSON.stringify(book.chapters),
+        chunks.length,
+        avg,
+        book.sizeBytes,
+      ],
     );
     const bookId = rows[0].id;
     for (let i = 0; i < chunks.length; i += CHUNK_BATCH) {
@@ -134,7 +143,7 @@ export class BooksRepository {
       page: number | null;
       text: string;
       score: number;
-    }>(SEARCH_SQL, searchParams(bookId, query, maxChapter, k));
+    }>({ name: 'books-search', text: SEARCH_SQL, values: searchParams(bookId, query, maxChapter, k) });
     return rows.map((r) => ({
       chunkId: r.id,
       chapter: r.chapter,

@@ -22,13 +22,15 @@ export class BooksService {
       throw new BookRejectedError(400, `title must be 1..${MAX_TITLE_CHARS} characters`);
     }
     const author = input.author?.trim() || null;
-    if (author && author.length > MAX_TITLE_CHARS) throw new BookRejectedError(400, `author must be at most ${MAX_TITLE_CHARS} characters`);
+    if (author && author.length > MAX_TITLE_CHARS)
+      throw new BookRejectedError(400, `author must be at most ${MAX_TITLE_CHARS} characters`);
     if (!BOOK_FORMATS.includes(input.format)) {
       throw new BookRejectedError(415, `format must be one of ${BOOK_FORMATS.join(', ')}`);
     }
     const parsed = await parseBook(input.format, input.content, { fallbackTitle: title });
     const chunks = chunkBook(parsed.chapters);
-    const sizeBytes = typeof input.content === 'string' ? Buffer.byteLength(input.content, 'utf8') : input.content.length;
+    const sizeBytes =
+      typeof input.content === 'string' ? Buffer.byteLength(input.content, 'utf8') : input.content.length;
     return this.repo.transaction((client) =>
       this.repo.insert(
         client,

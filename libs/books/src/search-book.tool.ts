@@ -12,15 +12,16 @@ const MAX_QUERY_CHARS = 500;
 /**
  * `search_book {query, k?}`: full-text search over the conversation's book, limited to the
  * chapters the reader has reached. The passages come back numbered [1], [2]… with their chapter
- * (and page), and `chunks` lists the same passages in the same order, so a reply citing [n]
- * cites chunks[n-1].
+ * (and page), and `chunks` lists the same passages in the same order: [citationStart + i] is
+ * chunks[i] (citationStart defaults to 1, and is higher for a turn's later calls so numbers stay
+ * unique within the turn).
  */
 @Injectable()
 export class SearchBookTool implements AgentTool {
   readonly name = 'search_book';
   readonly description =
-    "Searches the text of the book this conversation is about and returns the best-matching passages, numbered [1], [2], … " +
-    'with their chapter (and page when known). Use it before answering anything about the book\'s content, and cite the passages ' +
+    'Searches the text of the book this conversation is about and returns the best-matching passages, numbered [1], [2], … ' +
+    "with their chapter (and page when known). Use it before answering anything about the book's content, and cite the passages " +
     'you rely on by their numbers, e.g. [2]. Only chapters the reader has reached are searched. Phrase the query with the ' +
     'distinctive words a passage would contain (names, places, objects), not as a yes/no question.';
   readonly inputSchema = {
@@ -60,7 +61,8 @@ export class SearchBookTool implements AgentTool {
         maxChapter: ctx.readingPosition,
       }));
     } catch (e) {
-      if (e instanceof BookNotFoundError) return { isError: true, content: 'the book of this conversation no longer exists' };
+      if (e instanceof BookNotFoundError)
+        return { isError: true, content: 'the book of this conversation no longer exists' };
       throw e;
     }
     const scope =
@@ -68,7 +70,8 @@ export class SearchBookTool implements AgentTool {
     if (hits.length === 0) {
       return { content: `No passages matched "${parsed.query}"${scope}.`, chunks: [] };
     }
-    const passages = hits.map((h, i) => `[${i + 1}] ${locate(h)}\n${h.text}`);
+    const first = ctx.citationStart ?? 1;
+    const passages = hits.map((h, i) => `[${first + i}] ${locate(h)}\n${h.text}`);
     return {
       content: `${hits.length} passage${hits.length === 1 ? '' : 's'} for "${parsed.query}"${scope}:\n\n${passages.join('\n\n')}`,
       chunks: hits.map(toCitation),
@@ -81,7 +84,14 @@ function locate(h: SearchHit): string {
 }
 
 function toCitation(h: SearchHit): Citation {
-  return { chunkId: h.chunkId, chapter: h.chapter, chapterIndex: h.chapterIndex, section: h.section, page: h.page, score: h.score };
+  return {
+    chunkId: h.chunkId,
+    chapter: h.chapter,
+    chapterIndex: h.chapterIndex,
+    section: h.section,
+    page: h.page,
+    score: h.score,
+  };
 }
 
 /** The tool's input, or why it is not valid (the model reads the reason and may retry). */

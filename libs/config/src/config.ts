@@ -35,6 +35,7 @@ const envSchema = z.object({
   EVENT_POLL_MS: positiveInt.default(1_000),
   PROJECTIONS_ENABLED: bool.default(true),
   DISPATCHER_ENABLED: bool.default(true),
+  AGENT_ENABLED: bool.default(true),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -56,7 +57,7 @@ export interface AppConfig {
     retrievalMode: Env['LLM_RETRIEVAL_MODE'];
   };
   agent: { maxIterations: number; contextTokens: number };
-  worker: { concurrency: number; projectionsEnabled: boolean; dispatcherEnabled: boolean };
+  worker: { concurrency: number; projectionsEnabled: boolean; dispatcherEnabled: boolean; agentEnabled: boolean };
   queuePrefix: string;
   limits: { postsPerMinute: number; messageMaxChars: number };
   sse: { pingMs: number; retryMs: number };
@@ -102,6 +103,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): AppConfig {
       concurrency: e.WORKER_CONCURRENCY,
       projectionsEnabled: e.PROJECTIONS_ENABLED,
       dispatcherEnabled: e.DISPATCHER_ENABLED,
+      agentEnabled: e.AGENT_ENABLED,
     },
     queuePrefix: e.QUEUE_PREFIX,
     limits: { postsPerMinute: e.RATE_LIMIT_POSTS_PER_MIN, messageMaxChars: e.MESSAGE_MAX_CHARS },

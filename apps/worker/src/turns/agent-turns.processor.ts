@@ -17,7 +17,12 @@ export const LOCK_MS = 10_000;
 export const STALLED_INTERVAL_MS = 5_000;
 export const TURN_ATTEMPTS = 5;
 
-@Processor(AGENT_TURNS_QUEUE, { lockDuration: LOCK_MS, stalledInterval: STALLED_INTERVAL_MS, maxStalledCount: 10 })
+@Processor(AGENT_TURNS_QUEUE, {
+  lockDuration: LOCK_MS,
+  stalledInterval: STALLED_INTERVAL_MS,
+  maxStalledCount: 10,
+  autorun: false,
+})
 export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBootstrap {
   private readonly logger = new Logger(AgentTurnsProcessor.name);
 
@@ -31,7 +36,9 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
   }
 
   onApplicationBootstrap(): void {
+    if (!this.config.worker.agentEnabled) return; // a projections-only worker
     this.worker.concurrency = this.config.worker.concurrency;
+    this.worker.run().catch((e: Error) => this.logger.error(`agent worker stopped: ${e.message}`));
   }
 
   async process(job: Job, token?: string): Promise<void> {

@@ -16,7 +16,12 @@ const lastOfRun = (chunks: ChunkDraft[], i: number) =>
   chunks[i + 1].chapterIndex !== chunks[i].chapterIndex ||
   chunks[i + 1].section !== chunks[i].section;
 
-const chapter = (index: number, paragraphs: string[], section: string | null = null, page: number | null = null): ParsedChapter => ({
+const chapter = (
+  index: number,
+  paragraphs: string[],
+  section: string | null = null,
+  page: number | null = null,
+): ParsedChapter => ({
   index,
   title: `Chapter ${index}`,
   paragraphs: paragraphs.map((text) => ({ text, section, page })),
@@ -86,7 +91,12 @@ describe(chunkBook.name, () => {
 
   it('breaks between paragraphs when it can, and carries the last paragraph over', () => {
     const para = (n: number) => `Paragraph ${n} ${'word '.repeat(58).trim()}.`; // ~310 characters
-    const chunks = chunkBook([chapter(1, Array.from({ length: 8 }, (_, i) => para(i + 1)))]);
+    const chunks = chunkBook([
+      chapter(
+        1,
+        Array.from({ length: 8 }, (_, i) => para(i + 1)),
+      ),
+    ]);
     expect(chunks.length).toBeGreaterThan(1);
     for (const c of chunks) expect(c.text.split('\n\n').every((p) => /^Paragraph \d+ .*\.$/.test(p))).toBe(true);
     expect(chunks[1].text.startsWith(chunks[0].text.split('\n\n').pop()!)).toBe(true);

@@ -30,11 +30,12 @@ interface Unit {
   page: number | null;
 }
 
-const ABBREVIATION = /(?:^|[\s(])(?:Mr|Mrs|Ms|Dr|St|Mt|Jr|Sr|Prof|Rev|Capt|Col|Gen|Lt|No|vs|etc|viz|i\.e|e\.g|[A-Z])\.$/;
+const ABBREVIATION =
+  /(?:^|[\s(])(?:Mr|Mrs|Ms|Dr|St|Mt|Jr|Sr|Prof|Rev|Capt|Col|Gen|Lt|No|vs|etc|viz|i\.e|e\.g|[A-Z])\.$/;
 
 /** Sentences: split after . ! ? (and closing quotes), not after common abbreviations or initials. */
 export function splitSentences(paragraph: string): string[] {
-  const pieces = paragraph.split(/(?<=[.!?]['"\u2019\u201d)\]_]*)\s+(?=[\p{Lu}\p{N}'"\u2018\u201c(\[_])/u);
+  const pieces = paragraph.split(/(?<=[.!?]['"\u2019\u201d)\]_]*)\s+(?=[\p{Lu}\p{N}'"\u2018\u201c([_])/u);
   const out: string[] = [];
   for (const piece of pieces) {
     if (out.length && ABBREVIATION.test(out[out.length - 1])) out[out.length - 1] += ' ' + piece;
@@ -53,7 +54,8 @@ export function splitLong(text: string, max: number): string[] {
     for (const re of [/[;:]\s/g, /[,\u2014]\s|--\s?/g, /\s/g]) {
       let m: RegExpExecArray | null;
       let last = -1;
-      while ((m = re.exec(window)) !== null) if (m.index + m[0].length <= max && m.index > max / 3) last = m.index + m[0].length;
+      while ((m = re.exec(window)) !== null)
+        if (m.index + m[0].length <= max && m.index > max / 3) last = m.index + m[0].length;
       if (last > 0) {
         cut = last;
         break;

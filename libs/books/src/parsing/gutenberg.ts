@@ -15,7 +15,6 @@ const END_LINE = /^\s*End of (the )?Project Gutenberg/i;
 /** volunteer credits at the top of the body */
 const CREDIT_PARAGRAPH = /^\s*(Produced by|E-?text prepared by|This e-?book was produced by|Transcribed from)\b/i;
 
-
 /**
  * The lines between the markers (all of them when there are none), without the volunteers'
  * credits and the closing "End of Project Gutenberg's …" line. Generic over the line type so

@@ -49,7 +49,9 @@ describe(parseMarkdown.name, () => {
   });
 
   it('reads setext headings, strips inline markup from titles and ignores headings in code', () => {
-    const book = parse('The **Start**\n=========\n\nText.\n\n```\n# not a heading\n```\n\n[Next](x.md) part\n------\n\nMore.\n\nLast\n===\n\nEnd.\n');
+    const book = parse(
+      'The **Start**\n=========\n\nText.\n\n```\n# not a heading\n```\n\n[Next](x.md) part\n------\n\nMore.\n\nLast\n===\n\nEnd.\n',
+    );
     expect(book.chapters.map((c) => c.title)).toEqual(['The Start', 'Next part', 'Last']);
     expect(book.chapters[0].paragraphs.map((p) => p.text)).toEqual(['Text.', '# not a heading']);
   });

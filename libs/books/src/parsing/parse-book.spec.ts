@@ -53,7 +53,15 @@ describe(parseBook.name, () => {
 
   it('reads a PDF with pdf.js, keeping the page of each paragraph', async () => {
     const pdf = minimalPdf([
-      ['Chapter 1', '', 'It was a dark and stormy night; the rain fell in tor-', 'rents, except at occasional intervals.', '', 'A second paragraph.', '1'],
+      [
+        'Chapter 1',
+        '',
+        'It was a dark and stormy night; the rain fell in tor-',
+        'rents, except at occasional intervals.',
+        '',
+        'A second paragraph.',
+        '1',
+      ],
       ['more of the second paragraph, over the page.', '', 'Chapter 2', '', 'The next morning was bright.', '2'],
     ]);
     const book = await parseBook('pdf', pdf, opts);
@@ -62,7 +70,11 @@ describe(parseBook.name, () => {
       [2, 'Chapter 2'],
     ]);
     expect(book.chapters[0].paragraphs).toEqual([
-      { text: 'It was a dark and stormy night; the rain fell in torrents, except at occasional intervals.', page: 1, section: null },
+      {
+        text: 'It was a dark and stormy night; the rain fell in torrents, except at occasional intervals.',
+        page: 1,
+        section: null,
+      },
       { text: 'A second paragraph.', page: 1, section: null },
       { text: 'more of the second paragraph, over the page.', page: 2, section: null },
     ]);

@@ -62,13 +62,19 @@ export function extractPdfItems(pdf: Uint8Array, timeoutMs = DEFAULT_TIMEOUT_MS)
       fn();
       void worker.terminate();
     };
-    worker.once('message', (msg: { ok: true; pages: PdfTextItem[][] } | { ok: false; name: string; message: string }) => {
-      if (msg.ok) return settle(() => resolve(msg.pages));
-      const reason = msg.name === 'PasswordException' ? 'password' : msg.name === 'InvalidPDFException' ? 'invalid' : 'failed';
-      settle(() => reject(new PdfReadError(reason, msg.message)));
-    });
+    worker.once(
+      'message',
+      (msg: { ok: true; pages: PdfTextItem[][] } | { ok: false; name: string; message: string }) => {
+        if (msg.ok) return settle(() => resolve(msg.pages));
+        const reason =
+          msg.name === 'PasswordException' ? 'password' : msg.name === 'InvalidPDFException' ? 'invalid' : 'failed';
+        settle(() => reject(new PdfReadError(reason, msg.message)));
+      },
+    );
     worker.once('error', (e) => settle(() => reject(new PdfReadError('failed', e.message))));
-    worker.once('exit', (code) => settle(() => reject(new PdfReadError('failed', `the PDF reader stopped (exit ${code})`))));
+    worker.once('exit', (code) =>
+      settle(() => reject(new PdfReadError('failed', `the PDF reader stopped (exit ${code})`))),
+    );
   });
 }
 

@@ -11,7 +11,10 @@ const parse = (text: string) => parseText(text, { fallbackTitle: 'The Book' });
 
 /** Filler prose long enough to count as a chapter's text. */
 const prose = (seed: string, sentences = 6) =>
-  Array.from({ length: sentences }, (_, i) => `${seed} walked on through the long grey afternoon, thinking of sentence ${i}.`).join(' ');
+  Array.from(
+    { length: sentences },
+    (_, i) => `${seed} walked on through the long grey afternoon, thinking of sentence ${i}.`,
+  ).join(' ');
 
 describe(parseText.name, () => {
   describe('the shared Project Gutenberg books', () => {
@@ -58,7 +61,9 @@ describe(parseText.name, () => {
 
     it('keeps the story from its first sentence to its last', () => {
       const alice = parse(shared('alice.txt'));
-      expect(alice.chapters[0].paragraphs[0].text).toMatch(/^Alice was beginning to get very tired of sitting by her sister/);
+      expect(alice.chapters[0].paragraphs[0].text).toMatch(
+        /^Alice was beginning to get very tired of sitting by her sister/,
+      );
       const lastChapter = alice.chapters[11].paragraphs;
       expect(lastChapter[lastChapter.length - 1].text).toBe('THE END');
 
@@ -78,25 +83,33 @@ describe(parseText.name, () => {
 
     it('joins wrapped lines into paragraphs with single spaces', () => {
       const first = parse(shared('frankenstein.txt')).chapters[0].paragraphs[2].text;
-      expect(first).toMatch(/^You will rejoice to hear that no disaster has accompanied the commencement of an enterprise/);
+      expect(first).toMatch(
+        /^You will rejoice to hear that no disaster has accompanied the commencement of an enterprise/,
+      );
       expect(first).not.toMatch(/\n| {2}/);
     });
   });
 
   describe('headings', () => {
     it('reads a title on the line under a bare heading', () => {
-      const book = parse(`CHAPTER I.\nLoomings\n\n${prose('Ishmael')}\n\nCHAPTER II\nThe Carpet-Bag\n\n${prose('He')}\n`);
+      const book = parse(
+        `CHAPTER I.\nLoomings\n\n${prose('Ishmael')}\n\nCHAPTER II\nThe Carpet-Bag\n\n${prose('He')}\n`,
+      );
       expect(titles(book)).toEqual(['CHAPTER I. Loomings', 'CHAPTER II. The Carpet-Bag']);
       expect(book.chapters[0].paragraphs.map((p) => p.text)).toEqual([prose('Ishmael')]);
     });
 
     it('knows numbers written as words and ordinals', () => {
-      const book = parse(`Chapter One\n\n${prose('A')}\n\nCHAPTER TWENTY-TWO: The End\n\n${prose('B')}\n\nChapter the Third\n\n${prose('C')}`);
+      const book = parse(
+        `Chapter One\n\n${prose('A')}\n\nCHAPTER TWENTY-TWO: The End\n\n${prose('B')}\n\nChapter the Third\n\n${prose('C')}`,
+      );
       expect(titles(book)).toEqual(['Chapter One', 'CHAPTER TWENTY-TWO: The End', 'Chapter the Third']);
     });
 
     it('does not take a sentence that starts with "Chapter" for a heading', () => {
-      const book = parse(`Chapter 1\n\n${prose('A')}\nChapter 2 of the report was missing, she said,\nand nobody knew why.\n\nchapter 3\n\n${prose('B')}`);
+      const book = parse(
+        `Chapter 1\n\n${prose('A')}\nChapter 2 of the report was missing, she said,\nand nobody knew why.\n\nchapter 3\n\n${prose('B')}`,
+      );
       expect(titles(book)).toEqual(['Chapter 1']);
       expect(allText(book)).toContain('Chapter 2 of the report was missing');
     });
@@ -133,7 +146,11 @@ describe(parseText.name, () => {
     it('makes a text without headings one chapter named after the book', () => {
       const book = parse(`\uFEFF${prose('A')}\r\n\r\n${prose('B')}\r\n`);
       expect(book.chapters).toEqual([
-        { index: 1, title: 'The Book', paragraphs: [prose('A'), prose('B')].map((text) => ({ text, page: null, section: null })) },
+        {
+          index: 1,
+          title: 'The Book',
+          paragraphs: [prose('A'), prose('B')].map((text) => ({ text, page: null, section: null })),
+        },
       ]);
     });
   });

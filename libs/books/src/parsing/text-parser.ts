@@ -90,7 +90,10 @@ function findCandidates(lines: SourceLine[]): Heading[] {
 function chooseHeadings(lines: SourceLine[], candidates: Heading[]): { headings: Heading[]; dropLines: Set<number> } {
   const of = (...kinds: HeadingMatch['kind'][]) => candidates.filter((c) => kinds.includes(c.match.kind));
   const dropLines = new Set<number>();
-  const drop = (hs: Heading[]) => hs.forEach((h) => { for (let i = h.start; i <= h.end; i++) dropLines.add(i); });
+  const drop = (hs: Heading[]) =>
+    hs.forEach((h) => {
+      for (let i = h.start; i <= h.end; i++) dropLines.add(i);
+    });
 
   let headings: Heading[];
   if (of('chapter').length > 0) {
@@ -115,7 +118,12 @@ function withoutContents(lines: SourceLine[], headings: Heading[], drop: (hs: He
   const dropped: Heading[] = [];
   const kept = headings.filter((h, j) => {
     const until = j + 1 < headings.length ? headings[j + 1].start : lines.length;
-    const letters = countLetters(lines.slice(h.end + 1, until).map((l) => l.text).join(' '));
+    const letters = countLetters(
+      lines
+        .slice(h.end + 1, until)
+        .map((l) => l.text)
+        .join(' '),
+    );
     const listedAgain = headings.slice(j + 1).some((later) => later.match.key === h.match.key);
     if (letters < MAX_TOC_ENTRY_LETTERS && listedAgain) {
       dropped.push(h);

@@ -16,14 +16,11 @@ import { wordForms } from './word-forms';
  * 4. Scores are divided by the most a passage could reach (every word present, at saturation),
  *    so they lie in 0..1 and say how much of the question a passage covers.
  *
- * Only chapters up to the reading position take part, neighbours included.
+ * Only chapters up to the reading position take part, neighbours included. In a long book the
+ * full scoring runs on the passages a cheaper first pass ranks highest.
  */
 
-/**
- * Tuning of the search (see SEARCH_SQL). BM25 over Postgres's english lexemes, with a trigram
- * list for words the book spells differently, blended; a passage also earns a share of its
- * best neighbour's score, as narrative refers back ("the poor little thing" is the baby).
- */
+/** The knobs of SEARCH_SQL; the benchmark (bench/retrieval.ts) measures what they do. */
 export const SEARCH_TUNING = {
   /** BM25 term-frequency saturation and length normalisation */
   k1: 1.2,
@@ -35,10 +32,18 @@ export const SEARCH_TUNING = {
   fuzzyTermSimilarity: 0.5,
   /** share of the better neighbouring passage's score a passage adds to its own */
   neighbourWeight: 0.3,
+  /** passages scored in full (the rest of a long book is ranked out by a cheaper first pass) */
+  candidates: 400,
 };
 
 /** The parameters of SEARCH_SQL, in order. */
-export function searchParams(bookId: string, query: string, maxChapter: number | null, k: number, t = SEARCH_TUNING): unknown[] {
+export function searchParams(
+  bookId: string,
+  query: string,
+  maxChapter: number | null,
+  k: number,
+  t = SEARCH_TUNING,
+): unknown[] {
   const forms = wordForms(query);
   return [
     bookId,
@@ -51,6 +56,7 @@ export function searchParams(bookId: string, query: string, maxChapter: number |
     t.trigramWeight,
     t.fuzzyTermSimilarity,
     t.neighbourWeight,
+    t.candidates,
     forms.map(([word]) => word),
     forms.map(([, form]) => form),
   ];
@@ -59,14 +65,15 @@ export function searchParams(bookId: string, query: string, maxChapter: number |
 /*
  * $1 book id, $2 query text, $3 max chapter (null = all), $4 k, $5 BM25 k1, $6 BM25 b,
  * $7 full-text weight, $8 trigram weight, $9 least trigram similarity, $10 neighbour weight,
- * $11/$12 irregular verb forms in the question as parallel arrays (word, other form).
+ * $11 candidates scored in full, $12/$13 the question's irregular verb forms as parallel arrays
+ * (word, other form).
  *
  * Every score is scaled by the best a passage could reach (each query word present, at BM25's
  * saturation), so scores lie in 0..1 and say how much of the question a passage covers.
  */
 export const SEARCH_SQL = `
 WITH book AS (
-  SELECT greatest(chunk_count, 1)::float8 AS n, greatest(avg_chunk_chars, 1)::float8 AS avglen
+  SELECT greatest(chunk_count, 1)::float8 AS n, greatest(avg_chunk_bytes, 1)::float8 AS avglen
   FROM books WHERE id = $1
 ),
 -- the question's english stems (stopwords drop out; "tea-time" gives tea, time and tea-tim)
@@ -79,7 +86,7 @@ forms AS (
   FROM (
     SELECT (tsvector_to_array(to_tsvector('english'::regconfig, v.word)))[1] AS stem,
            (tsvector_to_array(to_tsvector('english'::regconfig, v.form)))[1] AS form
-    FROM unnest($11::text[], $12::text[]) AS v(word, form)
+    FROM unnest($12::text[], $13::text[]) AS v(word, form)
   ) x
   JOIN content c ON c.stem = x.stem
   WHERE x.form IS NOT NULL AND x.form <> x.stem
@@ -117,41 +124,63 @@ ceiling AS (
   SELECT greatest(sum(best) * ($5::float8 + 1), 1e-9) AS total
   FROM (SELECT v.stem, max(v.sim * t.idf) AS best FROM vocab v JOIN terms t USING (lexeme) GROUP BY v.stem) x
 ),
--- every (passage, term) pair that occurs, with BM25's saturated term frequency
--- (ts_rank_cd of a one-word query with unit weights counts its occurrences)
+-- the passages that contain any of the words (GIN index on tsv)
+matches AS (
+  SELECT c.id, c.ordinal, c.chapter_index, t.lexeme
+  FROM book_chunks c JOIN terms t ON c.tsv @@ t.q
+  WHERE c.book_id = $1 AND ($3::int IS NULL OR c.chapter_index <= $3)
+),
+-- in a long book, only the most promising of them are scored in full: those holding the most
+-- (and rarest) of the question's words, as BM25 would rank them with every frequency at 1
+candidates AS (
+  SELECT id FROM (
+    SELECT m.id, v.stem, max(v.sim * t.idf) AS weight
+    FROM matches m JOIN vocab v ON v.lexeme = m.lexeme JOIN terms t ON t.lexeme = m.lexeme
+    GROUP BY m.id, v.stem
+  ) x
+  GROUP BY id
+  ORDER BY sum(weight) DESC, id
+  LIMIT $11::int
+),
+-- BM25's saturated term frequency for those (ts_rank_cd of a one-word query with unit weights
+-- counts its occurrences; octet_length reads the stored size without decompressing the text)
 occurrences AS (
-  SELECT c.id, c.ordinal, t.lexeme, t.idf,
-         o.n * ($5::float8 + 1) / (o.n + $5::float8 * (1 - $6::float8 + $6::float8 * length(c.text) / b.avglen)) AS tf
-  FROM book_chunks c
-  JOIN terms t ON c.tsv @@ t.q
+  SELECT m.id, m.ordinal, m.chapter_index, m.lexeme, t.idf,
+         o.n * ($5::float8 + 1) / (o.n + $5::float8 * (1 - $6::float8 + $6::float8 * octet_length(c.text) / b.avglen)) AS tf
+  FROM matches m
+  JOIN candidates USING (id)
+  JOIN book_chunks c ON c.id = m.id
+  JOIN terms t ON t.lexeme = m.lexeme
   CROSS JOIN book b
   CROSS JOIN LATERAL (SELECT ts_rank_cd('{1,1,1,1}', c.tsv, t.q)::float8 AS n) o
-  WHERE c.book_id = $1 AND ($3::int IS NULL OR c.chapter_index <= $3)
 ),
 -- per passage and query stem: the exact word's BM25 (full text) and the best of its spellings
 -- weighted by their trigram similarity (trigram; the same as full text when nothing is misspelt)
 per_stem AS (
-  SELECT o.id, o.ordinal, v.stem,
+  SELECT o.id, o.ordinal, o.chapter_index, v.stem,
          max(CASE WHEN v.sim = 1 THEN o.idf * o.tf ELSE 0 END) AS full_text,
          max(v.sim * o.idf * o.tf) AS trigram
   FROM occurrences o JOIN vocab v ON v.lexeme = o.lexeme
-  GROUP BY o.id, o.ordinal, v.stem
+  GROUP BY o.id, o.ordinal, o.chapter_index, v.stem
 ),
 scored AS (
-  SELECT p.id, p.ordinal,
+  SELECT p.id, p.ordinal, p.chapter_index,
          ($7::float8 * sum(p.full_text) + $8::float8 * sum(p.trigram)) / (($7::float8 + $8::float8) * ceiling.total) AS score
   FROM per_stem p CROSS JOIN ceiling
-  GROUP BY p.id, p.ordinal, ceiling.total
+  GROUP BY p.id, p.ordinal, p.chapter_index, ceiling.total
 ),
--- a passage shares in the better of its neighbours' scores (only passages the search may see)
+-- a passage shares in the better of its neighbours' scores in the same chapter (neighbours the
+-- search may not see have none)
 smoothed AS (
-  SELECT s.id, (s.score + $10::float8 * greatest(coalesce(prev.score, 0), coalesce(next.score, 0))) / (1 + $10::float8) AS score
+  SELECT s.id, s.ordinal,
+         (s.score + $10::float8 * greatest(coalesce(prev.score, 0), coalesce(next.score, 0))) / (1 + $10::float8) AS final
   FROM scored s
-  LEFT JOIN scored prev ON prev.ordinal = s.ordinal - 1
-  LEFT JOIN scored next ON next.ordinal = s.ordinal + 1
+  LEFT JOIN scored prev ON prev.ordinal = s.ordinal - 1 AND prev.chapter_index = s.chapter_index
+  LEFT JOIN scored next ON next.ordinal = s.ordinal + 1 AND next.chapter_index = s.chapter_index
+  ORDER BY final DESC, s.ordinal
+  LIMIT $4::int
 )
-SELECT c.id, c.chapter, c.chapter_index, c.section, c.page, c.text, least(s.score, 1)::float8 AS score
+SELECT c.id, c.chapter, c.chapter_index, c.section, c.page, c.text, least(s.final, 1)::float8 AS score
 FROM smoothed s JOIN book_chunks c ON c.id = s.id
-ORDER BY s.score DESC, c.ordinal
-LIMIT $4::int
+ORDER BY s.final DESC, s.ordinal
 `;

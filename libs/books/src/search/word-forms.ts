@@ -25,7 +25,11 @@ const FORMS = new Map<string, string[]>();
 for (const group of IRREGULAR.split('|')) {
   const forms = group.trim().split(/\s+/).filter(Boolean);
   if (forms.length < 2) continue;
-  for (const f of forms) FORMS.set(f, forms.filter((o) => o !== f));
+  for (const f of forms)
+    FORMS.set(
+      f,
+      forms.filter((o) => o !== f),
+    );
 }
 
 /** For each word of the text with irregular forms, the other forms: [word, form] pairs. */

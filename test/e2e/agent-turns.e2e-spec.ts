@@ -1,0 +1,253 @@
+import { randomUUID } from 'node:crypto';
+import { apiError, FakeAnthropic, FakeReply, RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
+import { newBook } from '../support/factories/books';
+import { openStream } from '../support/sse-client';
+import { clientFor, Client, startStack, Stack } from '../support/stack';
+import { waitFor } from '../support/wait-for';
+
+/** What the current turn's user asked (the last user text that is not a tool result). */
+function question(req: RecordedRequest): string {
+  const msgs = req.body.messages as Array<{ role: string; content: any }>;
+  for (let i = msgs.length - 1; i >= 0; i--) {
+    const m = msgs[i];
+    if (m.role !== 'user' || !Array.isArray(m.content)) continue;
+    const texts = m.content.filter((b: any) => b.type === 'text').map((b: any) => b.text);
+    if (texts.length) return texts[texts.length - 1];
+  }
+  return '';
+}
+
+/** The fake model: searches the book once, then answers citing [1]; directives in the question vary it. */
+function model(req: RecordedRequest): FakeReply {
+  const msgs = req.body.messages;
+  const last = msgs[msgs.length - 1];
+  const hasResults = Array.isArray(last.content) && last.content.some((b: any) => b.type === 'tool_result');
+  const q = question(req);
+  const toolsAllowed = req.body.tools?.length && req.body.tool_choice?.type !== 'none';
+  if (q.includes('LOOP') && toolsAllowed)
+    return { content: [{ type: 'tool_use', name: 'search_book', input: { query: 'lamp' } }] };
+  if (q.includes('SLOW')) {
+    return { content: [{ type: 'text', text: 'word '.repeat(200) }], delayMsPerChunk: 50 };
+  }
+  if (!hasResults && toolsAllowed) {
+    if (q.includes('PARALLEL')) {
+      return {
+        content: [
+          { type: 'text', text: 'Two searches.' },
+          { type: 'tool_use', name: 'search_book', input: { query: 'telescope' } },
+          { type: 'tool_use', name: 'search_book', input: { query: 'logbook' } },
+        ],
+      };
+    }
+    if (q.includes('BROKEN')) return { content: [{ type: 'tool_use', name: 'search_book', input: { wrong: true } }] };
+    return { content: [{ type: 'tool_use', name: 'search_book', input: { query: q.replace(/\W+/g, ' ').trim() } }] };
+  }
+  return { content: [{ type: 'text', text: `Here is what the book says about "${q.slice(0, 40)}". [1]` }] };
+}
+
+describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
+  let fake: FakeAnthropic;
+  let stack: Stack;
+  let alice: Client;
+  let bookId: string;
+
+  beforeAll(async () => {
+    fake = await FakeAnthropic.start({ defaultResponder: model });
+    stack = await startStack({
+      apis: 1,
+      workers: 1,
+      env: {
+        LLM_PROVIDER: 'anthropic',
+        ANTHROPIC_API_KEY: 'sk-fake',
+        ANTHROPIC_BASE_URL: fake.url,
+        LLM_MODEL: 'claude-sonnet-5-5',
+        AGENT_MAX_ITERATIONS: '3',
+        LLM_MAX_RETRIES: '2',
+      },
+    });
+    alice = clientFor(stack.base, `reader-${randomUUID()}`);
+    bookId = (await newBook(alice)).id;
+  }, 60_000);
+  afterAll(async () => {
+    await stack?.stop();
+    await fake?.close();
+  });
+
+  const events = async (id: string) => (await alice.req('GET', `/v1/conversations/${id}/events`)).body.items as any[];
+  const conversation = async () => (await alice.req('POST', '/v1/conversations', { bookId })).body.id as string;
+  const post = async (id: string, content: string) => {
+    const r = await alice.req('POST', `/v1/conversations/${id}/messages`, { content });
+    expect(r.status).toBe(202);
+    return r.body as { turnId: string };
+  };
+  const ended = (turnId: string) => (e: any) =>
+    ['AssistantReplied', 'TurnFailed', 'TurnCancelled'].includes(e.type) && e.data.turnId === turnId;
+  const untilEnded = async (id: string, turnId: string, ms = 20_000) =>
+    waitFor(`turn ${turnId} to end`, async () => (await events(id)).find(ended(turnId)), ms);
+
+  it('runs a tool turn: ToolInvoked, ToolResultRecorded, AssistantReplied with citations, usage and cost', async () => {
+    const id = await conversation();
+    const { turnId } = await post(id, 'What did Marisol carry to the island?');
+    const reply = await untilEnded(id, turnId);
+    const types = (await events(id)).map((e) => e.type);
+    expect(types).toEqual([
+      'ConversationStarted',
+      'UserMessagePosted',
+      'ToolInvoked',
+      'ToolResultRecorded',
+      'AssistantReplied',
+    ]);
+    const [invoked, result] = (await events(id)).slice(2, 4);
+    expect(invoked.data).toMatchObject({
+      turnId,
+      name: 'search_book',
+      iteration: 1,
+      toolUseId: expect.stringMatching(/^toolu_/),
+    });
+    expect(result.data).toMatchObject({ turnId, toolUseId: invoked.data.toolUseId, isError: false });
+    expect(result.data.content).toMatch(/\[1\].*Chapter 1/s);
+    expect(reply.data).toMatchObject({
+      turnId,
+      model: 'claude-sonnet-5-5',
+      stopReason: 'end_turn',
+      iterations: 2,
+      isFromBook: true,
+      usage: {
+        inputTokens: expect.any(Number),
+        outputTokens: expect.any(Number),
+        cacheReadInputTokens: expect.any(Number),
+        cacheCreationInputTokens: expect.any(Number),
+      },
+    });
+    expect(reply.data.citations[0]).toMatchObject({
+      chunkId: result.data.chunks[0].chunkId,
+      chapter: expect.stringContaining('Arrival'),
+    });
+    expect(reply.data.costUsd).toBeGreaterThan(0);
+    expect(fake.rejected).toEqual([]);
+  });
+
+  it('runs parallel tool calls and returns their results together, results first', async () => {
+    const id = await conversation();
+    const { turnId } = await post(id, 'PARALLEL: the telescope and the logbook?');
+    await untilEnded(id, turnId);
+    const evs = await events(id);
+    expect(evs.filter((e) => e.type === 'ToolInvoked')).toHaveLength(2);
+    expect(evs.filter((e) => e.type === 'ToolResultRecorded')).toHaveLength(2);
+    const second = fake.requests.filter((r) => question(r).startsWith('PARALLEL')).pop()!;
+    const lastUser = second.body.messages[second.body.messages.length - 1];
+    expect(lastUser.content.map((b: any) => b.type)).toEqual(['tool_result', 'tool_result']);
+    expect(evs.at(-1).type).toBe('AssistantReplied');
+    // the two passages are numbered apart, so [n] names one passage within the turn
+    const starts = evs.filter((e) => e.type === 'ToolResultRecorded').map((e) => e.data.citationStart);
+    expect(new Set(starts).size).toBe(2);
+  });
+
+  it('returns a failing tool call as is_error and the model carries on', async () => {
+    const id = await conversation();
+    const { turnId } = await post(id, 'BROKEN tool input please');
+    const reply = await untilEnded(id, turnId);
+    const result = (await events(id)).find((e) => e.type === 'ToolResultRecorded');
+    expect(result.data.isError).toBe(true);
+    expect(reply.type).toBe('AssistantReplied');
+    const req = fake.requests.filter((r) => question(r).startsWith('BROKEN')).pop()!;
+    expect(req.body.messages.at(-1).content[0]).toMatchObject({ type: 'tool_result', is_error: true });
+  });
+
+  it('streams token deltas as AssistantTextDelta frames without id', async () => {
+    const id = await conversation();
+    const s = openStream(`${stack.base}/v1/conversations/${id}/stream`, { token: alice.token });
+    const { turnId } = await post(id, 'Tell me about the storm');
+    await s.until('AssistantReplied', (f) => f.some((x) => x.event === 'AssistantReplied'), 20_000);
+    s.close();
+    const deltas = s.frames.filter((f) => f.event === 'AssistantTextDelta');
+    expect(deltas.length).toBeGreaterThan(1);
+    expect(deltas.every((d) => d.id === undefined && d.data.turnId === turnId)).toBe(true);
+    const replied = s.frames.find((f) => f.event === 'AssistantReplied')!;
+    expect(
+      deltas
+        .filter((d) => d.data.index >= 0)
+        .map((d) => d.data.text)
+        .join(''),
+    ).toContain(replied.data.data.content);
+  });
+
+  it('retries 529s and succeeds; when retries run out, TurnFailed (retryable) and the next turn still runs', async () => {
+    const id = await conversation();
+    fake.enqueue(apiError(529), apiError(529));
+    const first = await post(id, 'After the overload, who arrived?');
+    const ok = await untilEnded(id, first.turnId, 30_000);
+    expect(ok.type).toBe('AssistantReplied');
+
+    fake.enqueue(apiError(529), apiError(529), apiError(529));
+    const second = await post(id, 'This one meets a persistent overload');
+    const failed = await untilEnded(id, second.turnId, 30_000);
+    expect(failed).toMatchObject({ type: 'TurnFailed', data: { code: 'llm_overloaded', retryable: true } });
+    const third = await post(id, 'And after that?');
+    expect((await untilEnded(id, third.turnId, 30_000)).type).toBe('AssistantReplied');
+  }, 60_000);
+
+  it('cuts the loop after AGENT_MAX_ITERATIONS calls with a final answer without tools', async () => {
+    const id = await conversation();
+    const { turnId } = await post(id, 'LOOP forever');
+    const reply = await untilEnded(id, turnId);
+    expect(reply.type).toBe('AssistantReplied');
+    expect(reply.data.iterations).toBe(3);
+    const loopRequests = fake.requests.filter((r) => question(r).startsWith('LOOP'));
+    expect(loopRequests).toHaveLength(3);
+    expect(loopRequests[2].body.tool_choice).toEqual({ type: 'none' });
+  });
+
+  it('cancels a turn mid-stream within a second, aborting the LLM request', async () => {
+    const id = await conversation();
+    const abortedBefore = fake.aborted;
+    const { turnId } = await post(id, 'SLOW answer please');
+    await waitFor('the slow stream to start', () => fake.requests.some((r) => question(r).startsWith('SLOW')));
+    await new Promise((r) => setTimeout(r, 300));
+    const started = Date.now();
+    const r = await alice.req('POST', `/v1/conversations/${id}/turns/${turnId}/cancel`);
+    expect(r.status).toBe(202);
+    await waitFor('the fake to see the abort', () => fake.aborted > abortedBefore, 2_000);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    await new Promise((r) => setTimeout(r, 500));
+    const endings = (await events(id)).filter(ended(turnId));
+    expect(endings.map((e) => e.type)).toEqual(['TurnCancelled']);
+    const again = await alice.req('POST', `/v1/conversations/${id}/turns/${turnId}/cancel`);
+    expect(again.body).toMatchObject({ cancelled: false });
+    expect((await events(id)).filter(ended(turnId))).toHaveLength(1);
+  });
+
+  it('answers five rapid posts in posting order, one at a time', async () => {
+    const id = await conversation();
+    const turns: string[] = [];
+    for (let i = 0; i < 5; i++) turns.push((await post(id, `Question number ${i}`)).turnId);
+    await untilEnded(id, turns[4], 40_000);
+    const evs = await events(id);
+    const replies = evs.filter((e) => e.type === 'AssistantReplied').map((e) => e.data.turnId);
+    expect(replies).toEqual(turns);
+    // one at a time: nothing of turn k+1 is recorded before turn k ends
+    const order = evs
+      .filter((e) => e.data?.turnId && e.type !== 'UserMessagePosted')
+      .map((e) => turns.indexOf(e.data.turnId));
+    expect(order).toEqual([...order].sort((a, b) => a - b));
+  }, 60_000);
+
+  it("sends turn 2 a request whose prefix is byte-identical to turn 1's, and it reads the cache", async () => {
+    const id = await conversation();
+    const t1 = await post(id, 'First: who is Marisol?');
+    await untilEnded(id, t1.turnId);
+    const t2 = await post(id, 'Second: and the ship?');
+    const reply2 = await untilEnded(id, t2.turnId);
+    const reqs = fake.requests.filter((r) => JSON.stringify(r.body.messages[0]).includes('First: who is Marisol?'));
+    const turn1Last = reqs.filter((r) => !JSON.stringify(r.body.messages).includes('Second:')).pop()!;
+    const turn2First = reqs.find((r) => JSON.stringify(r.body.messages).includes('Second:'))!;
+    const strip = (x: unknown) => JSON.stringify(x, (k, v) => (k === 'cache_control' ? undefined : v));
+    const n = turn1Last.body.messages.length;
+    expect(strip(turn2First.body.messages.slice(0, n))).toBe(strip(turn1Last.body.messages));
+    expect(strip(turn2First.body.tools)).toBe(strip(turn1Last.body.tools));
+    expect(strip(turn2First.body.system)).toBe(strip(turn1Last.body.system));
+    const breakpoints = (r: RecordedRequest) => (r.rawBody.match(/"cache_control"/g) ?? []).length;
+    expect(breakpoints(turn2First)).toBeLessThanOrEqual(4);
+    expect(reply2.data.usage.cacheReadInputTokens).toBeGreaterThan(0);
+  });
+});

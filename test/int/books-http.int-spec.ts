@@ -1,0 +1,274 @@
+import { Global, INestApplication, Module, ValidationPipe } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, NestFactory } from '@nestjs/core';
+import { NestExpressApplication } from '@nestjs/platform-express';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { Pool } from 'pg';
+import { CONFIG } from '@parley/config';
+import { MAX_BOOK_BYTES } from '@parley/books';
+import { projectRoot } from '@parley/platform';
+import { AuthGuard, mintToken } from '../../apps/api/src/auth/auth.guard';
+import { BooksHttpModule } from '../../apps/api/src/books/books-http.module';
+import { HttpExceptionFilter } from '../../apps/api/src/http/http-exception.filter';
+import { minimalPdf } from '../support/minimal-pdf';
+import { createTestDatabase, TestDatabase } from '../support/test-database';
+
+const SECRET = 'books-http-test-secret-0123456789';
+const alice = readFileSync(path.join(projectRoot(), '../shared/data/books/alice.txt'));
+
+/** The books routes as the API serves them: same guard, pipe and error filter, on a private database. */
+async function startApp(pool: Pool): Promise<INestApplication> {
+  @Global()
+  @Module({
+    providers: [
+      { provide: Pool, useValue: pool },
+      { provide: CONFIG, useValue: { auth: { jwtSecret: SECRET } } },
+    ],
+    exports: [Pool, CONFIG],
+  })
+  class TestPlatformModule {}
+
+  @Module({
+    imports: [TestPlatformModule, BooksHttpModule],
+    providers: [
+      { provide: APP_GUARD, useClass: AuthGuard },
+      { provide: APP_FILTER, useClass: HttpExceptionFilter },
+    ],
+  })
+  class TestAppModule {}
+
+  const app = await NestFactory.create<NestExpressApplication>(TestAppModule, { bodyParser: false, logger: false });
+  app.useBodyParser('json', { limit: '30mb' });
+  app.setGlobalPrefix('v1');
+  app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
+  await app.listen(0, '127.0.0.1');
+  return app;
+}
+
+describe('books HTTP API', () => {
+  let db: TestDatabase;
+  let app: INestApplication;
+  let base: string;
+  const userA = `a-${randomUUID()}`;
+  const userB = `b-${randomUUID()}`;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    app = await startApp(db.pool);
+    base = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}/v1`;
+  });
+  afterAll(async () => {
+    await app.close();
+    await db.drop();
+  });
+
+  const call = async (user: string, method: string, url: string, body?: unknown) => {
+    const headers: Record<string, string> = { authorization: `Bearer ${mintToken(user, SECRET)}` };
+    let payload: BodyInit | undefined;
+    if (body instanceof FormData) payload = body;
+    else if (body !== undefined) {
+      headers['content-type'] = 'application/json';
+      payload = JSON.stringify(body);
+    }
+    const res = await fetch(base + url, { method, headers, body: payload });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  };
+  const form = (file: Blob, name: string, fields: Record<string, string> = {}) => {
+    const f = new FormData();
+    for (const [k, v] of Object.entries(fields)) f.append(k, v);
+    f.append('file', file, name);
+    return f;
+  };
+
+  it('ingests JSON text, lists, shows, searches and deletes it', async () => {
+    const created = await call(userA, 'POST', '/books', {
+      title: 'Two Chapters',
+      author: 'Anon',
+      format: 'text',
+      content: 'Chapter 1\n\nThe owl flew over the barn.\n\nChapter 2\n\nThe fox slept under the hedge.',
+    });
+    expect(created).toEqual({
+      status: 201,
+      body: {
+        id: expect.any(String),
+        title: 'Two Chapters',
+        author: 'Anon',
+        format: 'text',
+        chapters: [
+          { index: 1, title: 'Chapter 1' },
+          { index: 2, title: 'Chapter 2' },
+        ],
+        chunkCount: 2,
+        createdAt: expect.any(String),
+      },
+    });
+    const id = created.body.id;
+    expect(await call(userA, 'GET', '/books')).toEqual({
+      status: 200,
+      body: { items: [created.body], nextCursor: null },
+    });
+    expect(await call(userA, 'GET', `/books/${id}`)).toEqual({ status: 200, body: created.body });
+
+    const search = await call(
+      userA,
+      'GET',
+      `/books/${id}/search?q=${encodeURIComponent('where did the fox sleep?')}&k=1`,
+    );
+    expect(search.status).toBe(200);
+    expect(search.body.items).toEqual([
+      {
+        chunkId: expect.any(String),
+        chapter: 'Chapter 2',
+        chapterIndex: 2,
+        section: null,
+        page: null,
+        text: 'The fox slept under the hedge.',
+        score: expect.any(Number),
+      },
+    ]);
+
+    expect(await call(userA, 'DELETE', `/books/${id}`)).toEqual({ status: 204, body: undefined });
+    expect((await call(userA, 'GET', `/books/${id}`)).status).toBe(404);
+    expect((await call(userA, 'DELETE', `/books/${id}`)).status).toBe(404);
+  });
+
+  it("answers 404 for another user's book, 400 for a bad id", async () => {
+    const created = await call(userA, 'POST', '/books', {
+      title: 'Private',
+      format: 'markdown',
+      content: '# One\n\nSecret text.',
+    });
+    const id = created.body.id;
+    for (const [method, url] of [
+      ['GET', `/books/${id}`],
+      ['GET', `/books/${id}/search?q=secret`],
+      ['DELETE', `/books/${id}`],
+    ]) {
+      expect(await call(userB, method, url)).toEqual({
+        status: 404,
+        body: { statusCode: 404, error: 'Not Found', message: 'book not found' },
+      });
+    }
+    expect((await call(userB, 'GET', '/books')).body.items).toEqual([]);
+    expect((await call(userA, 'GET', `/books/${id}`)).status).toBe(200);
+    expect(await call(userA, 'GET', '/books/not-a-uuid')).toEqual({
+      status: 400,
+      body: { statusCode: 400, error: 'Bad Request', message: ['id must be a UUID'] },
+    });
+    expect((await call(userA, 'GET', `/books/${randomUUID()}`)).status).toBe(404);
+  });
+
+  it('uploads a multipart file, taking the title from the file name', async () => {
+    const res = await call(
+      userA,
+      'POST',
+      '/books',
+      form(new Blob([alice], { type: 'text/plain' }), 'alice.txt', { author: 'Lewis Carroll' }),
+    );
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ title: 'alice', author: 'Lewis Carroll', format: 'text' });
+    expect(res.body.chapters).toHaveLength(12);
+    const hits = await call(userA, 'GET', `/books/${res.body.id}/search?q=Cheshire%20Cat%20grin&k=3`);
+    expect(hits.body.items).toHaveLength(3);
+    expect(hits.body.items[0].chapter).toBe('CHAPTER VI. Pig and Pepper');
+  });
+
+  it('takes a PDF as a file or as base64 JSON, with pages', async () => {
+    const pdf = minimalPdf([
+      ['Chapter 1', '', 'The kettle boiled.'],
+      ['Chapter 2', '', 'The lantern was lit at dusk.'],
+    ]);
+    const viaFile = await call(userA, 'POST', '/books', form(new Blob([pdf]), 'lamps.pdf', { title: 'Lamps' }));
+    expect(viaFile.status).toBe(201);
+    expect(viaFile.body).toMatchObject({ title: 'Lamps', format: 'pdf', chunkCount: 2 });
+    const viaJson = await call(userA, 'POST', '/books', {
+      title: 'Lamps',
+      format: 'pdf',
+      content: pdf.toString('base64'),
+    });
+    expect(viaJson.status).toBe(201);
+    const hits = await call(userA, 'GET', `/books/${viaJson.body.id}/search?q=lantern`);
+    expect(hits.body.items[0]).toMatchObject({ chapterIndex: 2, page: 2 });
+  });
+
+  it.each([
+    ['no fields', {}, 400, /title is required/],
+    ['an unknown format', { title: 'x', format: 'epub', content: 'x' }, 400, /format must be one of/],
+    ['a long title', { title: 'x'.repeat(201), format: 'text', content: 'x' }, 400, /title must be shorter/],
+    [
+      'an unknown field',
+      { title: 'x', format: 'text', content: 'x', isbn: '1' },
+      400,
+      /property isbn should not exist/,
+    ],
+    ['empty content', { title: 'x', format: 'text', content: '' }, 400, /empty/],
+    ['text without letters', { title: 'x', format: 'text', content: '\n\n  \n' }, 400, /no text/],
+    ['binary text', { title: 'x', format: 'text', content: 'PK\u0000\u0003' }, 415, /binary/],
+    ['a PDF that is not base64', { title: 'x', format: 'pdf', content: '%PDF-1.4 !!' }, 400, /base64/],
+    [
+      'a PDF that is not a PDF',
+      { title: 'x', format: 'pdf', content: Buffer.from('hello').toString('base64') },
+      415,
+      /not a PDF/,
+    ],
+  ])('rejects JSON with %s', async (_, body, status, message) => {
+    const res = await call(userB, 'POST', '/books', body);
+    expect(res.status).toBe(status);
+    expect(res.body.statusCode).toBe(status);
+    expect(JSON.stringify(res.body.message)).toMatch(message);
+    expect((await call(userB, 'GET', '/books')).body.items).toEqual([]);
+  });
+
+  it('rejects uploads of unknown type and over 20 MB, storing nothing', async () => {
+    const unknown = await call(userB, 'POST', '/books', form(new Blob(['hello']), 'book.epub'));
+    expect(unknown.status).toBe(415);
+    expect(unknown.body.message).toMatch(/cannot tell the format/);
+    const huge = await call(
+      userB,
+      'POST',
+      '/books',
+      form(new Blob([Buffer.alloc(MAX_BOOK_BYTES + 1, 'a')]), 'huge.txt'),
+    );
+    expect(huge.status).toBe(413);
+    const both = await call(userB, 'POST', '/books', form(new Blob(['hello']), 'a.txt', { content: 'also this' }));
+    expect(both.status).toBe(400);
+    expect((await call(userB, 'GET', '/books')).body.items).toEqual([]);
+  });
+
+  it('validates search parameters', async () => {
+    const created = await call(userA, 'POST', '/books', {
+      title: 'S',
+      format: 'text',
+      content: 'A short text about owls.',
+    });
+    const url = `/books/${created.body.id}/search`;
+    expect((await call(userA, 'GET', url)).status).toBe(400);
+    expect((await call(userA, 'GET', `${url}?q=`)).status).toBe(400);
+    expect((await call(userA, 'GET', `${url}?q=${'a'.repeat(501)}`)).status).toBe(400);
+    expect((await call(userA, 'GET', `${url}?q=owls&k=21`)).status).toBe(400);
+    expect((await call(userA, 'GET', `${url}?q=owls&k=two`)).status).toBe(400);
+    expect(await call(userA, 'GET', `${url}?q=owls&k=20`)).toMatchObject({
+      status: 200,
+      body: { items: [{ text: 'A short text about owls.' }] },
+    });
+  });
+
+  it('documents the routes in OpenAPI, JSON and multipart alike', () => {
+    const doc = SwaggerModule.createDocument(app, new DocumentBuilder().build());
+    expect(Object.keys(doc.paths).sort()).toEqual(['/v1/books', '/v1/books/{id}', '/v1/books/{id}/search']);
+    expect(Object.keys(doc.paths['/v1/books'].post!.requestBody as object)).toContain('content');
+    const content = (doc.paths['/v1/books'].post!.requestBody as { content: Record<string, unknown> }).content;
+    expect(Object.keys(content).sort()).toEqual(['application/json', 'multipart/form-data']);
+    expect(doc.components!.schemas).toHaveProperty('BookDto');
+    expect(doc.components!.schemas).toHaveProperty('UploadBookDto');
+  });
+
+  it('requires a bearer token', async () => {
+    const res = await fetch(`${base}/books`);
+    expect(res.status).toBe(401);
+  });
+});

@@ -1,0 +1,33 @@
+import { Client } from '../stack';
+
+/** A small Markdown book whose chapters each hold one findable fact. */
+export function tinyBookMarkdown(): string {
+  return [
+    '# The Lighthouse Keeper',
+    '',
+    '## Chapter 1: Arrival',
+    '',
+    'Marisol arrived on the island of Vell on a grey morning. The ferryman warned her that the lighthouse lamp had been dark for nine winters.',
+    '',
+    'She carried a brass telescope that had belonged to her grandmother, and a tin of peppermint tea.',
+    '',
+    '## Chapter 2: The Lamp',
+    '',
+    'In the lamp room Marisol found a logbook bound in green leather. The last entry spoke of a ship called the Wandering Heron.',
+    '',
+    '## Chapter 3: The Storm',
+    '',
+    'The storm came at midnight. Marisol relit the lamp with the oil she had hidden in the cellar, and the Wandering Heron came safely home.',
+  ].join('\n');
+}
+
+export async function newBook(c: Client): Promise<{ id: string; chapters: Array<{ index: number; title: string }> }> {
+  const r = await c.req('POST', '/v1/books', {
+    title: 'The Lighthouse Keeper',
+    author: 'A. Tester',
+    format: 'markdown',
+    content: tinyBookMarkdown(),
+  });
+  if (r.status !== 201) throw new Error(`book upload failed: ${r.status} ${r.text}`);
+  return r.body;
+}
