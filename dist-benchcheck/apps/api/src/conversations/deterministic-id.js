@@ -1,0 +1,13 @@
+"use strict";
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.deterministicId = deterministicId;
+const node_crypto_1 = require("node:crypto");
+/** A UUID (v5 layout) derived from its parts, so a retried request names the same events. */
+function deterministicId(...parts) {
+    const h = (0, node_crypto_1.createHash)('sha1').update(parts.join('\u0000')).digest();
+    h[6] = (h[6] & 0x0f) | 0x50;
+    h[8] = (h[8] & 0x3f) | 0x80;
+    const x = h.subarray(0, 16).toString('hex');
+    return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
+}
+//# sourceMappingURL=deterministic-id.js.map

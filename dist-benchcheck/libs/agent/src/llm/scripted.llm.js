@@ -1,0 +1,67 @@
+"use strict";
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.ScriptedLlm = void 0;
+/**
+ * The offline provider (LLM_PROVIDER=scripted): deterministic, same port. With a search tool it
+ * searches the book for the question, then answers from the passages it got, citing them; so
+ * the whole service works without a network and demos are repeatable.
+ */
+class ScriptedLlm {
+    constructor() {
+        this.provider = 'scripted';
+        this.supportsTools = true;
+        this.model = 'scripted-1';
+    }
+    async chatWithTools(messages, tools, options) {
+        const last = messages[messages.length - 1];
+        const results = last.role === 'user' ? last.content.filter((b) => b.type === 'tool_result') : [];
+        const question = lastQuestion(messages);
+        const search = tools.find((t) => t.name === 'search_book');
+        if (search && results.length === 0 && options.toolChoice !== 'none') {
+            return this.reply([
+                { type: 'text', text: 'Let me look that up in the book.' },
+                { type: 'tool_use', id: `toolu_scripted_${messages.length}`, name: search.name, input: { query: question } },
+            ], 'tool_use', messages);
+        }
+        const text = results.length
+            ? answerFrom(results.map((r) => r.content).join('\n\n'))
+            : `You asked: "${question}". I have no book passages to go on.`;
+        for (const piece of text.match(/\S+\s*/g) ?? []) {
+            options.signal?.throwIfAborted();
+            options.onTextDelta?.(piece);
+            await new Promise((r) => setImmediate(r));
+        }
+        return this.reply([{ type: 'text', text }], 'end_turn', messages);
+    }
+    reply(content, stopReason, messages) {
+        const inputTokens = Math.ceil(JSON.stringify(messages).length / 4);
+        const outputTokens = Math.ceil(JSON.stringify(content).length / 4);
+        return {
+            content,
+            stopReason,
+            model: this.model,
+            usage: { inputTokens, outputTokens, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
+        };
+    }
+}
+exports.ScriptedLlm = ScriptedLlm;
+function lastQuestion(messages) {
+    for (let i = messages.length - 1; i >= 0; i--) {
+        const m = messages[i];
+        if (m.role !== 'user')
+            continue;
+        const texts = m.content.filter((b) => b.type === 'text').map((b) => b.text);
+        if (texts.length)
+            return texts[texts.length - 1].slice(0, 500);
+    }
+    return '';
+}
+/** Quotes the opening of the first numbered passage and cites it. */
+function answerFrom(results) {
+    const m = /\[(\d+)\][^\n]*\n([\s\S]*?)(?=\n\n\[\d+\]|$)/.exec(results);
+    if (!m)
+        return 'The book has no passage about that in the chapters you have read.';
+    const excerpt = m[2].replace(/\s+/g, ' ').trim().slice(0, 280);
+    return `According to the book: "${excerpt}…" [${m[1]}]`;
+}
+//# sourceMappingURL=scripted.llm.js.map

@@ -1,0 +1,109 @@
+"use strict";
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.parseMarkdown = parseMarkdown;
+const gutenberg_1 = require("./gutenberg");
+const parsed_book_1 = require("./parsed-book");
+const ATX = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/;
+const SETEXT_1 = /^ {0,3}=+[ \t]*$/;
+const SETEXT_2 = /^ {0,3}-+[ \t]*$/;
+const FENCE = /^ {0,3}(`{3,}|~{3,})/;
+/** Inline Markdown a heading may carry: emphasis, code, links, images. */
+function plainHeading(s) {
+    return s
+        .replace(/!\[([^\]]*)\]\([^)]*\)/g, '$1')
+        .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+        .replace(/(\*\*|__|\*|_|`)(.+?)\1/g, '$2')
+        .replace(/\s+/g, ' ')
+        .trim();
+}
+function findHeadings(lines) {
+    const out = [];
+    let fence = null;
+    for (let i = 0; i < lines.length; i++) {
+        const line = lines[i];
+        const f = FENCE.exec(line);
+        if (f) {
+            if (fence === null)
+                fence = f[1][0];
+            else if (f[1][0] === fence)
+                fence = null;
+            continue;
+        }
+        if (fence !== null)
+            continue;
+        const atx = ATX.exec(line);
+        if (atx) {
+            const text = plainHeading(atx[2] ?? '');
+            if (text)
+                out.push({ line: i, span: 1, level: atx[1].length, text });
+            continue;
+        }
+        const next = lines[i + 1];
+        const prevBlank = i === 0 || lines[i - 1].trim() === '';
+        if (next !== undefined && line.trim() && prevBlank && !/^ {0,3}([-*+>]|\d+[.)])\s/.test(line)) {
+            const level = SETEXT_1.test(next) ? 1 : SETEXT_2.test(next) ? 2 : 0;
+            if (level) {
+                out.push({ line: i, span: 2, level, text: plainHeading(line) });
+                i++;
+            }
+        }
+    }
+    return out;
+}
+/**
+ * Markdown: `#` and `##` headings start chapters, deeper ones name the section the following
+ * paragraphs belong to. A single `#` heading above `##` chapters is the document's title, not a
+ * chapter. Code blocks are kept as paragraphs; headings inside them do not count.
+ */
+function parseMarkdown(markdown, opts) {
+    const lines = (0, gutenberg_1.normaliseNewlines)(markdown).split('\n');
+    const headings = findHeadings(lines);
+    const top = headings.filter((h) => h.level <= 2);
+    const h1 = top.filter((h) => h.level === 1);
+    const titleHeading = h1.length === 1 && top[0] === h1[0] && top.some((h) => h.level === 2) ? h1[0] : null;
+    const chapterHeadings = top.filter((h) => h !== titleHeading);
+    const headingAt = new Map(headings.map((h) => [h.line, h]));
+    const chapters = [];
+    let current = { title: null, paragraphs: [] };
+    let section = null;
+    let pending = [];
+    const flush = () => {
+        current.paragraphs.push(...(0, parsed_book_1.toParagraphs)(pending, section));
+        pending = [];
+    };
+    const close = () => {
+        flush();
+        if (current.title !== null)
+            chapters.push({ title: current.title, paragraphs: current.paragraphs });
+        else if (chapterHeadings.length === 0)
+            chapters.push({ title: opts.fallbackTitle, paragraphs: current.paragraphs });
+        else if ((0, parsed_book_1.countLetters)(current.paragraphs.map((p) => p.text).join(' ')) >= parsed_book_1.MIN_FRONT_MATTER_LETTERS) {
+            chapters.push({ title: parsed_book_1.FRONT_MATTER_TITLE, paragraphs: current.paragraphs });
+        }
+    };
+    for (let i = 0; i < lines.length; i++) {
+        const h = headingAt.get(i);
+        if (!h) {
+            if (!FENCE.test(lines[i]))
+                pending.push({ text: lines[i], page: null });
+            continue;
+        }
+        i += h.span - 1;
+        if (h === titleHeading)
+            continue;
+        if (h.level <= 2) {
+            close();
+            current = { title: h.text, paragraphs: [] };
+            section = null;
+        }
+        else {
+            flush();
+            section = h.text;
+            // the heading's words are searchable text of its section too
+            current.paragraphs.push({ text: h.text, page: null, section });
+        }
+    }
+    close();
+    return { chapters: chapters.map((c, i) => ({ index: i + 1, ...c })) };
+}
+//# sourceMappingURL=markdown-parser.js.map

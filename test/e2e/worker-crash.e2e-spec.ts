@@ -1,0 +1,91 @@
+import { randomUUID } from 'node:crypto';
+import { FakeAnthropic, FakeReply, RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
+import { newBook } from '../support/factories/books';
+import { clientFor, startStack, Stack } from '../support/stack';
+import { waitFor } from '../support/wait-for';
+
+/** Slow enough that turns are mid-stream when a worker dies: ~2 s a call. */
+function slowModel(req: RecordedRequest): FakeReply {
+  const last = req.body.messages.at(-1);
+  const hasResults = Array.isArray(last.content) && last.content.some((b: any) => b.type === 'tool_result');
+  if (!hasResults) return { content: [{ type: 'tool_use', name: 'search_book', input: { query: 'lamp storm' } }], delayMsPerChunk: 400 };
+  return { content: [{ type: 'text', text: 'The lamp was relit during the storm. '.repeat(8) + '[1]' }], delayMsPerChunk: 40 };
+}
+
+const conversationOf = (r: RecordedRequest) => JSON.stringify(r.body.messages[0]).match(/conversation ([0-9a-f-]{36})/)?.[1];
+
+describe('worker crash (e2e): kill -9 of one of two workers mid-turn', () => {
+  let fake: FakeAnthropic;
+  let stack: Stack;
+
+  beforeAll(async () => {
+    fake = await FakeAnthropic.start({ defaultResponder: slowModel });
+    stack = await startStack({
+      apis: 1,
+      workers: 2,
+      env: { LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-fake', ANTHROPIC_BASE_URL: fake.url, WORKER_CONCURRENCY: '4' },
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await stack?.stop();
+    await fake?.close();
+  });
+
+  it('ends every turn exactly once, repeats no recorded tool call, and recovers well under 30 s', async () => {
+    const alice = clientFor(stack.base, `crash-${randomUUID()}`);
+    const { id: bookId } = await newBook(alice);
+    const turns: Array<{ conversationId: string; turnId: string }> = [];
+    for (let c = 0; c < 6; c++) {
+      const conversationId = (await alice.req('POST', '/v1/conversations', { bookId })).body.id;
+      for (let t = 0; t < 2; t++) {
+        const r = await alice.req('POST', `/v1/conversations/${conversationId}/messages`, { content: `conversation ${conversationId} turn ${t}` });
+        turns.push({ conversationId, turnId: r.body.turnId });
+      }
+    }
+    await waitFor('LLM calls in flight on both workers', () => fake.requests.length >= 6, 20_000);
+    const victim = stack.workers[0];
+    const killedAt = Date.now();
+    victim.child.kill('SIGKILL');
+    await waitFor('the killed worker to exit', () => victim.child.exitCode !== null || victim.child.signalCode !== null);
+    const cut = fake.requests.filter((r) => r.aborted && r.at <= killedAt + 1_000);
+
+    const events = async (id: string) => (await alice.req('GET', `/v1/conversations/${id}/events`)).body.items as any[];
+    const endingTypes = ['AssistantReplied', 'TurnFailed', 'TurnCancelled'];
+    await waitFor(
+      'every turn to end',
+      async () => {
+        for (const t of turns) {
+          if (!(await events(t.conversationId)).some((e) => endingTypes.includes(e.type) && e.data.turnId === t.turnId)) return false;
+        }
+        return true;
+      },
+      60_000,
+      250,
+    );
+    const doneAt = Date.now();
+
+    for (const conversationId of new Set(turns.map((t) => t.conversationId))) {
+      const evs = await events(conversationId);
+      for (const t of turns.filter((x) => x.conversationId === conversationId)) {
+        const endings = evs.filter((e) => endingTypes.includes(e.type) && e.data.turnId === t.turnId);
+        expect(endings.map((e) => e.type)).toEqual(['AssistantReplied']);
+      }
+      const results = evs.filter((e) => e.type === 'ToolResultRecorded').map((e) => e.data.toolUseId);
+      expect(new Set(results).size).toBe(results.length);
+      const invoked = evs.filter((e) => e.type === 'ToolInvoked').map((e) => e.data.toolUseId);
+      expect(new Set(invoked).size).toBe(invoked.length);
+    }
+
+    // recovery: from the kill until the conversations cut off mid-call reach the LLM again
+    const resumedAfter = cut.map((r) => {
+      const next = fake.requests.find((x) => x.at > killedAt && conversationOf(x) === conversationOf(r) && x !== r);
+      return next ? next.at - killedAt : Infinity;
+    });
+    expect(cut.length).toBeGreaterThan(0);
+    const worst = Math.max(...resumedAfter);
+    expect(worst).toBeLessThan(30_000);
+    console.log(
+      `worker crash: ${cut.length} LLM calls cut; picked up again after ${resumedAfter.map((ms) => (ms / 1000).toFixed(1)).join(', ')} s; all ${turns.length} turns ended ${((doneAt - killedAt) / 1000).toFixed(1)} s after the kill`,
+    );
+  }, 120_000);
+});
