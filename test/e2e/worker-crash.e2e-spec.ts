@@ -8,11 +8,19 @@ import { waitFor } from '../support/wait-for';
 function slowModel(req: RecordedRequest): FakeReply {
   const last = req.body.messages.at(-1);
   const hasResults = Array.isArray(last.content) && last.content.some((b: any) => b.type === 'tool_result');
-  if (!hasResults) return { content: [{ type: 'tool_use', name: 'search_book', input: { query: 'lamp storm' } }], delayMsPerChunk: 400 };
-  return { content: [{ type: 'text', text: 'The lamp was relit during the storm. '.repeat(8) + '[1]' }], delayMsPerChunk: 40 };
+  if (!hasResults)
+    return {
+      content: [{ type: 'tool_use', name: 'search_book', input: { query: 'lamp storm' } }],
+      delayMsPerChunk: 400,
+    };
+  return {
+    content: [{ type: 'text', text: 'The lamp was relit during the storm. '.repeat(8) + '[1]' }],
+    delayMsPerChunk: 40,
+  };
 }
 
-const conversationOf = (r: RecordedRequest) => JSON.stringify(r.body.messages[0]).match(/conversation ([0-9a-f-]{36})/)?.[1];
+const conversationOf = (r: RecordedRequest) =>
+  JSON.stringify(r.body.messages[0]).match(/conversation ([0-9a-f-]{36})/)?.[1];
 
 describe('worker crash (e2e): kill -9 of one of two workers mid-turn', () => {
   let fake: FakeAnthropic;
@@ -23,7 +31,12 @@ describe('worker crash (e2e): kill -9 of one of two workers mid-turn', () => {
     stack = await startStack({
       apis: 1,
       workers: 2,
-      env: { LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-fake', ANTHROPIC_BASE_URL: fake.url, WORKER_CONCURRENCY: '4' },
+      env: {
+        LLM_PROVIDER: 'anthropic',
+        ANTHROPIC_API_KEY: 'sk-fake',
+        ANTHROPIC_BASE_URL: fake.url,
+        WORKER_CONCURRENCY: '4',
+      },
     });
   }, 60_000);
   afterAll(async () => {
@@ -38,7 +51,9 @@ describe('worker crash (e2e): kill -9 of one of two workers mid-turn', () => {
     for (let c = 0; c < 6; c++) {
       const conversationId = (await alice.req('POST', '/v1/conversations', { bookId })).body.id;
       for (let t = 0; t < 2; t++) {
-        const r = await alice.req('POST', `/v1/conversations/${conversationId}/messages`, { content: `conversation ${conversationId} turn ${t}` });
+        const r = await alice.req('POST', `/v1/conversations/${conversationId}/messages`, {
+          content: `conversation ${conversationId} turn ${t}`,
+        });
         turns.push({ conversationId, turnId: r.body.turnId });
       }
     }
@@ -46,7 +61,10 @@ describe('worker crash (e2e): kill -9 of one of two workers mid-turn', () => {
     const victim = stack.workers[0];
     const killedAt = Date.now();
     victim.child.kill('SIGKILL');
-    await waitFor('the killed worker to exit', () => victim.child.exitCode !== null || victim.child.signalCode !== null);
+    await waitFor(
+      'the killed worker to exit',
+      () => victim.child.exitCode !== null || victim.child.signalCode !== null,
+    );
     const cut = fake.requests.filter((r) => r.aborted && r.at <= killedAt + 1_000);
 
     const events = async (id: string) => (await alice.req('GET', `/v1/conversations/${id}/events`)).body.items as any[];
@@ -55,7 +73,8 @@ describe('worker crash (e2e): kill -9 of one of two workers mid-turn', () => {
       'every turn to end',
       async () => {
         for (const t of turns) {
-          if (!(await events(t.conversationId)).some((e) => endingTypes.includes(e.type) && e.data.turnId === t.turnId)) return false;
+          if (!(await events(t.conversationId)).some((e) => endingTypes.includes(e.type) && e.data.turnId === t.turnId))
+            return false;
         }
         return true;
       },

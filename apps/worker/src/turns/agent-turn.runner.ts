@@ -12,6 +12,9 @@ import {
   LLM_CLIENT,
   LlmClient,
   LlmError,
+  LlmMessage,
+  LlmToolSpec,
+  nextRetrievalStep,
   nextStep,
   renderPrompt,
   ToolContext,
@@ -60,14 +63,20 @@ export class AgentTurnRunner {
       const s = await this.load(conversationId, turnId, signal);
       const step = s.deleted
         ? ({ kind: 'ended' } as const)
-        : nextStep(s.turns, turnId, this.config.agent.maxIterations);
+        : this.alwaysRetrieve(s)
+          ? nextRetrievalStep(s.turns, turnId)
+          : nextStep(s.turns, turnId, this.config.agent.maxIterations);
       if (step.kind === 'ended' || step.kind === 'wait') return step;
       if (signal.aborted) return { kind: 'ended' }; // cancelled: the API recorded TurnCancelled
       try {
         const events =
           step.kind === 'run-tools'
             ? await this.runTools(s, step.calls)
-            : await this.callLlm(s, step.iteration, step.allowTools, conversationId, signal);
+            : step.kind === 'call-llm'
+              ? await this.callLlm(s, step.iteration, step.allowTools, conversationId, signal)
+              : step.kind === 'reformulate'
+                ? await this.reformulate(s, signal)
+                : await this.answerFromPassages(s, conversationId, signal);
         await this.append(conversationId, s.version, events);
       } catch (e) {
         if (e instanceof WrongExpectedVersionError) continue; // someone else moved the stream: re-read
@@ -150,9 +159,31 @@ export class AgentTurnRunner {
     conversationId: string,
     signal: AbortSignal,
   ): Promise<NewEvent[]> {
+    const { messages, prefixEnd } = buildHistory(s.turns, s.turn!.turnId, this.config.agent.contextTokens);
+    return this.reply(
+      s,
+      conversationId,
+      signal,
+      messages,
+      prefixEnd,
+      this.tools.specsFor(s.ctx),
+      iteration,
+      allowTools,
+    );
+  }
+
+  /** One LLM call: tool calls become ToolInvoked events, a text answer ends the turn. */
+  private async reply(
+    s: Loaded,
+    conversationId: string,
+    signal: AbortSignal,
+    messages: LlmMessage[],
+    prefixEnd: number,
+    tools: LlmToolSpec[],
+    iteration: number,
+    allowTools = false,
+  ): Promise<NewEvent[]> {
     const turn = s.turn!;
-    const { messages, prefixEnd } = buildHistory(s.turns, turn.turnId, this.config.agent.contextTokens);
-    const tools = this.tools.specsFor(s.ctx);
     let index = 0;
     const result: ChatResult = await this.llm.chatWithTools(messages, tools, {
       system: await this.systemPrompt(s),
@@ -198,15 +229,93 @@ export class AgentTurnRunner {
     ];
   }
 
+  /** Providers without tool use (or LLM_RETRIEVAL_MODE=always-retrieve) search first, then answer. */
+  private alwaysRetrieve(s: Loaded): boolean {
+    if (!s.ctx.bookId || !this.tools.specsFor(s.ctx).some((t) => t.name === 'search_book')) return false;
+    const mode = this.config.llm.retrievalMode;
+    return mode === 'always-retrieve' || (mode === 'auto' && !this.llm.supportsTools);
+  }
+
+  /** Turns the question into one self-contained query, recorded as the turn's search_book call. */
+  private async reformulate(s: Loaded, signal: AbortSignal): Promise<NewEvent[]> {
+    const turn = s.turn!;
+    const earlier = s.turns.slice(0, s.turns.indexOf(turn)).slice(-3);
+    const conversation = earlier
+      .flatMap((t) => [
+        `Reader: ${t.content}`,
+        ...(t.ending?.type === 'AssistantReplied' ? [`You: ${t.ending.content}`] : []),
+      ])
+      .join('\n');
+    const prompt = renderPrompt('reformulation_prompt', {
+      book: await this.bookName(s),
+      conversation: conversation || '(none)',
+      question: turn.content,
+    });
+    const result = await this.llm.chatWithTools([{ role: 'user', content: [{ type: 'text', text: prompt }] }], [], {
+      system: 'You write search queries.',
+      maxTokens: 200,
+      signal,
+    });
+    const query =
+      result.content
+        .flatMap((b) => (b.type === 'text' ? [b.text] : []))
+        .join(' ')
+        .split('\n')[0]
+        .trim()
+        .slice(0, 500) || turn.content.slice(0, 500);
+    return [
+      this.event(s.events, turn.turnId, 'ToolInvoked', {
+        turnId: turn.turnId,
+        toolUseId: `retrieve_${randomUUID()}`,
+        name: 'search_book',
+        input: { query },
+        iteration: 1,
+        usage: result.usage,
+        model: result.model,
+      }),
+    ];
+  }
+
+  /** The answer with the retrieved passages in the prompt, no tools offered. */
+  private async answerFromPassages(s: Loaded, conversationId: string, signal: AbortSignal): Promise<NewEvent[]> {
+    const turn = s.turn!;
+    const passages = turn.iterations.flatMap((it) => [...it.results.values()].map((r) => r.content)).join('\n\n');
+    const currentMessages = [
+      {
+        role: 'user' as const,
+        content: [
+          ...(turn.selectedText
+            ? [
+                {
+                  type: 'text' as const,
+                  text: `The reader highlighted this passage:\n<selected_text>\n${turn.selectedText}\n</selected_text>`,
+                },
+              ]
+            : []),
+          { type: 'text' as const, text: renderPrompt('always_retrieve_answer', { passages, question: turn.content }) },
+        ],
+      },
+    ];
+    const { messages, prefixEnd } = buildHistory(s.turns, turn.turnId, this.config.agent.contextTokens, {
+      withTools: false,
+      currentMessages,
+    });
+    return this.reply(s, conversationId, signal, messages, prefixEnd, [], turn.iterations.length + 1);
+  }
+
+  private async bookName(s: Loaded): Promise<string> {
+    if (!s.ctx.bookId) return 'a book the reader has not chosen yet';
+    const { rows } = await this.pool.query<{ title: string; author: string | null }>(
+      'SELECT title, author FROM books WHERE id = $1',
+      [s.ctx.bookId],
+    );
+    return rows[0]
+      ? `"${rows[0].title}"${rows[0].author ? ` by ${rows[0].author}` : ''}`
+      : 'a book that is no longer available';
+  }
+
   private async systemPrompt(s: Loaded): Promise<string> {
-    let book = 'a book the reader has not chosen yet';
-    if (s.ctx.bookId) {
-      const { rows } = await this.pool.query<{ title: string; author: string | null }>(
-        'SELECT title, author FROM books WHERE id = $1',
-        [s.ctx.bookId],
-      );
-      if (rows[0]) book = `"${rows[0].title}"${rows[0].author ? ` by ${rows[0].author}` : ''}`;
-    }
+    const book = await this.bookName(s);
     const scope =
       s.ctx.readingPosition === null
         ? 'The reader may discuss the whole book.'

@@ -6,13 +6,16 @@ import { isComplete, TurnRecord } from './turn-records';
  * messages (text and tool_use blocks in their original order with their original ids), so the
  * prefix of turn N+1 is byte-identical to turn N's request and the prompt cache hits.
  */
-export function turnMessages(turn: TurnRecord, { current }: { current: boolean }): LlmMessage[] {
+export function turnMessages(
+  turn: TurnRecord,
+  { current, withTools = true }: { current: boolean; withTools?: boolean },
+): LlmMessage[] {
   const user: LlmMessage = { role: 'user', content: userBlocks(turn) };
   const answered = turn.ending?.type === 'AssistantReplied';
   // a turn that failed or was cancelled keeps only its question: half a tool exchange is not valid history
   if (!current && !answered) return [user];
   const messages: LlmMessage[] = [user];
-  for (const it of turn.iterations) {
+  for (const it of withTools ? turn.iterations : []) {
     if (!isComplete(it)) break;
     messages.push({
       role: 'assistant',
@@ -61,14 +64,16 @@ export function buildHistory(
   turns: TurnRecord[],
   currentTurnId: string,
   budgetTokens: number,
+  opts: { withTools?: boolean; currentMessages?: LlmMessage[] } = {},
 ): { messages: LlmMessage[]; prefixEnd: number } {
   const index = turns.findIndex((t) => t.turnId === currentTurnId);
   if (index < 0) throw new Error(`turn ${currentTurnId} is not in the conversation`);
-  const current = turnMessages(turns[index], { current: true });
+  const withTools = opts.withTools ?? true;
+  const current = opts.currentMessages ?? turnMessages(turns[index], { current: true, withTools });
   let budget = budgetTokens - estimateTokens(current);
   const earlier: LlmMessage[][] = [];
   for (let i = index - 1; i >= 0; i--) {
-    const m = turnMessages(turns[i], { current: false });
+    const m = turnMessages(turns[i], { current: false, withTools });
     const cost = estimateTokens(m);
     if (cost > budget) break;
     budget -= cost;

@@ -36,3 +36,20 @@ export function citationStartFor(turn: TurnRecord, toolUseId: string): number {
   const n = calls.indexOf(toolUseId);
   return (n < 0 ? calls.length : n) * CITATION_BLOCK + 1;
 }
+
+/**
+ * The always-retrieve plan, for providers without tool use (or when forced): reformulate the
+ * question into one search, run it, then answer with the passages in the prompt.
+ */
+export type RetrievalStep =
+  | { kind: 'ended' }
+  | { kind: 'wait'; forTurnId: string }
+  | { kind: 'reformulate' }
+  | { kind: 'run-tools'; iteration: number; calls: ToolCallRecord[] }
+  | { kind: 'answer' };
+
+export function nextRetrievalStep(turns: TurnRecord[], turnId: string): RetrievalStep {
+  const step = nextStep(turns, turnId, Number.MAX_SAFE_INTEGER);
+  if (step.kind !== 'call-llm') return step;
+  return step.iteration === 1 ? { kind: 'reformulate' } : { kind: 'answer' };
+}

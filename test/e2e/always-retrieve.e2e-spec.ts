@@ -1,0 +1,69 @@
+import { randomUUID } from 'node:crypto';
+import { FakeAnthropic, FakeReply, RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
+import { newBook } from '../support/factories/books';
+import { clientFor, startStack, Stack } from '../support/stack';
+import { waitFor } from '../support/wait-for';
+
+const isReformulation = (r: RecordedRequest) => JSON.stringify(r.body.messages).includes('self-contained search query');
+
+function model(req: RecordedRequest): FakeReply {
+  if (isReformulation(req)) return { content: [{ type: 'text', text: 'green leather logbook last entry ship' }] };
+  return { content: [{ type: 'text', text: 'The logbook names the Wandering Heron [1].' }] };
+}
+
+/** LLM_RETRIEVAL_MODE=always-retrieve: reformulate, search, answer with the passages, no tools offered. */
+describe('always-retrieve fallback (e2e)', () => {
+  let fake: FakeAnthropic;
+  let stack: Stack;
+
+  beforeAll(async () => {
+    fake = await FakeAnthropic.start({ defaultResponder: model });
+    stack = await startStack({
+      env: {
+        LLM_PROVIDER: 'anthropic',
+        ANTHROPIC_API_KEY: 'sk-fake',
+        ANTHROPIC_BASE_URL: fake.url,
+        LLM_RETRIEVAL_MODE: 'always-retrieve',
+      },
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await stack?.stop();
+    await fake?.close();
+  });
+
+  it('reformulates from the conversation, searches, and answers citing the passages', async () => {
+    const alice = clientFor(stack.base, `retrieve-${randomUUID()}`);
+    const { id: bookId } = await newBook(alice);
+    const id = (await alice.req('POST', '/v1/conversations', { bookId })).body.id;
+    const { turnId } = (
+      await alice.req('POST', `/v1/conversations/${id}/messages`, { content: 'What was the ship in it called?' })
+    ).body;
+    const reply = await waitFor(
+      'the reply',
+      async () => {
+        const items = (await alice.req('GET', `/v1/conversations/${id}/events`)).body.items as any[];
+        return items.find((e) => e.type === 'AssistantReplied' && e.data.turnId === turnId);
+      },
+      20_000,
+    );
+    const events = (await alice.req('GET', `/v1/conversations/${id}/events`)).body.items as any[];
+    expect(events.map((e) => e.type)).toEqual([
+      'ConversationStarted',
+      'UserMessagePosted',
+      'ToolInvoked',
+      'ToolResultRecorded',
+      'AssistantReplied',
+    ]);
+    expect(events[2].data).toMatchObject({
+      name: 'search_book',
+      input: { query: 'green leather logbook last entry ship' },
+    });
+    expect(fake.requests).toHaveLength(2);
+    expect(fake.requests.every((r) => r.body.tools === undefined)).toBe(true);
+    expect(isReformulation(fake.requests[0])).toBe(true);
+    expect(JSON.stringify(fake.requests[1].body.messages)).toContain('Wandering Heron');
+    expect(reply.data.citations[0]).toMatchObject({ chapter: expect.stringContaining('Lamp') });
+    expect(reply.data.iterations).toBe(2);
+  });
+});
