@@ -11,6 +11,7 @@ import { llmProvider } from './turns/llm.provider';
 import { RunningTurns } from './turns/running-turns';
 import { TurnDispatcher } from './turns/turn-dispatcher.service';
 import { TurnSequencer } from './turns/turn-sequencer';
+import { TurnSweeper } from './turns/turn-sweeper.service';
 
 /** The worker root: no HTTP port; agent turns (BullMQ), projections and the turn dispatcher. */
 @Module({
@@ -36,6 +37,7 @@ import { TurnSequencer } from './turns/turn-sequencer';
     RunningTurns,
     TurnSequencer,
     TurnDispatcher,
+    TurnSweeper,
   ],
 })
 export class WorkerModule {}

@@ -33,14 +33,15 @@ export class LiveDeltas implements OnApplicationShutdown {
     await this.redis.main.publish(this.channel(conversationId), JSON.stringify(delta));
   }
 
-  async subscribe(conversationId: string, listener: (d: AssistantTextDelta) => void): Promise<() => void> {
+  subscribe(conversationId: string, listener: (d: AssistantTextDelta) => void): () => void {
     const channel = this.channel(conversationId);
     const sub = this.ensureSubscriber();
     let set = this.listeners.get(channel);
     if (!set) {
       set = new Set();
       this.listeners.set(channel, set);
-      await sub.subscribe(channel);
+      // not awaited: while Redis is away the stream of stored events must not wait for live deltas
+      sub.subscribe(channel).catch(() => undefined);
     }
     set.add(listener);
     return () => {

@@ -52,7 +52,7 @@ export class EventStreamService {
       close();
     };
     const stopWatching = this.watcher.watch(streamId, poke);
-    const stopDeltas = await this.deltas.subscribe(conversationId, (d: AssistantTextDelta) => {
+    const stopDeltas = this.deltas.subscribe(conversationId, (d: AssistantTextDelta) => {
       if (closed) return;
       if (tooSlow()) return drop();
       res.write(`event: AssistantTextDelta\ndata: ${JSON.stringify(d)}\n\n`);

@@ -1,20 +1,26 @@
 import { HttpException, HttpStatus, Inject, Injectable } from '@nestjs/common';
-import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { AppConfig, CONFIG } from '@parley/config';
 import { RedisConnections } from '@parley/platform';
 
-/** RATE_LIMIT_POSTS_PER_MIN per user, shared by every API replica through Redis. */
+/**
+ * RATE_LIMIT_POSTS_PER_MIN per user, shared by every API replica through Redis. While Redis is
+ * unreachable the limit is kept per replica in memory (the insurance limiter), so posting, which
+ * only needs Postgres, goes on.
+ */
 @Injectable()
 export class PostRateLimiter {
   private readonly limiter: RateLimiterRedis;
 
   constructor(redis: RedisConnections, @Inject(CONFIG) config: AppConfig) {
     this.limiter = new RateLimiterRedis({
-      storeClient: redis.main,
+      // fail fast instead of queueing commands while Redis is away
+      storeClient: redis.open('rate-limit', { maxRetriesPerRequest: 1, enableOfflineQueue: false }),
       keyPrefix: `${config.queuePrefix}:rl:posts`,
       points: config.limits.postsPerMinute,
       duration: 60,
       useRedisPackage: false,
+      insuranceLimiter: new RateLimiterMemory({ points: config.limits.postsPerMinute, duration: 60 }),
     });
   }
 

@@ -21,6 +21,18 @@ export class TurnSequencer {
     );
   }
 
+  /** Enqueues the turn unless its job is still in Redis; true when it had to. */
+  async ensureQueued(conversationId: string, turnId: string): Promise<boolean> {
+    const job = await this.queue.getJob(runTurnJobId(conversationId, turnId));
+    if (job && (await job.isFailed())) {
+      await job.retry('failed'); // it gave up without recording an ending (the database was down)
+      return true;
+    }
+    if (job) return false;
+    await this.enqueue(conversationId, turnId);
+    return true;
+  }
+
   /** The conversation's oldest pending turn runs now instead of waiting out its delay. */
   async promoteNext(conversationId: string): Promise<void> {
     const events = await this.store.readStream(conversationStreamId(conversationId));
