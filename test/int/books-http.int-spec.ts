@@ -67,7 +67,7 @@ describe('books HTTP API', () => {
 
   const call = async (user: string, method: string, url: string, body?: unknown) => {
     const headers: Record<string, string> = { authorization: `Bearer ${mintToken(user, SECRET)}` };
-    let payload: BodyInit | undefined;
+    let payload: FormData | string | undefined;
     if (body instanceof FormData) payload = body;
     else if (body !== undefined) {
       headers['content-type'] = 'application/json';

@@ -87,6 +87,7 @@ describe(BooksService.name, () => {
       expect((await sut.list(reader)).map((b) => b.id)).toContain(alice.id);
       expect((await sut.list(reader)).map((b) => b.id)).not.toContain(mine.id);
       expect(await sut.get(other, mine.id)).toEqual(mine);
+      await expect(sut.get(other, 'not-a-uuid')).rejects.toBeInstanceOf(BookNotFoundError);
       await expect(sut.get(reader, mine.id)).rejects.toBeInstanceOf(BookNotFoundError);
       await expect(sut.search(reader, mine.id, 'hat')).rejects.toBeInstanceOf(BookNotFoundError);
       await expect(sut.delete(reader, mine.id)).rejects.toBeInstanceOf(BookNotFoundError);

@@ -37,6 +37,8 @@ export interface NewBook {
   sizeBytes: number;
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** Rows per INSERT when storing chunks (each statement sends a few MB at most). */
 const CHUNK_BATCH = 2_000;
 
@@ -117,6 +119,7 @@ export class BooksRepository {
 
   /** The book when it exists and (unless ownerId is null) belongs to ownerId. */
   async find(ownerId: string | null, id: string): Promise<Book | null> {
+    if (!UUID.test(id)) return null;
     const { rows } = await this.pool.query<BookRow>(
       `SELECT ${BOOK_COLUMNS} FROM books WHERE id = $1 AND ($2::text IS NULL OR owner_id = $2)`,
       [id, ownerId],
@@ -126,6 +129,7 @@ export class BooksRepository {
 
   /** Deletes the book with its chunks and vocabulary (cascade); false when there was none to delete. */
   async delete(ownerId: string, id: string): Promise<boolean> {
+    if (!UUID.test(id)) return false;
     const { rowCount } = await this.pool.query('DELETE FROM books WHERE id = $1 AND owner_id = $2', [id, ownerId]);
     return (rowCount ?? 0) > 0;
   }

@@ -91,6 +91,11 @@ forms AS (
   JOIN content c ON c.stem = x.stem
   WHERE x.form IS NOT NULL AND x.form <> x.stem
 ),
+-- the question's words (of four letters or more) that the book does not have
+unknown AS MATERIALIZED (
+  SELECT c.stem FROM content c
+  WHERE length(c.stem) >= 4 AND NOT EXISTS (SELECT 1 FROM book_terms t WHERE t.book_id = $1 AND t.lexeme = c.stem)
+),
 -- the book's words each query stem stands for: itself and its other forms (similarity 1), and,
 -- when the book lacks the word (a misspelt name, a form the stemmer keeps apart), its closest
 -- spellings in the book's vocabulary by trigram similarity
@@ -101,17 +106,16 @@ vocab AS (
   SELECT f.stem, t.lexeme, t.ndoc, 1::float8 AS sim
   FROM forms f JOIN book_terms t ON t.book_id = $1 AND t.lexeme = f.form
   UNION ALL
-  SELECT c.stem, f.lexeme, f.ndoc, f.sim
-  FROM content c
+  SELECT u.stem, f.lexeme, f.ndoc, f.sim
+  FROM unknown u
   CROSS JOIN LATERAL (
-    SELECT t.lexeme, t.ndoc, similarity(t.lexeme, c.stem)::float8 AS sim
+    SELECT t.lexeme, t.ndoc, similarity(t.lexeme, u.stem)::float8 AS sim
     FROM book_terms t
-    WHERE t.book_id = $1 AND t.lexeme % c.stem
+    WHERE t.book_id = $1 AND t.lexeme % u.stem
     ORDER BY sim DESC, t.ndoc DESC
     LIMIT 2
   ) f
-  WHERE length(c.stem) >= 4 AND f.sim >= $9::float8
-    AND NOT EXISTS (SELECT 1 FROM book_terms t WHERE t.book_id = $1 AND t.lexeme = c.stem)
+  WHERE f.sim >= $9::float8
 ),
 -- BM25's inverse document frequency per lexeme, and the lexeme as a one-word tsquery
 terms AS (
@@ -126,13 +130,13 @@ ceiling AS (
 ),
 -- the passages that contain any of the words (GIN index on tsv)
 matches AS (
-  SELECT c.id, c.ordinal, c.chapter_index, t.lexeme
+  SELECT c.id, t.lexeme
   FROM book_chunks c JOIN terms t ON c.tsv @@ t.q
   WHERE c.book_id = $1 AND ($3::int IS NULL OR c.chapter_index <= $3)
 ),
 -- in a long book, only the most promising of them are scored in full: those holding the most
 -- (and rarest) of the question's words, as BM25 would rank them with every frequency at 1
-candidates AS (
+candidates AS MATERIALIZED (
   SELECT id FROM (
     SELECT m.id, v.stem, max(v.sim * t.idf) AS weight
     FROM matches m JOIN vocab v ON v.lexeme = m.lexeme JOIN terms t ON t.lexeme = m.lexeme
@@ -145,12 +149,11 @@ candidates AS (
 -- BM25's saturated term frequency for those (ts_rank_cd of a one-word query with unit weights
 -- counts its occurrences; octet_length reads the stored size without decompressing the text)
 occurrences AS (
-  SELECT m.id, m.ordinal, m.chapter_index, m.lexeme, t.idf,
+  SELECT c.id, c.ordinal, c.chapter_index, t.lexeme, t.idf,
          o.n * ($5::float8 + 1) / (o.n + $5::float8 * (1 - $6::float8 + $6::float8 * octet_length(c.text) / b.avglen)) AS tf
-  FROM matches m
-  JOIN candidates USING (id)
-  JOIN book_chunks c ON c.id = m.id
-  JOIN terms t ON t.lexeme = m.lexeme
+  FROM candidates cd
+  JOIN book_chunks c ON c.id = cd.id
+  JOIN terms t ON c.tsv @@ t.q
   CROSS JOIN book b
   CROSS JOIN LATERAL (SELECT ts_rank_cd('{1,1,1,1}', c.tsv, t.q)::float8 AS n) o
 ),
@@ -172,12 +175,16 @@ scored AS (
 -- a passage shares in the better of its neighbours' scores in the same chapter (neighbours the
 -- search may not see have none)
 smoothed AS (
-  SELECT s.id, s.ordinal,
-         (s.score + $10::float8 * greatest(coalesce(prev.score, 0), coalesce(next.score, 0))) / (1 + $10::float8) AS final
-  FROM scored s
-  LEFT JOIN scored prev ON prev.ordinal = s.ordinal - 1 AND prev.chapter_index = s.chapter_index
-  LEFT JOIN scored next ON next.ordinal = s.ordinal + 1 AND next.chapter_index = s.chapter_index
-  ORDER BY final DESC, s.ordinal
+  SELECT id, ordinal,
+         (score + $10::float8 * greatest(
+            CASE WHEN lag(ordinal) OVER w = ordinal - 1 AND lag(chapter_index) OVER w = chapter_index
+                 THEN lag(score) OVER w ELSE 0 END,
+            CASE WHEN lead(ordinal) OVER w = ordinal + 1 AND lead(chapter_index) OVER w = chapter_index
+                 THEN lead(score) OVER w ELSE 0 END
+         )) / (1 + $10::float8) AS final
+  FROM scored
+  WINDOW w AS (ORDER BY ordinal)
+  ORDER BY final DESC, ordinal
   LIMIT $4::int
 )
 SELECT c.id, c.chapter, c.chapter_index, c.section, c.page, c.text, least(s.final, 1)::float8 AS score
