@@ -15,7 +15,8 @@ import { clientFor, startStack } from '../test/support/stack';
 import { waitFor } from '../test/support/wait-for';
 import { tinyBookMarkdown } from '../test/support/factories/books';
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
 const fmt = (n: number, d = 1) => n.toFixed(d);
 const report = (what: string, value: string) => console.log(`${what.padEnd(58)} ${value}`);
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
@@ -34,7 +35,10 @@ async function eventStoreBench(): Promise<void> {
       lat.push(performance.now() - s);
     }
     let ms = performance.now() - t;
-    report('append, 1 writer, 1 event per append', `${fmt(3_000 / (ms / 1000), 0)} events/s, p50 ${fmt(pct(lat, 0.5), 2)} ms, p99 ${fmt(pct(lat, 0.99), 2)} ms`);
+    report(
+      'append, 1 writer, 1 event per append',
+      `${fmt(3_000 / (ms / 1000), 0)} events/s, p50 ${fmt(pct(lat, 0.5), 2)} ms, p99 ${fmt(pct(lat, 0.99), 2)} ms`,
+    );
 
     t = performance.now();
     await Promise.all(
@@ -48,7 +52,12 @@ async function eventStoreBench(): Promise<void> {
 
     t = performance.now();
     const batchStream = `bench-${randomUUID()}`;
-    for (let i = 0; i < 100; i++) await store.append(batchStream, Array.from({ length: 100 }, () => ev()), { expectedVersion: i * 100 });
+    for (let i = 0; i < 100; i++)
+      await store.append(
+        batchStream,
+        Array.from({ length: 100 }, () => ev()),
+        { expectedVersion: i * 100 },
+      );
     ms = performance.now() - t;
     report('append, batches of 100 events', `${fmt(10_000 / (ms / 1000), 0)} events/s`);
 
@@ -67,25 +76,57 @@ async function eventStoreBench(): Promise<void> {
     // a realistic log for the projections: 300 conversations × 5 answered turns
     for (let c = 0; c < 300; c++) {
       const id = randomUUID();
-      const events: NewEvent[] = [{ id: randomUUID(), type: 'ConversationStarted', data: { ownerId: 'bench', bookId: null, title: null, readingPosition: null } }];
+      const events: NewEvent[] = [
+        {
+          id: randomUUID(),
+          type: 'ConversationStarted',
+          data: { ownerId: 'bench', bookId: null, title: null, readingPosition: null },
+        },
+      ];
       for (let turn = 0; turn < 5; turn++) {
         const turnId = randomUUID();
         const toolUseId = `toolu_${randomUUID()}`;
         events.push(
-          { id: randomUUID(), type: 'UserMessagePosted', data: { messageId: randomUUID(), turnId, content: 'Who is the Cheshire Cat?' } },
-          { id: randomUUID(), type: 'ToolInvoked', data: { turnId, toolUseId, name: 'search_book', input: { query: 'Cheshire Cat' }, iteration: 1 } },
-          { id: randomUUID(), type: 'ToolResultRecorded', data: { turnId, toolUseId, content: 'p'.repeat(2_000), isError: false, chunks: [] } },
+          {
+            id: randomUUID(),
+            type: 'UserMessagePosted',
+            data: { messageId: randomUUID(), turnId, content: 'Who is the Cheshire Cat?' },
+          },
+          {
+            id: randomUUID(),
+            type: 'ToolInvoked',
+            data: { turnId, toolUseId, name: 'search_book', input: { query: 'Cheshire Cat' }, iteration: 1 },
+          },
+          {
+            id: randomUUID(),
+            type: 'ToolResultRecorded',
+            data: { turnId, toolUseId, content: 'p'.repeat(2_000), isError: false, chunks: [] },
+          },
           {
             id: randomUUID(),
             type: 'AssistantReplied',
-            data: { turnId, messageId: randomUUID(), content: 'a'.repeat(600), model: 'scripted-1', stopReason: 'end_turn', usage: {}, costUsd: 0, citations: [], iterations: 2, latencyMs: 1 },
+            data: {
+              turnId,
+              messageId: randomUUID(),
+              content: 'a'.repeat(600),
+              model: 'scripted-1',
+              stopReason: 'end_turn',
+              usage: {},
+              costUsd: 0,
+              citations: [],
+              iterations: 2,
+              latencyMs: 1,
+            },
           },
         );
       }
       await store.append(conversationStreamId(id), events, { expectedVersion: 'no_stream' });
     }
     const rebuilt = await rebuildReadModels(store);
-    report('projections rebuild (conversations + messages)', `${fmt(rebuilt.events / (rebuilt.ms / 1000), 0)} events/s over ${rebuilt.events} events`);
+    report(
+      'projections rebuild (conversations + messages)',
+      `${fmt(rebuilt.events / (rebuilt.ms / 1000), 0)} events/s over ${rebuilt.events} events`,
+    );
   } finally {
     await db.drop();
   }
@@ -95,9 +136,16 @@ async function serviceBench(): Promise<void> {
   const stack = await startStack({ apis: 1, workers: 2, env: { LLM_PROVIDER: 'scripted', LOG_LEVEL: 'error' } });
   try {
     const alice = clientFor(stack.base, `bench-${randomUUID()}`);
-    const book = await alice.req('POST', '/v1/books', { title: 'Bench', format: 'markdown', content: tinyBookMarkdown() });
+    const book = await alice.req('POST', '/v1/books', {
+      title: 'Bench',
+      format: 'markdown',
+      content: tinyBookMarkdown(),
+    });
     const conversations = await Promise.all(
-      Array.from({ length: 100 }, async () => (await alice.req('POST', '/v1/conversations', { bookId: book.body.id })).body.id as string),
+      Array.from(
+        { length: 100 },
+        async () => (await alice.req('POST', '/v1/conversations', { bookId: book.body.id })).body.id as string,
+      ),
     );
     const postLat: number[] = [];
     const turnLat: number[] = [];
@@ -105,21 +153,40 @@ async function serviceBench(): Promise<void> {
     await Promise.all(
       conversations.map(async (id) => {
         const s = performance.now();
-        const r = await alice.req('POST', `/v1/conversations/${id}/messages`, { content: 'What did Marisol find in the lamp room?' });
+        const r = await alice.req('POST', `/v1/conversations/${id}/messages`, {
+          content: 'What did Marisol find in the lamp room?',
+        });
         postLat.push(performance.now() - s);
-        await waitFor('reply', async () => ((await alice.req('GET', `/v1/conversations/${id}/events?after=2`)).body.items as any[]).some((e) => e.type === 'AssistantReplied'), 120_000, 50);
+        await waitFor(
+          'reply',
+          async () =>
+            ((await alice.req('GET', `/v1/conversations/${id}/events?after=2`)).body.items as any[]).some(
+              (e) => e.type === 'AssistantReplied',
+            ),
+          120_000,
+          50,
+        );
         turnLat.push(performance.now() - s);
         return r;
       }),
     );
     const ms = performance.now() - t;
-    report('POST message → 202 (100 concurrent)', `p50 ${fmt(pct(postLat, 0.5))} ms, p95 ${fmt(pct(postLat, 0.95))} ms`);
-    report('turn: post → AssistantReplied (scripted LLM, 2 workers)', `p50 ${fmt(pct(turnLat, 0.5))} ms, p95 ${fmt(pct(turnLat, 0.95))} ms, ${fmt(100 / (ms / 1000))} turns/s`);
+    report(
+      'POST message → 202 (100 concurrent)',
+      `p50 ${fmt(pct(postLat, 0.5))} ms, p95 ${fmt(pct(postLat, 0.95))} ms`,
+    );
+    report(
+      'turn: post → AssistantReplied (scripted LLM, 2 workers)',
+      `p50 ${fmt(pct(turnLat, 0.5))} ms, p95 ${fmt(pct(turnLat, 0.95))} ms, ${fmt(100 / (ms / 1000))} turns/s`,
+    );
 
     const id = conversations[0];
     const rssBefore = rssMb(stack.apis[0].child.pid!);
     const clients = Array.from({ length: 500 }, () =>
-      fetch(`${stack.base}/v1/conversations/${id}/stream?after=1000000`, { headers: alice.auth }).then((r) => ({ r, reader: r.body!.getReader() })),
+      fetch(`${stack.base}/v1/conversations/${id}/stream?after=1000000`, { headers: alice.auth }).then((r) => ({
+        r,
+        reader: r.body!.getReader(),
+      })),
     );
     const opened = await Promise.all(clients);
     const renamedAt = performance.now();
@@ -137,8 +204,14 @@ async function serviceBench(): Promise<void> {
       }),
     );
     const rssAfter = rssMb(stack.apis[0].child.pid!);
-    report('SSE fan-out: 500 clients on one conversation', `all received in ${fmt(Math.max(...arrivals))} ms (p50 ${fmt(pct(arrivals, 0.5))} ms)`);
-    report('API memory with 500 open SSE streams', `${fmt(rssAfter, 0)} MB RSS (${fmt(rssBefore, 0)} MB before, ${fmt(((rssAfter - rssBefore) * 1024) / 500, 0)} KB a stream)`);
+    report(
+      'SSE fan-out: 500 clients on one conversation',
+      `all received in ${fmt(Math.max(...arrivals))} ms (p50 ${fmt(pct(arrivals, 0.5))} ms)`,
+    );
+    report(
+      'API memory with 500 open SSE streams',
+      `${fmt(rssAfter, 0)} MB RSS (${fmt(rssBefore, 0)} MB before, ${fmt(((rssAfter - rssBefore) * 1024) / 500, 0)} KB a stream)`,
+    );
     await Promise.all(opened.map(({ reader }) => reader.cancel().catch(() => undefined)));
   } finally {
     await stack.stop();

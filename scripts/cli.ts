@@ -2,6 +2,7 @@
  * `npm run cli -- <command>`:
  *   token --user <id> [--ttl <seconds>]      mint a bearer token from the local AUTH_JWT_SECRET
  *   projections rebuild                      drop the read models and replay the log into them
+ *   books add <file> --user <id> [--title t] [--author a]   ingest a .txt, .md or .pdf
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from '@parley/config';
@@ -10,6 +11,7 @@ import { Pool } from 'pg';
 import { EventStore } from '@parley/event-store';
 import { rebuildReadModels } from '@parley/read-models';
 import { mintToken } from '../apps/api/src/auth/auth.guard';
+import { booksAdd } from './cli/books-add';
 
 type Command = (argv: string[]) => Promise<void>;
 
@@ -20,6 +22,22 @@ const commands: Record<string, Command> = {
     const ttl = values.ttl ? Number(values.ttl) : 24 * 3600;
     if (!Number.isInteger(ttl) || ttl <= 0) throw new UsageError('--ttl takes a positive number of seconds');
     console.log(mintToken(values.user, loadConfig().auth.jwtSecret, ttl));
+  },
+  async books(argv) {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { user: { type: 'string' }, title: { type: 'string' }, author: { type: 'string' } },
+    });
+    const [sub, file] = positionals;
+    if (sub !== 'add' || !file || !values.user)
+      throw new UsageError('usage: npm run cli -- books add <file> --user <id>');
+    const pool = new Pool({ connectionString: loadConfig().databaseUrl });
+    try {
+      await booksAdd({ file, user: values.user, title: values.title, author: values.author }, { pool });
+    } finally {
+      await pool.end();
+    }
   },
   async projections(argv) {
     if (argv[0] !== 'rebuild') throw new UsageError('usage: npm run cli -- projections rebuild');

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
+import { newBook } from '../support/factories/books';
 import { clientFor, Client, startStack, Stack, tokenFor } from '../support/stack';
 import { openStream } from '../support/sse-client';
 import { waitFor } from '../support/wait-for';
@@ -155,6 +156,20 @@ describe('conversations API (e2e)', () => {
       expect(events[0].data.forkedFrom).toEqual({ conversationId: id, version: 2 });
       expect((await alice.req('POST', `/v1/conversations/${id}/fork`, { version: 99 })).status).toBe(400);
       expect((await alice.req('POST', `/v1/conversations/${id}/fork`, { version: 0 })).status).toBe(400);
+    });
+
+    it("deletes a book's conversations with it (ConversationDeleted each), and only those", async () => {
+      const { id: bookId } = await newBook(alice);
+      const about = await newConversation(alice, { bookId });
+      const fork = (await alice.req('POST', `/v1/conversations/${about.id}/fork`, { version: 1 })).body;
+      const other = await newConversation(alice);
+      expect((await bob.req('DELETE', `/v1/books/${bookId}`)).status).toBe(404);
+      expect((await alice.req('DELETE', `/v1/books/${bookId}`)).status).toBe(204);
+      for (const id of [about.id, fork.id])
+        expect((await alice.req('GET', `/v1/conversations/${id}`)).status).toBe(404);
+      expect((await alice.req('GET', `/v1/conversations/${other.id}`)).status).toBe(200);
+      expect((await alice.req('GET', `/v1/books/${bookId}`)).status).toBe(404);
+      expect((await alice.req('GET', `/v1/books/${bookId}/search?q=lamp`)).status).toBe(404);
     });
 
     it('answers 404 for a book that is not there', async () => {

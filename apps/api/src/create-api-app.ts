@@ -1,4 +1,5 @@
 import { INestApplication, ValidationPipe } from '@nestjs/common';
+import { json } from 'express';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
@@ -6,11 +7,14 @@ import { Logger } from 'nestjs-pino';
 import { ApiModule } from './api.module';
 
 export const JSON_BODY_LIMIT = '1mb';
+/** a 20 MB PDF sent as base64 JSON; multipart uploads are capped at 20 MB by multer */
+export const BOOK_JSON_BODY_LIMIT = '28mb';
 
 /** Builds the API app exactly as production runs it (tests use this too). */
 export async function createApiApp(): Promise<INestApplication> {
   const app = await NestFactory.create<NestExpressApplication>(ApiModule, { bufferLogs: true, bodyParser: false });
   app.useLogger(app.get(Logger));
+  app.use('/v1/books', json({ limit: BOOK_JSON_BODY_LIMIT }));
   app.useBodyParser('json', { limit: JSON_BODY_LIMIT });
   app.setGlobalPrefix('v1', { exclude: ['healthz', 'readyz', 'metrics'] });
   app.useGlobalPipes(

@@ -40,6 +40,7 @@ import {
 } from '@parley/books';
 import { AuthUser } from '../auth/auth.guard';
 import { CurrentUser } from '../auth/current-user.decorator';
+import { ConversationsService } from '../conversations/conversations.service';
 import { BookDto, BookListDto, CreateBookDto, SearchBookQueryDto, SearchResultDto, UploadBookDto } from './book.dto';
 
 const Id = () =>
@@ -52,7 +53,10 @@ const BASE64 = /^[A-Za-z0-9+/\s]*={0,2}\s*$/;
 @ApiExtraModels(CreateBookDto, UploadBookDto)
 @Controller('books')
 export class BooksController {
-  constructor(private readonly books: BooksService) {}
+  constructor(
+    private readonly books: BooksService,
+    private readonly conversations: ConversationsService,
+  ) {}
 
   @Post()
   @ApiOperation({
@@ -90,9 +94,11 @@ export class BooksController {
 
   @Delete(':id')
   @HttpCode(204)
-  @ApiOperation({ summary: 'Delete a book and its passages' })
+  @ApiOperation({ summary: 'Delete a book, its passages and its conversations (ConversationDeleted each)' })
   @ApiNoContentResponse()
   async remove(@CurrentUser() user: AuthUser, @Param('id', Id()) id: string): Promise<void> {
+    await this.mapErrors(() => this.books.get(user.id, id)); // 404 before touching anything
+    await this.conversations.deleteAllAboutBook(user.id, id);
     await this.mapErrors(() => this.books.delete(user.id, id));
   }
 

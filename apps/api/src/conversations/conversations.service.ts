@@ -170,6 +170,27 @@ export class ConversationsService {
     return this.view(userId, id);
   }
 
+  /** Deletes every conversation of the user about the book, found in the log (the read model may lag). */
+  async deleteAllAboutBook(userId: string, bookId: string): Promise<number> {
+    const { rows } = await this.pool.query<{ stream_id: string }>(
+      `SELECT stream_id FROM events
+        WHERE type = 'ConversationStarted' AND data->>'bookId' = $1 AND data->>'ownerId' = $2`,
+      [bookId, userId],
+    );
+    let deleted = 0;
+    for (const { stream_id } of rows) {
+      const appended = await this.execute(stream_id.slice('conversation-'.length), {
+        type: 'DeleteConversation',
+        userId,
+      }).catch((e: unknown) => {
+        if (e instanceof DomainError && e.code === 'not_found') return []; // deleted already
+        throw e;
+      });
+      deleted += appended.length;
+    }
+    return deleted;
+  }
+
   async cancelTurn(userId: string, conversationId: string, turnId: string): Promise<StoredEvent[]> {
     return this.execute(conversationId, { type: 'CancelTurn', userId, turnId }, { correlationId: turnId });
   }
