@@ -182,8 +182,9 @@ async function serviceBench(): Promise<void> {
 
     const id = conversations[0];
     const rssBefore = rssMb(stack.apis[0].child.pid!);
+    const version = (await alice.req('GET', `/v1/conversations/${id}`)).body.version as number;
     const clients = Array.from({ length: 500 }, () =>
-      fetch(`${stack.base}/v1/conversations/${id}/stream?after=1000000`, { headers: alice.auth }).then((r) => ({
+      fetch(`${stack.base}/v1/conversations/${id}/stream?after=${version}`, { headers: alice.auth }).then((r) => ({
         r,
         reader: r.body!.getReader(),
       })),

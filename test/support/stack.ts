@@ -7,11 +7,12 @@ import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import path from 'node:path';
 import jwt from 'jsonwebtoken';
+import { projectRoot } from '../../libs/platform/src/project-root';
 import { createTestDatabase, redisUrl, TestDatabase } from './test-database';
 import { waitFor } from './wait-for';
 
 export const TEST_JWT_SECRET = 'parley-test-secret-' + 'x'.repeat(24);
-const ROOT = path.resolve(__dirname, '..', '..');
+const ROOT = projectRoot(__dirname); // also from the compiled copy under dist/ (npm run bench)
 
 export interface Proc {
   name: string;
