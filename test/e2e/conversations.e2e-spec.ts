@@ -14,7 +14,7 @@ describe('conversations API (e2e)', () => {
 
   beforeAll(async () => {
     // no agent answers in this file: the turns stay pending, which is what posting tests want
-    stack = await startStack({ apis: 2, workers: 1, env: { AGENT_ENABLED: 'false' } });
+    stack = await startStack({ apis: 2, workers: 1, env: { AGENT_ENABLED: 'false', SSE_SLOW_CLIENT_MS: '1000' } });
     alice = clientFor(stack.base, `alice-${randomUUID()}`);
     bob = clientFor(stack.base, `bob-${randomUUID()}`);
   }, 60_000);
@@ -412,6 +412,32 @@ describe('conversations API (e2e)', () => {
       expect(s.opens).toBeGreaterThan(20);
     }, 120_000);
   });
+
+  it('drops a client that does not read instead of buffering without bound', async () => {
+    const net = await import('node:net');
+    const { id } = await newConversation();
+    const big = 'x'.repeat(15_000);
+    for (let i = 0; i < 400; i++)
+      await alice.req('POST', `/v1/conversations/${id}/messages`, { content: `${i} ${big}` });
+    const { port } = new URL(stack.base);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    socket.write(
+      `GET /v1/conversations/${id}/stream HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${alice.token}\r\n\r\n`,
+    );
+    socket.pause(); // a client that never reads
+    await new Promise((r) => setTimeout(r, 3_000));
+    let received = 0;
+    const ended = new Promise<void>((resolve) => {
+      socket.on('end', () => resolve());
+      socket.on('close', () => resolve());
+    });
+    socket.on('data', (d) => (received += d.length));
+    socket.resume();
+    await ended;
+    // 400 × 15 KB = 6 MB of events; the server gave up well before sending them all
+    expect(received).toBeLessThan(400 * 15_000);
+    expect(received).toBeGreaterThan(0);
+  }, 60_000);
 
   describe('OpenAPI', () => {
     it('documents every endpoint and the event envelope at /docs', async () => {

@@ -39,6 +39,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const url = new URL(admin.toString());
   url.pathname = `/${name}`;
   const pool = new Pool({ connectionString: url.toString(), max: 20 });
+  pool.on('error', () => undefined); // DROP DATABASE … WITH (FORCE) ends idle clients at teardown
   return {
     url: url.toString(),
     pool,

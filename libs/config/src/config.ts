@@ -32,6 +32,7 @@ const envSchema = z.object({
   MESSAGE_MAX_CHARS: positiveInt.default(16_000),
   SSE_PING_MS: positiveInt.default(15_000),
   SSE_RETRY_MS: positiveInt.default(2_000),
+  SSE_SLOW_CLIENT_MS: positiveInt.default(30_000),
   EVENT_POLL_MS: positiveInt.default(1_000),
   PROJECTIONS_ENABLED: bool.default(true),
   DISPATCHER_ENABLED: bool.default(true),
@@ -60,7 +61,7 @@ export interface AppConfig {
   worker: { concurrency: number; projectionsEnabled: boolean; dispatcherEnabled: boolean; agentEnabled: boolean };
   queuePrefix: string;
   limits: { postsPerMinute: number; messageMaxChars: number };
-  sse: { pingMs: number; retryMs: number };
+  sse: { pingMs: number; retryMs: number; slowClientMs: number };
   eventPollMs: number;
 }
 
@@ -107,7 +108,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     queuePrefix: e.QUEUE_PREFIX,
     limits: { postsPerMinute: e.RATE_LIMIT_POSTS_PER_MIN, messageMaxChars: e.MESSAGE_MAX_CHARS },
-    sse: { pingMs: e.SSE_PING_MS, retryMs: e.SSE_RETRY_MS },
+    sse: { pingMs: e.SSE_PING_MS, retryMs: e.SSE_RETRY_MS, slowClientMs: e.SSE_SLOW_CLIENT_MS },
     eventPollMs: e.EVENT_POLL_MS,
   };
 }

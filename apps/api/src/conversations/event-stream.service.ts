@@ -74,7 +74,7 @@ export class EventStreamService {
         }
         if (tooSlow()) {
           // wait for the socket to drain; a client that never reads is dropped
-          const drained = await wakeup.wait(30_000);
+          const drained = await wakeup.wait(this.config.sse.slowClientMs);
           if (!drained && tooSlow()) return drop();
           continue;
         }
