@@ -1,18 +1,8 @@
 import { EventSource } from 'eventsource';
+import { CONVERSATION_EVENT_TYPES } from '../../libs/conversation/src/events';
 import { waitFor } from './wait-for';
 
-export const DURABLE_EVENT_TYPES = [
-  'ConversationStarted',
-  'ConversationRenamed',
-  'ReadingPositionChanged',
-  'UserMessagePosted',
-  'ToolInvoked',
-  'ToolResultRecorded',
-  'AssistantReplied',
-  'TurnFailed',
-  'TurnCancelled',
-  'ConversationDeleted',
-];
+export const DURABLE_EVENT_TYPES: readonly string[] = CONVERSATION_EVENT_TYPES;
 
 export interface Frame {
   event: string;

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Pool, PoolClient } from 'pg';
+import { inTransaction } from '@parley/event-store';
 import { ChunkDraft } from './chunking/chunker';
 import { Book, BookFormat, ChapterRef, SearchHit } from './book.types';
 import { SEARCH_SQL, searchParams } from './search/search-query';
@@ -47,19 +48,8 @@ const CHUNK_BATCH = 2_000;
 export class BooksRepository {
   constructor(@Inject(Pool) private readonly pool: Pool) {}
 
-  async transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (e) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw e;
-    } finally {
-      client.release();
-    }
+  transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+    return inTransaction(this.pool, work);
   }
 
   /** Stores a book, its chunks and its vocabulary; call inside transaction(). */

@@ -1,5 +1,6 @@
 import { Pool, PoolClient } from 'pg';
 import { EVENT_COLUMNS, EventRow, toStoredEvent } from './event-rows';
+import { inTransaction } from './transaction';
 import {
   AppendResult,
   DuplicateEventIdError,
@@ -113,19 +114,8 @@ export class EventStore {
     return rows.map(toStoredEvent);
   }
 
-  async withTransaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (e) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw e;
-    } finally {
-      client.release();
-    }
+  withTransaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+    return inTransaction(this.pool, work);
   }
 
   /** The stored result of an earlier append of exactly these event ids to this stream, if any. */

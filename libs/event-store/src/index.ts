@@ -3,3 +3,4 @@ export * from './event-store';
 export * from './append-notifier';
 export * from './checkpointed-consumer';
 export * from './wakeup';
+export * from './transaction';

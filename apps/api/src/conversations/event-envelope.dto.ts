@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { CONVERSATION_EVENT_TYPES } from '@parley/conversation';
 
 /** OpenAPI description of the event envelope (DESIGN.md "Events"). */
 export class EventMetadataDto {
@@ -9,20 +10,7 @@ export class EventMetadataDto {
 
 export class EventEnvelopeDto {
   @ApiProperty({ format: 'uuid' }) id!: string;
-  @ApiProperty({
-    enum: [
-      'ConversationStarted',
-      'ConversationRenamed',
-      'ReadingPositionChanged',
-      'UserMessagePosted',
-      'ToolInvoked',
-      'ToolResultRecorded',
-      'AssistantReplied',
-      'TurnFailed',
-      'TurnCancelled',
-      'ConversationDeleted',
-    ],
-  })
+  @ApiProperty({ enum: CONVERSATION_EVENT_TYPES })
   type!: string;
   @ApiProperty({ format: 'uuid' }) conversationId!: string;
   @ApiProperty({ description: 'version within the stream, from 1; the SSE id' }) version!: number;
