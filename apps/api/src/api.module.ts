@@ -4,6 +4,7 @@ import { ConfigModule } from '@parley/config';
 import { DatabaseModule, loggerModule, queueRootModule, RedisModule } from '@parley/platform';
 import { BooksHttpModule } from './books/books-http.module';
 import { ConversationsModule } from './conversations/conversations.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { AuthGuard } from './auth/auth.guard';
 import { HealthController } from './health/health.controller';
 import { HttpExceptionFilter } from './http/http-exception.filter';
@@ -16,6 +17,7 @@ import { HttpExceptionFilter } from './http/http-exception.filter';
     DatabaseModule,
     RedisModule,
     queueRootModule(),
+    MetricsModule,
     ConversationsModule,
     BooksHttpModule,
   ],

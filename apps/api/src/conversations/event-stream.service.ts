@@ -4,6 +4,7 @@ import { AppConfig, CONFIG } from '@parley/config';
 import { conversationStreamId } from '@parley/conversation';
 import { EventStore, Wakeup } from '@parley/event-store';
 import { AssistantTextDelta, LiveDeltas, StreamWatcher } from '@parley/platform';
+import { MetricsService } from '../metrics/metrics.service';
 import { toEnvelope } from './event-envelope';
 
 /** Past this much unsent output a client is too slow: it is dropped and reconnects with Last-Event-ID. */
@@ -22,6 +23,7 @@ export class EventStreamService {
     private readonly watcher: StreamWatcher,
     private readonly deltas: LiveDeltas,
     @Inject(CONFIG) private readonly config: AppConfig,
+    private readonly metrics: MetricsService,
   ) {}
 
   async serve(conversationId: string, after: number, req: Request, res: Response): Promise<void> {
@@ -38,6 +40,8 @@ export class EventStreamService {
     res.on('close', close);
     res.on('drain', poke);
 
+    this.metrics.sseConnections.inc();
+    res.once('close', () => this.metrics.sseConnections.dec());
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache, no-transform',

@@ -2,6 +2,7 @@ import { HttpException, HttpStatus, Inject, Injectable } from '@nestjs/common';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { AppConfig, CONFIG } from '@parley/config';
 import { RedisConnections } from '@parley/platform';
+import { MetricsService } from '../metrics/metrics.service';
 
 /**
  * RATE_LIMIT_POSTS_PER_MIN per user, shared by every API replica through Redis. While Redis is
@@ -12,7 +13,11 @@ import { RedisConnections } from '@parley/platform';
 export class PostRateLimiter {
   private readonly limiter: RateLimiterRedis;
 
-  constructor(redis: RedisConnections, @Inject(CONFIG) config: AppConfig) {
+  constructor(
+    redis: RedisConnections,
+    @Inject(CONFIG) config: AppConfig,
+    private readonly metrics: MetricsService,
+  ) {
     this.limiter = new RateLimiterRedis({
       // fail fast instead of queueing commands while Redis is away
       storeClient: redis.open('rate-limit', { maxRetriesPerRequest: 1, enableOfflineQueue: false }),
@@ -29,6 +34,7 @@ export class PostRateLimiter {
       await this.limiter.consume(userId);
     } catch (e) {
       if (!(e instanceof RateLimiterRes)) throw e;
+      this.metrics.postsRateLimited.inc();
       const retryAfter = Math.max(1, Math.ceil(e.msBeforeNext / 1000));
       throw new HttpException(
         { message: `too many messages: at most ${this.limiter.points} a minute`, retryAfter },

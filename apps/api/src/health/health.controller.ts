@@ -1,9 +1,9 @@
 import { Controller, Get, Header, Inject, ServiceUnavailableException } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Pool } from 'pg';
-import { register } from 'prom-client';
 import { RedisConnections } from '@parley/platform';
 import { Public } from '../auth/auth.guard';
+import { MetricsService } from '../metrics/metrics.service';
 
 @ApiExcludeController()
 @Public()
@@ -12,6 +12,7 @@ export class HealthController {
   constructor(
     @Inject(Pool) private readonly pool: Pool,
     private readonly redis: RedisConnections,
+    private readonly metricsService: MetricsService,
   ) {}
 
   @Get('healthz')
@@ -34,8 +35,8 @@ export class HealthController {
   }
 
   @Get('metrics')
-  @Header('content-type', register.contentType)
+  @Header('content-type', 'text/plain; version=0.0.4; charset=utf-8')
   metrics() {
-    return register.metrics();
+    return this.metricsService.render();
   }
 }

@@ -1,0 +1,68 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectQueue } from '@nestjs/bullmq';
+import { Queue } from 'bullmq';
+import { Pool } from 'pg';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, register } from 'prom-client';
+import { AGENT_TURNS_QUEUE } from '@parley/agent';
+
+/**
+ * Prometheus metrics. Queue depth and consumer lag are read at scrape time from Redis and
+ * Postgres, so the API reports the whole deployment, workers included (workers open no port).
+ */
+@Injectable()
+export class MetricsService {
+  readonly httpDuration = new Histogram({
+    name: 'parley_http_request_duration_seconds',
+    help: 'HTTP request duration by method, route and status',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+  });
+  readonly sseConnections = new Gauge({ name: 'parley_sse_connections', help: 'SSE streams open on this API process' });
+  readonly postsRateLimited = new Counter({ name: 'parley_posts_rate_limited_total', help: 'posts answered 429' });
+
+  constructor(@InjectQueue(AGENT_TURNS_QUEUE) queue: Queue, @Inject(Pool) pool: Pool) {
+    if (!register.getSingleMetric('process_cpu_user_seconds_total')) collectDefaultMetrics();
+    new Gauge({
+      name: 'parley_agent_jobs',
+      help: 'agent turn jobs in the queue by state',
+      labelNames: ['state'],
+      async collect() {
+        const counts = await withTimeout(
+          queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed'),
+        ).catch(() => ({}));
+        for (const [state, n] of Object.entries(counts)) this.set({ state }, n);
+      },
+    });
+    new Gauge({
+      name: 'parley_consumer_lag_events',
+      help: 'events in the log a consumer (projections, dispatcher) has not processed yet',
+      labelNames: ['consumer'],
+      async collect() {
+        const { rows } = await pool.query<{ consumer: string; lag: string }>(
+          `SELECT c.consumer, (SELECT count(*) FROM events e WHERE e.position > c.position) AS lag
+             FROM consumer_checkpoints c`,
+        );
+        for (const r of rows) this.set({ consumer: r.consumer }, Number(r.lag));
+      },
+    });
+    new Gauge({
+      name: 'parley_dead_letters',
+      help: 'events consumers gave up on',
+      labelNames: ['consumer'],
+      async collect() {
+        const { rows } = await pool.query<{ consumer: string; n: string }>(
+          'SELECT consumer, count(*) AS n FROM consumer_dead_letters GROUP BY consumer',
+        );
+        for (const r of rows) this.set({ consumer: r.consumer }, Number(r.n));
+      },
+    });
+  }
+
+  render(): Promise<string> {
+    return register.metrics();
+  }
+}
+
+function withTimeout<T>(p: Promise<T>, ms = 1_000): Promise<T> {
+  return Promise.race([p, new Promise<never>((_, rej) => setTimeout(() => rej(new Error('timeout')), ms).unref())]);
+}
