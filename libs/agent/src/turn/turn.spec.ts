@@ -1,0 +1,134 @@
+import { buildHistory, estimateTokens } from './conversation-history';
+import { citedPassages } from './citations';
+import { CITATION_BLOCK, citationStartFor, nextRetrievalStep, nextStep } from './turn-plan';
+import { TurnEvent, turnsOf } from './turn-records';
+
+let version = 0;
+const at = new Date('2026-11-22T10:00:00Z');
+const e = (type: string, data: object): TurnEvent => ({ type, data, version: ++version, occurredAt: at }) as TurnEvent;
+const posted = (turnId: string, content = `question ${turnId}`) =>
+  e('UserMessagePosted', { messageId: `m-${turnId}`, turnId, content });
+const invoked = (turnId: string, toolUseId: string, iteration = 1, assistantText?: string) =>
+  e('ToolInvoked', { turnId, toolUseId, name: 'search_book', input: { query: 'q' }, iteration, assistantText });
+const result = (turnId: string, toolUseId: string, chunks: Array<{ chunkId: string }> = [], citationStart = 1) =>
+  e('ToolResultRecorded', { turnId, toolUseId, content: `result ${toolUseId}`, isError: false, chunks, citationStart });
+const replied = (turnId: string, content = `answer ${turnId}`) =>
+  e('AssistantReplied', { turnId, messageId: `a-${turnId}`, content });
+
+describe(nextStep.name, () => {
+  it('calls the LLM first, runs recorded calls without results, and stops once the turn ended', () => {
+    expect(nextStep(turnsOf([posted('t1')]), 't1', 5)).toEqual({ kind: 'call-llm', iteration: 1, allowTools: true });
+    const pending = turnsOf([posted('t1'), invoked('t1', 'a'), invoked('t1', 'b'), result('t1', 'a')]);
+    expect(nextStep(pending, 't1', 5)).toMatchObject({ kind: 'run-tools', calls: [{ toolUseId: 'b' }] });
+    const done = turnsOf([posted('t1'), invoked('t1', 'a'), result('t1', 'a')]);
+    expect(nextStep(done, 't1', 5)).toEqual({ kind: 'call-llm', iteration: 2, allowTools: true });
+    expect(nextStep(turnsOf([posted('t1'), replied('t1')]), 't1', 5)).toEqual({ kind: 'ended' });
+    expect(nextStep(turnsOf([posted('t1')]), 'unknown', 5)).toEqual({ kind: 'ended' });
+  });
+
+  it('waits for an earlier unfinished turn', () => {
+    expect(nextStep(turnsOf([posted('t1'), posted('t2')]), 't2', 5)).toEqual({ kind: 'wait', forTurnId: 't1' });
+    expect(nextStep(turnsOf([posted('t1'), posted('t2'), e('TurnCancelled', { turnId: 't1' })]), 't2', 5).kind).toBe(
+      'call-llm',
+    );
+  });
+
+  it('forbids tools on the last allowed call', () => {
+    const turns = turnsOf([
+      posted('t1'),
+      invoked('t1', 'a', 1),
+      result('t1', 'a'),
+      invoked('t1', 'b', 2),
+      result('t1', 'b'),
+    ]);
+    expect(nextStep(turns, 't1', 3)).toEqual({ kind: 'call-llm', iteration: 3, allowTools: false });
+  });
+
+  it('plans always-retrieve as reformulate, search, answer', () => {
+    expect(nextRetrievalStep(turnsOf([posted('t1')]), 't1')).toEqual({ kind: 'reformulate' });
+    expect(nextRetrievalStep(turnsOf([posted('t1'), invoked('t1', 'r')]), 't1').kind).toBe('run-tools');
+    expect(nextRetrievalStep(turnsOf([posted('t1'), invoked('t1', 'r'), result('t1', 'r')]), 't1')).toEqual({
+      kind: 'answer',
+    });
+  });
+});
+
+describe(buildHistory.name, () => {
+  it('replays earlier turns exactly: text and tool_use in order with their ids, results first', () => {
+    const events = [
+      posted('t1'),
+      invoked('t1', 'a', 1, 'Let me look.'),
+      invoked('t1', 'b'),
+      result('t1', 'a'),
+      result('t1', 'b'),
+      replied('t1'),
+      posted('t2'),
+    ];
+    const { messages, prefixEnd } = buildHistory(turnsOf(events), 't2', 100_000);
+    expect(messages.map((m) => [m.role, m.content.map((b) => b.type)])).toEqual([
+      ['user', ['text']],
+      ['assistant', ['text', 'tool_use', 'tool_use']],
+      ['user', ['tool_result', 'tool_result']],
+      ['assistant', ['text']],
+      ['user', ['text']],
+    ]);
+    expect(messages[1].content.slice(1).map((b) => (b as { id: string }).id)).toEqual(['a', 'b']);
+    expect(prefixEnd).toBe(3);
+    // the same events always give the same bytes: the prompt-cache prefix
+    const turn1Alone = buildHistory(turnsOf(events.slice(0, 5)), 't1', 100_000).messages;
+    expect(JSON.stringify(messages.slice(0, turn1Alone.length))).toBe(JSON.stringify(turn1Alone));
+  });
+
+  it('keeps only the question of a turn that failed, merging it with the next one', () => {
+    const events = [posted('t1'), invoked('t1', 'a'), e('TurnFailed', { turnId: 't1' }), posted('t2')];
+    const { messages } = buildHistory(turnsOf(events), 't2', 100_000);
+    expect(messages).toHaveLength(1);
+    expect(messages[0].content.map((b) => (b as { text: string }).text)).toEqual(['question t1', 'question t2']);
+  });
+
+  it('drops whole old turns beyond the token budget, never half an exchange', () => {
+    const events = [
+      posted('t1', 'x'.repeat(4_000)),
+      replied('t1'),
+      posted('t2', 'short'),
+      invoked('t2', 'a'),
+      result('t2', 'a'),
+      replied('t2'),
+      posted('t3'),
+    ];
+    const turns = turnsOf(events);
+    const full = buildHistory(turns, 't3', 100_000).messages;
+    const cut = buildHistory(turns, 't3', estimateTokens(full) - 500).messages;
+    expect(cut[0].content[0]).toMatchObject({ text: 'short' });
+    const toolUses = cut.flatMap((m) => m.content).filter((b) => b.type === 'tool_use').length;
+    const results = cut.flatMap((m) => m.content).filter((b) => b.type === 'tool_result').length;
+    expect(toolUses).toBe(results);
+  });
+
+  it('puts the highlighted passage before the question', () => {
+    const events = [
+      e('UserMessagePosted', { messageId: 'm', turnId: 't1', content: 'Why?', selectedText: 'She wept.' }),
+    ];
+    const [user] = buildHistory(turnsOf(events), 't1', 100_000).messages;
+    expect((user.content[0] as { text: string }).text).toContain('She wept.');
+    expect(user.content[1]).toEqual({ type: 'text', text: 'Why?' });
+  });
+});
+
+describe(citedPassages.name, () => {
+  it('maps [n], [n, m] and [n-m] to the numbered chunks of the turn, each once', () => {
+    const events = [
+      posted('t1'),
+      invoked('t1', 'a'),
+      invoked('t1', 'b'),
+      result('t1', 'a', [{ chunkId: 'c1' }, { chunkId: 'c2' }], 1),
+      result('t1', 'b', [{ chunkId: 'c3' }], 1 + CITATION_BLOCK),
+    ];
+    const [turn] = turnsOf(events);
+    expect(citationStartFor(turn, 'b')).toBe(1 + CITATION_BLOCK);
+    const ids = (text: string) => citedPassages(text, turn).map((c) => c.chunkId);
+    expect(ids('See [2] and [11].')).toEqual(['c2', 'c3']);
+    expect(ids('See [1-2], [1, 11] and [99].')).toEqual(['c1', 'c2', 'c3']);
+    expect(ids('No citation here.')).toEqual([]);
+  });
+});
