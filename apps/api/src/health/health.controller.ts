@@ -1,11 +1,11 @@
 import { Controller, Get, Header, Inject, ServiceUnavailableException } from '@nestjs/common';
-import { ApiExcludeController } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import { Pool } from 'pg';
 import { RedisConnections } from '@parley/platform';
 import { Public } from '../auth/auth.guard';
 import { MetricsService } from '../metrics/metrics.service';
 
-@ApiExcludeController()
+@ApiTags('operations')
 @Public()
 @Controller()
 export class HealthController {

@@ -100,8 +100,9 @@ describe(buildHistory.name, () => {
     const full = buildHistory(turns, 't3', 100_000).messages;
     const cut = buildHistory(turns, 't3', estimateTokens(full) - 500).messages;
     expect(cut[0].content[0]).toMatchObject({ text: 'short' });
-    const toolUses = cut.flatMap((m) => m.content).filter((b) => b.type === 'tool_use').length;
-    const results = cut.flatMap((m) => m.content).filter((b) => b.type === 'tool_result').length;
+    const blocks = cut.flatMap((m): Array<{ type: string }> => m.content);
+    const toolUses = blocks.filter((b) => b.type === 'tool_use').length;
+    const results = blocks.filter((b) => b.type === 'tool_result').length;
     expect(toolUses).toBe(results);
   });
 
