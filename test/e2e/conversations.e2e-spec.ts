@@ -133,6 +133,7 @@ describe('conversations API (e2e)', () => {
       for (const [m, p] of [
         ['GET', `/v1/conversations/${id}`],
         ['GET', `/v1/conversations/${id}/events`],
+        ['GET', `/v1/conversations/${id}?version=1`],
         ['POST', `/v1/conversations/${id}/messages`],
         ['DELETE', `/v1/conversations/${id}`],
       ]) {
@@ -265,6 +266,25 @@ describe('conversations API (e2e)', () => {
         ['TurnCancelled', first.body.turnId],
         ['UserMessagePosted', second.body.turnId],
       ]);
+    });
+
+    it('interrupts every pending turn, also on a post with an Idempotency-Key, and a repeat changes nothing', async () => {
+      const { id } = await newConversation();
+      const t1 = (await alice.req('POST', `/v1/conversations/${id}/messages`, { content: 'one' })).body.turnId;
+      const t2 = (await alice.req('POST', `/v1/conversations/${id}/messages`, { content: 'two' })).body.turnId;
+      const post = () =>
+        alice.req(
+          'POST',
+          `/v1/conversations/${id}/messages?multitask=interrupt`,
+          { content: 'three' },
+          { 'idempotency-key': 'int-1' },
+        );
+      const first = await post();
+      expect(first.status).toBe(202);
+      expect(Object.keys(first.body).sort()).toEqual(['messageId', 'position', 'turnId', 'version']);
+      expect((await post()).body).toEqual(first.body);
+      const cancelled = (await eventsOf(id)).filter((e) => e.type === 'TurnCancelled').map((e) => e.data.turnId);
+      expect(cancelled).toEqual([t1, t2]);
     });
 
     it('enforces the limits with 400 naming the field (413 past 1 MB), appending nothing', async () => {

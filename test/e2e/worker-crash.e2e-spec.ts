@@ -107,4 +107,34 @@ describe('worker crash (e2e): kill -9 of one of two workers mid-turn', () => {
       `worker crash: ${cut.length} LLM calls cut; picked up again after ${resumedAfter.map((ms) => (ms / 1000).toFixed(1)).join(', ')} s; all ${turns.length} turns ended ${((doneAt - killedAt) / 1000).toFixed(1)} s after the kill`,
     );
   }, 120_000);
+
+  it('hands turns a stopping worker had in flight (SIGTERM) to another worker, which ends them', async () => {
+    const alice = clientFor(stack.base, `stop-${randomUUID()}`);
+    const { id: bookId } = await newBook(alice);
+    const live = stack.workers.filter((w) => w.child.exitCode === null && w.child.signalCode === null);
+    const fresh = await stack.startWorker();
+    const before = fake.requests.length;
+    const turns: Array<{ conversationId: string; turnId: string }> = [];
+    for (let c = 0; c < 4; c++) {
+      const conversationId = (await alice.req('POST', '/v1/conversations', { bookId })).body.id;
+      const r = await alice.req('POST', `/v1/conversations/${conversationId}/messages`, {
+        content: `conversation ${conversationId}`,
+      });
+      turns.push({ conversationId, turnId: r.body.turnId });
+    }
+    await waitFor('LLM calls in flight', () => fake.requests.length >= before + 4, 20_000);
+    await live[0].kill('SIGTERM');
+    const endings = async (t: { conversationId: string; turnId: string }) =>
+      ((await alice.req('GET', `/v1/conversations/${t.conversationId}/events`)).body.items as any[]).filter(
+        (e) => ['AssistantReplied', 'TurnFailed', 'TurnCancelled'].includes(e.type) && e.data.turnId === t.turnId,
+      );
+    await waitFor(
+      'every turn to end',
+      async () => (await Promise.all(turns.map(endings))).every((e) => e.length > 0),
+      60_000,
+      250,
+    );
+    for (const t of turns) expect((await endings(t)).map((e) => e.type)).toEqual(['AssistantReplied']);
+    expect(fresh.child.exitCode).toBeNull();
+  }, 90_000);
 });

@@ -91,7 +91,7 @@ export class EventStore {
       `SELECT ${EVENT_COLUMNS} FROM events
         WHERE stream_id = $1 AND version > $2 AND version <= $3
         ORDER BY version LIMIT $4`,
-      [streamId, opts.after ?? 0, opts.upTo ?? 2 ** 31 - 1, opts.limit ?? 10_000],
+      [streamId, opts.after ?? 0, opts.upTo ?? 2 ** 31 - 1, opts.limit ?? null], // no limit: folding callers need the whole stream
     );
     return rows.map(toStoredEvent);
   }

@@ -121,8 +121,10 @@ export class ConversationsController {
       { content: body.content, selectedText: body.selectedText, multitask: q.multitask ?? 'enqueue' },
       { idempotencyKey: key, ifMatch: expected },
     );
+    const { interrupted = [], ...answer } = result;
+    for (const turnId of interrupted) await this.dispatch.turnCancelled(id, turnId);
     await this.dispatch.turnPosted(id, result.turnId);
-    return result;
+    return answer;
   }
 
   @Get(':id/messages')
@@ -178,7 +180,7 @@ export class ConversationsController {
   @ApiOperation({ summary: 'Cancel a turn (TurnCancelled); a finished turn is left as it is' })
   async cancel(@CurrentUser() user: AuthUser, @Param('id', Id()) id: string, @Param('turnId', Id()) turnId: string) {
     const appended = await this.conversations.cancelTurn(user.id, id, turnId);
-    await this.dispatch.turnCancelled(id, turnId);
+    if (appended.length > 0) await this.dispatch.turnCancelled(id, turnId);
     return { turnId, cancelled: appended.length > 0 };
   }
 

@@ -33,6 +33,8 @@ export interface PostResult {
   turnId: string;
   version: number;
   position: string;
+  /** turns this post cancelled (multitask=interrupt); not part of the response */
+  interrupted?: string[];
 }
 
 const CONFLICT_RETRIES = 5;
@@ -56,12 +58,12 @@ export class ConversationsService {
 
   /** The state of a conversation its owner may see; anything else is 404. */
   async view(userId: string, conversationId: string, version?: number): Promise<ConversationView> {
-    const { state, events } = await this.load(conversationId, version);
-    assertVisible(state, userId);
-    if (version !== undefined && state.version < version) {
-      throw new NotFoundException(`the conversation has no version ${version}`);
-    }
-    return toView(conversationId, state, events);
+    const { state: now, events: all } = await this.load(conversationId);
+    assertVisible(now, userId); // a deleted conversation is gone at every version
+    if (version === undefined) return toView(conversationId, now, all);
+    if (now.version < version) throw new NotFoundException(`the conversation has no version ${version}`);
+    const events = all.slice(0, version);
+    return toView(conversationId, fold(events as unknown as ConversationEvent[]), events);
   }
 
   async start(
@@ -122,20 +124,27 @@ export class ConversationsService {
     const messageId = idFor('message');
     const turnId = idFor('turn');
     if (key) {
-      const earlier = await this.earlierPost(userId, conversationId, idFor('event:UserMessagePosted'));
+      const earlier = await this.earlierPost(userId, conversationId, idFor(`event:UserMessagePosted:${turnId}`));
       if (earlier) return earlier;
     }
     try {
       const appended = await this.execute(
         conversationId,
         { type: 'PostUserMessage', userId, messageId, turnId, multitask: input.multitask, ...pick(input) },
-        { ifMatch: opts.ifMatch, eventId: (e) => idFor(`event:${e.type}`), correlationId: turnId },
+        {
+          ifMatch: opts.ifMatch,
+          eventId: (e) => idFor(`event:${e.type}:${'turnId' in e.data ? e.data.turnId : ''}`),
+          correlationId: turnId,
+        },
       );
       const posted = appended.find((e) => e.type === 'UserMessagePosted')!;
-      return { messageId, turnId, version: posted.version, position: posted.position };
+      const interrupted = appended
+        .filter((e) => e.type === 'TurnCancelled')
+        .map((e) => (e.data as { turnId: string }).turnId);
+      return { messageId, turnId, version: posted.version, position: posted.position, interrupted };
     } catch (e) {
       const earlier = key
-        ? await this.earlierPost(userId, conversationId, idFor('event:UserMessagePosted'))
+        ? await this.earlierPost(userId, conversationId, idFor(`event:UserMessagePosted:${turnId}`))
         : undefined;
       if (earlier) return earlier; // a concurrent repeat of this post won the race
       throw e;

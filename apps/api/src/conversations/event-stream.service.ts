@@ -39,6 +39,7 @@ export class EventStreamService {
     req.on('close', close);
     res.on('close', close);
     res.on('drain', poke);
+    if (req.destroyed || res.destroyed || res.writableEnded) close(); // the client left while we checked access
 
     this.metrics.sseConnections.inc();
     res.once('close', () => this.metrics.sseConnections.dec());

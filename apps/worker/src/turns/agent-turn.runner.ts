@@ -67,7 +67,8 @@ export class AgentTurnRunner {
           ? nextRetrievalStep(s.turns, turnId)
           : nextStep(s.turns, turnId, this.config.agent.maxIterations);
       if (step.kind === 'ended' || step.kind === 'wait') return step;
-      if (signal.aborted) return { kind: 'ended' }; // cancelled: the API recorded TurnCancelled
+      // aborted, yet the log shows no ending (this worker is shutting down): let BullMQ run it again
+      if (signal.aborted) throw new Error('turn aborted before it ended; it will be retried');
       try {
         const events =
           step.kind === 'run-tools'

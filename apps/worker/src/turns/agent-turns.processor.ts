@@ -52,7 +52,7 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
 
   private async runTurn(job: Job<JobPayloads[typeof JobName.RunTurn]>, token?: string): Promise<void> {
     const { conversationId, turnId } = job.data;
-    const outcome = await this.running.track(turnId, async (signal) => {
+    const outcome = await this.running.track(conversationId, turnId, async (signal) => {
       try {
         return await this.runner.run(conversationId, turnId, signal);
       } catch (e) {

@@ -22,7 +22,8 @@ export class RunningTurns implements OnApplicationBootstrap, OnApplicationShutdo
     this.subscriber = this.redis.open('cancel-subscriber');
     this.subscriber.on('message', (_channel: string, message: string) => {
       try {
-        this.cancel((JSON.parse(message) as { turnId: string }).turnId);
+        const { conversationId, turnId } = JSON.parse(message) as { conversationId: string; turnId: string };
+        this.cancel(conversationId, turnId);
       } catch {
         /* not a cancel request */
       }
@@ -30,18 +31,20 @@ export class RunningTurns implements OnApplicationBootstrap, OnApplicationShutdo
     await this.subscriber.subscribe(cancelChannel(this.config.queuePrefix));
   }
 
-  async track<T>(turnId: string, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  /** Turn ids are unique within a conversation only (a fork copies them): key by both. */
+  async track<T>(conversationId: string, turnId: string, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const key = `${conversationId}:${turnId}`;
     const controller = new AbortController();
-    this.controllers.set(turnId, controller);
+    this.controllers.set(key, controller);
     try {
       return await work(controller.signal);
     } finally {
-      if (this.controllers.get(turnId) === controller) this.controllers.delete(turnId);
+      if (this.controllers.get(key) === controller) this.controllers.delete(key);
     }
   }
 
-  cancel(turnId: string): void {
-    this.controllers.get(turnId)?.abort();
+  cancel(conversationId: string, turnId: string): void {
+    this.controllers.get(`${conversationId}:${turnId}`)?.abort();
   }
 
   get size(): number {
