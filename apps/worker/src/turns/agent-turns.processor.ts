@@ -41,13 +41,16 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
     this.worker.run().catch((e: Error) => this.logger.error(`agent worker stopped: ${e.message}`));
   }
 
+  /** One handler per job name; the mapped type makes a job without a handler a build error. */
+  private readonly handlers: { [N in keyof JobPayloads]: (job: Job<JobPayloads[N]>, token?: string) => Promise<void> } =
+    {
+      [JobName.RunTurn]: (job, token) => this.runTurn(job, token),
+    };
+
   async process(job: Job, token?: string): Promise<void> {
-    switch (job.name) {
-      case JobName.RunTurn:
-        return this.runTurn(job as Job<JobPayloads[typeof JobName.RunTurn]>, token);
-      default:
-        throw new Error(`no handler for job ${job.name}`);
-    }
+    const handler = this.handlers[job.name as keyof JobPayloads];
+    if (!handler) throw new Error(`no handler for job ${job.name}`); // a job from a newer build
+    return handler(job, token);
   }
 
   private async runTurn(job: Job<JobPayloads[typeof JobName.RunTurn]>, token?: string): Promise<void> {
