@@ -147,6 +147,28 @@ async function serviceBench(): Promise<void> {
         async () => (await alice.req('POST', '/v1/conversations', { bookId: book.body.id })).body.id as string,
       ),
     );
+    const quiet = clientFor(stack.base, `bench-quiet-${randomUUID()}`);
+    const quietId = (await quiet.req('POST', '/v1/conversations', {})).body.id as string;
+    const oneByOne: number[] = [];
+    for (let i = 0; i < 50; i++) {
+      const s = performance.now();
+      await quiet.req('POST', `/v1/conversations/${quietId}/messages?multitask=enqueue`, { content: `q${i}` });
+      oneByOne.push(performance.now() - s);
+    }
+    report(
+      'POST message → 202, one at a time',
+      `p50 ${fmt(pct(oneByOne, 0.5))} ms, p95 ${fmt(pct(oneByOne, 0.95))} ms`,
+    );
+    await waitFor(
+      'the quiet turns to drain',
+      async () => {
+        const items = (await quiet.req('GET', `/v1/conversations/${quietId}/events?after=0`)).body.items as any[];
+        return items.filter((e) => e.type === 'AssistantReplied').length === 50;
+      },
+      120_000,
+      200,
+    );
+
     const postLat: number[] = [];
     const turnLat: number[] = [];
     const t = performance.now();
