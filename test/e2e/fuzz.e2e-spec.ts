@@ -84,6 +84,32 @@ describe('malformed input (e2e fuzz)', () => {
     ['DELETE', `/v1/books/${other}`],
   ];
 
+  it('refuses NUL characters, which Postgres cannot store, with a 400 and stores nothing', async () => {
+    const cases: Array<[string, string, unknown]> = [
+      ['POST', `/v1/conversations/${conversationId}/messages`, { content: 'a\u0000b' }],
+      ['POST', `/v1/conversations/${conversationId}/messages`, { content: 'ok', selectedText: '\u0000' }],
+      ['PATCH', `/v1/conversations/${conversationId}`, { title: 'x\u0000' }],
+      ['POST', '/v1/conversations', { title: '\u0000' }],
+      ['POST', '/v1/books', { title: 'a\u0000b', format: 'text', content: 'Some words.' }],
+      ['POST', '/v1/books', { title: 'Null content', format: 'pdf', content: null }],
+      ['POST', '/v1/books', { title: 'Spaces', format: 'pdf', content: ' '.repeat(200_000) + '!' }],
+    ];
+    for (const [method, p, body] of cases) {
+      const r = await alice.req(method, p, body);
+      expect([p, r.status]).toEqual([p, 400]);
+    }
+    const book = await alice.req('POST', '/v1/books', {
+      title: 'Tiny',
+      format: 'text',
+      content: 'Chapter 1\n\nA cat sat.',
+    });
+    expect(
+      (await alice.req('GET', `/v1/books/${book.body.id}/search?q=${encodeURIComponent('cat\u0000sat')}`)).status,
+    ).toBe(200);
+    const events = (await alice.req('GET', `/v1/conversations/${conversationId}/events`)).body.items;
+    expect(events.map((e: any) => e.type)).toEqual(['ConversationStarted']);
+  });
+
   it('answers every one of 600 malformed requests with a JSON 4xx or a 2xx, never 5xx', async () => {
     const fivexx: string[] = [];
     await fc.assert(

@@ -187,7 +187,12 @@ describe('books HTTP API', () => {
     ],
     ['empty content', { title: 'x', format: 'text', content: '' }, 400, /empty/],
     ['text without letters', { title: 'x', format: 'text', content: '\n\n  \n' }, 400, /no text/],
-    ['binary text', { title: 'x', format: 'text', content: 'PK\u0000\u0003' }, 415, /binary/],
+    [
+      'binary text (NUL is refused while parsing)',
+      { title: 'x', format: 'text', content: 'PK\u0000\u0003' },
+      400,
+      /NUL/,
+    ],
     ['a PDF that is not base64', { title: 'x', format: 'pdf', content: '%PDF-1.4 !!' }, 400, /base64/],
     [
       'a PDF that is not a PDF',

@@ -7,6 +7,13 @@ import { Logger } from 'nestjs-pino';
 import { ApiModule } from './api.module';
 
 export const JSON_BODY_LIMIT = '1mb';
+
+/** Postgres text and jsonb cannot hold U+0000: refuse it while parsing (a 400), before anything is stored. */
+function refuseNul(_key: string, value: unknown): unknown {
+  if (typeof value === 'string' && value.includes('\u0000'))
+    throw new SyntaxError('strings must not contain U+0000 (NUL)');
+  return value;
+}
 /** a 20 MB PDF sent as base64 JSON; multipart uploads are capped at 20 MB by multer */
 export const BOOK_JSON_BODY_LIMIT = '28mb';
 
@@ -14,8 +21,8 @@ export const BOOK_JSON_BODY_LIMIT = '28mb';
 export async function createApiApp(): Promise<INestApplication> {
   const app = await NestFactory.create<NestExpressApplication>(ApiModule, { bufferLogs: true, bodyParser: false });
   app.useLogger(app.get(Logger));
-  app.use('/v1/books', json({ limit: BOOK_JSON_BODY_LIMIT }));
-  app.useBodyParser('json', { limit: JSON_BODY_LIMIT });
+  app.use('/v1/books', json({ limit: BOOK_JSON_BODY_LIMIT, reviver: refuseNul }));
+  app.useBodyParser('json', { limit: JSON_BODY_LIMIT, reviver: refuseNul });
   app.setGlobalPrefix('v1', { exclude: ['healthz', 'readyz', 'metrics'] });
   app.useGlobalPipes(
     new ValidationPipe({

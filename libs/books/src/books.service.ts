@@ -17,6 +17,10 @@ export class BooksService {
 
   /** Parses, chunks and stores a book; a refused upload throws BookRejectedError and stores nothing. */
   async ingest(ownerId: string, input: IngestBookInput): Promise<Book> {
+    // eslint-disable-next-line no-control-regex -- matching control characters is the point
+    if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(`${input.title ?? ''}${input.author ?? ''}`)) {
+      throw new BookRejectedError(400, 'title and author must not contain control characters');
+    }
     const title = input.title?.trim() ?? '';
     if (!title || title.length > MAX_TITLE_CHARS) {
       throw new BookRejectedError(400, `title must be 1..${MAX_TITLE_CHARS} characters`);

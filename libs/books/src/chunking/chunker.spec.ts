@@ -144,3 +144,15 @@ describe(splitSentences.name, () => {
     ]);
   });
 });
+
+describe('pathological input', () => {
+  it('splits a paragraph that is one long run of quote marks into one sentence', () => {
+    const { splitSentences } = jest.requireActual('./chunker') as typeof import('./chunker');
+    expect(splitSentences(`${"'".repeat(50_000)} end.`)).toHaveLength(1);
+    expect(splitSentences('He said "Stop." Then "Go!" She left.')).toEqual([
+      'He said "Stop."',
+      'Then "Go!"',
+      'She left.',
+    ]);
+  });
+});

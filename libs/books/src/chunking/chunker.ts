@@ -35,7 +35,7 @@ const ABBREVIATION =
 
 /** Sentences: split after . ! ? (and closing quotes), not after common abbreviations or initials. */
 export function splitSentences(paragraph: string): string[] {
-  const pieces = paragraph.split(/(?<=[.!?]['"\u2019\u201d)\]_]*)\s+(?=[\p{Lu}\p{N}'"\u2018\u201c([_])/u);
+  const pieces = paragraph.split(/(?<=[.!?]['"\u2019\u201d)\]_]{0,3})\s+(?=[\p{Lu}\p{N}'"\u2018\u201c([_])/u);
   const out: string[] = [];
   for (const piece of pieces) {
     if (out.length && ABBREVIATION.test(out[out.length - 1])) out[out.length - 1] += ' ' + piece;

@@ -19,6 +19,9 @@ interface MdHeading {
   text: string;
 }
 
+/** A longer line is body text, not a heading (and long lines would make the heading regex slow). */
+const MAX_HEADING_LINE = 300;
+const MAX_HEADING_CHARS = 200;
 const ATX = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/;
 const SETEXT_1 = /^ {0,3}=+[ \t]*$/;
 const SETEXT_2 = /^ {0,3}-+[ \t]*$/;
@@ -31,7 +34,8 @@ function plainHeading(s: string): string {
     .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
     .replace(/(\*\*|__|\*|_|`)(.+?)\1/g, '$2')
     .replace(/\s+/g, ' ')
-    .trim();
+    .trim()
+    .slice(0, MAX_HEADING_CHARS);
 }
 
 function findHeadings(lines: string[]): MdHeading[] {
@@ -46,7 +50,7 @@ function findHeadings(lines: string[]): MdHeading[] {
       continue;
     }
     if (fence !== null) continue;
-    const atx = ATX.exec(line);
+    const atx = line.length <= MAX_HEADING_LINE ? ATX.exec(line) : null;
     if (atx) {
       const text = plainHeading(atx[2] ?? '');
       if (text) out.push({ line: i, span: 1, level: atx[1].length, text });

@@ -116,6 +116,9 @@ function chooseHeadings(lines: SourceLine[], candidates: Heading[]): { headings:
 /** Removes headings that have no text under them and come again later (a contents list). */
 function withoutContents(lines: SourceLine[], headings: Heading[], drop: (hs: Heading[]) => void): Heading[] {
   const dropped: Heading[] = [];
+  // where each heading key last occurs, so "listed again later" is one lookup (not a scan per heading)
+  const lastIndex = new Map<string, number>();
+  headings.forEach((h, j) => lastIndex.set(h.match.key, j));
   const kept = headings.filter((h, j) => {
     const until = j + 1 < headings.length ? headings[j + 1].start : lines.length;
     const letters = countLetters(
@@ -124,7 +127,7 @@ function withoutContents(lines: SourceLine[], headings: Heading[], drop: (hs: He
         .map((l) => l.text)
         .join(' '),
     );
-    const listedAgain = headings.slice(j + 1).some((later) => later.match.key === h.match.key);
+    const listedAgain = lastIndex.get(h.match.key)! > j;
     if (letters < MAX_TOC_ENTRY_LETTERS && listedAgain) {
       dropped.push(h);
       return false;

@@ -11,6 +11,8 @@ export function queryText(query: string): string {
   const text = query
     .normalize('NFKC')
     .replace(/[\u2018\u2019\u02bc`]/g, "'")
+    // eslint-disable-next-line no-control-regex -- matching control characters is the point
+    .replace(/[\u0000-\u001f\u007f]/g, ' ') // Postgres text cannot hold NUL
     .replace(/\s+/g, ' ')
     .trim()
     .slice(0, MAX_QUERY_CHARS);
