@@ -15,18 +15,11 @@ import {
 import { EventStore, ExpectedVersion, NewEvent, StoredEvent, WrongExpectedVersionError } from '@parley/event-store';
 import { deterministicId } from './deterministic-id';
 
-export interface ConversationView {
-  id: string;
-  bookId: string | null;
-  title: string | null;
-  readingPosition: number | null;
-  forkedFrom: { conversationId: string; version: number } | null;
-  version: number;
-  messageCount: number;
-  turns: ConversationState['turns'];
-  createdAt: string | null;
-  lastActivityAt: string | null;
-}
+/** A conversation as GET /conversations/:id shows it: the folded state plus its id and times. */
+export type ConversationView = { id: string } & Pick<
+  ConversationState,
+  'bookId' | 'title' | 'readingPosition' | 'forkedFrom' | 'version' | 'messageCount' | 'turns'
+> & { createdAt: string | null; lastActivityAt: string | null };
 
 export interface PostResult {
   messageId: string;

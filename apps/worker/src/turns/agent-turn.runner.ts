@@ -48,6 +48,7 @@ interface Loaded {
 @Injectable()
 export class AgentTurnRunner {
   private readonly logger = new Logger(AgentTurnRunner.name);
+  private readonly bookNames = new Map<string, string>();
 
   constructor(
     private readonly store: EventStore,
@@ -304,15 +305,21 @@ export class AgentTurnRunner {
     return this.reply(s, conversationId, signal, messages, prefixEnd, [], turn.iterations.length + 1);
   }
 
+  /** The book's title and author, read once per book: every LLM call of every turn needs it. */
   private async bookName(s: Loaded): Promise<string> {
-    if (!s.ctx.bookId) return 'a book the reader has not chosen yet';
+    const bookId = s.ctx.bookId;
+    if (!bookId) return 'a book the reader has not chosen yet';
+    const cached = this.bookNames.get(bookId);
+    if (cached) return cached;
     const { rows } = await this.pool.query<{ title: string; author: string | null }>(
       'SELECT title, author FROM books WHERE id = $1',
-      [s.ctx.bookId],
+      [bookId],
     );
-    return rows[0]
-      ? `"${rows[0].title}"${rows[0].author ? ` by ${rows[0].author}` : ''}`
-      : 'a book that is no longer available';
+    if (!rows[0]) return 'a book that is no longer available';
+    const name = `"${rows[0].title}"${rows[0].author ? ` by ${rows[0].author}` : ''}`;
+    if (this.bookNames.size >= 10_000) this.bookNames.clear(); // titles never change; just bound the memory
+    this.bookNames.set(bookId, name);
+    return name;
   }
 
   private async systemPrompt(s: Loaded): Promise<string> {
