@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { TURN_ENDING_TYPES } from '@parley/conversation';
 import { apiError, FakeAnthropic, FakeReply, RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
 import { newBook } from '../support/factories/books';
 import { openStream } from '../support/sse-client';
-import { clientFor, Client, startStack, Stack } from '../support/stack';
+import { clientFor, Client, startStack, Stack, fakeAnthropicEnv } from '../support/stack';
 import { waitFor } from '../support/wait-for';
 
 /** What the current turn's user asked (the last user text that is not a tool result). */
@@ -57,9 +58,7 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
       apis: 1,
       workers: 1,
       env: {
-        LLM_PROVIDER: 'anthropic',
-        ANTHROPIC_API_KEY: 'sk-fake',
-        ANTHROPIC_BASE_URL: fake.url,
+        ...fakeAnthropicEnv(fake.url),
         LLM_MODEL: 'claude-sonnet-5-5',
         AGENT_MAX_ITERATIONS: '3',
         LLM_MAX_RETRIES: '2',
@@ -80,8 +79,7 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
     expect(r.status).toBe(202);
     return r.body as { turnId: string };
   };
-  const ended = (turnId: string) => (e: any) =>
-    ['AssistantReplied', 'TurnFailed', 'TurnCancelled'].includes(e.type) && e.data.turnId === turnId;
+  const ended = (turnId: string) => (e: any) => TURN_ENDING_TYPES.includes(e.type) && e.data.turnId === turnId;
   const untilEnded = async (id: string, turnId: string, ms = 20_000) =>
     waitFor(`turn ${turnId} to end`, async () => (await events(id)).find(ended(turnId)), ms);
 

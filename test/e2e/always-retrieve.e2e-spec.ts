@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { FakeAnthropic, FakeReply, RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
 import { newBook } from '../support/factories/books';
-import { clientFor, startStack, Stack } from '../support/stack';
+import { clientFor, startStack, Stack, fakeAnthropicEnv } from '../support/stack';
 import { waitFor } from '../support/wait-for';
 
 const isReformulation = (r: RecordedRequest) => JSON.stringify(r.body.messages).includes('self-contained search query');
@@ -20,9 +20,7 @@ describe('always-retrieve fallback (e2e)', () => {
     fake = await FakeAnthropic.start({ defaultResponder: model });
     stack = await startStack({
       env: {
-        LLM_PROVIDER: 'anthropic',
-        ANTHROPIC_API_KEY: 'sk-fake',
-        ANTHROPIC_BASE_URL: fake.url,
+        ...fakeAnthropicEnv(fake.url),
         LLM_RETRIEVAL_MODE: 'always-retrieve',
       },
     });

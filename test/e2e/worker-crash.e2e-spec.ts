@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { TURN_ENDING_TYPES } from '@parley/conversation';
 import { FakeAnthropic, FakeReply, RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
 import { newBook } from '../support/factories/books';
-import { clientFor, startStack, Stack } from '../support/stack';
+import { clientFor, startStack, Stack, fakeAnthropicEnv } from '../support/stack';
 import { waitFor } from '../support/wait-for';
 
 /** Slow enough that turns are mid-stream when a worker dies: ~2 s a call. */
@@ -32,9 +33,7 @@ describe('worker crash (e2e): kill -9 of one of two workers mid-turn', () => {
       apis: 1,
       workers: 2,
       env: {
-        LLM_PROVIDER: 'anthropic',
-        ANTHROPIC_API_KEY: 'sk-fake',
-        ANTHROPIC_BASE_URL: fake.url,
+        ...fakeAnthropicEnv(fake.url),
         WORKER_CONCURRENCY: '4',
       },
     });
@@ -68,12 +67,15 @@ describe('worker crash (e2e): kill -9 of one of two workers mid-turn', () => {
     const cut = fake.requests.filter((r) => r.aborted && r.at <= killedAt + 1_000);
 
     const events = async (id: string) => (await alice.req('GET', `/v1/conversations/${id}/events`)).body.items as any[];
-    const endingTypes = ['AssistantReplied', 'TurnFailed', 'TurnCancelled'];
     await waitFor(
       'every turn to end',
       async () => {
         for (const t of turns) {
-          if (!(await events(t.conversationId)).some((e) => endingTypes.includes(e.type) && e.data.turnId === t.turnId))
+          if (
+            !(await events(t.conversationId)).some(
+              (e) => TURN_ENDING_TYPES.includes(e.type) && e.data.turnId === t.turnId,
+            )
+          )
             return false;
         }
         return true;
@@ -86,7 +88,7 @@ describe('worker crash (e2e): kill -9 of one of two workers mid-turn', () => {
     for (const conversationId of new Set(turns.map((t) => t.conversationId))) {
       const evs = await events(conversationId);
       for (const t of turns.filter((x) => x.conversationId === conversationId)) {
-        const endings = evs.filter((e) => endingTypes.includes(e.type) && e.data.turnId === t.turnId);
+        const endings = evs.filter((e) => TURN_ENDING_TYPES.includes(e.type) && e.data.turnId === t.turnId);
         expect(endings.map((e) => e.type)).toEqual(['AssistantReplied']);
       }
       const results = evs.filter((e) => e.type === 'ToolResultRecorded').map((e) => e.data.toolUseId);
@@ -126,7 +128,7 @@ describe('worker crash (e2e): kill -9 of one of two workers mid-turn', () => {
     await live[0].kill('SIGTERM');
     const endings = async (t: { conversationId: string; turnId: string }) =>
       ((await alice.req('GET', `/v1/conversations/${t.conversationId}/events`)).body.items as any[]).filter(
-        (e) => ['AssistantReplied', 'TurnFailed', 'TurnCancelled'].includes(e.type) && e.data.turnId === t.turnId,
+        (e) => TURN_ENDING_TYPES.includes(e.type) && e.data.turnId === t.turnId,
       );
     await waitFor(
       'every turn to end',

@@ -128,6 +128,11 @@ export async function startStack(
   return stack;
 }
 
+/** Env that points the workers' real Anthropic SDK at a fake Messages API server. */
+export function fakeAnthropicEnv(fakeUrl: string): Record<string, string> {
+  return { LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-fake', ANTHROPIC_BASE_URL: fakeUrl };
+}
+
 export function tokenFor(userId: string, opts: { ttlSeconds?: number; secret?: string } = {}): string {
   return jwt.sign({ sub: userId }, opts.secret ?? TEST_JWT_SECRET, {
     algorithm: 'HS256',

@@ -112,6 +112,9 @@ export const CONVERSATION_EVENT_TYPES: readonly ConversationEventType[] = [
   'ConversationDeleted',
 ];
 
+/** The events that end a turn: exactly one of them per UserMessagePosted. */
+export const TURN_ENDING_TYPES: readonly ConversationEventType[] = ['AssistantReplied', 'TurnFailed', 'TurnCancelled'];
+
 /** Streams are named by category and id, so the log can hold other aggregates later. */
 export const conversationStreamId = (conversationId: string): string => `conversation-${conversationId}`;
 export const conversationIdOf = (streamId: string): string | undefined =>

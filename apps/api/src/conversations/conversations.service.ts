@@ -6,6 +6,7 @@ import {
   ConversationCommand,
   ConversationEvent,
   ConversationState,
+  conversationIdOf,
   conversationStreamId,
   decide,
   DomainError,
@@ -181,7 +182,7 @@ export class ConversationsService {
     );
     let deleted = 0;
     for (const { stream_id } of rows) {
-      const appended = await this.execute(stream_id.slice('conversation-'.length), {
+      const appended = await this.execute(conversationIdOf(stream_id)!, {
         type: 'DeleteConversation',
         userId,
       }).catch((e: unknown) => {
