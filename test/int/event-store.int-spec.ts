@@ -133,6 +133,36 @@ describe(EventStore.name, () => {
     }
   });
 
+  it('orders the log by transaction id as a number where its digit count changes (9, then 10)', async () => {
+    // Transaction ids of finished writers, set by hand: 9 and 10 are below every live xid on any
+    // server. Sorted as text, '10' came before '9' and a tailer reading in batches went back
+    // over what it had served (the duplicates a fresh CI run saw near xid 10,000).
+    const insert = (xid: string, type: string) =>
+      db.pool.query(
+        `INSERT INTO events (event_id, stream_id, version, type, data, transaction_id)
+         VALUES ($1, $2, 1, $3, '{}', $4::xid8)`,
+        [randomUUID(), `digits-${randomUUID()}`, type, xid],
+      );
+    await insert('10', 'Ten');
+    await insert('9', 'Nine');
+    // one event a batch, as a tailer at its batch boundary sees them
+    const served: StoredEvent[] = [];
+    let at = LOG_START;
+    for (;;) {
+      const [next] = await sut.readAll({ after: at, limit: 1 });
+      if (!next) break;
+      served.push(next);
+      at = checkpointOf(next);
+    }
+    expect(served.slice(0, 2).map((e) => [e.transactionId, e.type])).toEqual([
+      ['9', 'Nine'],
+      ['10', 'Ten'],
+    ]);
+    const xids = served.map((e) => BigInt(e.transactionId));
+    expect(xids).toEqual([...xids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+    expect(new Set(served.map((e) => e.id)).size).toBe(served.length);
+  });
+
   it('serves every event exactly once, in commit order, to a tailer racing 8 writers × 500 events', async () => {
     const { at: start } = await tail();
     const commits: Array<{ id: string; begunAt: number; committedAt: number }> = [];

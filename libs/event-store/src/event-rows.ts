@@ -8,12 +8,14 @@ export interface EventRow {
   type: string;
   data: unknown;
   metadata: StoredEvent['metadata'];
-  transaction_id: string;
+  /** xid8 as text, under a name of its own: an alias named transaction_id would shadow the
+   * column in ORDER BY and sort the log as text ('1000' < '999') */
+  transaction_id_text: string;
   occurred_at: Date;
 }
 
 export const EVENT_COLUMNS =
-  'position, event_id, stream_id, version, type, data, metadata, transaction_id::text AS transaction_id, occurred_at';
+  'position, event_id, stream_id, version, type, data, metadata, transaction_id::text AS transaction_id_text, occurred_at';
 
 export function toStoredEvent(row: EventRow): StoredEvent {
   return {
@@ -21,7 +23,7 @@ export function toStoredEvent(row: EventRow): StoredEvent {
     streamId: row.stream_id,
     version: row.version,
     position: String(row.position),
-    transactionId: row.transaction_id,
+    transactionId: row.transaction_id_text,
     type: row.type,
     data: row.data,
     metadata: row.metadata ?? {},

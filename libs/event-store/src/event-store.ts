@@ -99,7 +99,8 @@ export class EventStore {
   /**
    * The global log after a checkpoint, in commit-safe order: only events of transactions below
    * the oldest one still in flight (pg_snapshot_xmin), ordered by (transaction id, position),
-   * all in one statement so the snapshot and the read agree.
+   * all in one statement so the snapshot and the read agree. The order is by the xid8 column
+   * itself, qualified, never by a text rendering of it.
    */
   async readAll(opts: { after?: LogCheckpoint; limit?: number } = {}): Promise<StoredEvent[]> {
     const after = opts.after ?? LOG_START;
@@ -107,7 +108,7 @@ export class EventStore {
       `SELECT ${EVENT_COLUMNS} FROM events
         WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
           AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-        ORDER BY transaction_id, position
+        ORDER BY events.transaction_id, events.position
         LIMIT $3`,
       [after.transactionId, after.position, opts.limit ?? 1_000],
     );
