@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { PoolClient } from 'pg';
 import {
+  AppendNotifier,
   CheckpointedConsumerRunner,
   checkpointOf,
   EventStore,
@@ -365,5 +366,100 @@ describe(CheckpointedConsumerRunner.name, () => {
     const applied = await appliedBy('dlq');
     expect(applied.filter((r) => r.type === 'Poison')).toHaveLength(0);
     expect(applied.length).toBe((await store.readAll({ limit: 100_000 })).length - 1);
+  });
+});
+
+describe(`${CheckpointedConsumerRunner.name} under faults`, () => {
+  let db: TestDatabase;
+  let store: EventStore;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    store = new EventStore(db.pool);
+  });
+  afterAll(() => db.drop());
+
+  const deadlock = () => Object.assign(new Error('deadlock detected'), { code: '40P01' });
+
+  it('retries transient errors (a deadlock, the database away) without dead-lettering, and applies once', async () => {
+    const stream = `t-${randomUUID()}`;
+    await store.append(stream, [newEvent('Fragile')], { expectedVersion: 'no_stream' });
+    let tries = 0;
+    const applied: string[] = [];
+    const runner = new CheckpointedConsumerRunner(
+      store,
+      {
+        name: 'transient',
+        async handle(e) {
+          if (e.streamId !== stream) return;
+          if (++tries <= 6) throw deadlock();
+          applied.push(e.id);
+        },
+      },
+      undefined,
+      { pollMs: 20, maxAttempts: 3, maxBackoffMs: 40 },
+    );
+    runner.start();
+    await waitFor('the event to be applied after six deadlocks', () => applied.length === 1, 20_000);
+    await runner.stop();
+    expect(tries).toBe(7);
+    const { rows } = await db.pool.query('SELECT 1 FROM consumer_dead_letters WHERE consumer = $1', ['transient']);
+    expect(rows).toHaveLength(0);
+  });
+
+  it('spaces the tries at an event it cannot handle by a growing backoff before dead-lettering it', async () => {
+    const stream = `p-${randomUUID()}`;
+    await store.append(stream, [newEvent('Poison')], { expectedVersion: 'no_stream' });
+    const triedAt: number[] = [];
+    const runner = new CheckpointedConsumerRunner(
+      store,
+      {
+        name: 'spaced',
+        async handle(e) {
+          if (e.streamId !== stream) return;
+          triedAt.push(Date.now());
+          throw new Error('cannot handle this event');
+        },
+      },
+      undefined,
+      { pollMs: 5, maxAttempts: 4, maxBackoffMs: 10_000 },
+    );
+    runner.start();
+    const dead = async () =>
+      (await db.pool.query('SELECT attempts FROM consumer_dead_letters WHERE consumer = $1', ['spaced'])).rows;
+    await waitFor('the poison event to be dead-lettered', async () => (await dead()).length === 1, 20_000);
+    await runner.stop();
+    expect(await dead()).toEqual([{ attempts: 4 }]);
+    // after the 1st, 2nd and 3rd failed try: 200·2^(n-1) ms with half jitter, at least 100 + 200 + 400 ms
+    // (a batch that fails is retried one event at a time at once, which is not a new try)
+    expect(triedAt.length).toBeGreaterThanOrEqual(4);
+    expect(triedAt[triedAt.length - 1] - triedAt[0]).toBeGreaterThanOrEqual(700);
+  });
+});
+
+describe(AppendNotifier.name, () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(() => db.drop());
+
+  it('leaves no connection behind when stopped while it is still connecting', async () => {
+    const app = `notifier-${randomUUID().slice(0, 8)}`;
+    const url = new URL(db.url);
+    url.searchParams.set('application_name', app);
+    const connections = async () =>
+      Number(
+        (await db.pool.query('SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = $1', [app])).rows[0]
+          .n,
+      );
+    for (let i = 0; i < 5; i++) {
+      const notifier = new AppendNotifier(url.toString());
+      const starting = notifier.start();
+      await notifier.stop();
+      await starting;
+    }
+    await sleep(300);
+    expect(await connections()).toBe(0);
   });
 });

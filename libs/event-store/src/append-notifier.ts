@@ -40,8 +40,17 @@ export class AppendNotifier extends EventEmitter {
     client.on('notification', (n) => {
       if (n.channel === EVENTS_CHANNEL) this.emit('append', n.payload ?? '');
     });
-    await client.connect();
-    await client.query(`LISTEN ${EVENTS_CHANNEL}`);
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${EVENTS_CHANNEL}`);
+    } catch (e) {
+      await client.end().catch(() => undefined); // connected but LISTEN failed: do not keep the socket
+      throw e;
+    }
+    if (this.stopped) {
+      await client.end().catch(() => undefined); // stop() ran while this connection was being opened
+      return;
+    }
     this.client = client;
     this.retryMs = 100;
     this.emit('reconnected');

@@ -2,6 +2,7 @@ import { PoolClient } from 'pg';
 import { AppendNotifier } from './append-notifier';
 import { EventStore, checkpointOf } from './event-store';
 import { LogCheckpoint, LOG_START, StoredEvent } from './event.types';
+import { backoffMs, isTransientDbError } from './transient-errors';
 import { Wakeup } from './wakeup';
 
 /** One consumer of the global log. Its writes go through `tx`, the transaction that also moves its checkpoint. */
@@ -14,6 +15,8 @@ export interface ConsumerRunnerOptions {
   batchSize?: number;
   pollMs?: number;
   maxAttempts?: number;
+  /** the longest pause between tries after errors (default 5 s) */
+  maxBackoffMs?: number;
   onError?: (err: unknown, event?: StoredEvent) => void;
 }
 
@@ -21,13 +24,17 @@ export interface ConsumerRunnerOptions {
  * Feeds a consumer from the global log, at least once and in commit order. The checkpoint moves
  * by compare-and-set in the same transaction as the consumer's writes, so two runners of one
  * consumer cannot both apply a batch: the loser rolls back and re-reads. An event the consumer
- * keeps failing on goes to consumer_dead_letters after `maxAttempts`, and the log moves on.
+ * keeps failing on goes to consumer_dead_letters after `maxAttempts` tries spaced by a growing
+ * backoff, and the log moves on. Transient errors (the database away, a deadlock, a failover)
+ * never count as a try: the runner backs off and reads again, however long they last.
  */
 export class CheckpointedConsumerRunner {
   private running = false;
   private readonly wakeup = new Wakeup();
   private loop?: Promise<void>;
   private readonly failures = new Map<string, number>();
+  /** consecutive steps that ended in an error or a failed event: how long to back off */
+  private troubles = 0;
   private readonly batchSize: number;
   private readonly pollMs: number;
   private readonly maxAttempts: number;
@@ -80,6 +87,19 @@ export class CheckpointedConsumerRunner {
 
   private readonly poke = (): void => this.wakeup.poke();
 
+  /** A backoff that stop() cuts short (appends do not: they would turn it into a busy loop). */
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      const check = setInterval(() => !this.running && done(), 50);
+      function done() {
+        clearTimeout(timer);
+        clearInterval(check);
+        resolve();
+      }
+    });
+  }
+
   private async run(): Promise<void> {
     while (this.running) {
       let applied = 0;
@@ -88,8 +108,10 @@ export class CheckpointedConsumerRunner {
         applied = await this.step();
       } catch (e) {
         this.opts.onError?.(e);
+        this.troubles++;
       }
-      if (applied === 0 && this.running) await this.wakeup.wait(this.pollMs);
+      if (this.troubles > 0 && this.running) await this.pause(backoffMs(this.troubles, this.opts.maxBackoffMs));
+      else if (applied === 0 && this.running) await this.wakeup.wait(this.pollMs);
     }
   }
 
@@ -97,11 +119,15 @@ export class CheckpointedConsumerRunner {
   private async step(): Promise<number> {
     const from = await this.checkpoint();
     const batch = await this.store.readAll({ after: from, limit: this.batchSize });
-    if (batch.length === 0) return 0;
+    if (batch.length === 0) {
+      this.troubles = 0;
+      return 0;
+    }
     try {
       return await this.apply(from, batch);
     } catch (e) {
       if (e instanceof CheckpointMoved) return 0;
+      if (isTransientDbError(e)) throw e; // the database, not the batch: back off and read again
       if (batch.length === 1) return this.failed(from, batch[0], e);
       return this.applyOneByOne(from, batch);
     }
@@ -114,6 +140,7 @@ export class CheckpointedConsumerRunner {
         await this.apply(at, [event]);
       } catch (e) {
         if (e instanceof CheckpointMoved) return 0;
+        if (isTransientDbError(e)) throw e;
         return this.failed(at, event, e);
       }
       at = checkpointOf(event);
@@ -127,6 +154,7 @@ export class CheckpointedConsumerRunner {
       await this.moveCheckpoint(tx, from, checkpointOf(events[events.length - 1]));
     });
     for (const event of events) this.failures.delete(event.id);
+    this.troubles = 0;
     return events.length;
   }
 
@@ -134,6 +162,7 @@ export class CheckpointedConsumerRunner {
     this.opts.onError?.(err, event);
     const attempts = (this.failures.get(event.id) ?? 0) + 1;
     this.failures.set(event.id, attempts);
+    this.troubles = attempts;
     if (attempts < this.maxAttempts) return 0;
     await this.store
       .withTransaction(async (tx) => {
@@ -148,6 +177,7 @@ export class CheckpointedConsumerRunner {
         if (!(e instanceof CheckpointMoved)) throw e;
       });
     this.failures.delete(event.id);
+    this.troubles = 0;
     return 1;
   }
 

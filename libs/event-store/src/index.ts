@@ -4,3 +4,4 @@ export * from './append-notifier';
 export * from './checkpointed-consumer';
 export * from './wakeup';
 export * from './transaction';
+export * from './transient-errors';
