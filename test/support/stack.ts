@@ -70,9 +70,9 @@ function startProcess(name: string, script: string, env: Record<string, string>)
 }
 
 export async function startStack(
-  opts: { apis?: number; workers?: number; env?: Record<string, string> } = {},
+  opts: { apis?: number; workers?: number; env?: Record<string, string>; database?: TestDatabase } = {},
 ): Promise<Stack> {
-  const db = await createTestDatabase();
+  const db = opts.database ?? (await createTestDatabase());
   const env: Record<string, string> = {
     NODE_ENV: 'production',
     DATABASE_URL: db.url,

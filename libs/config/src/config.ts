@@ -22,6 +22,8 @@ const envSchema = z.object({
   LLM_RETRIEVAL_MODE: z.enum(['auto', 'tools', 'always-retrieve']).default('auto'),
   AUTH_JWT_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   WORKER_CONCURRENCY: positiveInt.default(16),
+  WORKER_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(30_000),
+  DB_OUTAGE_MAX_MS: positiveInt.default(300_000),
   AGENT_MAX_ITERATIONS: positiveInt.default(5),
   AGENT_CONTEXT_TOKENS: positiveInt.default(60_000),
   QUEUE_PREFIX: z
@@ -58,7 +60,16 @@ export interface AppConfig {
     retrievalMode: Env['LLM_RETRIEVAL_MODE'];
   };
   agent: { maxIterations: number; contextTokens: number };
-  worker: { concurrency: number; projectionsEnabled: boolean; dispatcherEnabled: boolean; agentEnabled: boolean };
+  worker: {
+    concurrency: number;
+    /** how long a stopping worker lets its turns finish before handing them back (SIGTERM) */
+    shutdownGraceMs: number;
+    /** how long a turn holds on while Postgres is away before its job is retried later */
+    dbOutageMaxMs: number;
+    projectionsEnabled: boolean;
+    dispatcherEnabled: boolean;
+    agentEnabled: boolean;
+  };
   queuePrefix: string;
   limits: { postsPerMinute: number; messageMaxChars: number };
   sse: { pingMs: number; retryMs: number; slowClientMs: number };
@@ -102,6 +113,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): AppConfig {
     agent: { maxIterations: e.AGENT_MAX_ITERATIONS, contextTokens: e.AGENT_CONTEXT_TOKENS },
     worker: {
       concurrency: e.WORKER_CONCURRENCY,
+      shutdownGraceMs: e.WORKER_SHUTDOWN_GRACE_MS,
+      dbOutageMaxMs: e.DB_OUTAGE_MAX_MS,
       projectionsEnabled: e.PROJECTIONS_ENABLED,
       dispatcherEnabled: e.DISPATCHER_ENABLED,
       agentEnabled: e.AGENT_ENABLED,

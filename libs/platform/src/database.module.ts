@@ -11,7 +11,13 @@ import { AppendNotifier, EventStore } from '@parley/event-store';
       provide: Pool,
       inject: [CONFIG],
       useFactory: (config: AppConfig) => {
-        const pool = new Pool({ connectionString: config.databaseUrl, max: 20, application_name: 'parley' });
+        const pool = new Pool({
+          connectionString: config.databaseUrl,
+          max: 20,
+          application_name: 'parley',
+          // an unreachable server fails a request in seconds (a 503), never holds it open
+          connectionTimeoutMillis: 5_000,
+        });
         pool.on('error', () => undefined); // an idle client's connection dropped: the pool replaces it
         return pool;
       },

@@ -143,7 +143,7 @@ export class FakeAnthropic {
       this.changes.emit('change');
     });
     startSse(res);
-    await writeSse(res, streamEvents(message), answer.delayMsPerChunk ?? 0, clientGone.signal);
+    await writeSse(res, streamEvents(message), answer.delayMsPerChunk ?? 0, clientGone.signal, answer.breakOff);
   }
 
   private violationOf(req: IncomingMessage, recorded: RecordedRequest): Violation | null {

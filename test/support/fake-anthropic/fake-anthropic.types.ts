@@ -19,6 +19,11 @@ export interface FakeReply {
   usage?: Partial<FakeUsage>;
   /** Pause between streamed deltas, for cancel tests. */
   delayMsPerChunk?: number;
+  /**
+   * Breaks the stream off after `afterDeltas` content deltas with an `error` event, as the real
+   * API does when it is overloaded midway (HTTP status 200 already sent). Streaming requests only.
+   */
+  breakOff?: { afterDeltas: number; type: 'overloaded_error' | 'api_error'; message?: string };
 }
 
 export interface FakeError {

@@ -14,10 +14,17 @@ export async function writeSse(
   events: StreamEvent[],
   delayMsPerChunk: number,
   signal: AbortSignal,
+  breakOff?: { afterDeltas: number; type: string; message?: string },
 ): Promise<boolean> {
+  let deltas = 0;
   for (const event of events) {
-    if (delayMsPerChunk > 0 && event.type === 'content_block_delta') {
-      await sleep(delayMsPerChunk, undefined, { signal }).catch(() => undefined);
+    if (event.type === 'content_block_delta') {
+      if (breakOff && deltas++ === breakOff.afterDeltas) {
+        const error = { type: breakOff.type, message: breakOff.message ?? 'Overloaded' };
+        res.end(`event: error\ndata: ${JSON.stringify({ type: 'error', error })}\n\n`);
+        return true;
+      }
+      if (delayMsPerChunk > 0) await sleep(delayMsPerChunk, undefined, { signal }).catch(() => undefined);
     }
     if (signal.aborted || res.destroyed) return false;
     res.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);

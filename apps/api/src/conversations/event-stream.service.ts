@@ -1,8 +1,8 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable } from '@nestjs/common';
 import { Request, Response } from 'express';
 import { AppConfig, CONFIG } from '@parley/config';
 import { conversationStreamId } from '@parley/conversation';
-import { EventStore, Wakeup } from '@parley/event-store';
+import { backoffMs, EventStore, isTransientDbError, Wakeup } from '@parley/event-store';
 import { AssistantTextDelta, LiveDeltas, StreamWatcher } from '@parley/platform';
 import { MetricsService } from '../metrics/metrics.service';
 import { toEnvelope } from './event-envelope';
@@ -17,7 +17,10 @@ const REPLAY_BATCH = 200;
  * to live has no gap and no duplicate; notifications only say when to look again.
  */
 @Injectable()
-export class EventStreamService {
+export class EventStreamService implements BeforeApplicationShutdown {
+  /** open streams, each with how to end it when this process stops */
+  private readonly open = new Set<() => void>();
+
   constructor(
     private readonly store: EventStore,
     private readonly watcher: StreamWatcher,
@@ -25,6 +28,14 @@ export class EventStreamService {
     @Inject(CONFIG) private readonly config: AppConfig,
     private readonly metrics: MetricsService,
   ) {}
+
+  /**
+   * A draining API ends its streams with a short retry hint, so clients reconnect at once (to
+   * another replica, with Last-Event-ID) and the HTTP server can close.
+   */
+  beforeApplicationShutdown(): void {
+    for (const end of this.open) end();
+  }
 
   async serve(conversationId: string, after: number, req: Request, res: Response): Promise<void> {
     const streamId = conversationStreamId(conversationId);
@@ -56,6 +67,11 @@ export class EventStreamService {
       res.destroy();
       close();
     };
+    const endForShutdown = () => {
+      if (!closed && !res.destroyed) res.write('retry: 100\n\n');
+      close();
+    };
+    this.open.add(endForShutdown);
     const stopWatching = this.watcher.watch(streamId, poke);
     const stopDeltas = this.deltas.subscribe(conversationId, (d: AssistantTextDelta) => {
       if (closed) return;
@@ -68,9 +84,19 @@ export class EventStreamService {
 
     try {
       let last = after;
+      let outage = 0;
       while (!closed) {
         wakeup.reset();
-        const events = await this.store.readStream(streamId, { after: last, limit: REPLAY_BATCH });
+        let events;
+        try {
+          events = await this.store.readStream(streamId, { after: last, limit: REPLAY_BATCH });
+          outage = 0;
+        } catch (e) {
+          if (!isTransientDbError(e)) throw e;
+          // the database is away: keep the stream (pings go on) and read again when it is back
+          await wakeup.wait(backoffMs(++outage, 2_000));
+          continue;
+        }
         for (const e of events) {
           if (closed) break;
           res.write(`id: ${e.version}\nevent: ${e.type}\ndata: ${JSON.stringify(toEnvelope(e))}\n\n`);
@@ -86,6 +112,7 @@ export class EventStreamService {
         if (events.length < REPLAY_BATCH) await wakeup.wait(this.config.eventPollMs);
       }
     } finally {
+      this.open.delete(endForShutdown);
       clearInterval(ping);
       stopWatching();
       stopDeltas();

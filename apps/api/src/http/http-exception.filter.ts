@@ -1,8 +1,11 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import { STATUS_CODES } from 'node:http';
 import { Response } from 'express';
-import { WrongExpectedVersionError } from '@parley/event-store';
+import { isTransientDbError, WrongExpectedVersionError } from '@parley/event-store';
 import { DomainError } from '@parley/conversation';
+
+/** Seconds a client waits before trying again while the database is away (a restart, a failover). */
+export const DATABASE_RETRY_AFTER_S = 5;
 
 const DOMAIN_STATUS: Record<DomainError['code'], number> = {
   not_found: 404,
@@ -21,11 +24,10 @@ export class HttpExceptionFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const res = host.switchToHttp().getResponse<Response>();
-    const { status, message } = this.describe(exception);
-    const retryAfter =
-      exception instanceof HttpException ? (exception.getResponse() as { retryAfter?: number }).retryAfter : undefined;
+    const { status, message, retryAfter } = this.describe(exception);
     if (retryAfter !== undefined && !res.headersSent) res.setHeader('Retry-After', String(retryAfter));
-    if (status >= 500) this.logger.error(exception instanceof Error ? exception.stack : String(exception));
+    if (status === HttpStatus.SERVICE_UNAVAILABLE) this.logger.warn(`database unavailable: ${String(exception)}`);
+    else if (status >= 500) this.logger.error(exception instanceof Error ? exception.stack : String(exception));
     if (res.headersSent) {
       res.end();
       return;
@@ -33,14 +35,21 @@ export class HttpExceptionFilter implements ExceptionFilter {
     res.status(status).json({ statusCode: status, error: STATUS_CODES[status] ?? 'Error', message });
   }
 
-  private describe(e: unknown): { status: number; message: string | string[] } {
+  private describe(e: unknown): { status: number; message: string | string[]; retryAfter?: number } {
     if (e instanceof HttpException) {
       const body = e.getResponse();
       const message =
         typeof body === 'object' && body && 'message' in body
           ? (body as { message: string | string[] }).message
           : e.message;
-      return { status: e.getStatus(), message };
+      return { status: e.getStatus(), message, retryAfter: (body as { retryAfter?: number }).retryAfter };
+    }
+    if (isTransientDbError(e)) {
+      return {
+        status: HttpStatus.SERVICE_UNAVAILABLE,
+        message: 'the database is unavailable for a moment; try again',
+        retryAfter: DATABASE_RETRY_AFTER_S,
+      };
     }
     if (e instanceof WrongExpectedVersionError) {
       return {

@@ -14,8 +14,10 @@ import {
   LlmError,
   LlmMessage,
   LlmToolSpec,
+  NextStep,
   nextRetrievalStep,
   nextStep,
+  RetrievalStep,
   renderPrompt,
   ToolContext,
   ToolRegistry,
@@ -26,10 +28,46 @@ import {
 } from '@parley/agent';
 import { AppConfig, CONFIG } from '@parley/config';
 import { ConversationEvent, conversationStreamId, fold } from '@parley/conversation';
-import { EventStore, NewEvent, StoredEvent, WrongExpectedVersionError } from '@parley/event-store';
+import {
+  backoffMs,
+  EventStore,
+  isTransientDbError,
+  NewEvent,
+  StoredEvent,
+  WrongExpectedVersionError,
+} from '@parley/event-store';
 import { LiveDeltas } from '@parley/platform';
+import { MemoryStepKeeper, StepKeeper } from './step-keeper';
 
 export type TurnOutcome = { kind: 'ended' } | { kind: 'wait'; forTurnId: string };
+
+const DB_RETRY_MAX_MS = 2_000;
+
+/** The worker is stopping before the turn ended: its job goes back to the queue for another worker. */
+export class TurnHandedBack extends Error {
+  constructor(turnId: string) {
+    super(`turn ${turnId} handed back: this worker is stopping`);
+    this.name = 'TurnHandedBack';
+  }
+}
+
+/** Which step of which turn: the key a kept answer is filed under. */
+export function stepKey(turn: TurnRecord, step: { kind: string; iteration?: number }): string {
+  const iteration = step.kind === 'answer' ? turn.iterations.length + 1 : (step.iteration ?? 1);
+  return `${turn.turnId}/${step.kind}/${iteration}`;
+}
+
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
 
 interface Loaded {
   events: StoredEvent[];
@@ -59,30 +97,39 @@ export class AgentTurnRunner {
     @Inject(CONFIG) private readonly config: AppConfig,
   ) {}
 
-  async run(conversationId: string, turnId: string, signal: AbortSignal): Promise<TurnOutcome> {
+  async run(
+    conversationId: string,
+    turnId: string,
+    signal: AbortSignal,
+    keeper: StepKeeper = new MemoryStepKeeper(),
+  ): Promise<TurnOutcome> {
+    let outage = { tries: 0, since: 0 }; // consecutive transient database errors
     for (;;) {
-      const s = await this.load(conversationId, turnId, signal);
-      const step = s.deleted
-        ? ({ kind: 'ended' } as const)
-        : this.alwaysRetrieve(s)
-          ? nextRetrievalStep(s.turns, turnId)
-          : nextStep(s.turns, turnId, this.config.agent.maxIterations);
-      if (step.kind === 'ended' || step.kind === 'wait') return step;
-      // aborted, yet the log shows no ending (this worker is shutting down): let BullMQ run it again
-      if (signal.aborted) throw new Error('turn aborted before it ended; it will be retried');
       try {
-        const events =
-          step.kind === 'run-tools'
-            ? await this.runTools(s, step.calls)
-            : step.kind === 'call-llm'
-              ? await this.callLlm(s, step.iteration, step.allowTools, conversationId, signal)
-              : step.kind === 'reformulate'
-                ? await this.reformulate(s, signal)
-                : await this.answerFromPassages(s, conversationId, signal);
+        const s = await this.load(conversationId, turnId, signal);
+        const step = s.deleted
+          ? ({ kind: 'ended' } as const)
+          : this.alwaysRetrieve(s)
+            ? nextRetrievalStep(s.turns, turnId)
+            : nextStep(s.turns, turnId, this.config.agent.maxIterations);
+        if (step.kind === 'ended' || step.kind === 'wait') return step;
+        // aborted, yet the log shows no ending: this worker is stopping; the job goes back to the queue
+        if (signal.aborted) throw new TurnHandedBack(turnId);
+        const key = stepKey(s.turn!, step);
+        const kept = keeper.kept?.step === key ? keeper.kept.events : undefined;
+        const events = kept ?? (await this.perform(s, step, conversationId, signal, keeper, key));
         await this.append(conversationId, s.version, events);
+        outage = { tries: 0, since: 0 };
       } catch (e) {
-        if (e instanceof WrongExpectedVersionError) continue; // someone else moved the stream: re-read
-        if (isAbort(e) || signal.aborted) continue; // the next load sees TurnCancelled
+        // the stream moved on (a follow-up message, a rename): re-read; a kept answer is appended at the new version
+        if (e instanceof WrongExpectedVersionError) continue;
+        if (isTransientDbError(e)) {
+          if (outage.tries++ === 0) outage.since = Date.now();
+          await this.waitOutOutage(e, outage, turnId, signal);
+          continue;
+        }
+        if (e instanceof TurnHandedBack) throw e;
+        if (isAbort(e) || signal.aborted) continue; // the next load sees TurnCancelled (or hands the turn back)
         if (e instanceof LlmError) {
           await this.fail(conversationId, turnId, e.code, e.message, e.retryable);
           continue;
@@ -90,6 +137,40 @@ export class AgentTurnRunner {
         throw e;
       }
     }
+  }
+
+  /** Does one step; a step that called the model is kept before anything else can go wrong. */
+  private async perform(
+    s: Loaded,
+    step: Exclude<NextStep | RetrievalStep, { kind: 'ended' } | { kind: 'wait' }>,
+    conversationId: string,
+    signal: AbortSignal,
+    keeper: StepKeeper,
+    key: string,
+  ): Promise<NewEvent[]> {
+    if (step.kind === 'run-tools') return this.runTools(s, step.calls);
+    const events =
+      step.kind === 'call-llm'
+        ? await this.callLlm(s, step.iteration, step.allowTools, conversationId, signal)
+        : step.kind === 'reformulate'
+          ? await this.reformulate(s, signal)
+          : await this.answerFromPassages(s, conversationId, signal);
+    await keeper.keep({ step: key, events });
+    return events;
+  }
+
+  /** Postgres is away: back off and try again, holding the turn (its job lock lives in Redis). */
+  private async waitOutOutage(
+    e: unknown,
+    outage: { tries: number; since: number },
+    turnId: string,
+    signal: AbortSignal,
+  ): Promise<void> {
+    if (signal.aborted) throw new TurnHandedBack(turnId); // stopping: a retry elsewhere finds the kept answer
+    if (outage.tries === 1)
+      this.logger.warn(`turn ${turnId}: database unavailable, retrying (${(e as Error).message})`);
+    if (Date.now() - outage.since > this.config.worker.dbOutageMaxMs) throw e; // BullMQ retries the job later
+    await abortableSleep(backoffMs(outage.tries, DB_RETRY_MAX_MS), signal);
   }
 
   /** Records TurnFailed unless the turn already ended. */
@@ -186,14 +267,19 @@ export class AgentTurnRunner {
     allowTools = false,
   ): Promise<NewEvent[]> {
     const turn = s.turn!;
+    // index counts within one attempt of one LLM call: a client joins the texts of the last attempt
     let index = 0;
+    let currentAttempt = 1;
     const result: ChatResult = await this.llm.chatWithTools(messages, tools, {
       system: await this.systemPrompt(s),
       prefixEnd,
       toolChoice: allowTools ? 'auto' : 'none',
       signal,
-      onTextDelta: (text) => {
-        this.deltas.publish(conversationId, { turnId: turn.turnId, index: index++, text }).catch(() => undefined);
+      onTextDelta: (text, attempt = 1) => {
+        if (attempt !== currentAttempt) [currentAttempt, index] = [attempt, 0];
+        this.deltas
+          .publish(conversationId, { turnId: turn.turnId, iteration, attempt, index: index++, text })
+          .catch(() => undefined);
       },
     });
     const text = result.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');

@@ -1,10 +1,11 @@
-import { Inject, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
-import { DelayedError, Job } from 'bullmq';
+import { DelayedError, Job, WaitingError } from 'bullmq';
 import { AGENT_TURNS_QUEUE, JobName, JobPayloads } from '@parley/agent';
 import { AppConfig, CONFIG } from '@parley/config';
-import { AgentTurnRunner } from './agent-turn.runner';
+import { AgentTurnRunner, TurnHandedBack } from './agent-turn.runner';
 import { RunningTurns } from './running-turns';
+import { JobStepKeeper } from './step-keeper';
 import { TurnSequencer } from './turn-sequencer';
 
 /**
@@ -23,7 +24,7 @@ export const TURN_ATTEMPTS = 5;
   maxStalledCount: 10,
   autorun: false,
 })
-export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBootstrap {
+export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(AgentTurnsProcessor.name);
 
   constructor(
@@ -41,6 +42,28 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
     this.worker.run().catch((e: Error) => this.logger.error(`agent worker stopped: ${e.message}`));
   }
 
+  /**
+   * A deploy's SIGTERM: take no new job, let the turns in hand finish (their model calls are
+   * paid for), and only after the grace period abort the rest, which go back to the queue with
+   * any answer already bought kept in their jobs.
+   */
+  async beforeApplicationShutdown(): Promise<void> {
+    if (!this.config.worker.agentEnabled) return;
+    const closed = this.worker.close();
+    const grace = this.config.worker.shutdownGraceMs;
+    let timer: NodeJS.Timeout | undefined;
+    const graceOver = await Promise.race([
+      closed.then(() => false),
+      new Promise<boolean>((r) => (timer = setTimeout(() => r(true), grace))),
+    ]);
+    clearTimeout(timer);
+    if (graceOver) {
+      this.logger.warn(`shutdown grace of ${grace} ms is over: handing ${this.running.size} turn(s) back`);
+      this.running.abortAll();
+      await closed;
+    }
+  }
+
   /** One handler per job name; the mapped type makes a job without a handler a build error. */
   private readonly handlers: { [N in keyof JobPayloads]: (job: Job<JobPayloads[N]>, token?: string) => Promise<void> } =
     {
@@ -55,16 +78,23 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
 
   private async runTurn(job: Job<JobPayloads[typeof JobName.RunTurn]>, token?: string): Promise<void> {
     const { conversationId, turnId } = job.data;
+    const keeper = new JobStepKeeper(job);
     const outcome = await this.running.track(conversationId, turnId, async (signal) => {
       try {
-        return await this.runner.run(conversationId, turnId, signal);
+        return await this.runner.run(conversationId, turnId, signal, keeper);
       } catch (e) {
+        if (e instanceof TurnHandedBack) return { kind: 'handed-back' as const };
         const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
         if (lastAttempt)
           await this.runner.fail(conversationId, turnId, 'internal_error', String((e as Error)?.message ?? e), true);
         throw e;
       }
     });
+    if (outcome.kind === 'handed-back') {
+      // not a failure: another worker takes it at once, without spending one of its attempts
+      await job.moveToWait(token);
+      throw new WaitingError();
+    }
     if (outcome.kind === 'wait') {
       // an earlier turn of this conversation is still running: come back when it ends (or soon)
       await job.moveToDelayed(Date.now() + 1_000, token);

@@ -51,7 +51,13 @@ export class RunningTurns implements OnApplicationBootstrap, OnApplicationShutdo
     return this.controllers.size;
   }
 
-  onApplicationShutdown(): void {
+  /** Aborts every turn in hand: the shutdown grace period is over. */
+  abortAll(): void {
     for (const c of this.controllers.values()) c.abort();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.abortAll(); // none left after a drained shutdown; a safety net otherwise
+    await this.subscriber?.quit().catch(() => undefined);
   }
 }

@@ -34,25 +34,41 @@ export class AnthropicLlm implements LlmClient {
 
   async chatWithTools(messages: LlmMessage[], tools: LlmToolSpec[], options: ChatOptions): Promise<ChatResult> {
     const params = this.request(messages, tools, options);
-    try {
-      const stream = this.client.messages.stream(params, { signal: options.signal });
-      if (options.onTextDelta) stream.on('text', (delta) => options.onTextDelta!(delta));
-      const final = await stream.finalMessage();
-      return {
-        content: final.content.flatMap((b): ChatResult['content'] =>
-          b.type === 'text'
-            ? [{ type: 'text' as const, text: b.text }]
-            : b.type === 'tool_use'
-              ? [{ type: 'tool_use' as const, id: b.id, name: b.name, input: b.input }]
-              : [],
-        ),
-        stopReason: final.stop_reason ?? 'end_turn',
-        usage: toUsage(final.usage),
-        model: final.model,
-      };
-    } catch (e) {
-      throw classify(e);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.streamOnce(params, options, attempt);
+      } catch (e) {
+        const error = classify(e);
+        // The SDK retries failed HTTP responses itself; a stream broken off after its 200 (an
+        // `overloaded_error` event midway) it does not, so that retry is ours.
+        if (!(error instanceof LlmError) || !error.midStream || !error.retryable || attempt > this.opts.maxRetries)
+          throw error;
+        await sleepUnlessAborted(midStreamBackoffMs(attempt), options.signal);
+        if (options.signal?.aborted) throw new Anthropic.APIUserAbortError();
+      }
     }
+  }
+
+  private async streamOnce(
+    params: MessageCreateParamsStreaming,
+    options: ChatOptions,
+    attempt: number,
+  ): Promise<ChatResult> {
+    const stream = this.client.messages.stream(params, { signal: options.signal });
+    if (options.onTextDelta) stream.on('text', (delta) => options.onTextDelta!(delta, attempt));
+    const final = await stream.finalMessage();
+    return {
+      content: final.content.flatMap((b): ChatResult['content'] =>
+        b.type === 'text'
+          ? [{ type: 'text' as const, text: b.text }]
+          : b.type === 'tool_use'
+            ? [{ type: 'tool_use' as const, id: b.id, name: b.name, input: b.input }]
+            : [],
+      ),
+      stopReason: final.stop_reason ?? 'end_turn',
+      usage: toUsage(final.usage),
+      model: final.model,
+    };
   }
 
   /** The request body; exposed for tests of byte-identical prefixes. */
@@ -107,16 +123,48 @@ function toUsage(u: Anthropic.Messages.Usage): Usage {
   };
 }
 
+/** Error types the API sends, in an HTTP error body or as an `error` event inside a stream. */
+const RETRYABLE_ERROR_TYPES: Record<string, string> = {
+  overloaded_error: 'llm_overloaded',
+  rate_limit_error: 'llm_rate_limited',
+  api_error: 'llm_api_error',
+  timeout_error: 'llm_timeout',
+};
+
 function classify(e: unknown): Error {
   if (e instanceof Anthropic.APIUserAbortError) return e;
   if (e instanceof Anthropic.APIConnectionError) return new LlmError(e.message, 'llm_unreachable', true);
   if (e instanceof Anthropic.APIError) {
     const status = e.status ?? 0;
+    if (!status) {
+      // an error event after the 200: the status is gone, the error type says what happened
+      const type = (e.error as { error?: { type?: string } } | undefined)?.error?.type ?? '';
+      const code = RETRYABLE_ERROR_TYPES[type];
+      return new LlmError(e.message, code ?? `llm_stream_${type || 'error'}`, code !== undefined, true);
+    }
     const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
     const code = status === 529 ? 'llm_overloaded' : status === 429 ? 'llm_rate_limited' : `llm_http_${status}`;
     return new LlmError(e.message, code, retryable);
   }
   return e instanceof Error ? e : new Error(String(e));
+}
+
+/** 1 s, 2 s, 4 s … with jitter, at most 16 s: an overloaded API needs a breath, not a hammering. */
+function midStreamBackoffMs(attempt: number): number {
+  const base = Math.min(16_000, 1_000 * 2 ** (attempt - 1));
+  return Math.round(base * (0.75 + Math.random() / 2));
+}
+
+function sleepUnlessAborted(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }
 
 export const isAbort = (e: unknown): boolean =>

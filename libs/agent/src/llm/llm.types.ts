@@ -23,7 +23,8 @@ export interface ChatOptions {
   toolChoice?: 'auto' | 'none';
   maxTokens?: number;
   signal?: AbortSignal;
-  onTextDelta?: (text: string) => void;
+  /** attempt: 1, then 2, … when a stream broken off midway (overloaded) is requested again */
+  onTextDelta?: (text: string, attempt?: number) => void;
 }
 
 export interface ChatResult {
@@ -46,6 +47,8 @@ export class LlmError extends Error {
     message: string,
     readonly code: string,
     readonly retryable: boolean,
+    /** the stream broke off after a 200 (the SDK does not retry those) */
+    readonly midStream = false,
   ) {
     super(message);
     this.name = 'LlmError';

@@ -1,3 +1,5 @@
+import { NewEvent } from '@parley/event-store';
+
 /**
  * Queue and job names are stored contracts (Redis keys, job records): string constants only.
  * A union ties each job name to its payload.
@@ -8,13 +10,23 @@ export const JobName = {
   RunTurn: 'run-turn',
 } as const;
 
+/** The events of a paid-for step of a turn, kept in its job until they are appended. */
+export interface KeptStep {
+  /** which step of which turn (stepKey): a kept step is used only for that very step */
+  step: string;
+  events: NewEvent[];
+}
+
 export interface JobPayloads {
-  [JobName.RunTurn]: { conversationId: string; turnId: string };
+  [JobName.RunTurn]: { conversationId: string; turnId: string; kept?: KeptStep };
 }
 export type JobOf<N extends keyof JobPayloads> = { name: N; data: JobPayloads[N] };
 
-/** One job per turn, so enqueueing twice (API fast path + dispatcher) is harmless. */
-export const runTurnJobId = (conversationId: string, turnId: string): string => `turn:${conversationId}:${turnId}`;
+/**
+ * One job per turn, so enqueueing twice (API fast path + dispatcher) is harmless. No ':' in it:
+ * BullMQ reserves it in custom ids (its next major refuses them).
+ */
+export const runTurnJobId = (conversationId: string, turnId: string): string => `turn_${conversationId}_${turnId}`;
 
 /** Redis pub/sub channel on which cancel requests reach the worker running the turn. */
 export const cancelChannel = (queuePrefix: string): string => `${queuePrefix}:turn-cancel`;

@@ -1,0 +1,240 @@
+/**
+ * A model answer is paid for once. The real processes (API, workers), the real SDK against the
+ * fake Messages API, and real faults: a follow-up message during a model call, a deploy's
+ * SIGTERM, Postgres stopped and started. Each test counts the requests the fake API received
+ * and the events each turn ended with.
+ */
+import { randomUUID } from 'node:crypto';
+import { TURN_ENDING_TYPES } from '@parley/conversation';
+import { FakeAnthropic, FakeReply, RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
+import { PrivatePostgres, startPrivatePostgres } from '../support/private-postgres';
+import { openStream } from '../support/sse-client';
+import { Client, clientFor, fakeAnthropicEnv, Proc, startStack, Stack } from '../support/stack';
+import { waitFor } from '../support/wait-for';
+
+/** A plain answer (no book, no tools) streamed over ~LLM_MS. */
+const LLM_MS = 3_000;
+const CHUNKS = 20;
+function slowAnswer(req: RecordedRequest): FakeReply {
+  const question = JSON.stringify(req.body.messages.at(-1)).slice(0, 60);
+  const words = Array.from({ length: CHUNKS * 3 }, (_, i) => `w${i}`).join(' ');
+  return { content: [{ type: 'text', text: `About ${question}: ${words}` }], delayMsPerChunk: LLM_MS / CHUNKS };
+}
+
+const questionOf = (r: RecordedRequest): string => JSON.stringify(r.body.messages);
+
+async function endings(alice: Client, conversationId: string): Promise<any[]> {
+  const r = await alice.req('GET', `/v1/conversations/${conversationId}/events`);
+  if (r.status !== 200) return [];
+  return (r.body.items as any[]).filter((e) => TURN_ENDING_TYPES.includes(e.type));
+}
+
+async function postTurns(alice: Client, n: number): Promise<Array<{ conversationId: string; turnId: string }>> {
+  const turns = [];
+  for (let i = 0; i < n; i++) {
+    const conversationId = (await alice.req('POST', '/v1/conversations', {})).body.id;
+    const r = await alice.req('POST', `/v1/conversations/${conversationId}/messages`, { content: `question ${i}` });
+    expect(r.status).toBe(202);
+    turns.push({ conversationId, turnId: r.body.turnId as string });
+  }
+  return turns;
+}
+
+/** Every turn ends exactly once, with AssistantReplied. */
+async function expectEachAnsweredOnce(
+  alice: Client,
+  turns: Array<{ conversationId: string; turnId: string }>,
+  stack: Stack,
+) {
+  await waitFor(
+    'every turn to end',
+    async () => {
+      for (const t of turns) if ((await endings(alice, t.conversationId)).length === 0) return false;
+      return true;
+    },
+    60_000,
+    200,
+  ).catch((e: Error) => {
+    // what the processes said is the first thing to read when this fails
+    const logs = [...stack.apis, ...stack.workers].map((p) => `--- ${p.name}\n${p.output().slice(-6_000)}`);
+    throw new Error(`${e.message}\n${logs.join('\n')}`);
+  });
+  for (const t of turns) {
+    const ends = await endings(alice, t.conversationId);
+    expect(ends.map((e) => [e.type, e.data.turnId])).toEqual([['AssistantReplied', t.turnId]]);
+  }
+}
+
+const exited = (p: Proc) =>
+  new Promise<void>((r) => (p.child.exitCode !== null || p.child.signalCode !== null ? r() : p.child.once('exit', r)));
+
+describe('faults (e2e): a model answer is bought once', () => {
+  let fake: FakeAnthropic;
+  beforeAll(async () => {
+    fake = await FakeAnthropic.start({ defaultResponder: slowAnswer });
+  });
+  afterEach(() => fake.reset());
+  afterAll(() => fake.close());
+
+  describe('appends that move the conversation on during a model call', () => {
+    let stack: Stack;
+    beforeAll(async () => {
+      stack = await startStack({ env: fakeAnthropicEnv(fake.url) });
+    }, 60_000);
+    afterAll(() => stack?.stop());
+
+    it('keeps the answer when a follow-up message and a rename land mid-call: one call per turn', async () => {
+      const alice = clientFor(stack.base, `follow-${randomUUID()}`);
+      const id = (await alice.req('POST', '/v1/conversations', {})).body.id;
+      const first = await alice.req('POST', `/v1/conversations/${id}/messages`, { content: 'first question' });
+      await fake.waitFor('the first call', () => fake.requests.length === 1, 20_000);
+      await new Promise((r) => setTimeout(r, 800));
+      const second = await alice.req('POST', `/v1/conversations/${id}/messages`, { content: 'follow-up' });
+      expect(second.status).toBe(202);
+      expect((await alice.req('PATCH', `/v1/conversations/${id}`, { title: 'renamed mid-call' })).status).toBe(200);
+
+      await waitFor('both turns to end', async () => (await endings(alice, id)).length === 2, 30_000, 100);
+      const ends = await endings(alice, id);
+      expect(ends.map((e) => [e.type, e.data.turnId])).toEqual([
+        ['AssistantReplied', first.body.turnId],
+        ['AssistantReplied', second.body.turnId],
+      ]);
+      expect(fake.requests.filter((r) => questionOf(r).includes('first question'))).toHaveLength(2); // turn 1, and turn 2's history
+      expect(fake.requests).toHaveLength(2);
+    }, 60_000);
+  });
+
+  describe('a deploy: SIGTERM to one of two workers', () => {
+    let stack: Stack;
+    beforeAll(async () => {
+      stack = await startStack({ workers: 2, env: { ...fakeAnthropicEnv(fake.url), WORKER_CONCURRENCY: '8' } });
+    }, 60_000);
+    afterAll(() => stack?.stop());
+
+    it('finishes the turns it holds, takes no new one, exits by itself; 12 calls for 12 turns', async () => {
+      const alice = clientFor(stack.base, `deploy-${randomUUID()}`);
+      const turns = await postTurns(alice, 12);
+      await fake.waitFor('12 calls in flight', () => fake.requests.length === 12, 30_000);
+      const victim = stack.workers[0];
+      const signalledAt = Date.now();
+      victim.child.kill('SIGTERM');
+      await exited(victim);
+      const exitedAfter = Date.now() - signalledAt;
+      await expectEachAnsweredOnce(alice, turns, stack);
+      expect(fake.requests).toHaveLength(12);
+      expect(fake.aborted).toBe(0);
+      // it waited for its calls to finish (≤ LLM_MS) rather than its 30 s grace period
+      expect(exitedAfter).toBeLessThan(LLM_MS + 5_000);
+      const latest = Math.max(...fake.requests.map((r) => r.at));
+      for (const t of turns) {
+        const [end] = await endings(alice, t.conversationId);
+        expect(new Date(end.occurredAt).getTime()).toBeLessThanOrEqual(latest + LLM_MS + 1_000);
+      }
+    }, 120_000);
+  });
+
+  describe('Postgres stopped for 5 s, then started', () => {
+    let pg: PrivatePostgres;
+    let stack: Stack;
+    beforeAll(async () => {
+      pg = await startPrivatePostgres();
+      stack = await startStack({
+        workers: 2,
+        database: await pg.database(),
+        env: { ...fakeAnthropicEnv(fake.url), WORKER_CONCURRENCY: '8', SSE_PING_MS: '200' },
+      });
+    }, 120_000);
+    afterAll(async () => {
+      await stack?.stop();
+      pg?.destroy();
+    });
+
+    it('answers 503 with Retry-After, keeps SSE open, and appends every bought answer once it is back', async () => {
+      const alice = clientFor(stack.base, `outage-${randomUUID()}`);
+      const turns = await postTurns(alice, 12);
+      const watched = turns[0].conversationId;
+      const sse = openStream(`${stack.base}/v1/conversations/${watched}/stream`, { token: alice.token });
+      const rawAbort = new AbortController();
+      const raw = await fetch(`${stack.base}/v1/conversations/${watched}/stream`, {
+        headers: { authorization: `Bearer ${alice.token}` },
+        signal: rawAbort.signal,
+      });
+      let rawText = '';
+      const reading = (async () => {
+        const decoder = new TextDecoder();
+        for await (const chunk of raw.body as unknown as AsyncIterable<Uint8Array>) rawText += decoder.decode(chunk);
+      })().catch(() => undefined);
+      await sse.until('the stored UserMessagePosted', (f) => f.some((x) => x.event === 'UserMessagePosted'));
+      await fake.waitFor('12 calls in flight', () => fake.requests.length === 12, 30_000);
+
+      pg.stop();
+      const down = Date.now();
+      const post = await alice.req('POST', `/v1/conversations/${watched}/messages`, { content: 'during the outage' });
+      const read = await alice.req('GET', `/v1/conversations/${watched}`);
+      const list = await alice.req('GET', '/v1/conversations');
+      for (const r of [post, read, list]) {
+        expect(r.status).toBe(503);
+        expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
+      }
+      expect((await fetch(`${stack.base}/readyz`)).status).toBe(503);
+      const pingsBefore = rawText.split(': ping').length;
+      await waitFor('5 s of outage', () => Date.now() - down >= 5_000, 10_000, 100);
+      expect(rawText.split(': ping').length).toBeGreaterThan(pingsBefore); // the open stream is alive
+      expect(fake.requests).toHaveLength(12); // every call finished during the outage
+
+      pg.start();
+      await expectEachAnsweredOnce(alice, turns, stack);
+      expect(fake.requests).toHaveLength(12);
+      expect(fake.aborted).toBe(0);
+      expect((await alice.req('GET', `/v1/conversations/${watched}`)).status).toBe(200);
+
+      // the stream carried on: the reply arrived on it, nothing twice
+      await sse.until('the reply on the stream', (f) => f.some((x) => x.event === 'AssistantReplied'), 30_000);
+      const ids = sse.durable().map((f) => f.id);
+      expect(new Set(ids).size).toBe(ids.length);
+      await waitFor('the raw stream to see the reply', () => rawText.includes('event: AssistantReplied'), 10_000);
+      sse.close();
+      rawAbort.abort();
+      await reading;
+    }, 180_000);
+  });
+
+  describe('a deploy while Postgres is away: the grace period ends before the answers are stored', () => {
+    let pg: PrivatePostgres;
+    let stack: Stack;
+    beforeAll(async () => {
+      pg = await startPrivatePostgres();
+      stack = await startStack({
+        workers: 1,
+        database: await pg.database(),
+        env: { ...fakeAnthropicEnv(fake.url), WORKER_SHUTDOWN_GRACE_MS: '500' },
+      });
+    }, 120_000);
+    afterAll(async () => {
+      await stack?.stop();
+      pg?.destroy();
+    });
+
+    it('hands the turns back with their answers kept; the next worker stores them without a new call', async () => {
+      const alice = clientFor(stack.base, `handback-${randomUUID()}`);
+      const turns = await postTurns(alice, 4);
+      await fake.waitFor('4 calls in flight', () => fake.requests.length === 4, 30_000);
+      pg.stop();
+      // the calls finish while the database is away: four answers bought, none stored
+      await waitFor(
+        'the calls to finish',
+        () => Date.now() - Math.max(...fake.requests.map((r) => r.at)) > LLM_MS + 500,
+        15_000,
+        100,
+      );
+      const victim = stack.workers[0];
+      victim.child.kill('SIGTERM');
+      await exited(victim);
+
+      await stack.startWorker();
+      pg.start();
+      await expectEachAnsweredOnce(alice, turns, stack);
+      expect(fake.requests).toHaveLength(4);
+    }, 120_000);
+  });
+});
