@@ -48,13 +48,33 @@ export interface ToolInvoked {
     name: string;
     input: unknown;
     iteration: number;
-    /** the text the model wrote before its tool calls, on the first ToolInvoked of an iteration */
+    /** all the text the model wrote in this call, on the first ToolInvoked of an iteration */
     assistantText?: string;
+    /**
+     * The call's blocks in the order the model wrote them (text, and tool_use by id), on the first
+     * ToolInvoked of an iteration. Absent on events written before it existed: their text is
+     * replayed before the tool calls.
+     */
+    assistantContent?: AssistantBlockRef[];
+    /** the usage and model of the LLM call, on the first ToolInvoked of an iteration */
+    usage?: Usage;
+    model?: string;
   };
 }
+
+/** A block of an assistant message as recorded: text inline, a tool call by its id. */
+export type AssistantBlockRef = { type: 'text'; text: string } | { type: 'tool_use'; toolUseId: string };
 export interface ToolResultRecorded {
   type: 'ToolResultRecorded';
-  data: { turnId: string; toolUseId: string; content: string; isError: boolean; chunks?: Citation[] };
+  data: {
+    turnId: string;
+    toolUseId: string;
+    content: string;
+    isError: boolean;
+    chunks?: Citation[];
+    /** the citation number of the first chunk (numbers are unique within a turn) */
+    citationStart?: number;
+  };
 }
 export interface AssistantReplied {
   type: 'AssistantReplied';

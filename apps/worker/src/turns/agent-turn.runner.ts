@@ -292,7 +292,18 @@ export class AgentTurnRunner {
           name: b.name,
           input: b.input,
           iteration,
-          ...(i === 0 ? { assistantText: text, usage: result.usage, model: result.model } : {}),
+          ...(i === 0
+            ? {
+                assistantText: text,
+                assistantContent: result.content.map((c) =>
+                  c.type === 'text'
+                    ? { type: 'text' as const, text: c.text }
+                    : { type: 'tool_use' as const, toolUseId: c.id },
+                ),
+                usage: result.usage,
+                model: result.model,
+              }
+            : {}),
         }),
       );
     }

@@ -1,7 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { InjectQueue } from '@nestjs/bullmq';
 import { Queue } from 'bullmq';
-import { AGENT_TURNS_QUEUE, JobName, RUN_TURN_JOB_OPTIONS, runTurnJobId, TurnEvent, turnsOf } from '@parley/agent';
+import {
+  AGENT_TURNS_QUEUE,
+  JobName,
+  legacyRunTurnJobId,
+  RUN_TURN_JOB_OPTIONS,
+  runTurnJobId,
+  TurnEvent,
+  turnsOf,
+} from '@parley/agent';
 import { conversationStreamId } from '@parley/conversation';
 import { EventStore } from '@parley/event-store';
 
@@ -23,7 +31,7 @@ export class TurnSequencer {
 
   /** Enqueues the turn unless its job is still in Redis; true when it had to. */
   async ensureQueued(conversationId: string, turnId: string): Promise<boolean> {
-    const job = await this.queue.getJob(runTurnJobId(conversationId, turnId));
+    const job = await this.findJob(conversationId, turnId);
     if (job && (await job.isFailed())) {
       await job.retry('failed'); // it gave up without recording an ending (the database was down)
       return true;
@@ -33,12 +41,19 @@ export class TurnSequencer {
     return true;
   }
 
+  private async findJob(conversationId: string, turnId: string) {
+    return (
+      (await this.queue.getJob(runTurnJobId(conversationId, turnId))) ??
+      (await this.queue.getJob(legacyRunTurnJobId(conversationId, turnId)))
+    );
+  }
+
   /** The conversation's oldest pending turn runs now instead of waiting out its delay. */
   async promoteNext(conversationId: string): Promise<void> {
     const events = await this.store.readStream(conversationStreamId(conversationId));
     const next = turnsOf(events as unknown as TurnEvent[]).find((t) => !t.ending);
     if (!next) return;
-    const job = await this.queue.getJob(runTurnJobId(conversationId, next.turnId));
+    const job = await this.findJob(conversationId, next.turnId);
     if (job && (await job.isDelayed())) await job.promote().catch(() => undefined);
     if (!job) await this.enqueue(conversationId, next.turnId);
   }

@@ -27,6 +27,9 @@ export type JobOf<N extends keyof JobPayloads> = { name: N; data: JobPayloads[N]
  * BullMQ reserves it in custom ids (its next major refuses them).
  */
 export const runTurnJobId = (conversationId: string, turnId: string): string => `turn_${conversationId}_${turnId}`;
+/** The id releases before 0.2 gave the same job: looked up too, so an upgrade enqueues no twin. */
+export const legacyRunTurnJobId = (conversationId: string, turnId: string): string =>
+  `turn:${conversationId}:${turnId}`;
 
 /** Redis pub/sub channel on which cancel requests reach the worker running the turn. */
 export const cancelChannel = (queuePrefix: string): string => `${queuePrefix}:turn-cancel`;

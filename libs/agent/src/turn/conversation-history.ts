@@ -1,5 +1,5 @@
-import { LlmMessage, LlmTextBlock, LlmToolResultBlock } from '../llm/llm.types';
-import { isComplete, TurnRecord } from './turn-records';
+import { LlmMessage, LlmTextBlock, LlmToolResultBlock, LlmToolUseBlock } from '../llm/llm.types';
+import { isComplete, IterationRecord, ToolCallRecord, TurnRecord } from './turn-records';
 
 /**
  * The LLM request history, rebuilt from events alone. The same events always give the same
@@ -17,13 +17,7 @@ export function turnMessages(
   const messages: LlmMessage[] = [user];
   for (const it of withTools ? turn.iterations : []) {
     if (!isComplete(it)) break;
-    messages.push({
-      role: 'assistant',
-      content: [
-        ...(it.assistantText.trim() ? [{ type: 'text' as const, text: it.assistantText }] : []),
-        ...it.calls.map((c) => ({ type: 'tool_use' as const, id: c.toolUseId, name: c.name, input: c.input })),
-      ],
-    });
+    messages.push({ role: 'assistant', content: assistantBlocks(it) });
     messages.push({
       role: 'user',
       content: it.calls.map((c): LlmToolResultBlock => ({
@@ -38,6 +32,28 @@ export function turnMessages(
     messages.push({ role: 'assistant', content: [{ type: 'text', text: turn.ending.content }] });
   }
   return messages;
+}
+
+/** The model's blocks in the order it wrote them (older records: the text first, then the calls). */
+function assistantBlocks(it: IterationRecord): Array<LlmTextBlock | LlmToolUseBlock> {
+  const toolUse = (c: ToolCallRecord): LlmToolUseBlock => ({
+    type: 'tool_use',
+    id: c.toolUseId,
+    name: c.name,
+    input: c.input,
+  });
+  if (!it.assistantContent) {
+    return [
+      ...(it.assistantText.trim() ? [{ type: 'text' as const, text: it.assistantText }] : []),
+      ...it.calls.map(toolUse),
+    ];
+  }
+  const calls = new Map(it.calls.map((c) => [c.toolUseId, c]));
+  return it.assistantContent.flatMap((b): Array<LlmTextBlock | LlmToolUseBlock> => {
+    if (b.type === 'text') return b.text.trim() ? [{ type: 'text', text: b.text }] : [];
+    const call = calls.get(b.toolUseId);
+    return call ? [toolUse(call)] : [];
+  });
 }
 
 function userBlocks(turn: TurnRecord): LlmTextBlock[] {

@@ -1,4 +1,4 @@
-import { Citation, ConversationEvent, Usage } from '@parley/conversation';
+import { AssistantBlockRef, Citation, ConversationEvent, Usage } from '@parley/conversation';
 
 /** A stored conversation event with what the fold needs of its envelope. */
 export type TurnEvent = ConversationEvent & { version: number; occurredAt: Date };
@@ -20,6 +20,8 @@ export interface ToolResultRecord {
 export interface IterationRecord {
   iteration: number;
   assistantText: string;
+  /** the blocks in the model's order; undefined for iterations recorded before it was kept */
+  assistantContent?: AssistantBlockRef[];
   calls: ToolCallRecord[];
   results: Map<string, ToolResultRecord>;
   usage?: Usage;
@@ -60,18 +62,18 @@ export function turnsOf(events: TurnEvent[]): TurnRecord[] {
         if (!t || t.ending) break;
         let it = t.iterations.find((i) => i.iteration === e.data.iteration);
         if (!it) {
-          const d = e.data as typeof e.data & { usage?: Usage; model?: string };
           it = {
             iteration: e.data.iteration,
             assistantText: '',
             calls: [],
             results: new Map(),
-            usage: d.usage,
-            model: d.model,
+            usage: e.data.usage,
+            model: e.data.model,
           };
           t.iterations.push(it);
         }
         if (e.data.assistantText) it.assistantText = e.data.assistantText;
+        if (e.data.assistantContent) it.assistantContent = e.data.assistantContent;
         it.calls.push({ toolUseId: e.data.toolUseId, name: e.data.name, input: e.data.input });
         break;
       }
@@ -79,12 +81,11 @@ export function turnsOf(events: TurnEvent[]): TurnRecord[] {
         const t = byId.get(e.data.turnId);
         const it = t?.iterations.find((i) => i.calls.some((c) => c.toolUseId === e.data.toolUseId));
         if (!it) break;
-        const d = e.data as typeof e.data & { citationStart?: number };
         it.results.set(e.data.toolUseId, {
           content: e.data.content,
           isError: e.data.isError,
           chunks: e.data.chunks ?? [],
-          citationStart: d.citationStart ?? 1,
+          citationStart: e.data.citationStart ?? 1,
         });
         break;
       }

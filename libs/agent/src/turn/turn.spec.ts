@@ -54,6 +54,40 @@ describe(nextStep.name, () => {
 });
 
 describe(buildHistory.name, () => {
+  it('keeps text the model wrote after or between its tool calls where it wrote it', () => {
+    const first = (toolUseId: string) =>
+      e('ToolInvoked', {
+        turnId: 't1',
+        toolUseId,
+        name: 'search_book',
+        input: { query: 'q' },
+        iteration: 1,
+        assistantText: 'Looking. Then this.After both.',
+        assistantContent: [
+          { type: 'text', text: 'Looking.' },
+          { type: 'tool_use', toolUseId: 'a' },
+          { type: 'text', text: ' Then this.' },
+          { type: 'tool_use', toolUseId: 'b' },
+          { type: 'text', text: 'After both.' },
+        ],
+      });
+    const turns = turnsOf([posted('t1'), first('a'), invoked('t1', 'b'), result('t1', 'a'), result('t1', 'b')]);
+    const { messages } = buildHistory(turns, 't1', 10_000);
+    expect(messages[1].content.map((b) => (b.type === 'text' ? b.text : b.type === 'tool_use' ? b.id : ''))).toEqual([
+      'Looking.',
+      'a',
+      ' Then this.',
+      'b',
+      'After both.',
+    ]);
+  });
+
+  it('replays an iteration recorded before the block order was kept with its text first (old events)', () => {
+    const turns = turnsOf([posted('t1'), invoked('t1', 'a', 1, 'All the text.'), result('t1', 'a')]);
+    const { messages } = buildHistory(turns, 't1', 10_000);
+    expect(messages[1].content.map((b) => b.type)).toEqual(['text', 'tool_use']);
+  });
+
   it('replays earlier turns exactly: text and tool_use in order with their ids, results first', () => {
     const events = [
       posted('t1'),
