@@ -1,7 +1,8 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { openStream } from '../support/sse-client';
-import { clientFor, freePort, startStack, Stack } from '../support/stack';
+import { FakeAnthropic } from '../support/fake-anthropic/fake-anthropic.server';
+import { clientFor, fakeAnthropicEnv, freePort, startStack, Stack } from '../support/stack';
 import { waitFor } from '../support/wait-for';
 
 /** A private Redis without persistence, so a restart loses every queued job, as the worst case does. */
@@ -27,15 +28,18 @@ describe('Redis restart (e2e): posts made while Redis is down are answered once 
   let stack: Stack;
   let redis: ChildProcess;
   let port: number;
+  let fake: FakeAnthropic;
 
   beforeAll(async () => {
     port = await freePort();
     redis = await startRedis(port);
-    stack = await startStack({ env: { REDIS_URL: `redis://127.0.0.1:${port}` } });
+    fake = await FakeAnthropic.start();
+    stack = await startStack({ env: { REDIS_URL: `redis://127.0.0.1:${port}`, ...fakeAnthropicEnv(fake.url) } });
   }, 60_000);
   afterAll(async () => {
     await stack?.stop();
     redis?.kill('SIGKILL');
+    await fake?.close();
   });
 
   it('loses no turn across a restart that empties Redis', async () => {
@@ -71,6 +75,7 @@ describe('Redis restart (e2e): posts made while Redis is down are answered once 
       200,
     );
     stream.close();
+    expect(fake.requests).toHaveLength(4); // one model call per turn: none lost, none bought twice
     console.log(`redis restart: all turns answered ${((Date.now() - back) / 1000).toFixed(1)} s after Redis came back`);
     expect((await fetch(`${stack.base}/readyz`)).status).toBe(200);
   }, 120_000);
