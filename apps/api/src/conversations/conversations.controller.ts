@@ -195,7 +195,9 @@ async function withCursor<T>(query: () => Promise<T>): Promise<T> {
   try {
     return await query();
   } catch (e) {
-    if (e instanceof InvalidCursorError) throw new BadRequestException(['cursor is not valid']);
+    if (e instanceof InvalidCursorError) {
+      throw new BadRequestException(['cursor is not valid: pass the nextCursor of a previous page unchanged']);
+    }
     throw e;
   }
 }
