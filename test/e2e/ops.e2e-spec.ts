@@ -30,6 +30,20 @@ describe('operations (e2e)', () => {
     expect((await bob.req('POST', `/v1/conversations/${bobs}/messages`, { content: 'mine' })).status).toBe(202);
   });
 
+  it('gives a retry with the same Idempotency-Key its first answer at the rate limit, not a 429', async () => {
+    const alice = clientFor(stack.base, `rl-${randomUUID()}`);
+    const id = (await alice.req('POST', '/v1/conversations', {})).body.id;
+    const post = (content: string, key: string) =>
+      alice.req('POST', `/v1/conversations/${id}/messages`, { content }, { 'idempotency-key': key });
+    const firsts = [];
+    for (let i = 0; i < 3; i++) firsts.push(await post(`m${i}`, `k${i}`));
+    expect(firsts.map((r) => r.status)).toEqual([202, 202, 202]);
+    expect((await post('m3', 'k3')).status).toBe(429);
+    const retry = await post('m0', 'k0');
+    expect([retry.status, retry.body]).toEqual([202, firsts[0].body]);
+    expect((await post('not m0', 'k0')).status).toBe(422);
+  });
+
   it('exposes Prometheus metrics: requests, SSE streams, queue depth, consumer lag', async () => {
     const alice = clientFor(stack.base, `m-${randomUUID()}`);
     const id = (await alice.req('POST', '/v1/conversations', {})).body.id;

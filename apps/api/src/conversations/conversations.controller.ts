@@ -114,13 +114,12 @@ export class ConversationsController {
   ) {
     const key = parseIdempotencyKey(idempotencyKey);
     const expected = parseIfMatch(ifMatch);
-    await this.rateLimiter.consume(user.id);
-    const result = await this.conversations.post(
-      user.id,
-      id,
-      { content: body.content, selectedText: body.selectedText, multitask: q.multitask ?? 'enqueue' },
-      { idempotencyKey: key, ifMatch: expected },
-    );
+    const input = { content: body.content, selectedText: body.selectedText, multitask: q.multitask ?? 'enqueue' };
+    // a retry of a post already made is no new post: it gets its first answer, even at the rate limit
+    const earlier = key ? await this.conversations.earlierPost(user.id, id, key, input) : undefined;
+    if (!earlier) await this.rateLimiter.consume(user.id);
+    const result =
+      earlier ?? (await this.conversations.post(user.id, id, input, { idempotencyKey: key, ifMatch: expected }));
     const { interrupted = [], ...answer } = result;
     for (const turnId of interrupted) await this.dispatch.turnCancelled(id, turnId);
     await this.dispatch.turnPosted(id, result.turnId);

@@ -1,4 +1,10 @@
-import { BadRequestException, Inject, Injectable, NotFoundException } from '@nestjs/common';
+import {
+  BadRequestException,
+  Inject,
+  Injectable,
+  NotFoundException,
+  UnprocessableEntityException,
+} from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { AppConfig, CONFIG } from '@parley/config';
@@ -21,6 +27,12 @@ export type ConversationView = { id: string } & Pick<
   ConversationState,
   'bookId' | 'title' | 'readingPosition' | 'forkedFrom' | 'version' | 'messageCount' | 'turns'
 > & { createdAt: string | null; lastActivityAt: string | null };
+
+/** A post's body: what a repeat with the same Idempotency-Key must carry again. */
+export interface PostBody {
+  content: string;
+  selectedText?: string;
+}
 
 export interface PostResult {
   messageId: string;
@@ -105,7 +117,7 @@ export class ConversationsService {
   async post(
     userId: string,
     conversationId: string,
-    input: { content: string; selectedText?: string; multitask: 'enqueue' | 'reject' | 'interrupt' },
+    input: PostBody & { multitask: 'enqueue' | 'reject' | 'interrupt' },
     opts: { idempotencyKey?: string; ifMatch?: number },
   ): Promise<PostResult> {
     if (input.content.trim().length === 0) throw new BadRequestException(['content must not be blank']);
@@ -114,13 +126,11 @@ export class ConversationsService {
     }
     // with an Idempotency-Key the ids are derived from it: a repeat finds (or races to) the same events
     const key = opts.idempotencyKey;
-    const idFor = key ? (what: string) => deterministicId(userId, conversationId, key, what) : () => randomUUID();
+    const idFor = key ? postIdFor(userId, conversationId, key) : () => randomUUID();
     const messageId = idFor('message');
     const turnId = idFor('turn');
-    if (key) {
-      const earlier = await this.earlierPost(userId, conversationId, idFor(`event:UserMessagePosted:${turnId}`));
-      if (earlier) return earlier;
-    }
+    const earlier = key ? await this.earlierPost(userId, conversationId, key, input) : undefined;
+    if (earlier) return earlier;
     try {
       const appended = await this.execute(
         conversationId,
@@ -131,15 +141,17 @@ export class ConversationsService {
           correlationId: turnId,
         },
       );
-      const posted = appended.find((e) => e.type === 'UserMessagePosted')!;
+      // a concurrent post with this key won the race: the store answers with its events
+      const posted = answerTo(
+        input,
+        appended.find((e) => e.type === 'UserMessagePosted')!,
+      );
       const interrupted = appended
         .filter((e) => e.type === 'TurnCancelled')
         .map((e) => (e.data as { turnId: string }).turnId);
-      return { messageId, turnId, version: posted.version, position: posted.position, interrupted };
+      return { ...posted, interrupted };
     } catch (e) {
-      const earlier = key
-        ? await this.earlierPost(userId, conversationId, idFor(`event:UserMessagePosted:${turnId}`))
-        : undefined;
+      const earlier = key ? await this.earlierPost(userId, conversationId, key, input) : undefined;
       if (earlier) return earlier; // a concurrent repeat of this post won the race
       throw e;
     }
@@ -246,18 +258,23 @@ export class ConversationsService {
     }
   }
 
-  private async earlierPost(userId: string, conversationId: string, eventId: string): Promise<PostResult | undefined> {
-    const { rows } = await this.pool.query<{
-      data: { messageId: string; turnId: string };
-      version: number;
-      position: string;
-    }>(
+  /**
+   * The first answer to a post made with this Idempotency-Key, if there was one; 422 when that
+   * post had another body (the IETF Idempotency-Key draft's rule).
+   */
+  async earlierPost(
+    userId: string,
+    conversationId: string,
+    key: string,
+    input: PostBody,
+  ): Promise<PostResult | undefined> {
+    const idFor = postIdFor(userId, conversationId, key);
+    const { rows } = await this.pool.query<StoredPost>(
       `SELECT data, version, position::text AS position FROM events
         WHERE event_id = $1 AND stream_id = $2 AND metadata->>'userId' = $3`,
-      [eventId, conversationStreamId(conversationId), userId],
+      [idFor(`event:UserMessagePosted:${idFor('turn')}`), conversationStreamId(conversationId), userId],
     );
-    const r = rows[0];
-    return r && { messageId: r.data.messageId, turnId: r.data.turnId, version: r.version, position: r.position };
+    return rows[0] && answerTo(input, rows[0]);
   }
 
   private async assertBookVisible(userId: string, bookId: string): Promise<void> {
@@ -266,7 +283,29 @@ export class ConversationsService {
   }
 }
 
-function pick(input: { content: string; selectedText?: string }) {
+type StoredPost = Pick<StoredEvent, 'version' | 'position' | 'data'>;
+type PostedData = Extract<ConversationEvent, { type: 'UserMessagePosted' }>['data'];
+
+/** Ids of a post's message, turn and events, derived from its Idempotency-Key. */
+function postIdFor(userId: string, conversationId: string, key: string): (what: string) => string {
+  return (what) => deterministicId(userId, conversationId, key, what);
+}
+
+/**
+ * The answer to `input` given the stored UserMessagePosted of its Idempotency-Key. The event
+ * holds the whole body, so comparing its fields needs no stored hash, also for old events.
+ */
+function answerTo(input: PostBody, posted: StoredPost): PostResult {
+  const data = posted.data as PostedData;
+  if (data.content !== input.content || data.selectedText !== input.selectedText) {
+    throw new UnprocessableEntityException(
+      'this Idempotency-Key was used for a message with another body: send a new message with a new key',
+    );
+  }
+  return { messageId: data.messageId, turnId: data.turnId, version: posted.version, position: posted.position };
+}
+
+function pick(input: PostBody) {
   return { content: input.content, ...(input.selectedText !== undefined ? { selectedText: input.selectedText } : {}) };
 }
 
