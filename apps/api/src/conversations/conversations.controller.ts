@@ -98,7 +98,7 @@ export class ConversationsController {
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete (ConversationDeleted); every later call answers 404' })
   async remove(@CurrentUser() user: AuthUser, @Param('id', Id()) id: string, @Headers('if-match') ifMatch?: string) {
-    await this.conversations.delete(user.id, id, parseIfMatch(ifMatch));
+    await this.dispatch.conversationDeleted(await this.conversations.delete(user.id, id, parseIfMatch(ifMatch)));
   }
 
   @Post(':id/messages')

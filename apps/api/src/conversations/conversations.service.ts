@@ -18,6 +18,7 @@ import {
   DomainError,
   fold,
   initialState,
+  pendingTurns,
 } from '@parley/conversation';
 import { EventStore, ExpectedVersion, NewEvent, StoredEvent, WrongExpectedVersionError } from '@parley/event-store';
 import { deterministicId } from './deterministic-id';
@@ -41,6 +42,12 @@ export interface PostResult {
   position: string;
   /** turns this post cancelled (multitask=interrupt); not part of the response */
   interrupted?: string[];
+}
+
+/** A conversation just deleted, with the turns it left running (their workers must stop). */
+export interface DeletedConversation {
+  conversationId: string;
+  unendedTurns: string[];
 }
 
 const CONFLICT_RETRIES = 5;
@@ -110,8 +117,9 @@ export class ConversationsService {
     return this.view(userId, conversationId);
   }
 
-  async delete(userId: string, conversationId: string, ifMatch?: number): Promise<void> {
-    await this.execute(conversationId, { type: 'DeleteConversation', userId }, { ifMatch });
+  async delete(userId: string, conversationId: string, ifMatch?: number): Promise<DeletedConversation> {
+    const [deleted] = await this.execute(conversationId, { type: 'DeleteConversation', userId }, { ifMatch });
+    return this.deletedAt(conversationId, deleted.version);
   }
 
   async post(
@@ -186,24 +194,30 @@ export class ConversationsService {
   }
 
   /** Deletes every conversation of the user about the book, found in the log (the read model may lag). */
-  async deleteAllAboutBook(userId: string, bookId: string): Promise<number> {
+  async deleteAllAboutBook(userId: string, bookId: string): Promise<DeletedConversation[]> {
     const { rows } = await this.pool.query<{ stream_id: string }>(
       `SELECT stream_id FROM events
         WHERE type = 'ConversationStarted' AND data->>'bookId' = $1 AND data->>'ownerId' = $2`,
       [bookId, userId],
     );
-    let deleted = 0;
+    const deleted: DeletedConversation[] = [];
     for (const { stream_id } of rows) {
-      const appended = await this.execute(conversationIdOf(stream_id)!, {
-        type: 'DeleteConversation',
-        userId,
-      }).catch((e: unknown) => {
-        if (e instanceof DomainError && e.code === 'not_found') return []; // deleted already
-        throw e;
-      });
-      deleted += appended.length;
+      const conversationId = conversationIdOf(stream_id)!;
+      const appended = await this.execute(conversationId, { type: 'DeleteConversation', userId }).catch(
+        (e: unknown) => {
+          if (e instanceof DomainError && e.code === 'not_found') return []; // deleted already
+          throw e;
+        },
+      );
+      if (appended.length > 0) deleted.push(await this.deletedAt(conversationId, appended[0].version));
     }
     return deleted;
+  }
+
+  /** The turns still unended when the conversation was deleted at `version`. */
+  private async deletedAt(conversationId: string, version: number): Promise<DeletedConversation> {
+    const { state } = await this.load(conversationId, version);
+    return { conversationId, unendedTurns: pendingTurns(state).map((t) => t.turnId) };
   }
 
   async cancelTurn(userId: string, conversationId: string, turnId: string): Promise<StoredEvent[]> {
