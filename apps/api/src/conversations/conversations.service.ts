@@ -132,13 +132,13 @@ export class ConversationsService {
     if (input.content.length > this.config.limits.messageMaxChars) {
       throw new BadRequestException([`content must be at most ${this.config.limits.messageMaxChars} characters`]);
     }
-    // with an Idempotency-Key the ids are derived from it: a repeat finds (or races to) the same events
+    // with an Idempotency-Key the ids are derived from it: a repeat finds (or races to) the same events.
+    // Callers look for an earlier post first (earlierPost, before the rate limiter); one that
+    // lands here anyway, racing or not, ends with the first answer or a 422 below.
     const key = opts.idempotencyKey;
     const idFor = key ? postIdFor(userId, conversationId, key) : () => randomUUID();
     const messageId = idFor('message');
     const turnId = idFor('turn');
-    const earlier = key ? await this.earlierPost(userId, conversationId, key, input) : undefined;
-    if (earlier) return earlier;
     try {
       const appended = await this.execute(
         conversationId,
