@@ -50,6 +50,13 @@ describe('operations (e2e)', () => {
     await alice.req('POST', `/v1/conversations/${id}/messages`, { content: 'queued, never answered here' });
     const s = openStream(`${stack.base}/v1/conversations/${id}/stream`, { token: alice.token });
     await s.until('the stream to open', (f) => f.length > 0);
+    // the lag is read from the worker's checkpoint, written once it has projected a first batch
+    await waitFor('the worker to checkpoint its projections', async () => {
+      const { rowCount } = await stack.db.pool.query(
+        "SELECT 1 FROM consumer_checkpoints WHERE consumer = 'read-models'",
+      );
+      return rowCount;
+    });
     const text = await (await fetch(`${stack.base}/metrics`)).text();
     s.close();
     expect(text).toMatch(
