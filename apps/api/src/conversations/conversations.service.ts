@@ -118,8 +118,8 @@ export class ConversationsService {
   }
 
   async delete(userId: string, conversationId: string, ifMatch?: number): Promise<DeletedConversation> {
-    const [deleted] = await this.execute(conversationId, { type: 'DeleteConversation', userId }, { ifMatch });
-    return this.deletedAt(conversationId, deleted.version);
+    const [deletion] = await this.execute(conversationId, { type: 'DeleteConversation', userId }, { ifMatch });
+    return this.deletedAt(conversationId, deletion.version);
   }
 
   async post(
