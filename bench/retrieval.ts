@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client, Pool } from 'pg';
-import { loadConfig } from '../libs/config/src';
+import { loadDatabaseUrl } from '../libs/config/src';
 import { projectRoot } from '../libs/platform/src/project-root';
 import { BooksRepository } from '../libs/books/src/books.repository';
 import { BooksService } from '../libs/books/src/books.service';
@@ -79,7 +79,7 @@ async function recreateDatabase(url: string): Promise<void> {
 }
 
 export async function runRetrievalBench(log: (line: string) => void = console.log): Promise<RetrievalReport> {
-  const url = new URL(loadConfig().databaseUrl);
+  const url = new URL(loadDatabaseUrl());
   url.pathname = '/parley_bench';
   await recreateDatabase(url.toString());
   const pool = new Pool({ connectionString: url.toString(), max: 4 });

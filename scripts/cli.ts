@@ -1,11 +1,12 @@
 /**
  * `npm run cli -- <command>`:
- *   token --user <id> [--ttl <seconds>]      mint a bearer token from the local AUTH_JWT_SECRET
+ *   token --user <id> [--ttl <seconds>]      mint a bearer token from AUTH_JWT_SECRET (the dev secret
+ *                                            only with NODE_ENV=development)
  *   projections rebuild                      drop the read models and replay the log into them
  *   books add <file> --user <id> [--title t] [--author a]   ingest a .txt, .md or .pdf
  */
 import { parseArgs } from 'node:util';
-import { loadConfig } from '@parley/config';
+import { loadConfig, loadDatabaseUrl } from '@parley/config';
 import { SingleBar, Presets } from 'cli-progress';
 import { Pool } from 'pg';
 import { EventStore } from '@parley/event-store';
@@ -32,7 +33,7 @@ const commands: Record<string, Command> = {
     const [sub, file] = positionals;
     if (sub !== 'add' || !file || !values.user)
       throw new UsageError('usage: npm run cli -- books add <file> --user <id>');
-    const pool = new Pool({ connectionString: loadConfig().databaseUrl });
+    const pool = new Pool({ connectionString: loadDatabaseUrl() });
     try {
       await booksAdd({ file, user: values.user, title: values.title, author: values.author }, { pool });
     } finally {
@@ -41,7 +42,7 @@ const commands: Record<string, Command> = {
   },
   async projections(argv) {
     if (argv[0] !== 'rebuild') throw new UsageError('usage: npm run cli -- projections rebuild');
-    const pool = new Pool({ connectionString: loadConfig().databaseUrl });
+    const pool = new Pool({ connectionString: loadDatabaseUrl() });
     const bar = new SingleBar(
       { format: 'rebuilding read models [{bar}] {value}/{total} events' },
       Presets.shades_classic,

@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { Client } from 'pg';
 import { runner } from 'node-pg-migrate';
-import { loadConfig } from '../libs/config/src';
+import { loadDatabaseUrl } from '../libs/config/src';
 import { projectRoot } from '../libs/platform/src/project-root';
 
 export async function ensureDatabase(databaseUrl: string): Promise<void> {
@@ -40,8 +40,7 @@ export async function migrate(databaseUrl: string, log: (msg: string) => void = 
 }
 
 if (require.main === module) {
-  const { databaseUrl } = loadConfig();
-  migrate(databaseUrl, (m) => console.log(m)).then(
+  migrate(loadDatabaseUrl(), (m) => console.log(m)).then(
     () => console.log('migrations applied'),
     (e: Error) => {
       console.error(`migrate failed: ${e.message}`);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { TURN_ENDING_TYPES } from '@parley/conversation';
+import { conversationStreamId, TURN_ENDING_TYPES } from '@parley/conversation';
 import { apiError, FakeAnthropic, FakeReply, RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
 import { newBook } from '../support/factories/books';
 import { openStream } from '../support/sse-client';
@@ -213,6 +213,31 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
     const again = await alice.req('POST', `/v1/conversations/${id}/turns/${turnId}/cancel`);
     expect(again.body).toMatchObject({ cancelled: false });
     expect((await events(id)).filter(ended(turnId))).toHaveLength(1);
+  });
+
+  it('stops a running turn when its conversation or its book is deleted: the LLM stream aborts, nothing is appended', async () => {
+    const deletions: Array<(conversationId: string, book: string) => string> = [
+      (conversationId) => `/v1/conversations/${conversationId}`,
+      (_, book) => `/v1/books/${book}`,
+    ];
+    for (const deletion of deletions) {
+      const book = (await newBook(alice)).id;
+      const id = (await alice.req('POST', '/v1/conversations', { bookId: book })).body.id as string;
+      const asked = `SLOW answer for ${id}`;
+      await post(id, asked);
+      const request = await waitFor('the slow stream to start', () => fake.requests.find((r) => question(r) === asked));
+      await new Promise((r) => setTimeout(r, 300));
+      const started = Date.now();
+      expect((await alice.req('DELETE', deletion(id, book))).status).toBe(204);
+      await waitFor('the fake to see the abort', () => request.aborted, 2_000);
+      expect(Date.now() - started).toBeLessThan(1_000);
+      await new Promise((r) => setTimeout(r, 500));
+      const { rows } = await stack.db.pool.query<{ type: string }>(
+        'SELECT type FROM events WHERE stream_id = $1 ORDER BY version',
+        [conversationStreamId(id)],
+      );
+      expect(rows.map((r) => r.type)).toEqual(['ConversationStarted', 'UserMessagePosted', 'ConversationDeleted']);
+    }
   });
 
   it('answers five rapid posts in posting order, one at a time', async () => {

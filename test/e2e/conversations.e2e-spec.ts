@@ -226,6 +226,32 @@ describe('conversations API (e2e)', () => {
       expect((await eventsOf(id)).filter((e) => e.type === 'UserMessagePosted')).toHaveLength(2);
     });
 
+    it('answers 422 to an Idempotency-Key reused with another body, also when they race, appending nothing', async () => {
+      const { id } = await newConversation();
+      const post = (body: object, key = 'reused') =>
+        alice.req('POST', `/v1/conversations/${id}/messages`, body, { 'idempotency-key': key });
+      const first = await post({ content: 'Who stole the tarts?', selectedText: 'The Knave' });
+      expect(first.status).toBe(202);
+      for (const other of [
+        { content: 'Who ate the tarts?', selectedText: 'The Knave' },
+        { content: 'Who stole the tarts?' },
+        { content: 'Who stole the tarts?', selectedText: 'The Queen' },
+      ]) {
+        const r = await post(other);
+        expect([r.status, r.body]).toEqual([
+          422,
+          { statusCode: 422, error: 'Unprocessable Entity', message: expect.stringMatching(/Idempotency-Key/) },
+        ]);
+      }
+      expect((await post({ content: 'Who stole the tarts?', selectedText: 'The Knave' })).body).toEqual(first.body);
+      const racing = await Promise.all(Array.from({ length: 8 }, (_, i) => post({ content: `race ${i}` }, 'race')));
+      expect(racing.map((r) => r.status).sort()).toEqual([202, 422, 422, 422, 422, 422, 422, 422]);
+      const winner = racing.findIndex((r) => r.status === 202);
+      const posted = (await eventsOf(id)).filter((e) => e.type === 'UserMessagePosted');
+      expect(posted.map((e) => e.data.content)).toEqual(['Who stole the tarts?', `race ${winner}`]);
+      expect(posted[1].data.turnId).toBe(racing[winner].body.turnId);
+    });
+
     it('lets one of concurrent posts with the same If-Match win; the rest get 409', async () => {
       const { id } = await newConversation();
       const results = await Promise.all(

@@ -61,9 +61,25 @@ describe('malformed input (e2e fuzz)', () => {
     },
     { requiredKeys: [] },
   );
+  const cursorOf = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+  /** well-formed base64url JSON, as the API's cursors are, holding anything */
+  const craftedCursor = fc
+    .oneof(
+      fc.jsonValue({ maxDepth: 2 }),
+      fc.tuple(
+        fc.oneof(
+          fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+          printable,
+          fc.integer(),
+        ),
+        fc.oneof(fc.uuid(), printable),
+      ),
+      fc.oneof(fc.integer(), fc.double(), fc.constant(1e300)),
+    )
+    .map(cursorOf);
   const query = fc.dictionary(
     fc.constantFrom('limit', 'cursor', 'after', 'version', 'bookId', 'multitask', 'q', 'k', 'access_token'),
-    printable,
+    fc.oneof(printable, craftedCursor),
     { maxKeys: 3 },
   );
   const route = (id: string, other: string): Array<[string, string]> => [
@@ -109,6 +125,46 @@ describe('malformed input (e2e fuzz)', () => {
     const events = (await alice.req('GET', `/v1/conversations/${conversationId}/events`)).body.items;
     expect(events.map((e: any) => e.type)).toEqual(['ConversationStarted']);
   });
+
+  it('answers 400 to a well-formed cursor that holds no valid position, on every paged list', async () => {
+    const uuid = randomUUID();
+    const at = '2020-01-01T00:00:00.000000Z';
+    const activity = [
+      ['1', uuid], // Date.parse takes it, Postgres does not
+      ['2020-02-30T00:00:00.000000Z', uuid],
+      ['0000-01-01T00:00:00.000000Z', uuid],
+      ['+275760-09-13T00:00:00.000Z', uuid],
+      [at, '-'.repeat(36)],
+      [at, 'not-a-uuid'],
+      [at, 1],
+      { at, id: uuid },
+    ];
+    const version = [1e300, 2 ** 31, -1, 1.5, '7', null, [1]];
+    const cases = [
+      ...activity.map((c) => `/v1/conversations?cursor=${cursorOf(c)}`),
+      ...version.map((c) => `/v1/conversations/${conversationId}/messages?cursor=${cursorOf(c)}`),
+    ];
+    const answers = await Promise.all(cases.map(async (p) => [p, (await alice.req('GET', p)).body]));
+    expect(answers).toEqual(
+      cases.map((p) => [
+        p,
+        { statusCode: 400, error: 'Bad Request', message: [expect.stringMatching(/^cursor is not valid/)] },
+      ]),
+    );
+  });
+
+  it('answers 200 or 400 to 300 crafted cursors on the paged lists, never 5xx', async () => {
+    const lists = ['/v1/conversations', `/v1/conversations/${conversationId}/messages`];
+    const fivexx: string[] = [];
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...lists), craftedCursor, async (list, cursor) => {
+        const r = await alice.req('GET', `${list}?cursor=${cursor}`);
+        if (![200, 400].includes(r.status)) fivexx.push(`${list} ${Buffer.from(cursor, 'base64url')} → ${r.status}`);
+      }),
+      { numRuns: 300 },
+    );
+    expect(fivexx).toEqual([]);
+  }, 60_000);
 
   it('answers every one of 600 malformed requests with a JSON 4xx or a 2xx, never 5xx', async () => {
     const fivexx: string[] = [];

@@ -1,4 +1,4 @@
-import { ConfigError, DEV_JWT_SECRET, loadConfig } from './config';
+import { ConfigError, DEV_JWT_SECRET, loadConfig, loadDatabaseUrl } from './config';
 
 describe(loadConfig.name, () => {
   it('gives every variable a laptop default in development', () => {
@@ -27,8 +27,28 @@ describe(loadConfig.name, () => {
     expect(() => loadConfig({ NODE_ENV: 'development', QUEUE_PREFIX: 'a:b' })).toThrow(ConfigError);
   });
 
+  it('never falls back to the public development secret unless NODE_ENV=development is explicit', () => {
+    expect(() => loadConfig({})).toThrow(ConfigError);
+    expect(() => loadConfig({})).toThrow(/AUTH_JWT_SECRET: required unless NODE_ENV=development/);
+    expect(() => loadConfig({ NODE_ENV: '' })).toThrow(ConfigError); // docker-compose's blank
+    expect(() => loadConfig({ NODE_ENV: 'test' })).toThrow(ConfigError);
+    expect(loadConfig({ NODE_ENV: 'development' }).auth.jwtSecret).toBe(DEV_JWT_SECRET);
+    expect(loadConfig({ AUTH_JWT_SECRET: 'x'.repeat(32) })).toMatchObject({
+      env: 'production',
+      auth: { jwtSecret: 'x'.repeat(32) },
+    });
+  });
+
   it('requires AUTH_JWT_SECRET outside development', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/AUTH_JWT_SECRET/);
     expect(loadConfig({ NODE_ENV: 'production', AUTH_JWT_SECRET: 'x'.repeat(32) }).auth.jwtSecret).toBe('x'.repeat(32));
+  });
+});
+
+describe(loadDatabaseUrl.name, () => {
+  it('needs no JWT secret, for migrate and the CLI', () => {
+    expect(loadDatabaseUrl({})).toBe('postgres://postgres@127.0.0.1:5432/parley');
+    expect(loadDatabaseUrl({ DATABASE_URL: 'postgres://db/x' })).toBe('postgres://db/x');
+    expect(() => loadDatabaseUrl({ DATABASE_URL: 'nope' })).toThrow(/DATABASE_URL/);
   });
 });

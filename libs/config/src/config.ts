@@ -8,7 +8,8 @@ const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' |
 const positiveInt = z.coerce.number().int().positive();
 
 const envSchema = z.object({
-  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  // unset means production: only an explicit development may use the public DEV_JWT_SECRET
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('production'),
   DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/parley'),
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -81,7 +82,7 @@ export class ConfigError extends Error {}
 /** Dev-only secret: never accepted outside NODE_ENV=development. */
 export const DEV_JWT_SECRET = 'parley-dev-secret-do-not-use-in-production';
 
-export function loadConfig(source: NodeJS.ProcessEnv = process.env): AppConfig {
+function parseEnv(source: NodeJS.ProcessEnv): Env {
   // empty strings count as unset, as docker-compose passes `VAR=` for blanks
   const raw = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== ''));
   const parsed = envSchema.safeParse(raw);
@@ -89,7 +90,16 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): AppConfig {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`Invalid environment:\n${lines.join('\n')}`);
   }
-  const e = parsed.data;
+  return parsed.data;
+}
+
+/** DATABASE_URL alone, for tools that only talk to Postgres (migrate, CLI): they need no JWT secret. */
+export function loadDatabaseUrl(source: NodeJS.ProcessEnv = process.env): string {
+  return parseEnv(source).DATABASE_URL;
+}
+
+export function loadConfig(source: NodeJS.ProcessEnv = process.env): AppConfig {
+  const e = parseEnv(source);
   const jwtSecret = e.AUTH_JWT_SECRET ?? (e.NODE_ENV === 'development' ? DEV_JWT_SECRET : undefined);
   if (!jwtSecret) {
     throw new ConfigError('Invalid environment:\n  AUTH_JWT_SECRET: required unless NODE_ENV=development');

@@ -6,3 +6,4 @@ export * from './logger';
 export * from './live-deltas';
 export * from './stream-watcher';
 export * from './queue.module';
+export * from './redact-url';

@@ -41,6 +41,7 @@ import {
 import { AuthUser } from '../auth/auth.guard';
 import { CurrentUser } from '../auth/current-user.decorator';
 import { ConversationsService } from '../conversations/conversations.service';
+import { TurnDispatch } from '../conversations/turn-dispatch';
 import { BookDto, BookListDto, CreateBookDto, SearchBookQueryDto, SearchResultDto, UploadBookDto } from './book.dto';
 
 const Id = () =>
@@ -57,6 +58,7 @@ export class BooksController {
   constructor(
     private readonly books: BooksService,
     private readonly conversations: ConversationsService,
+    private readonly dispatch: TurnDispatch,
   ) {}
 
   @Post()
@@ -99,7 +101,9 @@ export class BooksController {
   @ApiNoContentResponse()
   async remove(@CurrentUser() user: AuthUser, @Param('id', Id()) id: string): Promise<void> {
     await this.mapErrors(() => this.books.get(user.id, id)); // 404 before touching anything
-    await this.conversations.deleteAllAboutBook(user.id, id);
+    for (const deleted of await this.conversations.deleteAllAboutBook(user.id, id)) {
+      await this.dispatch.conversationDeleted(deleted);
+    }
     await this.mapErrors(() => this.books.delete(user.id, id));
   }
 

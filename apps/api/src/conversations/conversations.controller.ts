@@ -98,7 +98,7 @@ export class ConversationsController {
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete (ConversationDeleted); every later call answers 404' })
   async remove(@CurrentUser() user: AuthUser, @Param('id', Id()) id: string, @Headers('if-match') ifMatch?: string) {
-    await this.conversations.delete(user.id, id, parseIfMatch(ifMatch));
+    await this.dispatch.conversationDeleted(await this.conversations.delete(user.id, id, parseIfMatch(ifMatch)));
   }
 
   @Post(':id/messages')
@@ -114,13 +114,12 @@ export class ConversationsController {
   ) {
     const key = parseIdempotencyKey(idempotencyKey);
     const expected = parseIfMatch(ifMatch);
-    await this.rateLimiter.consume(user.id);
-    const result = await this.conversations.post(
-      user.id,
-      id,
-      { content: body.content, selectedText: body.selectedText, multitask: q.multitask ?? 'enqueue' },
-      { idempotencyKey: key, ifMatch: expected },
-    );
+    const input = { content: body.content, selectedText: body.selectedText, multitask: q.multitask ?? 'enqueue' };
+    // a retry of a post already made is no new post: it gets its first answer, even at the rate limit
+    const earlier = key ? await this.conversations.earlierPost(user.id, id, key, input) : undefined;
+    if (!earlier) await this.rateLimiter.consume(user.id);
+    const result =
+      earlier ?? (await this.conversations.post(user.id, id, input, { idempotencyKey: key, ifMatch: expected }));
     const { interrupted = [], ...answer } = result;
     for (const turnId of interrupted) await this.dispatch.turnCancelled(id, turnId);
     await this.dispatch.turnPosted(id, result.turnId);
@@ -195,7 +194,9 @@ async function withCursor<T>(query: () => Promise<T>): Promise<T> {
   try {
     return await query();
   } catch (e) {
-    if (e instanceof InvalidCursorError) throw new BadRequestException(['cursor is not valid']);
+    if (e instanceof InvalidCursorError) {
+      throw new BadRequestException(['cursor is not valid: pass the nextCursor of a previous page unchanged']);
+    }
     throw e;
   }
 }

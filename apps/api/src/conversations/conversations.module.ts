@@ -12,6 +12,6 @@ import { TurnDispatch } from './turn-dispatch';
   imports: [BullModule.registerQueue({ name: AGENT_TURNS_QUEUE })],
   controllers: [ConversationsController],
   providers: [ConversationsService, EventStreamService, PostRateLimiter, TurnDispatch, StreamWatcher],
-  exports: [ConversationsService],
+  exports: [ConversationsService, TurnDispatch],
 })
 export class ConversationsModule {}

@@ -1,4 +1,10 @@
-import { BadRequestException, Inject, Injectable, NotFoundException } from '@nestjs/common';
+import {
+  BadRequestException,
+  Inject,
+  Injectable,
+  NotFoundException,
+  UnprocessableEntityException,
+} from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { AppConfig, CONFIG } from '@parley/config';
@@ -12,6 +18,7 @@ import {
   DomainError,
   fold,
   initialState,
+  pendingTurns,
 } from '@parley/conversation';
 import { EventStore, ExpectedVersion, NewEvent, StoredEvent, WrongExpectedVersionError } from '@parley/event-store';
 import { deterministicId } from './deterministic-id';
@@ -22,6 +29,12 @@ export type ConversationView = { id: string } & Pick<
   'bookId' | 'title' | 'readingPosition' | 'forkedFrom' | 'version' | 'messageCount' | 'turns'
 > & { createdAt: string | null; lastActivityAt: string | null };
 
+/** A post's body: what a repeat with the same Idempotency-Key must carry again. */
+export interface PostBody {
+  content: string;
+  selectedText?: string;
+}
+
 export interface PostResult {
   messageId: string;
   turnId: string;
@@ -29,6 +42,12 @@ export interface PostResult {
   position: string;
   /** turns this post cancelled (multitask=interrupt); not part of the response */
   interrupted?: string[];
+}
+
+/** A conversation just deleted, with the turns it left running (their workers must stop). */
+export interface DeletedConversation {
+  conversationId: string;
+  unendedTurns: string[];
 }
 
 const CONFLICT_RETRIES = 5;
@@ -98,29 +117,28 @@ export class ConversationsService {
     return this.view(userId, conversationId);
   }
 
-  async delete(userId: string, conversationId: string, ifMatch?: number): Promise<void> {
-    await this.execute(conversationId, { type: 'DeleteConversation', userId }, { ifMatch });
+  async delete(userId: string, conversationId: string, ifMatch?: number): Promise<DeletedConversation> {
+    const [deletion] = await this.execute(conversationId, { type: 'DeleteConversation', userId }, { ifMatch });
+    return this.deletedAt(conversationId, deletion.version);
   }
 
   async post(
     userId: string,
     conversationId: string,
-    input: { content: string; selectedText?: string; multitask: 'enqueue' | 'reject' | 'interrupt' },
+    input: PostBody & { multitask: 'enqueue' | 'reject' | 'interrupt' },
     opts: { idempotencyKey?: string; ifMatch?: number },
   ): Promise<PostResult> {
     if (input.content.trim().length === 0) throw new BadRequestException(['content must not be blank']);
     if (input.content.length > this.config.limits.messageMaxChars) {
       throw new BadRequestException([`content must be at most ${this.config.limits.messageMaxChars} characters`]);
     }
-    // with an Idempotency-Key the ids are derived from it: a repeat finds (or races to) the same events
+    // with an Idempotency-Key the ids are derived from it: a repeat finds (or races to) the same events.
+    // Callers look for an earlier post first (earlierPost, before the rate limiter); one that
+    // lands here anyway, racing or not, ends with the first answer or a 422 below.
     const key = opts.idempotencyKey;
-    const idFor = key ? (what: string) => deterministicId(userId, conversationId, key, what) : () => randomUUID();
+    const idFor = key ? postIdFor(userId, conversationId, key) : () => randomUUID();
     const messageId = idFor('message');
     const turnId = idFor('turn');
-    if (key) {
-      const earlier = await this.earlierPost(userId, conversationId, idFor(`event:UserMessagePosted:${turnId}`));
-      if (earlier) return earlier;
-    }
     try {
       const appended = await this.execute(
         conversationId,
@@ -131,15 +149,17 @@ export class ConversationsService {
           correlationId: turnId,
         },
       );
-      const posted = appended.find((e) => e.type === 'UserMessagePosted')!;
+      // a concurrent post with this key won the race: the store answers with its events
+      const posted = answerTo(
+        input,
+        appended.find((e) => e.type === 'UserMessagePosted')!,
+      );
       const interrupted = appended
         .filter((e) => e.type === 'TurnCancelled')
         .map((e) => (e.data as { turnId: string }).turnId);
-      return { messageId, turnId, version: posted.version, position: posted.position, interrupted };
+      return { ...posted, interrupted };
     } catch (e) {
-      const earlier = key
-        ? await this.earlierPost(userId, conversationId, idFor(`event:UserMessagePosted:${turnId}`))
-        : undefined;
+      const earlier = key ? await this.earlierPost(userId, conversationId, key, input) : undefined;
       if (earlier) return earlier; // a concurrent repeat of this post won the race
       throw e;
     }
@@ -174,24 +194,30 @@ export class ConversationsService {
   }
 
   /** Deletes every conversation of the user about the book, found in the log (the read model may lag). */
-  async deleteAllAboutBook(userId: string, bookId: string): Promise<number> {
+  async deleteAllAboutBook(userId: string, bookId: string): Promise<DeletedConversation[]> {
     const { rows } = await this.pool.query<{ stream_id: string }>(
       `SELECT stream_id FROM events
         WHERE type = 'ConversationStarted' AND data->>'bookId' = $1 AND data->>'ownerId' = $2`,
       [bookId, userId],
     );
-    let deleted = 0;
+    const deleted: DeletedConversation[] = [];
     for (const { stream_id } of rows) {
-      const appended = await this.execute(conversationIdOf(stream_id)!, {
-        type: 'DeleteConversation',
-        userId,
-      }).catch((e: unknown) => {
-        if (e instanceof DomainError && e.code === 'not_found') return []; // deleted already
-        throw e;
-      });
-      deleted += appended.length;
+      const conversationId = conversationIdOf(stream_id)!;
+      const appended = await this.execute(conversationId, { type: 'DeleteConversation', userId }).catch(
+        (e: unknown) => {
+          if (e instanceof DomainError && e.code === 'not_found') return []; // deleted already
+          throw e;
+        },
+      );
+      if (appended.length > 0) deleted.push(await this.deletedAt(conversationId, appended[0].version));
     }
     return deleted;
+  }
+
+  /** The turns still unended when the conversation was deleted at `version`. */
+  private async deletedAt(conversationId: string, version: number): Promise<DeletedConversation> {
+    const { state } = await this.load(conversationId, version);
+    return { conversationId, unendedTurns: pendingTurns(state).map((t) => t.turnId) };
   }
 
   async cancelTurn(userId: string, conversationId: string, turnId: string): Promise<StoredEvent[]> {
@@ -246,18 +272,23 @@ export class ConversationsService {
     }
   }
 
-  private async earlierPost(userId: string, conversationId: string, eventId: string): Promise<PostResult | undefined> {
-    const { rows } = await this.pool.query<{
-      data: { messageId: string; turnId: string };
-      version: number;
-      position: string;
-    }>(
+  /**
+   * The first answer to a post made with this Idempotency-Key, if there was one; 422 when that
+   * post had another body (the IETF Idempotency-Key draft's rule).
+   */
+  async earlierPost(
+    userId: string,
+    conversationId: string,
+    key: string,
+    input: PostBody,
+  ): Promise<PostResult | undefined> {
+    const idFor = postIdFor(userId, conversationId, key);
+    const { rows } = await this.pool.query<StoredPost>(
       `SELECT data, version, position::text AS position FROM events
         WHERE event_id = $1 AND stream_id = $2 AND metadata->>'userId' = $3`,
-      [eventId, conversationStreamId(conversationId), userId],
+      [idFor(`event:UserMessagePosted:${idFor('turn')}`), conversationStreamId(conversationId), userId],
     );
-    const r = rows[0];
-    return r && { messageId: r.data.messageId, turnId: r.data.turnId, version: r.version, position: r.position };
+    return rows[0] && answerTo(input, rows[0]);
   }
 
   private async assertBookVisible(userId: string, bookId: string): Promise<void> {
@@ -266,7 +297,29 @@ export class ConversationsService {
   }
 }
 
-function pick(input: { content: string; selectedText?: string }) {
+type StoredPost = Pick<StoredEvent, 'version' | 'position' | 'data'>;
+type PostedData = Extract<ConversationEvent, { type: 'UserMessagePosted' }>['data'];
+
+/** Ids of a post's message, turn and events, derived from its Idempotency-Key. */
+function postIdFor(userId: string, conversationId: string, key: string): (what: string) => string {
+  return (what) => deterministicId(userId, conversationId, key, what);
+}
+
+/**
+ * The answer to `input` given the stored UserMessagePosted of its Idempotency-Key. The event
+ * holds the whole body, so comparing its fields needs no stored hash, also for old events.
+ */
+function answerTo(input: PostBody, posted: StoredPost): PostResult {
+  const data = posted.data as PostedData;
+  if (data.content !== input.content || data.selectedText !== input.selectedText) {
+    throw new UnprocessableEntityException(
+      'this Idempotency-Key was used for a message with another body: send a new message with a new key',
+    );
+  }
+  return { messageId: data.messageId, turnId: data.turnId, version: posted.version, position: posted.position };
+}
+
+function pick(input: PostBody) {
   return { content: input.content, ...(input.selectedText !== undefined ? { selectedText: input.selectedText } : {}) };
 }
 

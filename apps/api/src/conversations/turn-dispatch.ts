@@ -4,6 +4,7 @@ import { Queue } from 'bullmq';
 import { AGENT_TURNS_QUEUE, cancelChannel, JobName, RUN_TURN_JOB_OPTIONS, runTurnJobId } from '@parley/agent';
 import { AppConfig, CONFIG } from '@parley/config';
 import { RedisConnections } from '@parley/platform';
+import { DeletedConversation } from './conversations.service';
 
 /**
  * The API's fast path to the workers. It is only an optimisation: the worker's dispatcher
@@ -35,6 +36,11 @@ export class TurnDispatch {
     await this.bestEffort('cancel signal', () =>
       this.redis.main.publish(cancelChannel(this.config.queuePrefix), JSON.stringify({ conversationId, turnId })),
     );
+  }
+
+  /** A deleted conversation's turns would answer no one: their workers stop now. */
+  async conversationDeleted({ conversationId, unendedTurns }: DeletedConversation): Promise<void> {
+    for (const turnId of unendedTurns) await this.turnCancelled(conversationId, turnId);
   }
 
   private async bestEffort(what: string, work: () => Promise<unknown>): Promise<void> {
