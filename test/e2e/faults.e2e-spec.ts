@@ -237,4 +237,48 @@ describe('faults (e2e): a model answer is bought once', () => {
       expect(fake.requests).toHaveLength(4);
     }, 120_000);
   });
+
+  describe('a deploy: SIGTERM to one of two API replicas', () => {
+    let stack: Stack;
+    beforeAll(async () => {
+      stack = await startStack({ apis: 2, env: { ...fakeAnthropicEnv(fake.url), SSE_RETRY_MS: '5000' } });
+    }, 60_000);
+    afterAll(() => stack?.stop());
+
+    it('ends its SSE streams with a short retry hint and exits; the client resumes on the other replica', async () => {
+      const [leaving, staying] = stack.apis;
+      const alice = clientFor(staying.base, `api-deploy-${randomUUID()}`);
+      const id = (await alice.req('POST', '/v1/conversations', {})).body.id;
+      const raw = await fetch(`${leaving.base}/v1/conversations/${id}/stream`, {
+        headers: { authorization: `Bearer ${alice.token}` },
+      });
+      let text = '';
+      const decoder = new TextDecoder();
+      const read = (async () => {
+        for await (const chunk of raw.body as unknown as AsyncIterable<Uint8Array>) text += decoder.decode(chunk);
+      })();
+      await waitFor('the stored ConversationStarted', () => text.includes('event: ConversationStarted'));
+      const signalledAt = Date.now();
+      leaving.child.kill('SIGTERM');
+      await read; // the server ended the stream
+      await exited(leaving);
+      expect(Date.now() - signalledAt).toBeLessThan(5_000);
+      expect(text.trimEnd().endsWith('retry: 100')).toBe(true);
+
+      // the client comes back with Last-Event-ID on the other replica and misses nothing
+      const posted = await alice.req('POST', `/v1/conversations/${id}/messages`, { content: 'after the deploy' });
+      expect(posted.status).toBe(202);
+      const resumed = openStream(`${staying.base}/v1/conversations/${id}/stream`, {
+        token: alice.token,
+        headers: { 'last-event-id': '1' },
+      });
+      await resumed.until(
+        'the reply on the other replica',
+        (f) => f.some((x) => x.event === 'AssistantReplied'),
+        30_000,
+      );
+      expect(resumed.durable()[0].id).toBe('2');
+      resumed.close();
+    }, 60_000);
+  });
 });
