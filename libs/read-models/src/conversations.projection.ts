@@ -63,8 +63,10 @@ export class ConversationsProjection implements LogConsumer {
         const d = event.data;
         if ((await bump()).rowCount === 0) return;
         const { rows } = await tx.query<{ data: { name: string; input: unknown } }>(
-          `SELECT data FROM events WHERE stream_id = $1 AND type = 'ToolInvoked' AND data->>'toolUseId' = $2 LIMIT 1`,
-          [stored.streamId, d.toolUseId],
+          `SELECT data FROM events
+            WHERE stream_id = $1 AND type = 'ToolInvoked' AND data->>'turnId' = $2 AND data->>'toolUseId' = $3
+            ORDER BY version LIMIT 1`,
+          [stored.streamId, d.turnId, d.toolUseId],
         );
         const invocation = rows[0]?.data;
         await this.insertMessage(tx, conversationId, stored, {
