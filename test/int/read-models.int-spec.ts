@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
 import { ConversationEvent, conversationStreamId } from '@parley/conversation';
 import { EventStore, StoredEvent } from '@parley/event-store';
 import { ConversationsProjection } from '@parley/read-models';
@@ -76,5 +77,62 @@ describe(ConversationsProjection.name, () => {
       [{ toolUseId: 'toolu_same', name: 'search_book', input: { query: 'first' } }],
       [{ toolUseId: 'toolu_same', name: 'search_book', input: { query: 'second' } }],
     ]);
+  });
+
+  describe('a redelivered event (the log delivering it twice) changes nothing', () => {
+    /** The conversation's read models: its row and its messages. */
+    const readModelsOf = async (conversationId: string) => ({
+      conversation: (await db.pool.query('SELECT * FROM conversations WHERE id = $1', [conversationId])).rows,
+      messages: await messagesOf(conversationId),
+    });
+
+    const history = (): ConversationEvent[] => {
+      const failed = randomUUID();
+      const cancelled = randomUUID();
+      return [
+        { type: 'ConversationRenamed', data: { title: 'Tea with the Hatter' } },
+        { type: 'ReadingPositionChanged', data: { readingPosition: 7 } },
+        ...turn(`toolu_${randomUUID()}`, 'the Hatter'),
+        { type: 'UserMessagePosted', data: { messageId: randomUUID(), turnId: failed, content: 'and the Dormouse?' } },
+        { type: 'TurnFailed', data: { turnId: failed, code: 'llm_unavailable', message: 'down', retryable: true } },
+        { type: 'UserMessagePosted', data: { messageId: randomUUID(), turnId: cancelled, content: 'never mind' } },
+        { type: 'TurnCancelled', data: { turnId: cancelled } },
+        { type: 'ReadingPositionChanged', data: { readingPosition: 8 } },
+        ...turn(`toolu_${randomUUID()}`, 'the Queen'),
+        { type: 'ConversationRenamed', data: { title: 'Croquet' } },
+      ];
+    };
+
+    /** Feeds the events once, then again in order and in random orders, checking the read models after each. */
+    async function expectRedeliveryHarmless(id: string, stored: StoredEvent[]) {
+      await feed(stored);
+      const once = await readModelsOf(id);
+      await feed(stored);
+      expect(await readModelsOf(id)).toEqual(once);
+      await fc.assert(
+        fc.asyncProperty(fc.shuffledSubarray(stored, { minLength: stored.length }), async (shuffled) => {
+          await feed(shuffled);
+          expect(await readModelsOf(id)).toEqual(once);
+        }),
+        { numRuns: 15 },
+      );
+      return once;
+    }
+
+    it('keeps a live conversation as it was', async () => {
+      const { id, stored } = await conversationOf(history());
+      const once = await expectRedeliveryHarmless(id, stored);
+      expect(once.conversation).toMatchObject([{ title: 'Croquet', reading_position: 8, message_count: 6 }]);
+      expect(once.messages).toHaveLength(8);
+    });
+
+    it('does not bring a deleted conversation back', async () => {
+      const { id, stored } = await conversationOf([
+        ...history(),
+        { type: 'ConversationDeleted', data: {} as Record<string, never> },
+      ]);
+      const once = await expectRedeliveryHarmless(id, stored);
+      expect(once).toEqual({ conversation: [], messages: [] });
+    });
   });
 });
