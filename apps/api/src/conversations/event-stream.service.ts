@@ -68,8 +68,20 @@ export class EventStreamService {
 
     try {
       let last = after;
+      /** when the client fell behind; the deadline runs from here, whatever wakes the loop meanwhile */
+      let slowSince: number | null = null;
       while (!closed) {
         wakeup.reset();
+        if (tooSlow()) {
+          // nothing more is written until the socket drains; a client that does not read within
+          // slowClientMs is dropped, even while new events keep waking the loop
+          slowSince ??= Date.now();
+          const left = slowSince + this.config.sse.slowClientMs - Date.now();
+          if (left <= 0) return drop();
+          await wakeup.wait(left);
+          continue;
+        }
+        slowSince = null;
         const events = await this.store.readStream(streamId, { after: last, limit: REPLAY_BATCH });
         for (const e of events) {
           if (closed) break;
@@ -77,13 +89,7 @@ export class EventStreamService {
           last = e.version;
           if (e.type === 'ConversationDeleted') return;
         }
-        if (tooSlow()) {
-          // wait for the socket to drain; a client that never reads is dropped
-          const drained = await wakeup.wait(this.config.sse.slowClientMs);
-          if (!drained && tooSlow()) return drop();
-          continue;
-        }
-        if (events.length < REPLAY_BATCH) await wakeup.wait(this.config.eventPollMs);
+        if (events.length < REPLAY_BATCH && !tooSlow()) await wakeup.wait(this.config.eventPollMs);
       }
     } finally {
       clearInterval(ping);
