@@ -220,6 +220,30 @@ describe(BooksService.name, () => {
       expect(upTo1.items.some((i) => squash(i.text).includes('cheshire'))).toBe(false);
     });
 
+    it('reads "up to chapter N" as the book numbers its chapters, after a preface', async () => {
+      const para = (s: string) => `${s} `.repeat(8).trim();
+      const book = await sut.ingest(reader, {
+        title: 'The Keeper',
+        format: 'text',
+        content: [
+          'PREFACE',
+          para('The author thanks the harbour master for the charts of the coast.'),
+          'Chapter 1',
+          para('The lighthouse keeper counted the gulls on the rocks every morning.'),
+          'Chapter 2',
+          para('A storm came in the night and the lamp went out over the water.'),
+        ].join('\n\n'),
+      });
+      expect(book.chapters).toEqual([
+        { index: 0, title: 'PREFACE' },
+        { index: 1, title: 'Chapter 1' },
+        { index: 2, title: 'Chapter 2' },
+      ]);
+      const upTo1 = await sut.search(reader, book.id, 'lighthouse keeper gulls storm lamp', { maxChapter: 1 });
+      expect(upTo1.items.map((i) => i.chapter)).toContain('Chapter 1');
+      expect(upTo1.items.map((i) => i.chapter)).not.toContain('Chapter 2');
+    });
+
     it('bounds k to 1..20 and answers nothing for a question without words', async () => {
       expect((await sut.search(reader, alice.id, 'Alice', { k: 50 })).items).toHaveLength(20);
       expect((await sut.search(reader, alice.id, 'Alice', { k: 0 })).items).toHaveLength(1);
