@@ -129,32 +129,6 @@ describe(BooksService.name, () => {
       expect(await sut.list(owner)).toEqual([]);
     });
 
-    it('rolls the whole book back when storing fails half-way', async () => {
-      const owner = `half-${randomUUID()}`;
-      const repo = new BooksRepository(db.pool);
-      const before = await count('book_chunks');
-      const failing = await repo
-        .transaction(async (client) => {
-          await repo.insert(
-            client,
-            {
-              ownerId: owner,
-              title: 'Half',
-              author: null,
-              format: 'text',
-              chapters: [{ index: 1, title: 'One' }],
-              sizeBytes: 3,
-            },
-            [{ ordinal: 0, chapterIndex: 1, chapter: 'One', section: null, page: null, text: 'abc' }],
-          );
-          throw new Error('disk full');
-        })
-        .catch((e: Error) => e.message);
-      expect(failing).toBe('disk full');
-      expect(await sut.list(owner)).toEqual([]);
-      expect(await count('book_chunks')).toBe(before);
-    });
-
     it('keeps the page of each chunk of a PDF', async () => {
       const pdf = minimalPdf([
         ['Chapter 1', '', 'The lighthouse keeper counted the gulls every morning.'],
