@@ -459,31 +459,68 @@ describe('conversations API (e2e)', () => {
     }, 120_000);
   });
 
-  it('drops a client that does not read instead of buffering without bound', async () => {
-    const net = await import('node:net');
-    const { id } = await newConversation();
+  describe('a client that does not read', () => {
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
     const big = 'x'.repeat(15_000);
-    for (let i = 0; i < 400; i++)
-      await alice.req('POST', `/v1/conversations/${id}/messages`, { content: `${i} ${big}` });
-    const { port } = new URL(stack.base);
-    const socket = net.connect(Number(port), '127.0.0.1');
-    socket.write(
-      `GET /v1/conversations/${id}/stream HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${alice.token}\r\n\r\n`,
-    );
-    socket.pause(); // a client that never reads
-    await new Promise((r) => setTimeout(r, 3_000));
-    let received = 0;
-    const ended = new Promise<void>((resolve) => {
-      socket.on('end', () => resolve());
-      socket.on('close', () => resolve());
-    });
-    socket.on('data', (d) => (received += d.length));
-    socket.resume();
-    await ended;
-    // 400 × 15 KB = 6 MB of events; the server gave up well before sending them all
-    expect(received).toBeLessThan(400 * 15_000);
-    expect(received).toBeGreaterThan(0);
-  }, 60_000);
+
+    /** A conversation with 400 × 15 KB = 6 MB of events, far more than socket buffers hold. */
+    const bulkyConversation = async () => {
+      const { id } = await newConversation();
+      for (let i = 0; i < 400; i++)
+        await alice.req('POST', `/v1/conversations/${id}/messages`, { content: `${i} ${big}` });
+      return id;
+    };
+
+    /** Opens the stream on a raw socket that does not read until told to. */
+    const openPaused = async (id: string) => {
+      const net = await import('node:net');
+      const { port } = new URL(stack.base);
+      const socket = net.connect(Number(port), '127.0.0.1');
+      socket.write(
+        `GET /v1/conversations/${id}/stream HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${alice.token}\r\n\r\n`,
+      );
+      socket.pause();
+      let received = 0;
+      const ended = new Promise<void>((resolve) => {
+        socket.on('end', () => resolve());
+        socket.on('close', () => resolve());
+      });
+      socket.on('data', (d) => (received += d.length));
+      return { socket, ended, received: () => received };
+    };
+
+    it('is dropped instead of buffering without bound', async () => {
+      const client = await openPaused(await bulkyConversation());
+      await sleep(3_000);
+      client.socket.resume();
+      await client.ended;
+      // the server gave up well before sending them all
+      expect(client.received()).toBeLessThan(400 * 15_000);
+      expect(client.received()).toBeGreaterThan(0);
+    }, 60_000);
+
+    it('is dropped even while new events keep waking its stream', async () => {
+      const id = await bulkyConversation();
+      const client = await openPaused(id);
+      let writing = true;
+      const writer = (async () => {
+        for (let i = 0; writing; i++) {
+          const r = await alice.req('PATCH', `/v1/conversations/${id}`, { title: `title ${i}`, readingPosition: i });
+          expect(r.status).toBe(200);
+          await sleep(100);
+        }
+      })();
+      // three times SSE_SLOW_CLIENT_MS, with an event every 100 ms all along
+      await sleep(3_000);
+      client.socket.resume();
+      const outcome = await Promise.race([client.ended.then(() => 'dropped'), sleep(5_000).then(() => 'still open')]);
+      writing = false;
+      await writer;
+      client.socket.destroy();
+      expect(outcome).toBe('dropped');
+      expect(client.received()).toBeLessThan(400 * 15_000);
+    }, 90_000);
+  });
 
   describe('OpenAPI', () => {
     it('documents every endpoint and the event envelope at /docs', async () => {

@@ -129,32 +129,6 @@ describe(BooksService.name, () => {
       expect(await sut.list(owner)).toEqual([]);
     });
 
-    it('rolls the whole book back when storing fails half-way', async () => {
-      const owner = `half-${randomUUID()}`;
-      const repo = new BooksRepository(db.pool);
-      const before = await count('book_chunks');
-      const failing = await repo
-        .transaction(async (client) => {
-          await repo.insert(
-            client,
-            {
-              ownerId: owner,
-              title: 'Half',
-              author: null,
-              format: 'text',
-              chapters: [{ index: 1, title: 'One' }],
-              sizeBytes: 3,
-            },
-            [{ ordinal: 0, chapterIndex: 1, chapter: 'One', section: null, page: null, text: 'abc' }],
-          );
-          throw new Error('disk full');
-        })
-        .catch((e: Error) => e.message);
-      expect(failing).toBe('disk full');
-      expect(await sut.list(owner)).toEqual([]);
-      expect(await count('book_chunks')).toBe(before);
-    });
-
     it('keeps the page of each chunk of a PDF', async () => {
       const pdf = minimalPdf([
         ['Chapter 1', '', 'The lighthouse keeper counted the gulls every morning.'],
@@ -218,6 +192,30 @@ describe(BooksService.name, () => {
       const upTo1 = await sut.search(reader, alice.id, 'Cheshire Cat grin', { maxChapter: 1 });
       expect(upTo1.items.every((i) => i.chapterIndex === 1)).toBe(true);
       expect(upTo1.items.some((i) => squash(i.text).includes('cheshire'))).toBe(false);
+    });
+
+    it('reads "up to chapter N" as the book numbers its chapters, after a preface', async () => {
+      const para = (s: string) => `${s} `.repeat(8).trim();
+      const book = await sut.ingest(reader, {
+        title: 'The Keeper',
+        format: 'text',
+        content: [
+          'PREFACE',
+          para('The author thanks the harbour master for the charts of the coast.'),
+          'Chapter 1',
+          para('The lighthouse keeper counted the gulls on the rocks every morning.'),
+          'Chapter 2',
+          para('A storm came in the night and the lamp went out over the water.'),
+        ].join('\n\n'),
+      });
+      expect(book.chapters).toEqual([
+        { index: 0, title: 'PREFACE' },
+        { index: 1, title: 'Chapter 1' },
+        { index: 2, title: 'Chapter 2' },
+      ]);
+      const upTo1 = await sut.search(reader, book.id, 'lighthouse keeper gulls storm lamp', { maxChapter: 1 });
+      expect(upTo1.items.map((i) => i.chapter)).toContain('Chapter 1');
+      expect(upTo1.items.map((i) => i.chapter)).not.toContain('Chapter 2');
     });
 
     it('bounds k to 1..20 and answers nothing for a question without words', async () => {

@@ -14,7 +14,11 @@ export interface IngestBookInput {
 }
 
 export interface ChapterRef {
-  /** 1..N in book order; what a conversation's readingPosition counts */
+  /**
+   * The book's own chapter number, what a conversation's readingPosition counts: "Chapter 6" is 6;
+   * front matter, a preface or prefatory letters before chapter 1 are 0; an unnumbered section
+   * after a chapter (an epilogue) counts with the next one. Not unique, rising in book order.
+   */
   index: number;
   title: string;
 }

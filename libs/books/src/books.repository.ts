@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Pool, PoolClient } from 'pg';
-import { inTransaction } from '@parley/event-store';
+import { Pool } from 'pg';
 import { ChunkDraft } from './chunking/chunker';
 import { Book, BookFormat, ChapterRef, SearchHit } from './book.types';
 import { SEARCH_SQL, searchParams } from './search/search-query';
@@ -40,25 +39,28 @@ export interface NewBook {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** Rows per INSERT when storing chunks (each statement sends a few MB at most). */
-const CHUNK_BATCH = 2_000;
+/** Chunks per batch when storing a book: each batch is one short transaction (a fraction of a second). */
+export const INGEST_BATCH = 250;
 
-/** Plain parameterised SQL over books, book_chunks and book_terms. */
+/** An ingest still 'ingesting' after this long was abandoned (its process died) and is deleted. */
+const ABANDONED_AFTER = '1 hour';
+
+/**
+ * Plain parameterised SQL over books, book_chunks and book_terms. A book is written in short
+ * transactions: create, addChunks batch by batch, markReady; until then it is neither listed
+ * nor found.
+ */
 @Injectable()
 export class BooksRepository {
   constructor(@Inject(Pool) private readonly pool: Pool) {}
 
-  transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
-    return inTransaction(this.pool, work);
-  }
-
-  /** Stores a book, its chunks and its vocabulary; call inside transaction(). */
-  async insert(client: PoolClient, book: NewBook, chunks: ChunkDraft[]): Promise<Book> {
+  /** Starts storing a book: its row, 'ingesting' until markReady. Returns its id. */
+  async create(book: NewBook, chunks: ChunkDraft[]): Promise<string> {
     const avg = chunks.length ? chunks.reduce((s, c) => s + Buffer.byteLength(c.text), 0) / chunks.length : 0;
-    const { rows } = await client.query<BookRow>(
-      `INSERT INTO books (owner_id, title, author, format, chapters, chunk_count, avg_chunk_bytes, size_bytes)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-       RETURNING ${BOOK_COLUMNS}`,
+    const { rows } = await this.pool.query<{ id: string }>(
+      `INSERT INTO books (owner_id, title, author, format, chapters, chunk_count, avg_chunk_bytes, size_bytes, status)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'ingesting')
+       RETURNING id`,
       [
         book.ownerId,
         book.title,
@@ -70,38 +72,60 @@ export class BooksRepository {
         book.sizeBytes,
       ],
     );
-    const bookId = rows[0].id;
-    for (let i = 0; i < chunks.length; i += CHUNK_BATCH) {
-      const batch = chunks.slice(i, i + CHUNK_BATCH);
-      await client.query(
-        `INSERT INTO book_chunks (book_id, ordinal, chapter_index, chapter, section, page, text)
-         SELECT $1, * FROM unnest($2::int[], $3::int[], $4::text[], $5::text[], $6::int[], $7::text[])`,
-        [
-          bookId,
-          batch.map((c) => c.ordinal),
-          batch.map((c) => c.chapterIndex),
-          batch.map((c) => c.chapter),
-          batch.map((c) => c.section),
-          batch.map((c) => c.page),
-          batch.map((c) => c.text),
-        ],
-      );
-    }
-    // the vocabulary with document frequencies, straight from the stored tsvectors
-    await client.query(
-      `INSERT INTO book_terms (book_id, lexeme, ndoc)
-       SELECT $1, u.lexeme, count(*)
-       FROM book_chunks c CROSS JOIN LATERAL unnest(tsvector_to_array(c.tsv)) AS u(lexeme)
-       WHERE c.book_id = $1
-       GROUP BY u.lexeme`,
+    return rows[0].id;
+  }
+
+  /**
+   * Stores a batch of a book's chunks and adds their words to its vocabulary (with the number
+   * of chunks each occurs in), in one statement: the batch is in whole or not at all.
+   */
+  async addChunks(bookId: string, batch: ChunkDraft[]): Promise<void> {
+    await this.pool.query(
+      `WITH stored AS (
+         INSERT INTO book_chunks (book_id, ordinal, chapter_index, chapter, section, page, text)
+         SELECT $1, * FROM unnest($2::int[], $3::int[], $4::text[], $5::text[], $6::int[], $7::text[])
+         RETURNING tsv
+       )
+       INSERT INTO book_terms (book_id, lexeme, ndoc)
+       SELECT $1, u.lexeme, count(*) FROM stored CROSS JOIN LATERAL unnest(tsvector_to_array(stored.tsv)) AS u(lexeme)
+       GROUP BY u.lexeme
+       ON CONFLICT (book_id, lexeme) DO UPDATE SET ndoc = book_terms.ndoc + excluded.ndoc`,
+      [
+        bookId,
+        batch.map((c) => c.ordinal),
+        batch.map((c) => c.chapterIndex),
+        batch.map((c) => c.chapter),
+        batch.map((c) => c.section),
+        batch.map((c) => c.page),
+        batch.map((c) => c.text),
+      ],
+    );
+  }
+
+  /** Makes a fully stored book visible. */
+  async markReady(bookId: string): Promise<Book> {
+    const { rows } = await this.pool.query<BookRow>(
+      `UPDATE books SET status = 'ready' WHERE id = $1 RETURNING ${BOOK_COLUMNS}`,
       [bookId],
     );
     return toBook(rows[0]);
   }
 
+  /** Deletes a book whatever its state, with what was stored of it (a failed ingest). */
+  async discard(bookId: string): Promise<void> {
+    await this.pool.query('DELETE FROM books WHERE id = $1', [bookId]);
+  }
+
+  /** Deletes the books whose ingest was abandoned half-way (the process storing them died). */
+  async discardAbandoned(): Promise<void> {
+    await this.pool.query(`DELETE FROM books WHERE status = 'ingesting' AND created_at < now() - $1::interval`, [
+      ABANDONED_AFTER,
+    ]);
+  }
+
   async list(ownerId: string): Promise<Book[]> {
     const { rows } = await this.pool.query<BookRow>(
-      `SELECT ${BOOK_COLUMNS} FROM books WHERE owner_id = $1 ORDER BY created_at DESC, id DESC`,
+      `SELECT ${BOOK_COLUMNS} FROM books WHERE owner_id = $1 AND status = 'ready' ORDER BY created_at DESC, id DESC`,
       [ownerId],
     );
     return rows.map(toBook);
@@ -111,7 +135,7 @@ export class BooksRepository {
   async find(ownerId: string | null, id: string): Promise<Book | null> {
     if (!UUID.test(id)) return null;
     const { rows } = await this.pool.query<BookRow>(
-      `SELECT ${BOOK_COLUMNS} FROM books WHERE id = $1 AND ($2::text IS NULL OR owner_id = $2)`,
+      `SELECT ${BOOK_COLUMNS} FROM books WHERE id = $1 AND status = 'ready' AND ($2::text IS NULL OR owner_id = $2)`,
       [id, ownerId],
     );
     return rows.length ? toBook(rows[0]) : null;

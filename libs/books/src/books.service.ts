@@ -3,19 +3,22 @@ import { BookNotFoundError, BookRejectedError } from './book.errors';
 import { Book, BOOK_FORMATS, IngestBookInput, SearchOptions, SearchResult } from './book.types';
 import { chunkBook } from './chunking/chunker';
 import { parseBook } from './parsing/parse-book';
-import { BooksRepository } from './books.repository';
+import { BooksRepository, INGEST_BATCH } from './books.repository';
 import { queryText } from './search/query-text';
 
 export const DEFAULT_SEARCH_K = 5;
 export const MAX_SEARCH_K = 20;
 export const MAX_TITLE_CHARS = 200;
 
-/** Ingest (parse → chunk → store in one transaction), list, show, delete and search books. */
+/** Ingest (parse → chunk → store in short batches), list, show, delete and search books. */
 @Injectable()
 export class BooksService {
   constructor(private readonly repo: BooksRepository) {}
 
-  /** Parses, chunks and stores a book; a refused upload throws BookRejectedError and stores nothing. */
+  /**
+   * Parses, chunks and stores a book, visible once whole; a refused upload throws BookRejectedError
+   * and a failure half-way deletes what was stored.
+   */
   async ingest(ownerId: string, input: IngestBookInput): Promise<Book> {
     // eslint-disable-next-line no-control-regex -- matching control characters is the point
     if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(`${input.title ?? ''}${input.author ?? ''}`)) {
@@ -35,20 +38,21 @@ export class BooksService {
     const chunks = chunkBook(parsed.chapters);
     const sizeBytes =
       typeof input.content === 'string' ? Buffer.byteLength(input.content, 'utf8') : input.content.length;
-    return this.repo.transaction((client) =>
-      this.repo.insert(
-        client,
-        {
-          ownerId,
-          title,
-          author,
-          format: input.format,
-          chapters: parsed.chapters.map((c) => ({ index: c.index, title: c.title })),
-          sizeBytes,
-        },
-        chunks,
-      ),
+    await this.repo.discardAbandoned();
+    const chapters = parsed.chapters.map((c) => ({ index: c.index, title: c.title }));
+    const bookId = await this.repo.create(
+      { ownerId, title, author, format: input.format, chapters, sizeBytes },
+      chunks,
     );
+    try {
+      // short transactions, batch by batch: one long one would stall every tailer of the event log
+      for (let i = 0; i < chunks.length; i += INGEST_BATCH)
+        await this.repo.addChunks(bookId, chunks.slice(i, i + INGEST_BATCH));
+      return await this.repo.markReady(bookId);
+    } catch (e) {
+      await this.repo.discard(bookId).catch(() => undefined);
+      throw e;
+    }
   }
 
   list(ownerId: string): Promise<Book[]> {

@@ -6,7 +6,8 @@ export const READ_MODELS_CONSUMER = 'read-models';
 
 /**
  * Builds the `conversations` and `messages` read models from the log. Each write is guarded by
- * the stream version, so replaying an event (at-least-once delivery) changes nothing.
+ * the stream version (and a start by the stream's deletion), so replaying an event
+ * (at-least-once delivery, or the log delivering it twice) changes nothing.
  */
 export class ConversationsProjection implements LogConsumer {
   readonly name = READ_MODELS_CONSUMER;
@@ -28,10 +29,24 @@ export class ConversationsProjection implements LogConsumer {
     switch (event.type) {
       case 'ConversationStarted': {
         const d = event.data;
+        // the row is gone once deleted, so no version can guard it: a redelivered start must
+        // look for the deletion in the log itself, or it would bring the conversation back
         await tx.query(
           `INSERT INTO conversations (id, owner_id, book_id, title, reading_position, forked_from, version, created_at, last_activity_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) ON CONFLICT (id) DO NOTHING`,
-          [conversationId, d.ownerId, d.bookId, d.title, d.readingPosition, d.forkedFrom ?? null, v, at],
+           SELECT $1, $2, $3, $4, $5, $6, $7, $8, $8
+            WHERE NOT EXISTS (SELECT 1 FROM events WHERE stream_id = $9 AND type = 'ConversationDeleted')
+           ON CONFLICT (id) DO NOTHING`,
+          [
+            conversationId,
+            d.ownerId,
+            d.bookId,
+            d.title,
+            d.readingPosition,
+            d.forkedFrom ?? null,
+            v,
+            at,
+            stored.streamId,
+          ],
         );
         return;
       }
@@ -63,8 +78,10 @@ export class ConversationsProjection implements LogConsumer {
         const d = event.data;
         if ((await bump()).rowCount === 0) return;
         const { rows } = await tx.query<{ data: { name: string; input: unknown } }>(
-          `SELECT data FROM events WHERE stream_id = $1 AND type = 'ToolInvoked' AND data->>'toolUseId' = $2 LIMIT 1`,
-          [stored.streamId, d.toolUseId],
+          `SELECT data FROM events
+            WHERE stream_id = $1 AND type = 'ToolInvoked' AND data->>'turnId' = $2 AND data->>'toolUseId' = $3
+            ORDER BY version LIMIT 1`,
+          [stored.streamId, d.turnId, d.toolUseId],
         );
         const invocation = rows[0]?.data;
         await this.insertMessage(tx, conversationId, stored, {

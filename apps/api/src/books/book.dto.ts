@@ -76,7 +76,10 @@ export class SearchBookQueryDto {
 }
 
 export class ChapterDto {
-  @ApiProperty({ description: '1..N in book order; what readingPosition counts' })
+  @ApiProperty({
+    description:
+      "the book's own chapter number, what readingPosition counts: 0 before chapter 1 (front matter, a preface)",
+  })
   index!: number;
 
   @ApiProperty()

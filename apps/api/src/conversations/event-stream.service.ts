@@ -85,8 +85,20 @@ export class EventStreamService implements BeforeApplicationShutdown {
     try {
       let last = after;
       let outage = 0;
+      /** when the client fell behind; the deadline runs from here, whatever wakes the loop meanwhile */
+      let slowSince: number | null = null;
       while (!closed) {
         wakeup.reset();
+        if (tooSlow()) {
+          // nothing more is written until the socket drains; a client that does not read within
+          // slowClientMs is dropped, even while new events keep waking the loop
+          slowSince ??= Date.now();
+          const left = slowSince + this.config.sse.slowClientMs - Date.now();
+          if (left <= 0) return drop();
+          await wakeup.wait(left);
+          continue;
+        }
+        slowSince = null;
         let events;
         try {
           events = await this.store.readStream(streamId, { after: last, limit: REPLAY_BATCH });
@@ -103,13 +115,7 @@ export class EventStreamService implements BeforeApplicationShutdown {
           last = e.version;
           if (e.type === 'ConversationDeleted') return;
         }
-        if (tooSlow()) {
-          // wait for the socket to drain; a client that never reads is dropped
-          const drained = await wakeup.wait(this.config.sse.slowClientMs);
-          if (!drained && tooSlow()) return drop();
-          continue;
-        }
-        if (events.length < REPLAY_BATCH) await wakeup.wait(this.config.eventPollMs);
+        if (events.length < REPLAY_BATCH && !tooSlow()) await wakeup.wait(this.config.eventPollMs);
       }
     } finally {
       this.open.delete(endForShutdown);

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { ChatOptions, ChatResult, LlmClient, LlmMessage, LlmToolSpec } from './llm.types';
 
 /**
@@ -19,7 +20,7 @@ export class ScriptedLlm implements LlmClient {
       return this.reply(
         [
           { type: 'text', text: 'Let me look that up in the book.' },
-          { type: 'tool_use', id: `toolu_scripted_${messages.length}`, name: search.name, input: { query: question } },
+          { type: 'tool_use', id: newToolUseId(), name: search.name, input: { query: question } },
         ],
         'tool_use',
         messages,
@@ -46,6 +47,11 @@ export class ScriptedLlm implements LlmClient {
       usage: { inputTokens, outputTokens, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
     };
   }
+}
+
+/** Unique like Anthropic's `toolu_…` ids: the log and the read models tell tool calls apart by them. */
+function newToolUseId(): string {
+  return `toolu_${randomBytes(12).toString('hex')}`;
 }
 
 function lastQuestion(messages: LlmMessage[]): string {

@@ -10,10 +10,13 @@ const shared = (file: string) =>
   parseText(readFileSync(path.join(projectRoot(), '../shared/data/books', file), 'utf8'), { fallbackTitle: file });
 const squash = (s: string) => s.replace(/\s+/g, ' ').trim();
 
+/** A chunk's chapter: the index alone is not unique (front matter and prefatory letters are all 0). */
+const chapterOf = (c: Pick<ChunkDraft, 'chapterIndex' | 'chapter'>) => `${c.chapterIndex} ${c.chapter}`;
+
 /** Whether a chunk is the last one of its chapter and section (the only ones allowed to be short). */
 const lastOfRun = (chunks: ChunkDraft[], i: number) =>
   i === chunks.length - 1 ||
-  chunks[i + 1].chapterIndex !== chunks[i].chapterIndex ||
+  chapterOf(chunks[i + 1]) !== chapterOf(chunks[i]) ||
   chunks[i + 1].section !== chunks[i].section;
 
 const chapter = (
@@ -44,14 +47,19 @@ describe(chunkBook.name, () => {
 
     it('numbers chunks in reading order and gives each the chapter it comes from', () => {
       expect(chunks.map((c) => c.ordinal)).toEqual(chunks.map((_, i) => i));
-      const titles = new Map(book.chapters.map((c) => [c.index, c.title]));
+      const chapters = new Map(book.chapters.map((c) => [chapterOf({ chapterIndex: c.index, chapter: c.title }), c]));
       for (const [i, c] of chunks.entries()) {
-        expect(c.chapter).toBe(titles.get(c.chapterIndex));
+        expect(chapters.has(chapterOf(c))).toBe(true);
         if (i > 0) expect(c.chapterIndex).toBeGreaterThanOrEqual(chunks[i - 1].chapterIndex);
         expect(c.page).toBeNull();
         expect(c.section).toBeNull();
         // a chunk holds only its own chapter's text
-        const chapterText = squash(book.chapters[c.chapterIndex - 1].paragraphs.map((p) => p.text).join(' '));
+        const chapterText = squash(
+          chapters
+            .get(chapterOf(c))!
+            .paragraphs.map((p) => p.text)
+            .join(' '),
+        );
         expect(chapterText).toContain(squash(c.text).slice(0, 200));
       }
     });
@@ -60,7 +68,7 @@ describe(chunkBook.name, () => {
       let overlapping = 0;
       let pairs = 0;
       for (let i = 1; i < chunks.length; i++) {
-        if (chunks[i].chapterIndex !== chunks[i - 1].chapterIndex) continue;
+        if (chapterOf(chunks[i]) !== chapterOf(chunks[i - 1])) continue;
         pairs++;
         const head = chunks[i].text.slice(0, 60);
         if (chunks[i - 1].text.includes(head)) overlapping++;
@@ -69,12 +77,12 @@ describe(chunkBook.name, () => {
     });
 
     it('loses no text: every paragraph is in the chunks of its chapter', () => {
-      const byChapter = new Map<number, string>();
-      for (const c of chunks) byChapter.set(c.chapterIndex, `${byChapter.get(c.chapterIndex) ?? ''} ${squash(c.text)}`);
+      const byChapter = new Map<string, string>();
+      for (const c of chunks) byChapter.set(chapterOf(c), `${byChapter.get(chapterOf(c)) ?? ''} ${squash(c.text)}`);
       for (const ch of book.chapters) {
         for (const p of ch.paragraphs) {
           for (const piece of splitSentences(p.text).flatMap((s) => splitLong(s, maxChars - minChars))) {
-            expect(byChapter.get(ch.index)).toContain(squash(piece));
+            expect(byChapter.get(chapterOf({ chapterIndex: ch.index, chapter: ch.title }))).toContain(squash(piece));
           }
         }
       }

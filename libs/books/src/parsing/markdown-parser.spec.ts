@@ -56,6 +56,22 @@ describe(parseMarkdown.name, () => {
     expect(book.chapters[0].paragraphs.map((p) => p.text)).toEqual(['Text.', '# not a heading']);
   });
 
+  it('numbers chapters as the book does, with front matter and a preface as 0', () => {
+    const book = parse(
+      `${long('intro')}\n\n# Preface\n\nWhy.\n\n# Chapter 1: Arrival\n\nOne.\n\n# Chapter 2: The Lamp\n\nTwo.\n\n# Epilogue\n\nAfter.`,
+    );
+    expect(book.chapters.map((c) => [c.index, c.title])).toEqual([
+      [0, 'Front matter'],
+      [0, 'Preface'],
+      [1, 'Chapter 1: Arrival'],
+      [2, 'Chapter 2: The Lamp'],
+      [3, 'Epilogue'],
+    ]);
+    expect(parse(`${long('intro')}\n\n# One\n\nText.\n\n# Two\n\nMore.`).chapters.map((c) => c.index)).toEqual([
+      0, 1, 2,
+    ]);
+  });
+
   it('keeps long text before the first heading as front matter and a document without headings as one chapter', () => {
     expect(parse(`${long('intro')}\n\n# One\n\nText.`).chapters.map((c) => c.title)).toEqual(['Front matter', 'One']);
     expect(parse(`Short intro.\n\n# One\n\nText.`).chapters.map((c) => c.title)).toEqual(['One']);

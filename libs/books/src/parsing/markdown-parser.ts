@@ -1,4 +1,6 @@
+import { chapterIndexes } from './chapter-numbering';
 import { normaliseNewlines } from './gutenberg';
+import { HeadingMatch, matchHeading } from './headings';
 import {
   countLetters,
   FRONT_MATTER_TITLE,
@@ -84,6 +86,7 @@ export function parseMarkdown(markdown: string, opts: ParseOptions): ParsedBook 
   const headingAt = new Map(headings.map((h) => [h.line, h]));
 
   const chapters: Omit<ParsedChapter, 'index'>[] = [];
+  const numbering: Parameters<typeof chapterIndexes>[0] = [];
   let current: { title: string | null; paragraphs: Paragraph[] } = { title: null, paragraphs: [] };
   let section: string | null = null;
   let pending: SourceLine[] = [];
@@ -93,10 +96,15 @@ export function parseMarkdown(markdown: string, opts: ParseOptions): ParsedBook 
   };
   const close = () => {
     flush();
-    if (current.title !== null) chapters.push({ title: current.title, paragraphs: current.paragraphs });
-    else if (chapterHeadings.length === 0) chapters.push({ title: opts.fallbackTitle, paragraphs: current.paragraphs });
-    else if (countLetters(current.paragraphs.map((p) => p.text).join(' ')) >= MIN_FRONT_MATTER_LETTERS) {
+    if (current.title !== null) {
+      chapters.push({ title: current.title, paragraphs: current.paragraphs });
+      numbering.push(chapterNumber(current.title));
+    } else if (chapterHeadings.length === 0) {
+      chapters.push({ title: opts.fallbackTitle, paragraphs: current.paragraphs });
+      numbering.push(null);
+    } else if (countLetters(current.paragraphs.map((p) => p.text).join(' ')) >= MIN_FRONT_MATTER_LETTERS) {
       chapters.push({ title: FRONT_MATTER_TITLE, paragraphs: current.paragraphs });
+      numbering.push('front-matter');
     }
   };
 
@@ -120,5 +128,12 @@ export function parseMarkdown(markdown: string, opts: ParseOptions): ParsedBook 
     }
   }
   close();
-  return { chapters: chapters.map((c, i) => ({ index: i + 1, ...c })) };
+  const indexes = chapterIndexes(numbering);
+  return { chapters: chapters.map((c, i) => ({ index: indexes[i], ...c })) };
+}
+
+/** A heading's chapter number, if it has one; a part's number is not (in Markdown parts hold chapters). */
+function chapterNumber(title: string): HeadingMatch | null {
+  const match = matchHeading(title);
+  return match?.kind === 'part' ? null : match;
 }

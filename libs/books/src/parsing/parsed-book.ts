@@ -13,7 +13,7 @@ export interface Paragraph {
 }
 
 export interface ParsedChapter {
-  /** 1..N in book order */
+  /** the book's own chapter number: 0 before chapter 1 (front matter, a preface), see chapterIndexes */
   index: number;
   title: string;
   paragraphs: Paragraph[];

@@ -27,8 +27,23 @@ describe(parseText.name, () => {
       expect(book.chapters).toHaveLength(count);
       expect(book.chapters[0].title).toBe(first);
       expect(book.chapters[count - 1].title).toBe(last);
-      expect(book.chapters.map((c) => c.index)).toEqual(Array.from({ length: count }, (_, i) => i + 1));
       expect(book.chapters.every((c) => c.paragraphs.length > 0)).toBe(true);
+    });
+
+    it('numbers chapters as the books do: Chapter 6 is 6, what comes before chapter 1 is 0', () => {
+      const indexes = (file: string) => parse(shared(file)).chapters.map((c) => [c.index, c.title]);
+      expect(indexes('alice.txt')[5]).toEqual([6, 'CHAPTER VI. Pig and Pepper']);
+      expect(indexes('pride_and_prejudice.txt').every(([i, t]) => t === `Chapter ${i}`)).toBe(true);
+      // Frankenstein opens with four letters before its Chapter 1
+      expect(indexes('frankenstein.txt').slice(0, 6)).toEqual([
+        [0, 'Letter 1'],
+        [0, 'Letter 2'],
+        [0, 'Letter 3'],
+        [0, 'Letter 4'],
+        [1, 'Chapter 1'],
+        [2, 'Chapter 2'],
+      ]);
+      expect(indexes('frankenstein.txt')[27]).toEqual([24, 'Chapter 24']);
     });
 
     it("lists Alice's chapters with their titles, in order", () => {
@@ -141,6 +156,43 @@ describe(parseText.name, () => {
       expect(titles(withPreface)).toEqual(['Front matter', 'Chapter 1']);
       const withTitlePage = parse(`THE BOOK\n\nby Someone\n\nChapter 1\n\n${prose('A')}`);
       expect(titles(withTitlePage)).toEqual(['Chapter 1']);
+    });
+
+    it('gives front matter, a preface or an introduction before chapter 1 index 0, and keeps the chapters’ numbers', () => {
+      const chapters = (text: string) => parse(text).chapters.map((c) => [c.index, c.title]);
+      expect(chapters(`PREFATORY NOTE\n\n${prose('The author', 12)}\n\nChapter 1\n\n${prose('A')}`)).toEqual([
+        [0, 'Front matter'],
+        [1, 'Chapter 1'],
+      ]);
+      expect(
+        chapters(
+          `PREFACE\n\n${prose('P')}\n\nINTRODUCTION\n\n${prose('I')}\n\nCHAPTER I.\n\n${prose('A')}\n\nCHAPTER II.\n\n${prose('B')}`,
+        ),
+      ).toEqual([
+        [0, 'PREFACE'],
+        [0, 'INTRODUCTION'],
+        [1, 'CHAPTER I.'],
+        [2, 'CHAPTER II.'],
+      ]);
+    });
+
+    it('counts an unnumbered section after a chapter with the next chapter, and numbering that restarts by rank', () => {
+      const chapters = (text: string) => parse(text).chapters.map((c) => [c.index, c.title]);
+      expect(
+        chapters(
+          `I.\n\n${prose('A')}\n\nII.\n\n${prose('B')}\n\nEPILOGUE\n\n${prose('C')}\n\nAFTERWORD\n\n${prose('D')}`,
+        ),
+      ).toEqual([
+        [1, 'I.'],
+        [2, 'II.'],
+        [3, 'EPILOGUE'],
+        [3, 'AFTERWORD'],
+      ]);
+      // two Books, each with its own Chapter 1: the second is the book's chapter 2
+      expect(chapters(`BOOK I\n\nChapter 1\n\n${prose('A')}\n\nBOOK II\n\nChapter 1\n\n${prose('B')}`)).toEqual([
+        [1, 'Chapter 1'],
+        [2, 'Chapter 1'],
+      ]);
     });
 
     it('makes a text without headings one chapter named after the book', () => {

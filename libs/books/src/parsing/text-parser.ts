@@ -1,4 +1,5 @@
 import { normaliseNewlines, stripGutenberg } from './gutenberg';
+import { chapterIndexes } from './chapter-numbering';
 import { HeadingMatch, matchHeading } from './headings';
 import {
   countLetters,
@@ -43,19 +44,24 @@ export function parseLines(lines: SourceLine[], opts: ParseOptions, dehyphenate 
   const keep = (from: number, to: number) => lines.slice(from, to).filter((_, i) => !dropLines.has(from + i));
 
   const chapters: Omit<ParsedChapter, 'index'>[] = [];
+  const numbering: Parameters<typeof chapterIndexes>[0] = [];
   const firstStart = headings.length ? headings[0].start : lines.length;
   const preamble = keep(0, firstStart);
   const preambleParagraphs = toParagraphs(preamble, null, dehyphenate);
   if (headings.length === 0) {
     chapters.push({ title: opts.fallbackTitle, paragraphs: preambleParagraphs });
+    numbering.push(null);
   } else if (countLetters(preambleParagraphs.map((p) => p.text).join(' ')) >= MIN_FRONT_MATTER_LETTERS) {
     chapters.push({ title: FRONT_MATTER_TITLE, paragraphs: preambleParagraphs });
+    numbering.push('front-matter');
   }
   headings.forEach((h, j) => {
     const next = j + 1 < headings.length ? headings[j + 1].start : lines.length;
     chapters.push({ title: h.title, paragraphs: toParagraphs(keep(h.end + 1, next), null, dehyphenate) });
+    numbering.push(h.match);
   });
-  return { chapters: chapters.map((c, i) => ({ index: i + 1, ...c })) };
+  const indexes = chapterIndexes(numbering);
+  return { chapters: chapters.map((c, i) => ({ index: indexes[i], ...c })) };
 }
 
 /** Lines that read as headings where they stand: after a blank line, and standing alone. */

@@ -1,0 +1,123 @@
+import { randomUUID } from 'node:crypto';
+import { Book, BooksRepository, BooksService } from '@parley/books';
+import { EventStore } from '@parley/event-store';
+import { createTestDatabase, TestDatabase } from '../support/test-database';
+import { waitFor } from '../support/wait-for';
+
+/** A book of about `mb` MB in 60 chapters, of made-up words from a seeded generator (a large vocabulary). */
+function bigBook(mb: number): string {
+  let seed = 42;
+  const next = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31);
+  const syllables = ['ka', 'lo', 'mi', 'ren', 'tas', 'vo', 'qui', 'bel', 'dor', 'fen', 'gal', 'hu', 'jos', 'nar'];
+  const word = () => Array.from({ length: 2 + (next() % 3) }, () => syllables[next() % syllables.length]).join('');
+  const sentence = () => {
+    const s = Array.from({ length: 8 + (next() % 10) }, word).join(' ');
+    return `${s[0].toUpperCase()}${s.slice(1)}.`;
+  };
+  const paragraph = () => Array.from({ length: 5 }, sentence).join(' ');
+  const chapterBytes = (mb * 1024 * 1024) / 60;
+  const chapters: string[] = [];
+  for (let c = 1; c <= 60; c++) {
+    const paragraphs = [`Chapter ${c}`];
+    for (let bytes = 0; bytes < chapterBytes;) {
+      const p = paragraph();
+      paragraphs.push(p);
+      bytes += p.length + 2;
+    }
+    chapters.push(paragraphs.join('\n\n'));
+  }
+  return chapters.join('\n\n');
+}
+
+describe('book ingest', () => {
+  let db: TestDatabase;
+  let store: EventStore;
+  let books: BooksService;
+  const count = async (sql: string, params: unknown[]) =>
+    (await db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${sql}`, params)).rows[0].n;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    store = new EventStore(db.pool);
+    books = new BooksService(new BooksRepository(db.pool));
+  });
+  afterAll(() => db.drop());
+
+  /** Whether another session of this database holds a transaction that has written (has an xid). */
+  const writing = async () =>
+    (
+      await db.pool.query(
+        `SELECT 1 FROM pg_stat_activity
+          WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xid IS NOT NULL`,
+      )
+    ).rowCount! > 0;
+
+  it('does not hold back the tailers of the event log while a large book is stored', async () => {
+    const owner = `big-${randomUUID()}`;
+    let ingested: Book | null = null;
+    const ingest = books
+      .ingest(owner, { title: 'Big', format: 'text', content: bigBook(6) })
+      .then((b) => (ingested = b));
+    await waitFor('the ingest to start writing', writing, 60_000, 5);
+
+    // meanwhile the book is neither listed nor searchable
+    expect(await books.list(owner)).toEqual([]);
+    const { events } = await store.append(`s-${randomUUID()}`, [{ id: randomUUID(), type: 'Meanwhile', data: {} }], {
+      expectedVersion: 'no_stream',
+    });
+    const appended = events[0].id;
+    await waitFor(
+      'the tailer to read the event',
+      async () => (await store.readAll({ limit: 10_000 })).some((e) => e.id === appended),
+      60_000,
+      20,
+    );
+    expect(ingested).toBeNull(); // served while the book was still being stored
+
+    const book = await ingest;
+    expect(book.chapters).toHaveLength(60);
+    expect((await books.list(owner)).map((b) => b.id)).toEqual([book.id]);
+    expect(await count('book_chunks WHERE book_id = $1', [book.id])).toBe(book.chunkCount);
+    // the vocabulary added batch by batch is the book's: each word with the chunks it occurs in
+    const wrongTerms = await count(
+      `(SELECT u.lexeme, count(*)::int AS ndoc
+          FROM book_chunks c CROSS JOIN LATERAL unnest(tsvector_to_array(c.tsv)) AS u(lexeme)
+         WHERE c.book_id = $1 GROUP BY u.lexeme) expected
+       FULL JOIN (SELECT lexeme, ndoc FROM book_terms WHERE book_id = $1) t USING (lexeme)
+       WHERE t.ndoc IS DISTINCT FROM expected.ndoc`,
+      [book.id],
+    );
+    expect(wrongTerms).toBe(0);
+    expect(await count('book_terms WHERE book_id = $1', [book.id])).toBeGreaterThan(1000);
+    const { rows } = await db.pool.query('SELECT text FROM book_chunks WHERE book_id = $1 AND ordinal = 100', [
+      book.id,
+    ]);
+    const { items } = await books.search(owner, book.id, rows[0].text.split(' ').slice(0, 4).join(' '));
+    expect(items.length).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('deletes what it stored when storing fails half-way, and an ingest abandoned long ago', async () => {
+    const owner = `half-${randomUUID()}`;
+    const abandoned = await new BooksRepository(db.pool).create(
+      { ownerId: owner, title: 'Abandoned', author: null, format: 'text', chapters: [], sizeBytes: 1 },
+      [],
+    );
+    await db.pool.query(`UPDATE books SET created_at = now() - interval '2 hours' WHERE id = $1`, [abandoned]);
+    const before = await count('book_chunks', []);
+
+    class FailingOnThirdBatch extends BooksRepository {
+      private batches = 0;
+      override async addChunks(...args: Parameters<BooksRepository['addChunks']>) {
+        if (++this.batches === 3) throw new Error('disk full');
+        return super.addChunks(...args);
+      }
+    }
+    const failing = new BooksService(new FailingOnThirdBatch(db.pool));
+    await expect(failing.ingest(owner, { title: 'Half', format: 'text', content: bigBook(1) })).rejects.toThrow(
+      'disk full',
+    );
+    expect(await count('books WHERE owner_id = $1', [owner])).toBe(0);
+    expect(await count('book_chunks', [])).toBe(before);
+    expect(await count('book_terms t WHERE NOT EXISTS (SELECT 1 FROM books b WHERE b.id = t.book_id)', [])).toBe(0);
+  });
+});

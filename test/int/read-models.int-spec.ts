@@ -1,0 +1,138 @@
+import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import { ConversationEvent, conversationStreamId } from '@parley/conversation';
+import { EventStore, StoredEvent } from '@parley/event-store';
+import { ConversationsProjection } from '@parley/read-models';
+import { createTestDatabase, TestDatabase } from '../support/test-database';
+
+type Data<T extends ConversationEvent['type']> = Extract<ConversationEvent, { type: T }>['data'];
+const usage = { inputTokens: 1, outputTokens: 1, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
+
+/** The events of one agent turn that searched the book once with `toolUseId`. */
+function turn(toolUseId: string, query: string): ConversationEvent[] {
+  const turnId = randomUUID();
+  return [
+    { type: 'UserMessagePosted', data: { messageId: randomUUID(), turnId, content: query } },
+    {
+      type: 'ToolInvoked',
+      data: { turnId, toolUseId, name: 'search_book', input: { query }, iteration: 1 },
+    } satisfies { type: 'ToolInvoked'; data: Data<'ToolInvoked'> },
+    { type: 'ToolResultRecorded', data: { turnId, toolUseId, content: `[1] about ${query}`, isError: false } },
+    {
+      type: 'AssistantReplied',
+      data: {
+        turnId,
+        messageId: randomUUID(),
+        content: `the answer about ${query}`,
+        model: 'scripted-1',
+        stopReason: 'end_turn',
+        usage,
+        costUsd: 0,
+        citations: [],
+        iterations: 2,
+        latencyMs: 5,
+      },
+    },
+  ];
+}
+
+describe(ConversationsProjection.name, () => {
+  let db: TestDatabase;
+  let store: EventStore;
+  const projection = new ConversationsProjection();
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    store = new EventStore(db.pool);
+  });
+  afterAll(() => db.drop());
+
+  /** Appends a conversation's events to the log and returns them as stored. */
+  async function conversationOf(events: ConversationEvent[]): Promise<{ id: string; stored: StoredEvent[] }> {
+    const id = randomUUID();
+    const started: ConversationEvent = {
+      type: 'ConversationStarted',
+      data: { ownerId: 'reader', bookId: null, title: null, readingPosition: null },
+    };
+    const { events: stored } = await store.append(
+      conversationStreamId(id),
+      [started, ...events].map((e) => ({ id: randomUUID(), ...e })),
+      { expectedVersion: 'no_stream' },
+    );
+    return { id, stored };
+  }
+
+  const feed = async (events: StoredEvent[]) => {
+    for (const e of events) await store.withTransaction((tx) => projection.handle(e, tx));
+  };
+
+  const messagesOf = async (conversationId: string) =>
+    (await db.pool.query('SELECT * FROM messages WHERE conversation_id = $1 ORDER BY version', [conversationId])).rows;
+
+  it("shows a tool result with its own turn's invocation when an earlier turn reused the tool id", async () => {
+    const { id, stored } = await conversationOf([...turn('toolu_same', 'first'), ...turn('toolu_same', 'second')]);
+    await feed(stored);
+    const results = (await messagesOf(id)).filter((m) => m.role === 'tool_result');
+    expect(results.map((m) => m.tool_invocations)).toEqual([
+      [{ toolUseId: 'toolu_same', name: 'search_book', input: { query: 'first' } }],
+      [{ toolUseId: 'toolu_same', name: 'search_book', input: { query: 'second' } }],
+    ]);
+  });
+
+  describe('a redelivered event (the log delivering it twice) changes nothing', () => {
+    /** The conversation's read models: its row and its messages. */
+    const readModelsOf = async (conversationId: string) => ({
+      conversation: (await db.pool.query('SELECT * FROM conversations WHERE id = $1', [conversationId])).rows,
+      messages: await messagesOf(conversationId),
+    });
+
+    const history = (): ConversationEvent[] => {
+      const failed = randomUUID();
+      const cancelled = randomUUID();
+      return [
+        { type: 'ConversationRenamed', data: { title: 'Tea with the Hatter' } },
+        { type: 'ReadingPositionChanged', data: { readingPosition: 7 } },
+        ...turn(`toolu_${randomUUID()}`, 'the Hatter'),
+        { type: 'UserMessagePosted', data: { messageId: randomUUID(), turnId: failed, content: 'and the Dormouse?' } },
+        { type: 'TurnFailed', data: { turnId: failed, code: 'llm_unavailable', message: 'down', retryable: true } },
+        { type: 'UserMessagePosted', data: { messageId: randomUUID(), turnId: cancelled, content: 'never mind' } },
+        { type: 'TurnCancelled', data: { turnId: cancelled } },
+        { type: 'ReadingPositionChanged', data: { readingPosition: 8 } },
+        ...turn(`toolu_${randomUUID()}`, 'the Queen'),
+        { type: 'ConversationRenamed', data: { title: 'Croquet' } },
+      ];
+    };
+
+    /** Feeds the events once, then again in order and in random orders, checking the read models after each. */
+    async function expectRedeliveryHarmless(id: string, stored: StoredEvent[]) {
+      await feed(stored);
+      const once = await readModelsOf(id);
+      await feed(stored);
+      expect(await readModelsOf(id)).toEqual(once);
+      await fc.assert(
+        fc.asyncProperty(fc.shuffledSubarray(stored, { minLength: stored.length }), async (shuffled) => {
+          await feed(shuffled);
+          expect(await readModelsOf(id)).toEqual(once);
+        }),
+        { numRuns: 15 },
+      );
+      return once;
+    }
+
+    it('keeps a live conversation as it was', async () => {
+      const { id, stored } = await conversationOf(history());
+      const once = await expectRedeliveryHarmless(id, stored);
+      expect(once.conversation).toMatchObject([{ title: 'Croquet', reading_position: 8, message_count: 6 }]);
+      expect(once.messages).toHaveLength(8);
+    });
+
+    it('does not bring a deleted conversation back', async () => {
+      const { id, stored } = await conversationOf([
+        ...history(),
+        { type: 'ConversationDeleted', data: {} as Record<string, never> },
+      ]);
+      const once = await expectRedeliveryHarmless(id, stored);
+      expect(once).toEqual({ conversation: [], messages: [] });
+    });
+  });
+});
