@@ -104,6 +104,45 @@ describe('faults (e2e): a model answer is bought once', () => {
     }, 60_000);
   });
 
+  describe('the log delivered twice', () => {
+    let stack: Stack;
+    beforeAll(async () => {
+      stack = await startStack({ env: { ...fakeAnthropicEnv(fake.url), EVENT_POLL_MS: '100' } });
+    }, 60_000);
+    afterAll(() => stack?.stop());
+
+    it('changes nothing when the dispatcher and the projections read the whole log again', async () => {
+      const alice = clientFor(stack.base, `redelivery-${randomUUID()}`);
+      const turns = await postTurns(alice, 3);
+      await expectEachAnsweredOnce(alice, turns, stack);
+      const readModels = async () => ({
+        conversations: (await alice.req('GET', '/v1/conversations')).body,
+        messages: await Promise.all(
+          turns.map(async (t) => (await alice.req('GET', `/v1/conversations/${t.conversationId}/messages`)).body),
+        ),
+      });
+      await waitFor('the read models to show every reply', async () => {
+        const m = await readModels();
+        return m.messages.every((page: any) => page.items.some((x: any) => x.role === 'assistant'));
+      });
+      const before = await readModels();
+      const calls = fake.requests.length;
+      const eventCount = async () => Number((await stack.db.pool.query('SELECT count(*) AS n FROM events')).rows[0].n);
+      const events = await eventCount();
+
+      // both consumers start over from the beginning of the log, as a lost checkpoint would make them
+      await stack.db.pool.query(`UPDATE consumer_checkpoints SET transaction_id = '0', position = 0`);
+      const rewound = async () =>
+        (await stack.db.pool.query(`SELECT consumer FROM consumer_checkpoints WHERE position = 0`)).rowCount === 0;
+      await waitFor('both consumers to read the log again', rewound, 20_000);
+      await new Promise((r) => setTimeout(r, 1_000)); // time for any job they enqueued to run
+
+      expect(fake.requests).toHaveLength(calls);
+      expect(await eventCount()).toBe(events);
+      expect(await readModels()).toEqual(before);
+    }, 90_000);
+  });
+
   describe('a deploy: SIGTERM to one of two workers', () => {
     let stack: Stack;
     beforeAll(async () => {
