@@ -463,3 +463,34 @@ describe(AppendNotifier.name, () => {
     expect(await connections()).toBe(0);
   });
 });
+
+describe('EventStore.withTransaction when the server ends the connection', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(() => db.drop());
+
+  it('fails the transaction, not the process, and the pool goes on with a new connection', async () => {
+    const store = new EventStore(db.pool);
+    const uncaught: unknown[] = [];
+    const onUncaught = (e: unknown) => uncaught.push(e);
+    process.on('uncaughtException', onUncaught);
+    try {
+      const failed = store.withTransaction(async (tx) => {
+        const { rows } = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+        // as a restart does (57P01), while this transaction sits between two queries
+        await db.pool.query('SELECT pg_terminate_backend($1)', [rows[0].pid]);
+        await sleep(300);
+        await tx.query('SELECT 1');
+      });
+      await expect(failed).rejects.toBeDefined();
+      expect(uncaught).toEqual([]);
+      const stream = `after-${randomUUID()}`;
+      await store.append(stream, [newEvent()], { expectedVersion: 'no_stream' });
+      expect(await store.streamVersion(stream)).toBe(1);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+    }
+  });
+});
