@@ -6,6 +6,11 @@ async function main(): Promise<void> {
   const app = await createApiApp();
   const { port } = app.get<AppConfig>(CONFIG);
   await app.listen(port, '0.0.0.0');
+  // longer than a load balancer's idle timeout (AWS ALB: 60 s), so the balancer, not Node, closes
+  // idle keep-alive connections and never sends a request on one Node just closed (a 502)
+  const server = app.getHttpServer() as import('node:http').Server;
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
 }
 
 main().catch((e: Error) => {
