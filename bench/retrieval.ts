@@ -1,7 +1,7 @@
 /**
- * Retrieval benchmark: ingests the shared test books into its own database (parley_bench,
- * recreated on each run) and runs every question of alice.qa.jsonl (and of the two sets in
- * bench/data/) through search (k = 5). Prints ingest time (ms, MB/s), recall@5 (a hit is a top-5
+ * Retrieval benchmark: ingests three sample books of data/books/ into its own database
+ * (parley_bench, recreated on each run) and runs every question of their question sets
+ * (data/books/*.qa.jsonl) through search (k = 5). Prints ingest time (ms, MB/s), recall@5 (a hit is a top-5
  * passage containing the answer phrase, whitespace collapsed and lower-cased) and search latency
  * p50/p95, listing the misses.
  *
@@ -30,15 +30,11 @@ interface Question {
 const QUESTION_SETS = (dataDir: string) => [
   { name: 'alice.qa.jsonl', book: 'alice.txt', file: path.join(dataDir, 'alice.qa.jsonl') },
   {
-    name: 'bench/data/pride_and_prejudice.qa.jsonl',
+    name: 'pride_and_prejudice.qa.jsonl',
     book: 'pride_and_prejudice.txt',
-    file: path.join(projectRoot(), 'bench/data/pride_and_prejudice.qa.jsonl'),
+    file: path.join(dataDir, 'pride_and_prejudice.qa.jsonl'),
   },
-  {
-    name: 'bench/data/frankenstein.qa.jsonl',
-    book: 'frankenstein.txt',
-    file: path.join(projectRoot(), 'bench/data/frankenstein.qa.jsonl'),
-  },
+  { name: 'frankenstein.qa.jsonl', book: 'frankenstein.txt', file: path.join(dataDir, 'frankenstein.qa.jsonl') },
 ];
 
 export interface QuestionSetReport {
@@ -85,7 +81,7 @@ export async function runRetrievalBench(log: (line: string) => void = console.lo
   const pool = new Pool({ connectionString: url.toString(), max: 4 });
   try {
     const books = new BooksService(new BooksRepository(pool));
-    const dataDir = path.join(projectRoot(), '../shared/data/books');
+    const dataDir = path.join(projectRoot(), 'data/books');
 
     const report: RetrievalReport = { ingest: [], recallAt5: 0, sets: [] };
     const ids: Record<string, string> = {};

@@ -12,7 +12,7 @@ import { minimalPdf } from '../support/minimal-pdf';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 
 const SECRET = 'books-http-test-secret-0123456789';
-const alice = readFileSync(path.join(projectRoot(), '../shared/data/books/alice.txt'));
+const alice = readFileSync(path.join(projectRoot(), 'data/books/alice.txt'));
 
 /** The books routes exactly as the API serves them: the real app on a private database. */
 async function startApp(db: TestDatabase): Promise<INestApplication> {

@@ -16,8 +16,8 @@ import { booksAdd } from '../../scripts/cli/books-add';
 import { minimalPdf } from '../support/minimal-pdf';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 
-const sharedPath = (file: string) => path.join(projectRoot(), '../shared/data/books', file);
-const shared = (file: string) => readFileSync(sharedPath(file));
+const bookPath = (file: string) => path.join(projectRoot(), 'data/books', file);
+const sampleBook = (file: string) => readFileSync(bookPath(file));
 const squash = (s: string) => s.replace(/\s+/g, ' ').toLowerCase();
 
 describe(BooksService.name, () => {
@@ -42,7 +42,7 @@ describe(BooksService.name, () => {
       title: "Alice's Adventures in Wonderland",
       author: 'Lewis Carroll',
       format: 'text',
-      content: shared('alice.txt'),
+      content: sampleBook('alice.txt'),
     });
   });
   afterAll(() => db.drop());
@@ -100,7 +100,7 @@ describe(BooksService.name, () => {
       const book = await sut.ingest(owner, {
         title: 'Frankenstein',
         format: 'text',
-        content: shared('frankenstein.txt'),
+        content: sampleBook('frankenstein.txt'),
       });
       expect(book.chapters).toHaveLength(28);
       expect(await count('book_chunks', book.id)).toBeGreaterThan(300);
@@ -231,7 +231,7 @@ describe(BooksService.name, () => {
       const pp = await sut.ingest(reader, {
         title: 'Pride and Prejudice',
         format: 'text',
-        content: shared('pride_and_prejudice.txt'),
+        content: sampleBook('pride_and_prejudice.txt'),
       });
       const { items } = await sut.search(reader, pp.id, 'Cheshire Cat grin Mr. Darcy');
       const ids = new Set(
@@ -328,7 +328,7 @@ describe(BooksService.name, () => {
       const lines: string[] = [];
       const owner = `cli-${randomUUID()}`;
       const book = await booksAdd(
-        { file: sharedPath('alice.txt'), user: owner },
+        { file: bookPath('alice.txt'), user: owner },
         { pool: db.pool, print: (l) => lines.push(l) },
       );
       expect(book.title).toBe('alice');
@@ -338,7 +338,7 @@ describe(BooksService.name, () => {
       await expect(booksAdd({ file: '/nonexistent/book.txt', user: owner }, { pool: db.pool })).rejects.toThrow(
         /cannot read/,
       );
-      await expect(booksAdd({ file: sharedPath('alice.qa.jsonl'), user: owner }, { pool: db.pool })).rejects.toThrow(
+      await expect(booksAdd({ file: bookPath('alice.qa.jsonl'), user: owner }, { pool: db.pool })).rejects.toThrow(
         /format/,
       );
     });

@@ -2,7 +2,7 @@
 export const BOOK_FORMATS = ['text', 'markdown', 'pdf'] as const;
 export type BookFormat = (typeof BOOK_FORMATS)[number];
 
-/** The largest upload accepted, in bytes (DESIGN.md: oversize answers 413). */
+/** The largest upload accepted, in bytes (docs/api.md: oversize answers 413). */
 export const MAX_BOOK_BYTES = 20 * 1024 * 1024;
 
 export interface IngestBookInput {

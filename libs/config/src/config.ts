@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * The one env schema of DESIGN.md, validated once at boot. Nothing else reads process.env:
+ * The one env schema (docs/configuration.md), validated once at boot. Nothing else reads process.env:
  * everything gets this typed object injected.
  */
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');

@@ -1,5 +1,5 @@
 /**
- * The conversation stream's events (DESIGN.md). Type names are stored contracts: string
+ * The conversation stream's events (docs/events.md). Type names are stored contracts: string
  * constants, never class names.
  */
 export interface Usage {

@@ -18,7 +18,7 @@ export interface StoredEvent<T extends string = string, D = unknown> {
   id: string;
   streamId: string;
   version: number;
-  /** bigint as a decimal string, as pg returns it and DESIGN.md serves it */
+  /** bigint as a decimal string, as pg returns it and the API serves it (docs/events.md) */
   position: string;
   /** the writing transaction (xid8) as a decimal string */
   transactionId: string;

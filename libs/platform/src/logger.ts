@@ -9,26 +9,28 @@ interface SerializedRequest {
 }
 
 /**
- * Structured JSON logs (pino); request logs carry a request id. Pretty only on a developer's terminal.
- * Every log line of a request carries the request through this serializer, so no URL leaves unredacted.
+ * pino-http options. JSON lines (pino) with a request id, except with NODE_ENV=development, where
+ * pino-pretty prints one readable line per entry, whether or not stdout is a terminal (`npm start`
+ * runs the processes under concurrently, which pipes their output). Every log line of a request
+ * carries the request through the serializer, so no URL leaves unredacted.
  */
+export const pinoHttpOptions = (config: Pick<AppConfig, 'env' | 'logLevel'>, component: 'api' | 'worker') => ({
+  level: config.logLevel,
+  base: { component },
+  autoLogging: { ignore: (req: { url?: string }) => ['/healthz', '/readyz', '/metrics'].includes(req.url ?? '') },
+  serializers: {
+    req: (req: SerializedRequest) =>
+      Object.assign(req, { url: redactUrl(req.url ?? ''), query: redactQuery(req.query) }),
+  },
+  redact: { paths: ['req.headers.authorization'], censor: REDACTED },
+  transport:
+    config.env === 'development'
+      ? { target: 'pino-pretty', options: { singleLine: true, translateTime: 'SYS:HH:MM:ss.l' } }
+      : undefined,
+});
+
 export const loggerModule = (component: 'api' | 'worker') =>
   LoggerModule.forRootAsync({
     inject: [CONFIG],
-    useFactory: (config: AppConfig) => ({
-      pinoHttp: {
-        level: config.logLevel,
-        base: { component },
-        autoLogging: { ignore: (req) => ['/healthz', '/readyz', '/metrics'].includes(req.url ?? '') },
-        serializers: {
-          req: (req: SerializedRequest) =>
-            Object.assign(req, { url: redactUrl(req.url ?? ''), query: redactQuery(req.query) }),
-        },
-        redact: { paths: ['req.headers.authorization'], censor: REDACTED },
-        transport:
-          config.env === 'development' && process.stdout.isTTY
-            ? { target: 'pino-pretty', options: { singleLine: true } }
-            : undefined,
-      },
-    }),
+    useFactory: (config: AppConfig) => ({ pinoHttp: pinoHttpOptions(config, component) }),
   });

@@ -2,7 +2,7 @@ import { BullModule } from '@nestjs/bullmq';
 import { AppConfig, CONFIG } from '@parley/config';
 import { RedisConnections } from './redis-connections';
 
-/** BullMQ on the shared Redis, under QUEUE_PREFIX so deployments can share one Redis. */
+/** BullMQ on the deployment's Redis, under QUEUE_PREFIX so deployments can share one Redis. */
 export const queueRootModule = () =>
   BullModule.forRootAsync({
     inject: [CONFIG, RedisConnections],

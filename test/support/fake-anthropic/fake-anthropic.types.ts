@@ -1,4 +1,4 @@
-/** Shapes shared by the fake Anthropic server and its helpers. */
+/** Shapes used by both the fake Anthropic server and its helpers. */
 
 export type FakeBlock =
   { type: 'text'; text: string } | { type: 'tool_use'; id?: string; name: string; input: unknown };

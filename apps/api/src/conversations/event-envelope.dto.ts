@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { CONVERSATION_EVENT_TYPES } from '@parley/conversation';
 
-/** OpenAPI description of the event envelope (DESIGN.md "Events"). */
+/** OpenAPI description of the event envelope (docs/events.md). */
 export class EventMetadataDto {
   @ApiProperty() userId!: string;
   @ApiProperty({ required: false, description: 'the turn id for agent events' }) correlationId?: string;

@@ -1,7 +1,7 @@
 import { conversationIdOf } from '@parley/conversation';
 import { StoredEvent } from '@parley/event-store';
 
-/** The event as DESIGN.md serves it, over JSON and SSE alike. */
+/** The event as the API serves it (docs/events.md), over JSON and SSE alike. */
 export interface EventEnvelope {
   id: string;
   type: string;

@@ -5,7 +5,7 @@ import { RedisConnections } from '@parley/platform';
 import { MetricsService } from '../metrics/metrics.service';
 
 /**
- * RATE_LIMIT_POSTS_PER_MIN per user, shared by every API replica through Redis. While Redis is
+ * RATE_LIMIT_POSTS_PER_MIN per user, counted across every API replica through Redis. While Redis is
  * unreachable the limit is kept per replica in memory (the insurance limiter), so posting, which
  * only needs Postgres, goes on.
  */

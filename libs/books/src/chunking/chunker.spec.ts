@@ -6,8 +6,8 @@ import { ParsedChapter } from '../parsing/parsed-book';
 import { chunkBook, ChunkDraft, DEFAULT_CHUNK_OPTIONS, splitLong, splitSentences } from './chunker';
 
 const { minChars, maxChars } = DEFAULT_CHUNK_OPTIONS;
-const shared = (file: string) =>
-  parseText(readFileSync(path.join(projectRoot(), '../shared/data/books', file), 'utf8'), { fallbackTitle: file });
+const sampleBook = (file: string) =>
+  parseText(readFileSync(path.join(projectRoot(), 'data/books', file), 'utf8'), { fallbackTitle: file });
 const squash = (s: string) => s.replace(/\s+/g, ' ').trim();
 
 /** A chunk's chapter: the index alone is not unique (front matter and prefatory letters are all 0). */
@@ -32,7 +32,7 @@ const chapter = (
 
 describe(chunkBook.name, () => {
   describe.each(['alice.txt', 'pride_and_prejudice.txt', 'frankenstein.txt'])('%s', (file) => {
-    const book = shared(file);
+    const book = sampleBook(file);
     const chunks = chunkBook(book.chapters);
 
     it('makes chunks of at most 1200 characters, and at least 800 unless a chapter ends', () => {

@@ -4,7 +4,7 @@ import { projectRoot } from '@parley/platform';
 import { parseText } from './text-parser';
 import { ParsedBook } from './parsed-book';
 
-const shared = (file: string) => readFileSync(path.join(projectRoot(), '../shared/data/books', file), 'utf8');
+const sampleBook = (file: string) => readFileSync(path.join(projectRoot(), 'data/books', file), 'utf8');
 const titles = (b: ParsedBook) => b.chapters.map((c) => c.title);
 const allText = (b: ParsedBook) => b.chapters.flatMap((c) => c.paragraphs.map((p) => p.text)).join('\n');
 const parse = (text: string) => parseText(text, { fallbackTitle: 'The Book' });
@@ -17,13 +17,13 @@ const prose = (seed: string, sentences = 6) =>
   ).join(' ');
 
 describe(parseText.name, () => {
-  describe('the shared Project Gutenberg books', () => {
+  describe('the sample Project Gutenberg books', () => {
     it.each([
       ['alice.txt', 12, 'CHAPTER I. Down the Rabbit-Hole', "CHAPTER XII. Alice's Evidence"],
       ['pride_and_prejudice.txt', 61, 'Chapter 1', 'Chapter 61'],
       ['frankenstein.txt', 28, 'Letter 1', 'Chapter 24'],
     ])('%s has %i chapters from "%s" to "%s"', (file, count, first, last) => {
-      const book = parse(shared(file));
+      const book = parse(sampleBook(file));
       expect(book.chapters).toHaveLength(count);
       expect(book.chapters[0].title).toBe(first);
       expect(book.chapters[count - 1].title).toBe(last);
@@ -31,7 +31,7 @@ describe(parseText.name, () => {
     });
 
     it('numbers chapters as the books do: Chapter 6 is 6, what comes before chapter 1 is 0', () => {
-      const indexes = (file: string) => parse(shared(file)).chapters.map((c) => [c.index, c.title]);
+      const indexes = (file: string) => parse(sampleBook(file)).chapters.map((c) => [c.index, c.title]);
       expect(indexes('alice.txt')[5]).toEqual([6, 'CHAPTER VI. Pig and Pepper']);
       expect(indexes('pride_and_prejudice.txt').every(([i, t]) => t === `Chapter ${i}`)).toBe(true);
       // Frankenstein opens with four letters before its Chapter 1
@@ -47,7 +47,7 @@ describe(parseText.name, () => {
     });
 
     it("lists Alice's chapters with their titles, in order", () => {
-      expect(titles(parse(shared('alice.txt')))).toEqual([
+      expect(titles(parse(sampleBook('alice.txt')))).toEqual([
         'CHAPTER I. Down the Rabbit-Hole',
         'CHAPTER II. The Pool of Tears',
         'CHAPTER III. A Caucus-Race and a Long Tale',
@@ -66,7 +66,7 @@ describe(parseText.name, () => {
     it.each(['alice.txt', 'pride_and_prejudice.txt', 'frankenstein.txt'])(
       'drops the Gutenberg header, licence and credits of %s',
       (file) => {
-        const text = allText(parse(shared(file)));
+        const text = allText(parse(sampleBook(file)));
         expect(text).not.toMatch(/Project Gutenberg/i);
         expect(text).not.toMatch(/\*\*\* ?(START|END) OF/);
         expect(text).not.toMatch(/Produced by/);
@@ -75,21 +75,21 @@ describe(parseText.name, () => {
     );
 
     it('keeps the story from its first sentence to its last', () => {
-      const alice = parse(shared('alice.txt'));
+      const alice = parse(sampleBook('alice.txt'));
       expect(alice.chapters[0].paragraphs[0].text).toMatch(
         /^Alice was beginning to get very tired of sitting by her sister/,
       );
       const lastChapter = alice.chapters[11].paragraphs;
       expect(lastChapter[lastChapter.length - 1].text).toBe('THE END');
 
-      const pp = parse(shared('pride_and_prejudice.txt'));
+      const pp = parse(sampleBook('pride_and_prejudice.txt'));
       expect(pp.chapters[0].paragraphs[0].text).toBe(
         'It is a truth universally acknowledged, that a single man in possession of a good fortune, must be in want of a wife.',
       );
     });
 
     it("skips Frankenstein's table of contents, where every heading is listed before the body", () => {
-      const book = parse(shared('frankenstein.txt'));
+      const book = parse(sampleBook('frankenstein.txt'));
       expect(titles(book).slice(0, 5)).toEqual(['Letter 1', 'Letter 2', 'Letter 3', 'Letter 4', 'Chapter 1']);
       expect(new Set(titles(book)).size).toBe(28);
       expect(book.chapters[0].paragraphs[0].text).toBe('_To Mrs. Saville, England._');
@@ -97,7 +97,7 @@ describe(parseText.name, () => {
     });
 
     it('joins wrapped lines into paragraphs with single spaces', () => {
-      const first = parse(shared('frankenstein.txt')).chapters[0].paragraphs[2].text;
+      const first = parse(sampleBook('frankenstein.txt')).chapters[0].paragraphs[2].text;
       expect(first).toMatch(
         /^You will rejoice to hear that no disaster has accompanied the commencement of an enterprise/,
       );

@@ -1,0 +1,39 @@
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { pinoHttpOptions } from './logger';
+import { REDACTED } from './redact-url';
+
+describe('pinoHttpOptions', () => {
+  it('prints readable lines through pino-pretty with NODE_ENV=development, terminal or not', () => {
+    const options = pinoHttpOptions({ env: 'development', logLevel: 'debug' }, 'api');
+    expect(options.transport).toEqual({
+      target: 'pino-pretty',
+      options: expect.objectContaining({ singleLine: true }),
+    });
+    expect(options.level).toBe('debug');
+    expect(() => require.resolve(options.transport!.target)).not.toThrow();
+  });
+
+  it.each(['production', 'test'] as const)('writes JSON lines with NODE_ENV=%s', (env) => {
+    const options = pinoHttpOptions({ env, logLevel: 'info' }, 'worker');
+    expect(options.transport).toBeUndefined();
+
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const { transport: _none, autoLogging: _auto, serializers: _s, ...base } = options;
+    pino(base, sink).info({ req: { headers: { authorization: 'Bearer secret' } } }, 'hello');
+    const entry = JSON.parse(lines[0]) as Record<string, unknown>;
+    expect(entry).toMatchObject({ msg: 'hello', component: 'worker', req: { headers: { authorization: REDACTED } } });
+  });
+
+  it('skips request logs of the health and metrics endpoints', () => {
+    const { autoLogging } = pinoHttpOptions({ env: 'production', logLevel: 'info' }, 'api');
+    expect(autoLogging.ignore({ url: '/readyz' })).toBe(true);
+    expect(autoLogging.ignore({ url: '/v1/books' })).toBe(false);
+  });
+});
