@@ -220,7 +220,7 @@ describe(EventStore.name, () => {
       if (index.get(c.id)! < maxIndexCommitted) violations.push(c.id);
     }
     expect(violations).toEqual([]);
-  });
+  }, 180_000); // 4,000 transactions: a minute or more on a loaded 2-core machine
 
   it('never skips or repeats an event under random interleavings (property)', async () => {
     await fc.assert(
@@ -273,7 +273,7 @@ describe(EventStore.name, () => {
       ),
       { numRuns: 25 },
     );
-  });
+  }, 180_000);
 });
 
 describe(CheckpointedConsumerRunner.name, () => {
