@@ -60,14 +60,19 @@ function sampleMemory(stack: Stack) {
 
 describe('hostile uploads (e2e)', () => {
   let stack: Stack;
+  // generated before the stack starts: seconds of CPU between two requests would let the API's
+  // keep-alive timeout (5 s) close the socket fetch is about to reuse (ECONNRESET)
+  let bomb: Buffer;
+  let honest: string;
 
   beforeAll(async () => {
+    bomb = pdfBomb(400); // ~400 KB that inflate to 400 MiB
+    honest = honestBook(19.5);
     stack = await startStack({ workers: 1, env: { AGENT_ENABLED: 'false' } });
   }, 60_000);
   afterAll(() => stack?.stop());
 
   it('fails three decompression bombs at once within 60 s, under 1.5 GiB a process, while a bystander is served', async () => {
-    const bomb = pdfBomb(400); // ~400 KB that inflate to 400 MiB
     const memory = sampleMemory(stack);
     const bystander = clientFor(stack.base, 'bystander');
     const latencies: number[] = [];
@@ -124,7 +129,7 @@ describe('hostile uploads (e2e)', () => {
   }, 120_000);
 
   it('ingests an honest 20 MB book with progress on its SSE stream, answering 202 at once', async () => {
-    const text = honestBook(19.5);
+    const text = honest;
     const t0 = Date.now();
     const accepted = await uploadFile(stack.base, 'reader', text, 'big.txt');
     const acceptMs = Date.now() - t0;
