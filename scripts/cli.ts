@@ -6,7 +6,7 @@
  *   books add <file> --user <id> [--title t] [--author a]   ingest a .txt, .md or .pdf
  */
 import { parseArgs } from 'node:util';
-import { loadConfig, loadDatabaseUrl } from '@parley/config';
+import { loadBookLimits, loadConfig, loadDatabaseUrl } from '@parley/config';
 import { SingleBar, Presets } from 'cli-progress';
 import { Pool } from 'pg';
 import { EventStore } from '@parley/event-store';
@@ -35,7 +35,10 @@ const commands: Record<string, Command> = {
       throw new UsageError('usage: npm run cli -- books add <file> --user <id>');
     const pool = new Pool({ connectionString: loadDatabaseUrl() });
     try {
-      await booksAdd({ file, user: values.user, title: values.title, author: values.author }, { pool });
+      await booksAdd(
+        { file, user: values.user, title: values.title, author: values.author },
+        { pool, limits: loadBookLimits() },
+      );
     } finally {
       await pool.end();
     }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { clientFor, Client, startStack, Stack } from '../support/stack';
+import { waitForBook } from '../support/factories/books';
 
 /** Nothing a client sends yields a 5xx: random bodies, headers, ids and queries on every endpoint. */
 describe('malformed input (e2e fuzz)', () => {
@@ -9,7 +10,11 @@ describe('malformed input (e2e fuzz)', () => {
   let conversationId: string;
 
   beforeAll(async () => {
-    stack = await startStack({ apis: 1, workers: 0 });
+    stack = await startStack({
+      apis: 1,
+      workers: 1,
+      env: { AGENT_ENABLED: 'false', PROJECTIONS_ENABLED: 'false', DISPATCHER_ENABLED: 'false' },
+    }); // a worker that only ingests books
     alice = clientFor(stack.base, `fuzz-${randomUUID()}`);
     conversationId = (await alice.req('POST', '/v1/conversations', { title: 'fuzz' })).body.id;
   }, 60_000);
@@ -119,6 +124,7 @@ describe('malformed input (e2e fuzz)', () => {
       format: 'text',
       content: 'Chapter 1\n\nA cat sat.',
     });
+    await waitForBook(alice, book.body.id);
     expect(
       (await alice.req('GET', `/v1/books/${book.body.id}/search?q=${encodeURIComponent('cat\u0000sat')}`)).status,
     ).toBe(200);

@@ -4,10 +4,11 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { MAX_BOOK_BYTES } from '@parley/books';
+import { BooksService, MAX_BOOK_BYTES } from '@parley/books';
 import { projectRoot } from '@parley/platform';
 import { mintToken } from '../../apps/api/src/auth/auth.guard';
 import { createApiApp } from '../../apps/api/src/create-api-app';
+import { pdfBomb } from '../support/hostile-books';
 import { minimalPdf } from '../support/minimal-pdf';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 
@@ -35,7 +36,12 @@ describe('books HTTP API', () => {
   const userA = `a-${randomUUID()}`;
   const userB = `b-${randomUUID()}`;
 
+  // generated before any request: seconds of CPU between two requests would let the server's
+  // keep-alive timeout (5 s) close the socket fetch is about to reuse (ECONNRESET)
+  let bomb: Buffer;
+
   beforeAll(async () => {
+    bomb = pdfBomb(100);
     db = await createTestDatabase();
     app = await startApp(db);
     base = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}/v1`;
@@ -57,6 +63,14 @@ describe('books HTTP API', () => {
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : undefined };
   };
+  /** POST /books: 202 with the book ingesting; then the worker's part, run here, and the book as GET shows it. */
+  const upload = async (user: string, body: unknown) => {
+    const accepted = await call(user, 'POST', '/books', body);
+    if (accepted.status !== 202) return { ...accepted, accepted: undefined };
+    expect(accepted.body).toMatchObject({ status: 'ingesting', progress: { phase: 'queued', chunksWritten: 0 } });
+    await app.get(BooksService, { strict: false }).process(accepted.body.id);
+    return { ...(await call(user, 'GET', `/books/${accepted.body.id}`)), accepted: accepted.body };
+  };
   const form = (file: Blob, name: string, fields: Record<string, string> = {}) => {
     const f = new FormData();
     for (const [k, v] of Object.entries(fields)) f.append(k, v);
@@ -65,27 +79,37 @@ describe('books HTTP API', () => {
   };
 
   it('ingests JSON text, lists, shows, searches and deletes it', async () => {
-    const created = await call(userA, 'POST', '/books', {
+    const content = 'Chapter 1\n\nThe owl flew over the barn.\n\nChapter 2\n\nThe fox slept under the hedge.';
+    const created = await upload(userA, { title: 'Two Chapters', author: 'Anon', format: 'text', content });
+    expect(created.accepted).toEqual({
+      id: expect.any(String),
       title: 'Two Chapters',
       author: 'Anon',
       format: 'text',
-      content: 'Chapter 1\n\nThe owl flew over the barn.\n\nChapter 2\n\nThe fox slept under the hedge.',
+      status: 'ingesting',
+      chapters: [],
+      chunkCount: 0,
+      progress: { phase: 'queued', bytesTotal: content.length, chunksWritten: 0 },
+      createdAt: expect.any(String),
     });
-    expect(created).toEqual({
-      status: 201,
+    expect(created).toMatchObject({
+      status: 200,
       body: {
-        id: expect.any(String),
+        id: created.accepted.id,
         title: 'Two Chapters',
         author: 'Anon',
         format: 'text',
+        status: 'ready',
         chapters: [
           { index: 1, title: 'Chapter 1' },
           { index: 2, title: 'Chapter 2' },
         ],
         chunkCount: 2,
-        createdAt: expect.any(String),
+        progress: { phase: 'done', bytesTotal: content.length, chunksWritten: 2, chunksTotal: 2 },
+        createdAt: created.accepted.createdAt,
       },
     });
+    expect(created.body).not.toHaveProperty('error');
     const id = created.body.id;
     expect(await call(userA, 'GET', '/books')).toEqual({
       status: 200,
@@ -117,7 +141,7 @@ describe('books HTTP API', () => {
   });
 
   it("answers 404 for another user's book, 400 for a bad id", async () => {
-    const created = await call(userA, 'POST', '/books', {
+    const created = await upload(userA, {
       title: 'Private',
       format: 'markdown',
       content: '# One\n\nSecret text.',
@@ -143,13 +167,11 @@ describe('books HTTP API', () => {
   });
 
   it('uploads a multipart file, taking the title from the file name', async () => {
-    const res = await call(
+    const res = await upload(
       userA,
-      'POST',
-      '/books',
       form(new Blob([alice], { type: 'text/plain' }), 'alice.txt', { author: 'Lewis Carroll' }),
     );
-    expect(res.status).toBe(201);
+    expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ title: 'alice', author: 'Lewis Carroll', format: 'text' });
     expect(res.body.chapters).toHaveLength(12);
     const hits = await call(userA, 'GET', `/books/${res.body.id}/search?q=Cheshire%20Cat%20grin&k=3`);
@@ -162,15 +184,15 @@ describe('books HTTP API', () => {
       ['Chapter 1', '', 'The kettle boiled.'],
       ['Chapter 2', '', 'The lantern was lit at dusk.'],
     ]);
-    const viaFile = await call(userA, 'POST', '/books', form(new Blob([pdf]), 'lamps.pdf', { title: 'Lamps' }));
-    expect(viaFile.status).toBe(201);
+    const viaFile = await upload(userA, form(new Blob([pdf]), 'lamps.pdf', { title: 'Lamps' }));
+    expect(viaFile.status).toBe(200);
     expect(viaFile.body).toMatchObject({ title: 'Lamps', format: 'pdf', chunkCount: 2 });
-    const viaJson = await call(userA, 'POST', '/books', {
+    const viaJson = await upload(userA, {
       title: 'Lamps',
       format: 'pdf',
       content: pdf.toString('base64'),
     });
-    expect(viaJson.status).toBe(201);
+    expect(viaJson.body.status).toBe('ready');
     const hits = await call(userA, 'GET', `/books/${viaJson.body.id}/search?q=lantern`);
     expect(hits.body.items[0]).toMatchObject({ chapterIndex: 2, page: 2 });
   });
@@ -225,7 +247,7 @@ describe('books HTTP API', () => {
   });
 
   it('validates search parameters', async () => {
-    const created = await call(userA, 'POST', '/books', {
+    const created = await upload(userA, {
       title: 'S',
       format: 'text',
       content: 'A short text about owls.',
@@ -245,12 +267,81 @@ describe('books HTTP API', () => {
   it('documents the routes in OpenAPI, JSON and multipart alike', () => {
     const doc = SwaggerModule.createDocument(app, new DocumentBuilder().build());
     const bookPaths = Object.keys(doc.paths).filter((p) => p.startsWith('/v1/books'));
-    expect(bookPaths.sort()).toEqual(['/v1/books', '/v1/books/{id}', '/v1/books/{id}/search']);
+    expect(bookPaths.sort()).toEqual(['/v1/books', '/v1/books/{id}', '/v1/books/{id}/events', '/v1/books/{id}/search']);
     expect(Object.keys(doc.paths['/v1/books'].post!.requestBody as object)).toContain('content');
     const content = (doc.paths['/v1/books'].post!.requestBody as { content: Record<string, unknown> }).content;
     expect(Object.keys(content).sort()).toEqual(['application/json', 'multipart/form-data']);
     expect(doc.components!.schemas).toHaveProperty('BookDto');
     expect(doc.components!.schemas).toHaveProperty('UploadBookDto');
+  });
+
+  it('answers 202 at once and streams the progress of the ingestion until ready', async () => {
+    const userC = `c-${randomUUID()}`;
+    const content = Array.from({ length: 40 }, (_, i) => `Chapter ${i + 1}\n\n${'The owl flew. '.repeat(800)}`).join(
+      '\n\n',
+    );
+    const accepted = await call(userC, 'POST', '/books', { title: 'Owls', format: 'text', content });
+    expect(accepted.status).toBe(202);
+    const id = accepted.body.id;
+    // a conversation about a book still ingesting is a clear 409
+    const early = await call(userC, 'POST', '/conversations', { bookId: id });
+    expect(early).toMatchObject({ status: 409, body: { code: 'book_not_ready' } });
+
+    const res = await fetch(`${base}/books/${id}/events?access_token=${mintToken(userC, SECRET)}`);
+    expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
+    const frames = (async () => {
+      let text = '';
+      for await (const chunk of res.body!) text += Buffer.from(chunk).toString();
+      return text;
+    })();
+    await app.get(BooksService, { strict: false }).process(id);
+    const events = [...(await frames).matchAll(/event: (\w+)\ndata: (.*)\n/g)].map((m) => ({
+      event: m[1],
+      book: JSON.parse(m[2]),
+    }));
+    expect(events[0]).toMatchObject({ event: 'progress', book: { status: 'ingesting' } });
+    expect(events.at(-1)).toMatchObject({ event: 'ready', book: { status: 'ready', chunkCount: expect.any(Number) } });
+    expect(events.filter((e) => e.event === 'ready')).toHaveLength(1);
+    expect((await call(userC, 'POST', '/conversations', { bookId: id })).status).toBe(201);
+  });
+
+  it('fails a decompression bomb with its problem code, keeping nothing but the row that says why', async () => {
+    const userD = `d-${randomUUID()}`;
+    const accepted = await call(userD, 'POST', '/books', form(new Blob([bomb]), 'bomb.pdf'));
+    expect(accepted.status).toBe(202);
+    const id = accepted.body.id;
+    await expect(app.get(BooksService, { strict: false }).process(id)).rejects.toMatchObject({
+      code: 'book_too_large_when_expanded',
+    });
+    const shown = await call(userD, 'GET', `/books/${id}`);
+    expect(shown.body).toMatchObject({
+      status: 'failed',
+      error: { code: 'book_too_large_when_expanded', message: expect.stringMatching(/expands to more than/) },
+      progress: { phase: 'failed' },
+    });
+    for (const table of ['book_uploads', 'book_chunks', 'book_terms'])
+      expect((await db.pool.query(`SELECT 1 FROM ${table} WHERE book_id = $1`, [id])).rowCount).toBe(0);
+    expect((await call(userD, 'GET', `/books/${id}/search?q=boom`)).body).toMatchObject({ code: 'book_not_ready' });
+    expect((await call(userD, 'DELETE', `/books/${id}`)).status).toBe(204);
+  });
+
+  it('allows two ingestions in flight per user, then 429 with Retry-After', async () => {
+    const userE = `e-${randomUUID()}`;
+    const post = () => call(userE, 'POST', '/books', { title: 'Q', format: 'text', content: 'Some words.' });
+    expect((await post()).status).toBe(202);
+    expect((await post()).status).toBe(202);
+    const res = await fetch(`${base}/books`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${mintToken(userE, SECRET)}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ title: 'Q', format: 'text', content: 'Some words.' }),
+    });
+    expect(res.status).toBe(429);
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await res.json()).toMatchObject({ code: 'book_ingest_busy' });
+    // once one is done, a slot is free again
+    const [first] = (await call(userE, 'GET', '/books')).body.items;
+    await app.get(BooksService, { strict: false }).process(first.id);
+    expect((await post()).status).toBe(202);
   });
 
   it('requires a bearer token', async () => {

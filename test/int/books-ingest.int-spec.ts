@@ -43,25 +43,24 @@ describe('book ingest', () => {
   });
   afterAll(() => db.drop());
 
-  /** Whether another session of this database holds a transaction that has written (has an xid). */
-  const writing = async () =>
-    (
-      await db.pool.query(
-        `SELECT 1 FROM pg_stat_activity
-          WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xid IS NOT NULL`,
-      )
-    ).rowCount! > 0;
-
   it('does not hold back the tailers of the event log while a large book is stored', async () => {
     const owner = `big-${randomUUID()}`;
     let ingested: Book | null = null;
     const ingest = books
       .ingest(owner, { title: 'Big', format: 'text', content: bigBook(6) })
       .then((b) => (ingested = b));
-    await waitFor('the ingest to start writing', writing, 60_000, 5);
+    // parsing runs in a child process; then chunks are written batch by batch
+    await waitFor(
+      'the ingest to start writing chunks',
+      async () => (await count('book_chunks c JOIN books b ON b.id = c.book_id WHERE b.owner_id = $1', [owner])) > 0,
+      60_000,
+      5,
+    );
 
-    // meanwhile the book is neither listed nor searchable
-    expect(await books.list(owner)).toEqual([]);
+    // meanwhile the book is listed as ingesting, and not searchable
+    const [listed] = await books.list(owner);
+    expect(listed.status).toBe('ingesting');
+    await expect(books.search(owner, listed.id, 'kalo')).rejects.toThrow('still being ingested');
     const { events } = await store.append(`s-${randomUUID()}`, [{ id: randomUUID(), type: 'Meanwhile', data: {} }], {
       expectedVersion: 'no_stream',
     });
@@ -99,10 +98,11 @@ describe('book ingest', () => {
   it('deletes what it stored when storing fails half-way, and an ingest abandoned long ago', async () => {
     const owner = `half-${randomUUID()}`;
     const abandoned = await new BooksRepository(db.pool).create(
-      { ownerId: owner, title: 'Abandoned', author: null, format: 'text', chapters: [], sizeBytes: 1 },
-      [],
+      { ownerId: owner, title: 'Abandoned', author: null, format: 'text' },
+      Buffer.from('x'),
+      null,
     );
-    await db.pool.query(`UPDATE books SET created_at = now() - interval '2 hours' WHERE id = $1`, [abandoned]);
+    await db.pool.query(`UPDATE books SET created_at = now() - interval '2 hours' WHERE id = $1`, [abandoned.id]);
     const before = await count('book_chunks', []);
 
     class FailingOnThirdBatch extends BooksRepository {

@@ -54,8 +54,15 @@ describe(BooksService.name, () => {
         title: "Alice's Adventures in Wonderland",
         author: 'Lewis Carroll',
         format: 'text',
+        status: 'ready',
         chapters: expect.any(Array),
         chunkCount: expect.any(Number),
+        progress: {
+          phase: 'done',
+          bytesTotal: 167_518,
+          chunksWritten: alice.chunkCount,
+          chunksTotal: alice.chunkCount,
+        },
         createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
       });
       expect(alice.chapters).toHaveLength(12);

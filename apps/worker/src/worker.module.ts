@@ -1,9 +1,11 @@
 import { Module } from '@nestjs/common';
 import { BullModule } from '@nestjs/bullmq';
 import { AGENT_TURNS_QUEUE, ToolRegistry } from '@parley/agent';
-import { BooksModule, SearchBookTool } from '@parley/books';
+import { BOOK_INGEST_QUEUE, BooksModule, SearchBookTool } from '@parley/books';
 import { ConfigModule } from '@parley/config';
 import { DatabaseModule, loggerModule, queueRootModule, RedisModule } from '@parley/platform';
+import { BookIngestProcessor } from './books/book-ingest.processor';
+import { BookIngestSweeper } from './books/book-ingest-sweeper.service';
 import { ProjectionsService } from './projections/projections.service';
 import { AgentTurnRunner } from './turns/agent-turn.runner';
 import { AgentTurnsProcessor } from './turns/agent-turns.processor';
@@ -13,7 +15,7 @@ import { TurnDispatcher } from './turns/turn-dispatcher.service';
 import { TurnSequencer } from './turns/turn-sequencer';
 import { TurnSweeper } from './turns/turn-sweeper.service';
 
-/** The worker root: no HTTP port; agent turns (BullMQ), projections and the turn dispatcher. */
+/** The worker root: no HTTP port; agent turns and book ingestion (BullMQ), projections and the turn dispatcher. */
 @Module({
   imports: [
     ConfigModule,
@@ -21,7 +23,7 @@ import { TurnSweeper } from './turns/turn-sweeper.service';
     DatabaseModule,
     RedisModule,
     queueRootModule(),
-    BullModule.registerQueue({ name: AGENT_TURNS_QUEUE }),
+    BullModule.registerQueue({ name: AGENT_TURNS_QUEUE }, { name: BOOK_INGEST_QUEUE }),
     BooksModule,
   ],
   providers: [
@@ -38,6 +40,8 @@ import { TurnSweeper } from './turns/turn-sweeper.service';
     TurnSequencer,
     TurnDispatcher,
     TurnSweeper,
+    BookIngestProcessor,
+    BookIngestSweeper,
   ],
 })
 export class WorkerModule {}

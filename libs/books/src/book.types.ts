@@ -23,13 +23,33 @@ export interface ChapterRef {
   title: string;
 }
 
+export type BookStatus = 'ingesting' | 'ready' | 'failed';
+
+/** How far an ingestion got: written by the worker as it goes, read by GET /books/:id and its SSE. */
+export interface BookProgress {
+  phase: 'queued' | 'scanning' | 'parsing' | 'storing' | 'done' | 'failed';
+  /** the upload's size */
+  bytesTotal: number;
+  /** PDF pages read so far, of pagesTotal */
+  pagesDone?: number;
+  pagesTotal?: number;
+  /** passages stored so far, of chunksTotal (known once parsed) */
+  chunksWritten: number;
+  chunksTotal?: number;
+}
+
 export interface Book {
   id: string;
   title: string;
   author: string | null;
   format: BookFormat;
+  /** only a 'ready' book can be searched or talked about */
+  status: BookStatus;
   chapters: ChapterRef[];
   chunkCount: number;
+  progress: BookProgress;
+  /** why ingestion failed; present only when status is 'failed' */
+  error?: { code: string; message: string };
   createdAt: string;
 }
 

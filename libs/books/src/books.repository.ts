@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Pool } from 'pg';
 import { ChunkDraft } from './chunking/chunker';
-import { Book, BookFormat, ChapterRef, SearchHit } from './book.types';
+import { IngestBusyError } from './book.errors';
+import { Book, BookFormat, BookProgress, BookStatus, ChapterRef, SearchHit } from './book.types';
 import { SEARCH_SQL, searchParams } from './search/search-query';
 
 interface BookRow {
@@ -9,12 +10,15 @@ interface BookRow {
   title: string;
   author: string | null;
   format: BookFormat;
+  status: BookStatus;
   chapters: ChapterRef[];
   chunk_count: number;
+  progress: BookProgress;
+  error: { code: string; message: string } | null;
   created_at: Date;
 }
 
-const BOOK_COLUMNS = 'id, title, author, format, chapters, chunk_count, created_at';
+const BOOK_COLUMNS = 'id, title, author, format, status, chapters, chunk_count, progress, error, created_at';
 
 function toBook(r: BookRow): Book {
   return {
@@ -22,8 +26,11 @@ function toBook(r: BookRow): Book {
     title: r.title,
     author: r.author,
     format: r.format,
+    status: r.status,
     chapters: r.chapters,
     chunkCount: r.chunk_count,
+    progress: r.progress,
+    ...(r.status === 'failed' && r.error ? { error: r.error } : {}),
     createdAt: r.created_at.toISOString(),
   };
 }
@@ -33,8 +40,19 @@ export interface NewBook {
   title: string;
   author: string | null;
   format: BookFormat;
-  chapters: ChapterRef[];
-  sizeBytes: number;
+}
+
+/** Ingestions in flight allowed per user and over the service; null: no cap (the CLI). */
+export interface IngestCaps {
+  perUser: number;
+  global: number;
+}
+
+export interface StoredUpload {
+  ownerId: string;
+  title: string;
+  format: BookFormat;
+  content: Buffer;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -42,37 +60,92 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Chunks per batch when storing a book: each batch is one short transaction (a fraction of a second). */
 export const INGEST_BATCH = 250;
 
-/** An ingest still 'ingesting' after this long was abandoned (its process died) and is deleted. */
+/** An ingest still 'ingesting' after this long was abandoned (its job was lost) and is deleted. */
 const ABANDONED_AFTER = '1 hour';
 
+/** Seconds a client refused for too many ingestions in flight should wait. */
+export const INGEST_BUSY_RETRY_AFTER_S = 30;
+
+/** One lock for the cap check and the insert, so two concurrent uploads cannot both take the last slot. */
+const INGEST_LOCK = 0x626f6f6b; // 'book'
+
 /**
- * Plain parameterised SQL over books, book_chunks and book_terms. A book is written in short
- * transactions: create, addChunks batch by batch, markReady; until then it is neither listed
- * nor found.
+ * Plain parameterised SQL over books, book_uploads, book_chunks and book_terms. A book is
+ * written in short transactions: create (with its upload), addChunks batch by batch, markReady
+ * or fail; until ready it is neither searchable nor open to conversations.
  */
 @Injectable()
 export class BooksRepository {
   constructor(@Inject(Pool) private readonly pool: Pool) {}
 
-  /** Starts storing a book: its row, 'ingesting' until markReady. Returns its id. */
-  async create(book: NewBook, chunks: ChunkDraft[]): Promise<string> {
-    const avg = chunks.length ? chunks.reduce((s, c) => s + Buffer.byteLength(c.text), 0) / chunks.length : 0;
-    const { rows } = await this.pool.query<{ id: string }>(
-      `INSERT INTO books (owner_id, title, author, format, chapters, chunk_count, avg_chunk_bytes, size_bytes, status)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'ingesting')
-       RETURNING id`,
-      [
-        book.ownerId,
-        book.title,
-        book.author,
-        book.format,
-        JSON.stringify(book.chapters),
-        chunks.length,
-        avg,
-        book.sizeBytes,
-      ],
+  /**
+   * Stores an accepted upload as a book 'ingesting' with its bytes. With caps, refuses
+   * (IngestBusyError) when the owner or the service already has that many in flight.
+   */
+  async create(book: NewBook, content: Buffer, caps: IngestCaps | null): Promise<Book> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      if (caps) {
+        await client.query('SELECT pg_advisory_xact_lock($1)', [INGEST_LOCK]);
+        const { rows } = await client.query<{ mine: number; all: number }>(
+          `SELECT count(*) FILTER (WHERE owner_id = $1)::int AS mine, count(*)::int AS all FROM books
+            WHERE status = 'ingesting' AND created_at > now() - $2::interval`,
+          [book.ownerId, ABANDONED_AFTER],
+        );
+        if (rows[0].mine >= caps.perUser)
+          throw new IngestBusyError(
+            `you have ${rows[0].mine} books ingesting already (at most ${caps.perUser}); try again when one is done`,
+            INGEST_BUSY_RETRY_AFTER_S,
+          );
+        if (rows[0].all >= caps.global)
+          throw new IngestBusyError(
+            'the service is ingesting as many books as it can; try again soon',
+            INGEST_BUSY_RETRY_AFTER_S,
+          );
+      }
+      const progress: BookProgress = { phase: 'queued', bytesTotal: content.length, chunksWritten: 0 };
+      const { rows } = await client.query<BookRow>(
+        `INSERT INTO books (owner_id, title, author, format, chapters, chunk_count, avg_chunk_bytes, size_bytes, status, progress)
+         VALUES ($1, $2, $3, $4, '[]', 0, 0, $5, 'ingesting', $6)
+         RETURNING ${BOOK_COLUMNS}`,
+        [book.ownerId, book.title, book.author, book.format, content.length, JSON.stringify(progress)],
+      );
+      await client.query('INSERT INTO book_uploads (book_id, content) VALUES ($1, $2)', [rows[0].id, content]);
+      await client.query('COMMIT');
+      return toBook(rows[0]);
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw e;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** The stored upload of a book still ingesting; null when the book is gone or done. */
+  async loadUpload(bookId: string): Promise<StoredUpload | null> {
+    const { rows } = await this.pool.query<{ owner_id: string; title: string; format: BookFormat; content: Buffer }>(
+      `SELECT b.owner_id, b.title, b.format, u.content FROM books b JOIN book_uploads u ON u.book_id = b.id
+        WHERE b.id = $1 AND b.status = 'ingesting'`,
+      [bookId],
     );
-    return rows[0].id;
+    const r = rows[0];
+    return r ? { ownerId: r.owner_id, title: r.title, format: r.format, content: r.content } : null;
+  }
+
+  async setProgress(bookId: string, progress: BookProgress): Promise<void> {
+    await this.pool.query(`UPDATE books SET progress = $2 WHERE id = $1 AND status = 'ingesting'`, [
+      bookId,
+      JSON.stringify(progress),
+    ]);
+  }
+
+  /** The ids of books waiting for or in ingestion (for re-enqueueing after Redis lost its jobs). */
+  async ingestingIds(): Promise<string[]> {
+    const { rows } = await this.pool.query<{ id: string }>(
+      `SELECT id FROM books WHERE status = 'ingesting' ORDER BY created_at LIMIT 1000`,
+    );
+    return rows.map((r) => r.id);
   }
 
   /**
@@ -102,13 +175,36 @@ export class BooksRepository {
     );
   }
 
-  /** Makes a fully stored book visible. */
-  async markReady(bookId: string): Promise<Book> {
+  /** Makes a fully stored book usable and drops its upload; null when the book was deleted meanwhile. */
+  async markReady(
+    bookId: string,
+    chapters: ChapterRef[],
+    chunks: ChunkDraft[],
+    progress: BookProgress,
+  ): Promise<Book | null> {
+    const avg = chunks.length ? chunks.reduce((s, c) => s + Buffer.byteLength(c.text), 0) / chunks.length : 0;
     const { rows } = await this.pool.query<BookRow>(
-      `UPDATE books SET status = 'ready' WHERE id = $1 RETURNING ${BOOK_COLUMNS}`,
-      [bookId],
+      `WITH dropped AS (DELETE FROM book_uploads WHERE book_id = $1)
+       UPDATE books SET status = 'ready', chapters = $2, chunk_count = $3, avg_chunk_bytes = $4, progress = $5
+        WHERE id = $1 AND status = 'ingesting' RETURNING ${BOOK_COLUMNS}`,
+      [bookId, JSON.stringify(chapters), chunks.length, avg, JSON.stringify(progress)],
     );
-    return toBook(rows[0]);
+    return rows.length ? toBook(rows[0]) : null;
+  }
+
+  /**
+   * Ends an ingestion as failed: deletes its upload, chunks and vocabulary, keeps the row with
+   * the error so the owner can read why (until they delete it).
+   */
+  async fail(bookId: string, error: { code: string; message: string }, progress: BookProgress): Promise<void> {
+    await this.pool.query(
+      `WITH u AS (DELETE FROM book_uploads WHERE book_id = $1),
+            c AS (DELETE FROM book_chunks WHERE book_id = $1),
+            t AS (DELETE FROM book_terms WHERE book_id = $1)
+       UPDATE books SET status = 'failed', error = $2, progress = $3, chapters = '[]', chunk_count = 0
+        WHERE id = $1 AND status = 'ingesting'`,
+      [bookId, JSON.stringify(error), JSON.stringify(progress)],
+    );
   }
 
   /** Deletes a book whatever its state, with what was stored of it (a failed ingest). */
@@ -125,17 +221,17 @@ export class BooksRepository {
 
   async list(ownerId: string): Promise<Book[]> {
     const { rows } = await this.pool.query<BookRow>(
-      `SELECT ${BOOK_COLUMNS} FROM books WHERE owner_id = $1 AND status = 'ready' ORDER BY created_at DESC, id DESC`,
+      `SELECT ${BOOK_COLUMNS} FROM books WHERE owner_id = $1 ORDER BY created_at DESC, id DESC`,
       [ownerId],
     );
     return rows.map(toBook);
   }
 
-  /** The book when it exists and (unless ownerId is null) belongs to ownerId. */
+  /** The book in any state when it exists and (unless ownerId is null) belongs to ownerId. */
   async find(ownerId: string | null, id: string): Promise<Book | null> {
     if (!UUID.test(id)) return null;
     const { rows } = await this.pool.query<BookRow>(
-      `SELECT ${BOOK_COLUMNS} FROM books WHERE id = $1 AND status = 'ready' AND ($2::text IS NULL OR owner_id = $2)`,
+      `SELECT ${BOOK_COLUMNS} FROM books WHERE id = $1 AND ($2::text IS NULL OR owner_id = $2)`,
       [id, ownerId],
     );
     return rows.length ? toBook(rows[0]) : null;

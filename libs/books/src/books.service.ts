@@ -1,58 +1,146 @@
-import { Injectable } from '@nestjs/common';
-import { BookNotFoundError, BookRejectedError } from './book.errors';
-import { Book, BOOK_FORMATS, IngestBookInput, SearchOptions, SearchResult } from './book.types';
-import { chunkBook } from './chunking/chunker';
-import { parseBook } from './parsing/parse-book';
-import { BooksRepository, INGEST_BATCH } from './books.repository';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import type { BookLimits } from '@parley/config';
+import { BookNotFoundError, BookNotReadyError, BookRejectedError } from './book.errors';
+import {
+  Book,
+  BOOK_FORMATS,
+  BookFormat,
+  BookProgress,
+  IngestBookInput,
+  MAX_BOOK_BYTES,
+  SearchOptions,
+  SearchResult,
+} from './book.types';
+import { parseBounded } from './parsing/bounded-parse';
+import { decodeText, looksLikePdf } from './parsing/parse-book';
+import { DEFAULT_PARSE_LIMITS } from './parsing/parse-limits';
+import { BooksRepository, IngestCaps, INGEST_BATCH } from './books.repository';
 import { queryText } from './search/query-text';
 
 export const DEFAULT_SEARCH_K = 5;
 export const MAX_SEARCH_K = 20;
 export const MAX_TITLE_CHARS = 200;
 
-/** Ingest (parse → chunk → store in short batches), list, show, delete and search books. */
+/** Injection token of the BookLimits (libs/config) the service runs under. */
+export const BOOK_LIMITS = 'BOOK_LIMITS';
+
+export const DEFAULT_BOOK_LIMITS: BookLimits = {
+  ...DEFAULT_PARSE_LIMITS,
+  ingestPerUser: 2,
+  ingestGlobal: 8,
+  ingestConcurrency: 2,
+  ingestEnabled: true,
+};
+
+/** A checked upload, ready to store. */
+interface AcceptedUpload {
+  title: string;
+  author: string | null;
+  format: BookFormat;
+  bytes: Buffer;
+}
+
+/** At most this often is a book's progress written while it is parsed. */
+const PROGRESS_EVERY_MS = 250;
+
+/**
+ * Books: accept an upload (checks that cost nothing, then stored 'ingesting'), process it
+ * (parse in a bounded child process → chunk → store in short batches → ready, or failed with
+ * a problem code), list, show, delete and search.
+ */
 @Injectable()
 export class BooksService {
-  constructor(private readonly repo: BooksRepository) {}
+  private readonly limits: BookLimits;
+
+  constructor(
+    private readonly repo: BooksRepository,
+    @Optional() @Inject(BOOK_LIMITS) limits?: BookLimits,
+  ) {
+    this.limits = limits ?? DEFAULT_BOOK_LIMITS;
+  }
 
   /**
-   * Parses, chunks and stores a book, visible once whole; a refused upload throws BookRejectedError
-   * and a failure half-way deletes what was stored.
+   * Checks what can be checked at once (fields, size, type, PDF magic bytes, UTF-8) and stores
+   * the upload as a book 'ingesting'. Refusals: BookRejectedError (nothing stored), or
+   * IngestBusyError when the caps of ingestions in flight are reached (null caps: none).
    */
-  async ingest(ownerId: string, input: IngestBookInput): Promise<Book> {
-    // eslint-disable-next-line no-control-regex -- matching control characters is the point
-    if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(`${input.title ?? ''}${input.author ?? ''}`)) {
-      throw new BookRejectedError(400, 'title and author must not contain control characters');
-    }
-    const title = input.title?.trim() ?? '';
-    if (!title || title.length > MAX_TITLE_CHARS) {
-      throw new BookRejectedError(400, `title must be 1..${MAX_TITLE_CHARS} characters`);
-    }
-    const author = input.author?.trim() || null;
-    if (author && author.length > MAX_TITLE_CHARS)
-      throw new BookRejectedError(400, `author must be at most ${MAX_TITLE_CHARS} characters`);
-    if (!BOOK_FORMATS.includes(input.format)) {
-      throw new BookRejectedError(415, `format must be one of ${BOOK_FORMATS.join(', ')}`);
-    }
-    const parsed = await parseBook(input.format, input.content, { fallbackTitle: title });
-    const chunks = chunkBook(parsed.chapters);
-    const sizeBytes =
-      typeof input.content === 'string' ? Buffer.byteLength(input.content, 'utf8') : input.content.length;
+  async accept(ownerId: string, input: IngestBookInput, caps: IngestCaps | null = this.caps()): Promise<Book> {
+    const upload = checkUpload(input);
     await this.repo.discardAbandoned();
-    const chapters = parsed.chapters.map((c) => ({ index: c.index, title: c.title }));
-    const bookId = await this.repo.create(
-      { ownerId, title, author, format: input.format, chapters, sizeBytes },
-      chunks,
-    );
+    return this.repo.create({ ownerId, ...upload }, upload.bytes, caps);
+  }
+
+  /**
+   * Ingests an accepted book: parse and chunk (bounded), store, mark ready. A book that cannot
+   * be read is marked failed with its problem code and the BookRejectedError is thrown; other
+   * errors (the database) are thrown with the book left 'ingesting', to be retried. Null when
+   * the book is gone (deleted while waiting) or no longer ingesting.
+   */
+  async process(bookId: string, onProgress: (p: BookProgress) => void = () => undefined): Promise<Book | null> {
+    const upload = await this.repo.loadUpload(bookId);
+    if (!upload) return null;
+    let progress: BookProgress = { phase: 'scanning', bytesTotal: upload.content.length, chunksWritten: 0 };
+    let written = 0;
+    const report = (next: Partial<BookProgress>, force = false) => {
+      progress = { ...progress, ...next };
+      onProgress(progress);
+      if (!force && Date.now() - written < PROGRESS_EVERY_MS) return Promise.resolve();
+      written = Date.now();
+      return this.repo.setProgress(bookId, progress).catch(() => undefined); // progress is best effort
+    };
+    let parsed;
     try {
-      // short transactions, batch by batch: one long one would stall every tailer of the event log
-      for (let i = 0; i < chunks.length; i += INGEST_BATCH)
-        await this.repo.addChunks(bookId, chunks.slice(i, i + INGEST_BATCH));
-      return await this.repo.markReady(bookId);
+      parsed = await parseBounded(upload.format, upload.content, upload.title, this.limits, (p) => void report(p));
     } catch (e) {
-      await this.repo.discard(bookId).catch(() => undefined);
+      if (e instanceof BookRejectedError) {
+        await this.repo.fail(bookId, { code: e.code, message: e.message }, { ...progress, phase: 'failed' });
+      }
       throw e;
     }
+    const { chapters, chunks } = parsed;
+    await report({ phase: 'storing', chunksTotal: chunks.length }, true);
+    // short transactions, batch by batch: one long one would stall every tailer of the event log
+    for (let i = 0; i < chunks.length; i += INGEST_BATCH) {
+      try {
+        await this.repo.addChunks(bookId, chunks.slice(i, i + INGEST_BATCH));
+      } catch (e) {
+        if ((e as { code?: string }).code === '23503') return null; // the book was deleted meanwhile
+        throw e;
+      }
+      await report({ chunksWritten: Math.min(i + INGEST_BATCH, chunks.length) });
+    }
+    return this.repo.markReady(bookId, chapters, chunks, { ...progress, phase: 'done', chunksWritten: chunks.length });
+  }
+
+  /**
+   * accept + process in this process, for the CLI and benchmarks: the stored book, or a
+   * BookRejectedError with nothing left behind.
+   */
+  async ingest(ownerId: string, input: IngestBookInput, onProgress?: (p: BookProgress) => void): Promise<Book> {
+    const accepted = await this.accept(ownerId, input, null);
+    try {
+      const book = await this.process(accepted.id, onProgress);
+      if (!book) throw new BookNotFoundError(accepted.id);
+      return book;
+    } catch (e) {
+      await this.repo.discard(accepted.id).catch(() => undefined);
+      throw e;
+    }
+  }
+
+  /** Marks a book failed for a reason other than its content (retries exhausted). */
+  async failIngest(bookId: string, message: string): Promise<void> {
+    const book = await this.repo.find(null, bookId);
+    if (book?.status !== 'ingesting') return;
+    await this.repo.fail(bookId, { code: 'book_ingest_failed', message }, { ...book.progress, phase: 'failed' });
+  }
+
+  ingestingIds(): Promise<string[]> {
+    return this.repo.ingestingIds();
+  }
+
+  private caps(): IngestCaps {
+    return { perUser: this.limits.ingestPerUser, global: this.limits.ingestGlobal };
   }
 
   list(ownerId: string): Promise<Book[]> {
@@ -65,6 +153,14 @@ export class BooksService {
     return book;
   }
 
+  /** The book when it is ready; BookNotFoundError, or BookNotReadyError while it ingests or when it failed. */
+  async getReady(ownerId: string | null, id: string): Promise<Book> {
+    const book = await this.repo.find(ownerId, id);
+    if (!book) throw new BookNotFoundError(id);
+    if (book.status !== 'ready') throw new BookNotReadyError(id, book.status);
+    return book;
+  }
+
   async delete(ownerId: string, id: string): Promise<void> {
     if (!(await this.repo.delete(ownerId, id))) throw new BookNotFoundError(id);
   }
@@ -74,11 +170,41 @@ export class BooksService {
    * ownerId null skips the ownership check (trusted callers such as the benchmark).
    */
   async search(ownerId: string | null, bookId: string, query: string, opts: SearchOptions = {}): Promise<SearchResult> {
-    if (!(await this.repo.find(ownerId, bookId))) throw new BookNotFoundError(bookId);
+    await this.getReady(ownerId, bookId);
     const k = Math.min(Math.max(Math.trunc(opts.k ?? DEFAULT_SEARCH_K), 1), MAX_SEARCH_K);
     const maxChapter = opts.maxChapter ?? null;
     const text = queryText(query);
     if (!text) return { items: [] };
     return { items: await this.repo.search(bookId, text, k, maxChapter) };
   }
+}
+
+/** The checks that cost nothing: fields, size, declared type against the bytes, UTF-8 for text. */
+function checkUpload(input: IngestBookInput): AcceptedUpload {
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
+  if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(`${input.title ?? ''}${input.author ?? ''}`)) {
+    throw new BookRejectedError(400, 'title and author must not contain control characters');
+  }
+  const title = input.title?.trim() ?? '';
+  if (!title || title.length > MAX_TITLE_CHARS) {
+    throw new BookRejectedError(400, `title must be 1..${MAX_TITLE_CHARS} characters`);
+  }
+  const author = input.author?.trim() || null;
+  if (author && author.length > MAX_TITLE_CHARS)
+    throw new BookRejectedError(400, `author must be at most ${MAX_TITLE_CHARS} characters`);
+  if (!BOOK_FORMATS.includes(input.format)) {
+    throw new BookRejectedError(415, `format must be one of ${BOOK_FORMATS.join(', ')}`);
+  }
+  const bytes = typeof input.content === 'string' ? Buffer.from(input.content, 'utf8') : input.content;
+  if (bytes.length === 0) throw new BookRejectedError(400, 'the book is empty');
+  if (bytes.length > MAX_BOOK_BYTES)
+    throw new BookRejectedError(413, `the book is larger than ${MAX_BOOK_BYTES / 1024 / 1024} MB`);
+  if (input.format === 'pdf') {
+    if (!looksLikePdf(bytes)) throw new BookRejectedError(415, 'the file is not a PDF');
+  } else {
+    // 415 for binary or non-UTF-8, 400 for no words at all, before anything is stored
+    if (!/[\p{L}\p{N}]/u.test(decodeText(bytes)))
+      throw new BookRejectedError(400, 'the book has no text', 'book_no_text');
+  }
+  return { title, author, format: input.format, bytes };
 }

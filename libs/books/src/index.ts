@@ -5,3 +5,7 @@ export * from './books.repository';
 export * from './books.service';
 export * from './books.module';
 export * from './search-book.tool';
+export * from './book-ingest-queue';
+export * from './parsing/bounded-parse';
+export * from './parsing/parse-limits';
+export type { ParseProgress } from './parsing/parse-protocol';

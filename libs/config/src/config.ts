@@ -40,6 +40,17 @@ const envSchema = z.object({
   PROJECTIONS_ENABLED: bool.default(true),
   DISPATCHER_ENABLED: bool.default(true),
   AGENT_ENABLED: bool.default(true),
+  // books: what one upload may cost to parse (docs/operations.md, "Upload limits")
+  BOOK_MAX_EXPANSION_RATIO: positiveInt.default(50),
+  BOOK_MAX_EXPANDED_MB: positiveInt.default(200),
+  BOOK_MAX_PAGES: positiveInt.default(5_000),
+  BOOK_PARSE_HEAP_MB: positiveInt.default(512),
+  BOOK_PARSE_MAX_RSS_MB: positiveInt.default(768),
+  BOOK_PARSE_TIMEOUT_MS: positiveInt.default(120_000),
+  BOOK_INGEST_PER_USER: positiveInt.default(2),
+  BOOK_INGEST_GLOBAL: positiveInt.default(8),
+  BOOK_INGEST_CONCURRENCY: positiveInt.default(2),
+  BOOK_INGEST_ENABLED: bool.default(true),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -75,6 +86,28 @@ export interface AppConfig {
   limits: { postsPerMinute: number; messageMaxChars: number };
   sse: { pingMs: number; retryMs: number; slowClientMs: number };
   eventPollMs: number;
+  books: BookLimits;
+}
+
+/** What a book upload may cost: the parser's bounds and how many ingestions run at once. */
+export interface BookLimits {
+  /** extracted text (and inflated PDF streams) may be at most this many times the upload… */
+  maxExpansionRatio: number;
+  /** …and at most this many bytes, whichever is lower */
+  maxExpandedBytes: number;
+  maxPages: number;
+  /** the parser process's V8 heap (--max-old-space-size) */
+  parseHeapMb: number;
+  /** the parser process is killed when its resident memory passes this (buffers are off-heap) */
+  parseMaxRssMb: number;
+  parseTimeoutMs: number;
+  /** ingestions queued or running per user, and over the whole service (more get 429) */
+  ingestPerUser: number;
+  ingestGlobal: number;
+  /** book-ingest jobs one worker process runs at once */
+  ingestConcurrency: number;
+  /** whether this worker takes book-ingest jobs (independent of AGENT_ENABLED) */
+  ingestEnabled: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -91,6 +124,26 @@ function parseEnv(source: NodeJS.ProcessEnv): Env {
     throw new ConfigError(`Invalid environment:\n${lines.join('\n')}`);
   }
   return parsed.data;
+}
+
+function bookLimits(e: Env): BookLimits {
+  return {
+    maxExpansionRatio: e.BOOK_MAX_EXPANSION_RATIO,
+    maxExpandedBytes: e.BOOK_MAX_EXPANDED_MB * 1024 * 1024,
+    maxPages: e.BOOK_MAX_PAGES,
+    parseHeapMb: e.BOOK_PARSE_HEAP_MB,
+    parseMaxRssMb: e.BOOK_PARSE_MAX_RSS_MB,
+    parseTimeoutMs: e.BOOK_PARSE_TIMEOUT_MS,
+    ingestPerUser: e.BOOK_INGEST_PER_USER,
+    ingestGlobal: e.BOOK_INGEST_GLOBAL,
+    ingestConcurrency: e.BOOK_INGEST_CONCURRENCY,
+    ingestEnabled: e.BOOK_INGEST_ENABLED,
+  };
+}
+
+/** The book limits alone, for the CLI (which needs no JWT secret). */
+export function loadBookLimits(source: NodeJS.ProcessEnv = process.env): BookLimits {
+  return bookLimits(parseEnv(source));
 }
 
 /** DATABASE_URL alone, for tools that only talk to Postgres (migrate, CLI): they need no JWT secret. */
@@ -133,5 +186,6 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): AppConfig {
     limits: { postsPerMinute: e.RATE_LIMIT_POSTS_PER_MIN, messageMaxChars: e.MESSAGE_MAX_CHARS },
     sse: { pingMs: e.SSE_PING_MS, retryMs: e.SSE_RETRY_MS, slowClientMs: e.SSE_SLOW_CLIENT_MS },
     eventPollMs: e.EVENT_POLL_MS,
+    books: bookLimits(e),
   };
 }

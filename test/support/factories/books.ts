@@ -1,4 +1,5 @@
 import { Client } from '../stack';
+import { waitFor } from '../wait-for';
 
 /** A small Markdown book whose chapters each hold one findable fact. */
 export function tinyBookMarkdown(): string {
@@ -21,6 +22,7 @@ export function tinyBookMarkdown(): string {
   ].join('\n');
 }
 
+/** Uploads the tiny book and waits until the worker has ingested it (a book is usable once ready). */
 export async function newBook(c: Client): Promise<{ id: string; chapters: Array<{ index: number; title: string }> }> {
   const r = await c.req('POST', '/v1/books', {
     title: 'The Lighthouse Keeper',
@@ -28,6 +30,22 @@ export async function newBook(c: Client): Promise<{ id: string; chapters: Array<
     format: 'markdown',
     content: tinyBookMarkdown(),
   });
-  if (r.status !== 201) throw new Error(`book upload failed: ${r.status} ${r.text}`);
-  return r.body;
+  if (r.status !== 202) throw new Error(`book upload failed: ${r.status} ${r.text}`);
+  return waitForBook(c, r.body.id);
+}
+
+/** Polls GET /v1/books/:id until the book is ready; throws when it failed. */
+export async function waitForBook(c: Client, id: string, timeoutMs = 30_000): Promise<any> {
+  let book: any;
+  await waitFor(
+    `book ${id} ready`,
+    async () => {
+      book = (await c.req('GET', `/v1/books/${id}`)).body;
+      if (book?.status === 'failed') throw new Error(`book ${id} failed: ${JSON.stringify(book.error)}`);
+      return book?.status === 'ready';
+    },
+    timeoutMs,
+    50,
+  );
+  return book;
 }

@@ -86,6 +86,38 @@ export class ChapterDto {
   title!: string;
 }
 
+export class BookProgressDto {
+  @ApiProperty({ enum: ['queued', 'scanning', 'parsing', 'storing', 'done', 'failed'] })
+  phase!: string;
+
+  @ApiProperty({ description: "the upload's size in bytes" })
+  bytesTotal!: number;
+
+  @ApiPropertyOptional({ description: 'PDF pages read so far' })
+  pagesDone?: number;
+
+  @ApiPropertyOptional()
+  pagesTotal?: number;
+
+  @ApiProperty({ description: 'passages stored so far' })
+  chunksWritten!: number;
+
+  @ApiPropertyOptional({ description: 'passages to store, known once the book is parsed' })
+  chunksTotal?: number;
+}
+
+export class BookErrorDto {
+  @ApiProperty({
+    example: 'book_too_large_when_expanded',
+    description:
+      'book_too_large_when_expanded, book_too_many_pages, book_parse_timeout, book_parse_failed, book_no_text, book_ingest_failed',
+  })
+  code!: string;
+
+  @ApiProperty()
+  message!: string;
+}
+
 export class BookDto {
   @ApiProperty({ format: 'uuid' })
   id!: string;
@@ -99,11 +131,23 @@ export class BookDto {
   @ApiProperty({ enum: BOOK_FORMATS })
   format!: BookFormat;
 
+  @ApiProperty({
+    enum: ['ingesting', 'ready', 'failed'],
+    description: 'only a ready book can be searched or discussed',
+  })
+  status!: string;
+
   @ApiProperty({ type: [ChapterDto] })
   chapters!: ChapterDto[];
 
   @ApiProperty()
   chunkCount!: number;
+
+  @ApiProperty({ type: BookProgressDto })
+  progress!: BookProgressDto;
+
+  @ApiPropertyOptional({ type: BookErrorDto, description: 'only when status is failed' })
+  error?: BookErrorDto;
 
   @ApiProperty({ format: 'date-time' })
   createdAt!: string;

@@ -11,6 +11,8 @@ import {
   ParseUUIDPipe,
   Post,
   Query,
+  Req,
+  Res,
   UploadedFile,
   UseInterceptors,
 } from '@nestjs/common';
@@ -19,29 +21,35 @@ import {
   ApiBearerAuth,
   ApiBody,
   ApiConsumes,
-  ApiCreatedResponse,
+  ApiAcceptedResponse,
   ApiExtraModels,
   ApiNoContentResponse,
   ApiOkResponse,
   ApiOperation,
+  ApiProduces,
   ApiTags,
   getSchemaPath,
 } from '@nestjs/swagger';
+import { Request, Response } from 'express';
 import { memoryStorage } from 'multer';
 import {
   Book,
   BookNotFoundError,
+  BookNotReadyError,
   BookRejectedError,
   BooksService,
   formatOfFile,
   IngestBookInput,
+  IngestBusyError,
   MAX_BOOK_BYTES,
   titleOfFile,
 } from '@parley/books';
-import { AuthUser } from '../auth/auth.guard';
+import { AllowQueryToken, AuthUser } from '../auth/auth.guard';
 import { CurrentUser } from '../auth/current-user.decorator';
 import { ConversationsService } from '../conversations/conversations.service';
 import { TurnDispatch } from '../conversations/turn-dispatch';
+import { BookIngestDispatch } from './book-ingest-dispatch';
+import { BookEventStream } from './book-event-stream';
 import { BookDto, BookListDto, CreateBookDto, SearchBookQueryDto, SearchResultDto, UploadBookDto } from './book.dto';
 
 const Id = () =>
@@ -59,26 +67,35 @@ export class BooksController {
     private readonly books: BooksService,
     private readonly conversations: ConversationsService,
     private readonly dispatch: TurnDispatch,
+    private readonly ingest: BookIngestDispatch,
+    private readonly events: BookEventStream,
   ) {}
 
   @Post()
+  @HttpCode(202)
   @ApiOperation({
-    summary: 'Ingest a book (JSON, or multipart with a file for anything over the JSON body limit)',
-    description: `Text (Project Gutenberg headers and licence are dropped), Markdown or PDF, at most ${MAX_BOOK_BYTES / 1024 / 1024} MB.`,
+    summary:
+      'Upload a book (JSON, or multipart with a file for anything over the JSON body limit); it ingests in the background',
+    description:
+      `Text (Project Gutenberg headers and licence are dropped), Markdown or PDF, at most ${MAX_BOOK_BYTES / 1024 / 1024} MB. ` +
+      'Answers 202 with the book `ingesting`; follow it on GET /books/{id} or GET /books/{id}/events until `ready` or ' +
+      '`failed` (with `error.code`). 429 with Retry-After when the caller or the service has too many books ingesting.',
   })
   @ApiConsumes('application/json', 'multipart/form-data')
   @ApiBody({ schema: { oneOf: [{ $ref: getSchemaPath(CreateBookDto) }, { $ref: getSchemaPath(UploadBookDto) }] } })
-  @ApiCreatedResponse({ type: BookDto })
+  @ApiAcceptedResponse({ type: BookDto })
   @UseInterceptors(
     FileInterceptor('file', { storage: memoryStorage(), limits: { fileSize: MAX_BOOK_BYTES, files: 1, fields: 10 } }),
   )
-  create(
+  async create(
     @CurrentUser() user: AuthUser,
     @Body() body: CreateBookDto,
     @UploadedFile() file?: Express.Multer.File,
   ): Promise<Book> {
     const input = file ? fromFile(body, file) : fromJson(body);
-    return this.mapErrors(() => this.books.ingest(user.id, input));
+    const book = await this.mapErrors(() => this.books.accept(user.id, input));
+    await this.ingest.enqueue(book.id);
+    return book;
   }
 
   @Get()
@@ -89,10 +106,29 @@ export class BooksController {
   }
 
   @Get(':id')
-  @ApiOperation({ summary: 'Show a book with its chapters' })
+  @ApiOperation({ summary: 'Show a book with its chapters, or how far its ingestion got (status, progress, error)' })
   @ApiOkResponse({ type: BookDto })
   show(@CurrentUser() user: AuthUser, @Param('id', Id()) id: string): Promise<Book> {
     return this.mapErrors(() => this.books.get(user.id, id));
+  }
+
+  @Get(':id/events')
+  @AllowQueryToken()
+  @ApiProduces('text/event-stream')
+  @ApiOperation({
+    summary: "SSE: the book's ingestion as it goes",
+    description:
+      '`event: progress` with the book (status, progress) whenever it changes, then one `event: ready` or ' +
+      '`event: failed` with the book, and the stream ends (at once for a book already done).',
+  })
+  async followIngest(
+    @CurrentUser() user: AuthUser,
+    @Param('id', Id()) id: string,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
+    await this.mapErrors(() => this.books.get(user.id, id)); // 404 before the stream starts
+    await this.events.serve(user.id, id, req, res);
   }
 
   @Delete(':id')
@@ -100,7 +136,7 @@ export class BooksController {
   @ApiOperation({ summary: 'Delete a book, its passages and its conversations (ConversationDeleted each)' })
   @ApiNoContentResponse()
   async remove(@CurrentUser() user: AuthUser, @Param('id', Id()) id: string): Promise<void> {
-    await this.mapErrors(() => this.books.get(user.id, id)); // 404 before touching anything
+    await this.mapErrors(() => this.books.get(user.id, id)); // 404 before touching anything (any status)
     for (const deleted of await this.conversations.deleteAllAboutBook(user.id, id)) {
       await this.dispatch.conversationDeleted(deleted);
     }
@@ -122,7 +158,15 @@ export class BooksController {
       return await work();
     } catch (e) {
       if (e instanceof BookNotFoundError) throw new NotFoundException('book not found');
-      if (e instanceof BookRejectedError) throw new HttpException(e.message, e.status);
+      if (e instanceof BookRejectedError)
+        throw new HttpException({ statusCode: e.status, message: e.message, code: e.code }, e.status);
+      if (e instanceof BookNotReadyError)
+        throw new HttpException({ statusCode: 409, message: e.message, code: 'book_not_ready' }, 409);
+      if (e instanceof IngestBusyError)
+        throw new HttpException(
+          { statusCode: 429, message: e.message, code: 'book_ingest_busy', retryAfter: e.retryAfterS },
+          429,
+        );
       throw e;
     }
   }

@@ -1,4 +1,5 @@
 import {
+  ConflictException,
   BadRequestException,
   Inject,
   Injectable,
@@ -291,9 +292,22 @@ export class ConversationsService {
     return rows[0] && answerTo(input, rows[0]);
   }
 
+  /** 404 for no such book of the user's; 409 for one still ingesting or failed (nothing to search yet). */
   private async assertBookVisible(userId: string, bookId: string): Promise<void> {
-    const { rowCount } = await this.pool.query('SELECT 1 FROM books WHERE id = $1 AND owner_id = $2', [bookId, userId]);
-    if (!rowCount) throw new NotFoundException('book not found');
+    const { rows } = await this.pool.query<{ status: string }>(
+      'SELECT status FROM books WHERE id = $1 AND owner_id = $2',
+      [bookId, userId],
+    );
+    if (!rows.length) throw new NotFoundException('book not found');
+    if (rows[0].status !== 'ready')
+      throw new ConflictException({
+        statusCode: 409,
+        code: 'book_not_ready',
+        message:
+          rows[0].status === 'failed'
+            ? 'the book failed to ingest: upload it again'
+            : 'the book is still being ingested: try again when GET /v1/books/{id} says ready',
+      });
   }
 }
 

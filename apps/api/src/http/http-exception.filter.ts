@@ -15,7 +15,7 @@ const DOMAIN_STATUS: Record<DomainError['code'], number> = {
 };
 
 /**
- * Every error leaves as JSON {statusCode, error, message}. Client mistakes that surface below
+ * Every error leaves as JSON {statusCode, error, message} (and `code` where one is set). Client mistakes that surface below
  * Nest (malformed JSON, oversize bodies) keep their 4xx; only genuine faults are 500.
  */
 @Catch()
@@ -24,7 +24,7 @@ export class HttpExceptionFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const res = host.switchToHttp().getResponse<Response>();
-    const { status, message, retryAfter } = this.describe(exception);
+    const { status, message, retryAfter, code } = this.describe(exception);
     if (retryAfter !== undefined && !res.headersSent) res.setHeader('Retry-After', String(retryAfter));
     if (status === HttpStatus.SERVICE_UNAVAILABLE) this.logger.warn(`database unavailable: ${String(exception)}`);
     else if (status >= 500) this.logger.error(exception instanceof Error ? exception.stack : String(exception));
@@ -32,17 +32,21 @@ export class HttpExceptionFilter implements ExceptionFilter {
       res.end();
       return;
     }
-    res.status(status).json({ statusCode: status, error: STATUS_CODES[status] ?? 'Error', message });
+    res
+      .status(status)
+      .json({ statusCode: status, error: STATUS_CODES[status] ?? 'Error', message, ...(code ? { code } : {}) });
   }
 
-  private describe(e: unknown): { status: number; message: string | string[]; retryAfter?: number } {
+  private describe(e: unknown): { status: number; message: string | string[]; retryAfter?: number; code?: string } {
     if (e instanceof HttpException) {
       const body = e.getResponse();
       const message =
         typeof body === 'object' && body && 'message' in body
           ? (body as { message: string | string[] }).message
           : e.message;
-      return { status: e.getStatus(), message, retryAfter: (body as { retryAfter?: number }).retryAfter };
+      // a problem code (e.g. book_too_large_when_expanded) travels with the message when one is set
+      const { retryAfter, code } = body as { retryAfter?: number; code?: string };
+      return { status: e.getStatus(), message, retryAfter, code };
     }
     if (isTransientDbError(e)) {
       return {

@@ -2,15 +2,23 @@ import { BookRejectedError } from '../book.errors';
 import { BookFormat, MAX_BOOK_BYTES } from '../book.types';
 import { parseMarkdown } from './markdown-parser';
 import { ParsedBook, ParseOptions } from './parsed-book';
-import { extractPdfItems, PdfReadError, pdfItemsToLines } from './pdf-extractor';
+import { extractPdfItems, PdfReadError, PdfTextItem, pdfItemsToLines } from './pdf-extractor';
 import { parseLines, parseText } from './text-parser';
 import { stripGutenberg } from './gutenberg';
+
+/** Reads a PDF's text runs page by page; the bounded parser process brings its own (see parse-child). */
+export type PdfExtractor = (pdf: Uint8Array) => Promise<PdfTextItem[][]>;
 
 /**
  * Checks an upload and parses it into chapters. Refusals are BookRejectedError: empty (400),
  * over 20 MB (413), binary or not the declared format (415), no readable text (400).
  */
-export async function parseBook(format: BookFormat, content: string | Buffer, opts: ParseOptions): Promise<ParsedBook> {
+export async function parseBook(
+  format: BookFormat,
+  content: string | Buffer,
+  opts: ParseOptions,
+  extractPdf: PdfExtractor = extractPdfItems,
+): Promise<ParsedBook> {
   const size = typeof content === 'string' ? Buffer.byteLength(content, 'utf8') : content.length;
   if (size === 0) throw new BookRejectedError(400, 'the book is empty');
   if (size > MAX_BOOK_BYTES)
@@ -18,7 +26,7 @@ export async function parseBook(format: BookFormat, content: string | Buffer, op
 
   let book: ParsedBook;
   if (format === 'pdf') {
-    book = await parsePdf(typeof content === 'string' ? Buffer.from(content, 'latin1') : content, opts);
+    book = await parsePdf(typeof content === 'string' ? Buffer.from(content, 'latin1') : content, opts, extractPdf);
   } else {
     const text = decodeText(content);
     book = format === 'markdown' ? parseMarkdown(text, opts) : parseText(text, opts);
@@ -27,6 +35,7 @@ export async function parseBook(format: BookFormat, content: string | Buffer, op
     throw new BookRejectedError(
       400,
       format === 'pdf' ? 'the PDF has no extractable text (a scan?)' : 'the book has no text',
+      'book_no_text',
     );
   }
   return book;
@@ -60,11 +69,16 @@ function countControlCharacters(text: string): number {
   return n;
 }
 
-async function parsePdf(bytes: Buffer, opts: ParseOptions): Promise<ParsedBook> {
-  if (bytes.subarray(0, 1024).indexOf('%PDF-') < 0) throw new BookRejectedError(415, 'the file is not a PDF');
+/** Whether the bytes start like a PDF (the header may follow up to 1 KB of junk, as readers allow). */
+export function looksLikePdf(bytes: Buffer): boolean {
+  return bytes.subarray(0, 1024).indexOf('%PDF-') >= 0;
+}
+
+async function parsePdf(bytes: Buffer, opts: ParseOptions, extractPdf: PdfExtractor): Promise<ParsedBook> {
+  if (!looksLikePdf(bytes)) throw new BookRejectedError(415, 'the file is not a PDF');
   let pages;
   try {
-    pages = await extractPdfItems(bytes);
+    pages = await extractPdf(bytes);
   } catch (e) {
     if (!(e instanceof PdfReadError)) throw e;
     const why =
@@ -73,7 +87,11 @@ async function parsePdf(bytes: Buffer, opts: ParseOptions): Promise<ParsedBook> 
         : e.reason === 'timeout'
           ? e.message
           : 'the PDF cannot be read';
-    throw new BookRejectedError(e.reason === 'timeout' ? 400 : 415, why);
+    throw new BookRejectedError(
+      e.reason === 'timeout' ? 400 : 415,
+      why,
+      e.reason === 'timeout' ? 'book_parse_timeout' : 'book_parse_failed',
+    );
   }
   const lines = stripGutenberg(pdfItemsToLines(pages), (l) => l.text);
   return parseLines(lines, opts, true);

@@ -1,0 +1,84 @@
+/**
+ * The bounded parser process (libs/books/src/parsing/bounded-parse.ts) against generated
+ * hostile files: each is refused, or parsed, within a time and a memory bound. Uses the
+ * compiled parser script in dist/ (`npm run build` first, as `npm test` does).
+ */
+import { BookRejectedError, DEFAULT_PARSE_LIMITS, parseBounded, ParseLimits, ParseStats } from '@parley/books';
+import { emptyPagesPdf, honestBook, nestedListsMarkdown, pdfBomb, singleLineText } from '../support/hostile-books';
+
+const MiB = 1024 * 1024;
+
+async function parse(format: 'text' | 'markdown' | 'pdf', content: Buffer, limits: Partial<ParseLimits> = {}) {
+  const stats: ParseStats = { peakRssBytes: 0, ms: 0 };
+  const result = await parseBounded(format, content, 'T', { ...DEFAULT_PARSE_LIMITS, ...limits }, undefined, stats)
+    .then((r) => ({ chunks: r.chunks.length, chapters: r.chapters.length }))
+    .catch((e: unknown) => (e instanceof BookRejectedError ? { code: e.code, message: e.message } : { thrown: e }));
+  return { result, stats };
+}
+
+describe('bounded book parsing', () => {
+  it('refuses a PDF whose content stream inflates to 400 MiB in about a second, before pdf.js inflates it', async () => {
+    const bomb = pdfBomb(400);
+    expect(bomb.length).toBeLessThan(1 * MiB);
+    const { result, stats } = await parse('pdf', bomb);
+    expect(result).toEqual({
+      code: 'book_too_large_when_expanded',
+      message: expect.stringMatching(/expands to more than/),
+    });
+    expect(stats.ms).toBeLessThan(10_000);
+    expect(stats.peakRssBytes).toBeLessThan(DEFAULT_PARSE_LIMITS.parseMaxRssMb * MiB);
+  });
+
+  it('kills the parser once its memory passes the watchdog limit, whatever the other bounds let through', async () => {
+    // the expansion bounds opened wide: pdf.js inflates the stream and the RSS watchdog stops it
+    const { result, stats } = await parse('pdf', pdfBomb(400), {
+      maxExpansionRatio: 100_000,
+      maxExpandedBytes: 4096 * MiB,
+      parseMaxRssMb: 200,
+    });
+    expect(result).toEqual({
+      code: 'book_too_large_when_expanded',
+      message: 'reading the book needed more than 200 MB of memory',
+    });
+    // sampled every 50 ms: the process is killed soon after it passes the limit
+    expect(stats.peakRssBytes).toBeGreaterThan(200 * MiB);
+    expect(stats.peakRssBytes).toBeLessThan(1024 * MiB);
+  });
+
+  it('refuses a PDF of more pages than allowed at once, and stops a slow one at the wall clock', async () => {
+    const many = await parse('pdf', emptyPagesPdf(6_000));
+    expect(many.result).toMatchObject({ code: 'book_too_many_pages' });
+    expect(many.stats.ms).toBeLessThan(15_000);
+    const slow = await parse('pdf', emptyPagesPdf(3_000), { parseTimeoutMs: 1_000 });
+    expect(slow.result).toMatchObject({ code: 'book_parse_timeout' });
+    expect(slow.stats.ms).toBeLessThan(3_000);
+  });
+
+  it('reads thousands of empty pages to the end and finds no text', async () => {
+    const { result, stats } = await parse('pdf', emptyPagesPdf(2_000));
+    expect(result).toMatchObject({ code: 'book_no_text' });
+    expect(stats.ms).toBeLessThan(60_000);
+    expect(stats.peakRssBytes).toBeLessThan(400 * MiB);
+  }, 90_000);
+
+  it('parses 20 MB of text on a single line within its bounds', async () => {
+    const { result, stats } = await parse('text', Buffer.from(singleLineText(20)));
+    expect(result).toMatchObject({ chapters: 1, chunks: expect.any(Number) });
+    expect(stats.ms).toBeLessThan(60_000);
+    expect(stats.peakRssBytes).toBeLessThan(DEFAULT_PARSE_LIMITS.parseMaxRssMb * MiB);
+  }, 90_000);
+
+  it('parses Markdown lists nested a thousand deep', async () => {
+    const { result, stats } = await parse('markdown', Buffer.from(nestedListsMarkdown()));
+    expect(result).toMatchObject({ chunks: expect.any(Number) });
+    expect(stats.ms).toBeLessThan(30_000);
+    expect(stats.peakRssBytes).toBeLessThan(400 * MiB);
+  });
+
+  it('parses an honest 19 MB book into its 60 chapters', async () => {
+    const { result, stats } = await parse('text', Buffer.from(honestBook(19)));
+    expect(result).toMatchObject({ chapters: 60 });
+    expect(stats.ms).toBeLessThan(60_000);
+    expect(stats.peakRssBytes).toBeLessThan(DEFAULT_PARSE_LIMITS.parseMaxRssMb * MiB);
+  }, 90_000);
+});
