@@ -52,7 +52,7 @@ describe('README walkthrough (e2e)', () => {
     const { code, out, err } = await runBash(`set -euo pipefail\n${script}`, env);
     if (code !== 0) throw new Error(`the walkthrough exited ${code}\n--- stdout\n${out}\n--- stderr\n${err}`);
 
-    expect(out).toMatch(/\{"title":"Alice in Wonderland","chunkCount":\d+,"chapters":12\}/);
+    expect(out).toMatch(/\{"title":"Alice in Wonderland","status":"ready","chunkCount":\d+,"chapters":12\}/);
     expect(out).toMatch(/"turnId":"[0-9a-f-]{36}"/);
     expect(out).toContain('[1,"ConversationStarted"]');
     expect(out).toContain('[2,"UserMessagePosted"]');
