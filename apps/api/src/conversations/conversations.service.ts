@@ -19,8 +19,16 @@ import {
   fold,
   initialState,
   pendingTurns,
+  UserMessagePosted,
 } from '@parley/conversation';
-import { EventStore, ExpectedVersion, NewEvent, StoredEvent, WrongExpectedVersionError } from '@parley/event-store';
+import {
+  eventOf,
+  EventStore,
+  ExpectedVersion,
+  NewEvent,
+  StoredEvent,
+  WrongExpectedVersionError,
+} from '@parley/event-store';
 import { deterministicId } from './deterministic-id';
 
 /** A conversation as GET /conversations/:id shows it: the folded state plus its id and times. */
@@ -64,9 +72,12 @@ export class ConversationsService {
     @Inject(CONFIG) private readonly config: AppConfig,
   ) {}
 
-  async load(conversationId: string, upTo?: number): Promise<{ state: ConversationState; events: StoredEvent[] }> {
-    const events = await this.store.readStream(conversationStreamId(conversationId), { upTo });
-    return { state: fold(events as unknown as ConversationEvent[], initialState()), events };
+  async load(
+    conversationId: string,
+    upTo?: number,
+  ): Promise<{ state: ConversationState; events: StoredEvent<ConversationEvent>[] }> {
+    const events = await this.store.readStream<ConversationEvent>(conversationStreamId(conversationId), { upTo });
+    return { state: fold(events, initialState()), events };
   }
 
   /** The state of a conversation its owner may see; anything else is 404. */
@@ -76,7 +87,7 @@ export class ConversationsService {
     if (version === undefined) return toView(conversationId, now, all);
     if (now.version < version) throw new NotFoundException(`the conversation has no version ${version}`);
     const events = all.slice(0, version);
-    return toView(conversationId, fold(events as unknown as ConversationEvent[]), events);
+    return toView(conversationId, fold(events), events);
   }
 
   async start(
@@ -154,9 +165,7 @@ export class ConversationsService {
         input,
         appended.find((e) => e.type === 'UserMessagePosted')!,
       );
-      const interrupted = appended
-        .filter((e) => e.type === 'TurnCancelled')
-        .map((e) => (e.data as { turnId: string }).turnId);
+      const interrupted = appended.filter((e) => e.type === 'TurnCancelled').map((e) => e.data.turnId);
       return { ...posted, interrupted };
     } catch (e) {
       const earlier = key ? await this.earlierPost(userId, conversationId, key, input) : undefined;
@@ -171,11 +180,13 @@ export class ConversationsService {
     assertVisible(now, userId);
     if (version > now.version) throw new BadRequestException([`version must be at most ${now.version}`]);
     const history = all.slice(0, version);
-    const atFork = fold(history as unknown as ConversationEvent[]);
-    const start = history[0].data as Extract<ConversationEvent, { type: 'ConversationStarted' }>['data'];
+    const atFork = fold(history);
+    const first = history[0];
+    if (first.type !== 'ConversationStarted') throw new Error(`stream of ${sourceId} starts with ${first.type}`);
+    const start = first.data;
     const id = randomUUID();
     const metadata = { userId, causationId: history[version - 1].id };
-    const events: NewEvent[] = [
+    const events: NewEvent<ConversationEvent>[] = [
       {
         id: randomUUID(),
         type: 'ConversationStarted',
@@ -184,10 +195,10 @@ export class ConversationsService {
       },
       ...history
         .slice(1)
-        .map((e) => ({ id: randomUUID(), type: e.type, data: e.data, metadata: { ...e.metadata, causationId: e.id } })),
+        .map((e) => ({ ...eventOf(e), id: randomUUID(), metadata: { ...e.metadata, causationId: e.id } })),
       ...atFork.turns
         .filter((t) => t.status === 'pending')
-        .map((t) => ({ id: randomUUID(), type: 'TurnCancelled', data: { turnId: t.turnId }, metadata })),
+        .map((t) => ({ id: randomUUID(), type: 'TurnCancelled' as const, data: { turnId: t.turnId }, metadata })),
     ];
     await this.store.append(conversationStreamId(id), events, { expectedVersion: 'no_stream' });
     return this.view(userId, id);
@@ -220,7 +231,7 @@ export class ConversationsService {
     return { conversationId, unendedTurns: pendingTurns(state).map((t) => t.turnId) };
   }
 
-  async cancelTurn(userId: string, conversationId: string, turnId: string): Promise<StoredEvent[]> {
+  async cancelTurn(userId: string, conversationId: string, turnId: string): Promise<StoredEvent<ConversationEvent>[]> {
     return this.execute(conversationId, { type: 'CancelTurn', userId, turnId }, { correlationId: turnId });
   }
 
@@ -228,7 +239,7 @@ export class ConversationsService {
     conversationId: string,
     command: ConversationCommand,
     opts: { ifMatch?: number; eventId?: (e: ConversationEvent) => string; correlationId?: string } = {},
-  ): Promise<StoredEvent[]> {
+  ): Promise<StoredEvent<ConversationEvent>[]> {
     return this.executeMany(conversationId, [command], opts);
   }
 
@@ -237,7 +248,7 @@ export class ConversationsService {
     conversationId: string,
     commands: ConversationCommand[],
     opts: { ifMatch?: number; eventId?: (e: ConversationEvent) => string; correlationId?: string } = {},
-  ): Promise<StoredEvent[]> {
+  ): Promise<StoredEvent<ConversationEvent>[]> {
     const streamId = conversationStreamId(conversationId);
     for (let attempt = 0; ; attempt++) {
       const { state } = await this.load(conversationId);
@@ -256,10 +267,9 @@ export class ConversationsService {
       if (decided.length === 0) return [];
       const expected: ExpectedVersion = state.status === 'none' ? 'no_stream' : state.version;
       const userId = commands[0].userId;
-      const events: NewEvent[] = decided.map((e) => ({
+      const events: NewEvent<ConversationEvent>[] = decided.map((e) => ({
+        ...e,
         id: opts.eventId?.(e) ?? randomUUID(),
-        type: e.type,
-        data: e.data,
         metadata: { userId, ...(opts.correlationId ? { correlationId: opts.correlationId } : {}) },
       }));
       try {
@@ -297,8 +307,8 @@ export class ConversationsService {
   }
 }
 
-type StoredPost = Pick<StoredEvent, 'version' | 'position' | 'data'>;
-type PostedData = Extract<ConversationEvent, { type: 'UserMessagePosted' }>['data'];
+/** The row of a UserMessagePosted, found by its event id. */
+type StoredPost = Pick<StoredEvent<UserMessagePosted>, 'version' | 'position' | 'data'>;
 
 /** Ids of a post's message, turn and events, derived from its Idempotency-Key. */
 function postIdFor(userId: string, conversationId: string, key: string): (what: string) => string {
@@ -310,7 +320,7 @@ function postIdFor(userId: string, conversationId: string, key: string): (what: 
  * holds the whole body, so comparing its fields needs no stored hash, also for old events.
  */
 function answerTo(input: PostBody, posted: StoredPost): PostResult {
-  const data = posted.data as PostedData;
+  const data = posted.data;
   if (data.content !== input.content || data.selectedText !== input.selectedText) {
     throw new UnprocessableEntityException(
       'this Idempotency-Key was used for a message with another body: send a new message with a new key',
@@ -328,7 +338,7 @@ export function assertVisible(state: ConversationState, userId: string): void {
     throw new DomainError('not_found', 'conversation not found');
 }
 
-function toView(id: string, state: ConversationState, events: StoredEvent[]): ConversationView {
+function toView(id: string, state: ConversationState, events: StoredEvent<ConversationEvent>[]): ConversationView {
   return {
     id,
     bookId: state.bookId,
