@@ -41,7 +41,7 @@ import {
 import { AuthUser } from '../auth/auth.guard';
 import { CurrentUser } from '../auth/current-user.decorator';
 import { ConversationsService } from '../conversations/conversations.service';
-import { TurnDispatch } from '../conversations/turn-dispatch';
+import { TurnEnqueuer } from '../conversations/turn-enqueuer';
 import { BookDto, BookListDto, CreateBookDto, SearchBookQueryDto, SearchResultDto, UploadBookDto } from './book.dto';
 
 const Id = () =>
@@ -58,7 +58,7 @@ export class BooksController {
   constructor(
     private readonly books: BooksService,
     private readonly conversations: ConversationsService,
-    private readonly dispatch: TurnDispatch,
+    private readonly enqueuer: TurnEnqueuer,
   ) {}
 
   @Post()
@@ -102,7 +102,7 @@ export class BooksController {
   async remove(@CurrentUser() user: AuthUser, @Param('id', Id()) id: string): Promise<void> {
     await this.mapErrors(() => this.books.get(user.id, id)); // 404 before touching anything
     for (const deleted of await this.conversations.deleteAllAboutBook(user.id, id)) {
-      await this.dispatch.conversationDeleted(deleted);
+      await this.enqueuer.conversationDeleted(deleted);
     }
     await this.mapErrors(() => this.books.delete(user.id, id));
   }

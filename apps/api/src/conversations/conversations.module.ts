@@ -6,12 +6,12 @@ import { ConversationsController } from './conversations.controller';
 import { ConversationsService } from './conversations.service';
 import { EventStreamService } from './event-stream.service';
 import { PostRateLimiter } from './post-rate-limiter';
-import { TurnDispatch } from './turn-dispatch';
+import { TurnEnqueuer } from './turn-enqueuer';
 
 @Module({
   imports: [BullModule.registerQueue({ name: AGENT_TURNS_QUEUE })],
   controllers: [ConversationsController],
-  providers: [ConversationsService, EventStreamService, PostRateLimiter, TurnDispatch, StreamWatcher],
-  exports: [ConversationsService, TurnDispatch],
+  providers: [ConversationsService, EventStreamService, PostRateLimiter, TurnEnqueuer, StreamWatcher],
+  exports: [ConversationsService, TurnEnqueuer],
 })
 export class ConversationsModule {}
