@@ -12,15 +12,14 @@ import {
   ConversationCommand,
   ConversationEvent,
   ConversationState,
-  conversationIdOf,
   conversationStreamId,
   decide,
   DomainError,
   fold,
   initialState,
   pendingTurns,
-  UserMessagePosted,
 } from '@parley/conversation';
+import { ConversationLogQueries, StoredPost } from '@parley/read-models';
 import {
   eventOf,
   EventStore,
@@ -66,11 +65,15 @@ const CONFLICT_RETRIES = 5;
  */
 @Injectable()
 export class ConversationsService {
+  private readonly log: ConversationLogQueries;
+
   constructor(
     private readonly store: EventStore,
     @Inject(Pool) private readonly pool: Pool,
     @Inject(CONFIG) private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.log = new ConversationLogQueries(pool);
+  }
 
   async load(
     conversationId: string,
@@ -206,14 +209,8 @@ export class ConversationsService {
 
   /** Deletes every conversation of the user about the book, found in the log (the read model may lag). */
   async deleteAllAboutBook(userId: string, bookId: string): Promise<DeletedConversation[]> {
-    const { rows } = await this.pool.query<{ stream_id: string }>(
-      `SELECT stream_id FROM events
-        WHERE type = 'ConversationStarted' AND data->>'bookId' = $1 AND data->>'ownerId' = $2`,
-      [bookId, userId],
-    );
     const deleted: DeletedConversation[] = [];
-    for (const { stream_id } of rows) {
-      const conversationId = conversationIdOf(stream_id)!;
+    for (const conversationId of await this.log.conversationsAbout(userId, bookId)) {
       const appended = await this.execute(conversationId, { type: 'DeleteConversation', userId }).catch(
         (e: unknown) => {
           if (e instanceof DomainError && e.code === 'not_found') return []; // deleted already
@@ -293,12 +290,8 @@ export class ConversationsService {
     input: PostBody,
   ): Promise<PostResult | undefined> {
     const idFor = postIdFor(userId, conversationId, key);
-    const { rows } = await this.pool.query<StoredPost>(
-      `SELECT data, version, position::text AS position FROM events
-        WHERE event_id = $1 AND stream_id = $2 AND metadata->>'userId' = $3`,
-      [idFor(`event:UserMessagePosted:${idFor('turn')}`), conversationStreamId(conversationId), userId],
-    );
-    return rows[0] && answerTo(input, rows[0]);
+    const posted = await this.log.findPost(userId, conversationId, idFor(`event:UserMessagePosted:${idFor('turn')}`));
+    return posted && answerTo(input, posted);
   }
 
   private async assertBookVisible(userId: string, bookId: string): Promise<void> {
@@ -306,9 +299,6 @@ export class ConversationsService {
     if (!rowCount) throw new NotFoundException('book not found');
   }
 }
-
-/** The row of a UserMessagePosted, found by its event id. */
-type StoredPost = Pick<StoredEvent<UserMessagePosted>, 'version' | 'position' | 'data'>;
 
 /** Ids of a post's message, turn and events, derived from its Idempotency-Key. */
 function postIdFor(userId: string, conversationId: string, key: string): (what: string) => string {
