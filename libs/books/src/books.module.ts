@@ -9,6 +9,6 @@ import { SearchBookTool } from './search-book.tool';
  */
 @Module({
   providers: [BooksRepository, BooksService, SearchBookTool],
-  exports: [BooksService, SearchBookTool],
+  exports: [BooksRepository, BooksService, SearchBookTool],
 })
 export class BooksModule {}

@@ -141,6 +141,13 @@ export class BooksRepository {
     return rows.length ? toBook(rows[0]) : null;
   }
 
+  /** Whether the book exists (ingesting or ready) and belongs to ownerId: a conversation may be about it. */
+  async isOwnedBy(ownerId: string, id: string): Promise<boolean> {
+    if (!UUID.test(id)) return false;
+    const { rowCount } = await this.pool.query('SELECT 1 FROM books WHERE id = $1 AND owner_id = $2', [id, ownerId]);
+    return (rowCount ?? 0) > 0;
+  }
+
   /** Deletes the book with its chunks and vocabulary (cascade); false when there was none to delete. */
   async delete(ownerId: string, id: string): Promise<boolean> {
     if (!UUID.test(id)) return false;

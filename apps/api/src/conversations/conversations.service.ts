@@ -19,6 +19,7 @@ import {
   initialState,
   pendingTurns,
 } from '@parley/conversation';
+import { BooksRepository } from '@parley/books';
 import { ConversationLogQueries, StoredPost } from '@parley/read-models';
 import {
   eventOf,
@@ -69,7 +70,8 @@ export class ConversationsService {
 
   constructor(
     private readonly store: EventStore,
-    @Inject(Pool) private readonly pool: Pool,
+    private readonly books: BooksRepository,
+    @Inject(Pool) pool: Pool,
     @Inject(CONFIG) private readonly config: AppConfig,
   ) {
     this.log = new ConversationLogQueries(pool);
@@ -295,8 +297,7 @@ export class ConversationsService {
   }
 
   private async assertBookVisible(userId: string, bookId: string): Promise<void> {
-    const { rowCount } = await this.pool.query('SELECT 1 FROM books WHERE id = $1 AND owner_id = $2', [bookId, userId]);
-    if (!rowCount) throw new NotFoundException('book not found');
+    if (!(await this.books.isOwnedBy(userId, bookId))) throw new NotFoundException('book not found');
   }
 }
 
