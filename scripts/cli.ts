@@ -22,7 +22,12 @@ const commands: Record<string, Command> = {
     if (!values.user) throw new UsageError('token needs --user <id>');
     const ttl = values.ttl ? Number(values.ttl) : 24 * 3600;
     if (!Number.isInteger(ttl) || ttl <= 0) throw new UsageError('--ttl takes a positive number of seconds');
-    console.log(mintToken(values.user, loadConfig().auth.jwtSecret, ttl));
+    const secret = loadConfig().auth.jwtSecret;
+    if (!secret)
+      throw new UsageError(
+        'token signs with AUTH_JWT_SECRET, which is not set (AUTH_JWKS_URL tokens come from the provider)',
+      );
+    console.log(mintToken(values.user, secret, ttl));
   },
   async books(argv) {
     const { values, positionals } = parseArgs({

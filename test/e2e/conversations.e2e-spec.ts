@@ -176,9 +176,12 @@ describe('conversations API (e2e)', () => {
       expect((await alice.req('GET', `/v1/books/${bookId}/search?q=lamp`)).status).toBe(404);
     });
 
-    it('answers 404 for a book that is not there', async () => {
+    it("answers 404 for a book that is not there, or is another user's", async () => {
       const r = await alice.req('POST', '/v1/conversations', { bookId: randomUUID() });
       expect(r.status).toBe(404);
+      const { id: bookId } = await newBook(alice);
+      expect((await bob.req('POST', '/v1/conversations', { bookId })).status).toBe(404);
+      expect((await alice.req('POST', '/v1/conversations', { bookId })).status).toBe(201);
     });
   });
 

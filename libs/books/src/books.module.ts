@@ -15,6 +15,6 @@ import { SearchBookTool } from './search-book.tool';
     SearchBookTool,
     { provide: BOOK_LIMITS, inject: [CONFIG], useFactory: (c: AppConfig) => c.books },
   ],
-  exports: [BooksService, SearchBookTool],
+  exports: [BooksRepository, BooksService, SearchBookTool],
 })
 export class BooksModule {}

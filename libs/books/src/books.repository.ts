@@ -237,6 +237,16 @@ export class BooksRepository {
     return rows.length ? toBook(rows[0]) : null;
   }
 
+  /** The book's ingest status when it belongs to the user; undefined when it is not theirs (or not there). */
+  async statusIfOwnedBy(ownerId: string, id: string): Promise<'ingesting' | 'ready' | 'failed' | undefined> {
+    if (!UUID.test(id)) return undefined;
+    const { rows } = await this.pool.query<{ status: 'ingesting' | 'ready' | 'failed' }>(
+      'SELECT status FROM books WHERE id = $1 AND owner_id = $2',
+      [id, ownerId],
+    );
+    return rows[0]?.status;
+  }
+
   /** Deletes the book with its chunks and vocabulary (cascade); false when there was none to delete. */
   async delete(ownerId: string, id: string): Promise<boolean> {
     if (!UUID.test(id)) return false;

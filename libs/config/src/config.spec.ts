@@ -29,7 +29,9 @@ describe(loadConfig.name, () => {
 
   it('never falls back to the public development secret unless NODE_ENV=development is explicit', () => {
     expect(() => loadConfig({})).toThrow(ConfigError);
-    expect(() => loadConfig({})).toThrow(/AUTH_JWT_SECRET: required unless NODE_ENV=development/);
+    expect(() => loadConfig({})).toThrow(
+      /AUTH_JWT_SECRET: required unless AUTH_JWKS_URL is set or NODE_ENV=development/,
+    );
     expect(() => loadConfig({ NODE_ENV: '' })).toThrow(ConfigError); // docker-compose's blank
     expect(() => loadConfig({ NODE_ENV: 'test' })).toThrow(ConfigError);
     expect(loadConfig({ NODE_ENV: 'development' }).auth.jwtSecret).toBe(DEV_JWT_SECRET);
@@ -42,6 +44,38 @@ describe(loadConfig.name, () => {
   it('requires AUTH_JWT_SECRET outside development', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/AUTH_JWT_SECRET/);
     expect(loadConfig({ NODE_ENV: 'production', AUTH_JWT_SECRET: 'x'.repeat(32) }).auth.jwtSecret).toBe('x'.repeat(32));
+  });
+});
+
+describe('identity provider settings', () => {
+  const jwks = 'https://idp.example/.well-known/jwks.json';
+
+  it('needs no AUTH_JWT_SECRET with AUTH_JWKS_URL, and never falls back to the dev secret then', () => {
+    expect(loadConfig({ AUTH_JWKS_URL: jwks }).auth).toEqual({
+      jwtSecret: undefined,
+      jwks: { url: jwks, issuer: undefined, audience: undefined, cooldownMs: 30_000 },
+    });
+    expect(loadConfig({ NODE_ENV: 'development', AUTH_JWKS_URL: jwks }).auth.jwtSecret).toBeUndefined();
+  });
+
+  it('keeps AUTH_JWT_SECRET beside the provider, with issuer and audience', () => {
+    const sut = loadConfig({
+      AUTH_JWT_SECRET: 'x'.repeat(32),
+      AUTH_JWKS_URL: jwks,
+      AUTH_ISSUER: 'https://idp.example/',
+      AUTH_AUDIENCE: 'parley',
+      AUTH_JWKS_COOLDOWN_MS: '1000',
+    });
+    expect(sut.auth).toEqual({
+      jwtSecret: 'x'.repeat(32),
+      jwks: { url: jwks, issuer: 'https://idp.example/', audience: 'parley', cooldownMs: 1000 },
+    });
+  });
+
+  it('refuses a bad URL, and issuer or audience without a key set to check them against', () => {
+    expect(() => loadConfig({ AUTH_JWKS_URL: 'not a url' })).toThrow(/AUTH_JWKS_URL/);
+    expect(() => loadConfig({ AUTH_JWT_SECRET: 'x'.repeat(32), AUTH_ISSUER: 'https://idp/' })).toThrow(/AUTH_ISSUER/);
+    expect(() => loadConfig({ AUTH_JWT_SECRET: 'x'.repeat(32), AUTH_AUDIENCE: 'parley' })).toThrow(/AUTH_AUDIENCE/);
   });
 });
 

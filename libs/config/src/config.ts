@@ -22,6 +22,11 @@ const envSchema = z.object({
   LLM_MAX_TOKENS: positiveInt.default(1024),
   LLM_RETRIEVAL_MODE: z.enum(['auto', 'tools', 'always-retrieve']).default('auto'),
   AUTH_JWT_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  // an identity provider's signing keys: RS256/ES256 tokens are verified against them
+  AUTH_JWKS_URL: z.string().url().optional(),
+  AUTH_ISSUER: z.string().min(1).optional(),
+  AUTH_AUDIENCE: z.string().min(1).optional(),
+  AUTH_JWKS_COOLDOWN_MS: z.coerce.number().int().min(0).default(30_000),
   WORKER_CONCURRENCY: positiveInt.default(16),
   WORKER_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(30_000),
   DB_OUTAGE_MAX_MS: positiveInt.default(300_000),
@@ -61,7 +66,12 @@ export interface AppConfig {
   redisUrl: string;
   port: number;
   logLevel: Env['LOG_LEVEL'];
-  auth: { jwtSecret: string };
+  auth: {
+    /** HS256 secret (laptops, tests, `npm run cli -- token`); absent when only JWKS_URL signs in */
+    jwtSecret?: string;
+    /** the identity provider's RS256/ES256 keys; `issuer`/`audience` are checked when set */
+    jwks?: { url: string; issuer?: string; audience?: string; cooldownMs: number };
+  };
   llm: {
     provider: 'anthropic' | 'scripted';
     model: string;
@@ -153,17 +163,38 @@ export function loadDatabaseUrl(source: NodeJS.ProcessEnv = process.env): string
 
 export function loadConfig(source: NodeJS.ProcessEnv = process.env): AppConfig {
   const e = parseEnv(source);
-  const jwtSecret = e.AUTH_JWT_SECRET ?? (e.NODE_ENV === 'development' ? DEV_JWT_SECRET : undefined);
-  if (!jwtSecret) {
-    throw new ConfigError('Invalid environment:\n  AUTH_JWT_SECRET: required unless NODE_ENV=development');
+  return toAppConfig(e, authConfig(e));
+}
+
+/**
+ * HS256 with AUTH_JWT_SECRET and/or the identity provider's keys at AUTH_JWKS_URL. The public dev
+ * secret fills in only with NODE_ENV=development and no JWKS_URL (a provider means real users).
+ */
+function authConfig(e: Env): AppConfig['auth'] {
+  const jwks = e.AUTH_JWKS_URL
+    ? { url: e.AUTH_JWKS_URL, issuer: e.AUTH_ISSUER, audience: e.AUTH_AUDIENCE, cooldownMs: e.AUTH_JWKS_COOLDOWN_MS }
+    : undefined;
+  if (!jwks && (e.AUTH_ISSUER || e.AUTH_AUDIENCE)) {
+    const name = e.AUTH_ISSUER ? 'AUTH_ISSUER' : 'AUTH_AUDIENCE';
+    throw new ConfigError(`Invalid environment:\n  ${name}: only checked on AUTH_JWKS_URL tokens; set AUTH_JWKS_URL`);
   }
+  const jwtSecret = e.AUTH_JWT_SECRET ?? (e.NODE_ENV === 'development' && !jwks ? DEV_JWT_SECRET : undefined);
+  if (!jwtSecret && !jwks) {
+    throw new ConfigError(
+      'Invalid environment:\n  AUTH_JWT_SECRET: required unless AUTH_JWKS_URL is set or NODE_ENV=development',
+    );
+  }
+  return { jwtSecret, jwks };
+}
+
+function toAppConfig(e: Env, auth: AppConfig['auth']): AppConfig {
   return {
     env: e.NODE_ENV,
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
     port: e.PORT,
     logLevel: e.LOG_LEVEL,
-    auth: { jwtSecret },
+    auth,
     llm: {
       provider: e.LLM_PROVIDER ?? (e.ANTHROPIC_API_KEY ? 'anthropic' : 'scripted'),
       model: e.LLM_MODEL,

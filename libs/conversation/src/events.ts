@@ -132,6 +132,16 @@ export const CONVERSATION_EVENT_TYPES: readonly ConversationEventType[] = [
   'ConversationDeleted',
 ];
 
+const KNOWN_TYPES: ReadonlySet<string> = new Set(CONVERSATION_EVENT_TYPES);
+
+/**
+ * An event of a type this build knows. Readers of the whole log (projections, the dispatcher)
+ * narrow with it; types a newer build wrote are not, and they skip those.
+ */
+export function isConversationEvent<T extends { type: string }>(event: T): event is T & ConversationEvent {
+  return KNOWN_TYPES.has(event.type);
+}
+
 /** The events that end a turn: exactly one of them per UserMessagePosted. */
 export const TURN_ENDING_TYPES: readonly ConversationEventType[] = ['AssistantReplied', 'TurnFailed', 'TurnCancelled'];
 

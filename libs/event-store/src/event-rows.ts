@@ -1,4 +1,4 @@
-import { StoredEvent } from './event.types';
+import { EventShape, StoredEvent } from './event.types';
 
 export interface EventRow {
   position: string;
@@ -17,8 +17,12 @@ export interface EventRow {
 export const EVENT_COLUMNS =
   'position, event_id, stream_id, version, type, data, metadata, transaction_id::text AS transaction_id_text, occurred_at';
 
-export function toStoredEvent(row: EventRow): StoredEvent {
-  return {
+/**
+ * A row as an event of contract E: the one place the log's untyped rows become a contract's
+ * events (the writers of a stream appended only E; see EventShape).
+ */
+export function toStoredEvent<E extends EventShape = EventShape>(row: EventRow): StoredEvent<E> {
+  const stored: StoredEvent = {
     id: row.event_id,
     streamId: row.stream_id,
     version: row.version,
@@ -29,4 +33,5 @@ export function toStoredEvent(row: EventRow): StoredEvent {
     metadata: row.metadata ?? {},
     occurredAt: row.occurred_at,
   };
+  return stored as StoredEvent<E>;
 }

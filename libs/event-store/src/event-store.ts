@@ -4,6 +4,7 @@ import { inTransaction } from './transaction';
 import {
   AppendResult,
   DuplicateEventIdError,
+  EventShape,
   ExpectedVersion,
   LogCheckpoint,
   LOG_START,
@@ -25,18 +26,19 @@ const MAX_ANY_RETRIES = 5;
 export class EventStore {
   constructor(readonly pool: Pool) {}
 
-  async append(
+  /** Appends events of the stream's contract E (inferred from the events, or given: append<E>). */
+  async append<E extends EventShape = EventShape>(
     streamId: string,
-    events: NewEvent[],
+    events: NewEvent<E>[],
     opts: { expectedVersion: ExpectedVersion },
-  ): Promise<AppendResult> {
+  ): Promise<AppendResult<E>> {
     if (events.length === 0) throw new Error('append needs at least one event');
     for (let attempt = 0; ; attempt++) {
       try {
         return await this.withTransaction((client) => this.appendIn(client, streamId, events, opts.expectedVersion));
       } catch (e) {
         if (!isUniqueViolation(e)) throw e;
-        const original = await this.findAppended(streamId, events);
+        const original = await this.findAppended<E>(streamId, events);
         if (original) return original; // a concurrent retry of the same append won
         if ((e as { constraint?: string }).constraint === 'events_event_id_key') {
           throw new DuplicateEventIdError(events.map((x) => x.id));
@@ -50,13 +52,13 @@ export class EventStore {
   }
 
   /** Appends inside a caller's transaction (for writers that also update their own tables). */
-  async appendIn(
+  async appendIn<E extends EventShape = EventShape>(
     client: PoolClient,
     streamId: string,
-    events: NewEvent[],
+    events: NewEvent<E>[],
     expected: ExpectedVersion,
-  ): Promise<AppendResult> {
-    const original = await this.findAppended(streamId, events, client);
+  ): Promise<AppendResult<E>> {
+    const original = await this.findAppended<E>(streamId, events, client);
     if (original) return original;
     const current = await this.streamVersion(streamId, client);
     const ok = expected === 'any' || (expected === 'no_stream' ? current === 0 : current === expected);
@@ -70,7 +72,7 @@ export class EventStore {
       [streamId, current, JSON.stringify(events.map((x) => ({ ...x, metadata: x.metadata ?? {} })))],
     );
     await client.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, streamId]);
-    const stored = rows.map(toStoredEvent).sort((a, b) => a.version - b.version);
+    const stored = rows.map(toStoredEvent<E>).sort((a, b) => a.version - b.version);
     return { nextExpectedVersion: current + events.length, events: stored };
   }
 
@@ -82,18 +84,21 @@ export class EventStore {
     return rows[0].v ?? 0;
   }
 
-  /** Events of one stream with version > after, oldest first. Versions commit in order. */
-  async readStream(
+  /**
+   * Events of one stream with version > after, oldest first. Versions commit in order. E is the
+   * stream's contract, as its writers appended it (readStream<ConversationEvent>).
+   */
+  async readStream<E extends EventShape = EventShape>(
     streamId: string,
     opts: { after?: number; limit?: number; upTo?: number } = {},
-  ): Promise<StoredEvent[]> {
+  ): Promise<StoredEvent<E>[]> {
     const { rows } = await this.pool.query<EventRow>(
       `SELECT ${EVENT_COLUMNS} FROM events
         WHERE stream_id = $1 AND version > $2 AND version <= $3
         ORDER BY version LIMIT $4`,
       [streamId, opts.after ?? 0, opts.upTo ?? 2 ** 31 - 1, opts.limit ?? null], // no limit: folding callers need the whole stream
     );
-    return rows.map(toStoredEvent);
+    return rows.map(toStoredEvent<E>);
   }
 
   /**
@@ -120,11 +125,11 @@ export class EventStore {
   }
 
   /** The stored result of an earlier append of exactly these event ids to this stream, if any. */
-  private async findAppended(
+  private async findAppended<E extends EventShape>(
     streamId: string,
-    events: NewEvent[],
+    events: NewEvent<E>[],
     client: Pick<Pool, 'query'> = this.pool,
-  ): Promise<AppendResult | undefined> {
+  ): Promise<AppendResult<E> | undefined> {
     const { rows } = await client.query<EventRow>(
       `SELECT ${EVENT_COLUMNS} FROM events WHERE event_id = ANY($1::uuid[]) ORDER BY version`,
       [events.map((e) => e.id)],
@@ -132,7 +137,7 @@ export class EventStore {
     if (rows.length === 0) return undefined;
     const sameAppend = rows.length === events.length && rows.every((r) => r.stream_id === streamId);
     if (!sameAppend) throw new DuplicateEventIdError(rows.map((r) => r.event_id));
-    const stored = rows.map(toStoredEvent);
+    const stored = rows.map(toStoredEvent<E>);
     return { nextExpectedVersion: stored[stored.length - 1].version, events: stored };
   }
 }

@@ -5,3 +5,4 @@ export * from './checkpointed-consumer';
 export * from './wakeup';
 export * from './transaction';
 export * from './transient-errors';
+export * from './consumer-stats';

@@ -1,5 +1,5 @@
 import { PoolClient } from 'pg';
-import { ConversationEvent, conversationIdOf, titleFromMessage } from '@parley/conversation';
+import { conversationIdOf, isConversationEvent, titleFromMessage } from '@parley/conversation';
 import { LogConsumer, StoredEvent } from '@parley/event-store';
 
 export const READ_MODELS_CONSUMER = 'read-models';
@@ -14,8 +14,9 @@ export class ConversationsProjection implements LogConsumer {
 
   async handle(stored: StoredEvent, tx: PoolClient): Promise<void> {
     const conversationId = conversationIdOf(stored.streamId);
-    if (!conversationId) return;
-    const event = { type: stored.type, data: stored.data } as ConversationEvent;
+    // a type from a newer build: nothing to show for it here
+    if (!conversationId || !isConversationEvent(stored)) return;
+    const event = stored;
     const at = stored.occurredAt;
     const v = stored.version;
     const bump = (set = '', params: unknown[] = []) =>

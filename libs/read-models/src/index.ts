@@ -2,3 +2,4 @@ export * from './conversations.projection';
 export * from './read-model.queries';
 export * from './cursor';
 export * from './rebuild';
+export * from './conversation-log.queries';

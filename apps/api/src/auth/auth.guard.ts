@@ -3,6 +3,7 @@ import { Reflector } from '@nestjs/core';
 import jwt from 'jsonwebtoken';
 import { Request } from 'express';
 import { AppConfig, CONFIG } from '@parley/config';
+import { TokenVerifier } from './token-verifier';
 
 export interface AuthUser {
   id: string;
@@ -16,36 +17,30 @@ export const Public = () => SetMetadata(PUBLIC, true);
 /** Also accepts ?access_token= (EventSource cannot set headers). */
 export const AllowQueryToken = () => SetMetadata(QUERY_TOKEN, true);
 
-/** Bearer JWTs, HS256 with AUTH_JWT_SECRET; `sub` is the user id; `exp` enforced. */
+/**
+ * Bearer JWTs: HS256 with AUTH_JWT_SECRET and/or RS256/ES256 from the identity provider's JWKS
+ * (AUTH_JWKS_URL); `sub` is the user id; `exp` enforced. See TokenVerifier.
+ */
 @Injectable()
 export class AuthGuard implements CanActivate {
+  private readonly verifier: TokenVerifier;
+
   constructor(
     private readonly reflector: Reflector,
-    @Inject(CONFIG) private readonly config: AppConfig,
-  ) {}
+    @Inject(CONFIG) config: AppConfig,
+  ) {
+    this.verifier = new TokenVerifier(config.auth);
+  }
 
-  canActivate(context: ExecutionContext): boolean {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     const targets = [context.getHandler(), context.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC, targets)) return true;
     const req = context.switchToHttp().getRequest<AuthedRequest>();
     const token =
       bearer(req) ?? (this.reflector.getAllAndOverride<boolean>(QUERY_TOKEN, targets) ? queryToken(req) : undefined);
     if (!token) throw new UnauthorizedException('a bearer token is required');
-    req.user = { id: verifyToken(token, this.config.auth.jwtSecret) };
+    req.user = { id: await this.verifier.verify(token) };
     return true;
-  }
-}
-
-export function verifyToken(token: string, secret: string): string {
-  try {
-    const claims = jwt.verify(token, secret, { algorithms: ['HS256'] });
-    const sub = typeof claims === 'object' ? claims.sub : undefined;
-    if (typeof sub !== 'string' || sub.length === 0 || sub.length > 200) throw new Error('no sub');
-    if (typeof claims === 'object' && claims.exp === undefined) throw new Error('no exp');
-    return sub;
-  } catch (e) {
-    const expired = e instanceof jwt.TokenExpiredError;
-    throw new UnauthorizedException(expired ? 'the token has expired' : 'the token is not valid');
   }
 }
 

@@ -4,7 +4,7 @@ import { Queue } from 'bullmq';
 import { BOOK_INGEST_QUEUE, INGEST_BOOK_JOB, INGEST_JOB_OPTIONS, ingestJobId } from '@parley/books';
 
 /**
- * Hands a stored upload to the workers. Best effort, like TurnDispatch: the book is in
+ * Hands a stored upload to the workers. Best effort, like TurnEnqueuer: the book is in
  * Postgres already, and the worker's BookIngestSweeper enqueues any book still ingesting
  * without a job, so a Redis blip here delays the book but never loses it.
  */

@@ -47,7 +47,7 @@ import {
 import { AllowQueryToken, AuthUser } from '../auth/auth.guard';
 import { CurrentUser } from '../auth/current-user.decorator';
 import { ConversationsService } from '../conversations/conversations.service';
-import { TurnDispatch } from '../conversations/turn-dispatch';
+import { TurnEnqueuer } from '../conversations/turn-enqueuer';
 import { BookIngestDispatch } from './book-ingest-dispatch';
 import { BookEventStream } from './book-event-stream';
 import { BookDto, BookListDto, CreateBookDto, SearchBookQueryDto, SearchResultDto, UploadBookDto } from './book.dto';
@@ -66,7 +66,7 @@ export class BooksController {
   constructor(
     private readonly books: BooksService,
     private readonly conversations: ConversationsService,
-    private readonly dispatch: TurnDispatch,
+    private readonly enqueuer: TurnEnqueuer,
     private readonly ingest: BookIngestDispatch,
     private readonly events: BookEventStream,
   ) {}
@@ -138,7 +138,7 @@ export class BooksController {
   async remove(@CurrentUser() user: AuthUser, @Param('id', Id()) id: string): Promise<void> {
     await this.mapErrors(() => this.books.get(user.id, id)); // 404 before touching anything (any status)
     for (const deleted of await this.conversations.deleteAllAboutBook(user.id, id)) {
-      await this.dispatch.conversationDeleted(deleted);
+      await this.enqueuer.conversationDeleted(deleted);
     }
     await this.mapErrors(() => this.books.delete(user.id, id));
   }

@@ -41,7 +41,7 @@ import { toEnvelope } from './event-envelope';
 import { EventStreamService } from './event-stream.service';
 import { parseIdempotencyKey, parseIfMatch } from './if-match';
 import { PostRateLimiter } from './post-rate-limiter';
-import { TurnDispatch } from './turn-dispatch';
+import { TurnEnqueuer } from './turn-enqueuer';
 
 const Id = () =>
   new ParseUUIDPipe({ version: undefined, exceptionFactory: () => new BadRequestException(['id must be a UUID']) });
@@ -57,7 +57,7 @@ export class ConversationsController {
     private readonly store: EventStore,
     private readonly streams: EventStreamService,
     private readonly rateLimiter: PostRateLimiter,
-    private readonly dispatch: TurnDispatch,
+    private readonly enqueuer: TurnEnqueuer,
     @Inject(Pool) pool: Pool,
   ) {
     this.queries = new ReadModelQueries(pool);
@@ -98,7 +98,7 @@ export class ConversationsController {
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete (ConversationDeleted); every later call answers 404' })
   async remove(@CurrentUser() user: AuthUser, @Param('id', Id()) id: string, @Headers('if-match') ifMatch?: string) {
-    await this.dispatch.conversationDeleted(await this.conversations.delete(user.id, id, parseIfMatch(ifMatch)));
+    await this.enqueuer.conversationDeleted(await this.conversations.delete(user.id, id, parseIfMatch(ifMatch)));
   }
 
   @Post(':id/messages')
@@ -121,8 +121,8 @@ export class ConversationsController {
     const result =
       earlier ?? (await this.conversations.post(user.id, id, input, { idempotencyKey: key, ifMatch: expected }));
     const { interrupted = [], ...answer } = result;
-    for (const turnId of interrupted) await this.dispatch.turnCancelled(id, turnId);
-    await this.dispatch.turnPosted(id, result.turnId);
+    for (const turnId of interrupted) await this.enqueuer.turnCancelled(id, turnId);
+    await this.enqueuer.turnPosted(id, result.turnId);
     return answer;
   }
 
@@ -179,7 +179,7 @@ export class ConversationsController {
   @ApiOperation({ summary: 'Cancel a turn (TurnCancelled); a finished turn is left as it is' })
   async cancel(@CurrentUser() user: AuthUser, @Param('id', Id()) id: string, @Param('turnId', Id()) turnId: string) {
     const appended = await this.conversations.cancelTurn(user.id, id, turnId);
-    if (appended.length > 0) await this.dispatch.turnCancelled(id, turnId);
+    if (appended.length > 0) await this.enqueuer.turnCancelled(id, turnId);
     return { turnId, cancelled: appended.length > 0 };
   }
 

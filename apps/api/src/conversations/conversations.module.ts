@@ -1,17 +1,18 @@
 import { Module } from '@nestjs/common';
 import { BullModule } from '@nestjs/bullmq';
 import { AGENT_TURNS_QUEUE } from '@parley/agent';
+import { BooksModule } from '@parley/books';
 import { StreamWatcher } from '@parley/platform';
 import { ConversationsController } from './conversations.controller';
 import { ConversationsService } from './conversations.service';
 import { EventStreamService } from './event-stream.service';
 import { PostRateLimiter } from './post-rate-limiter';
-import { TurnDispatch } from './turn-dispatch';
+import { TurnEnqueuer } from './turn-enqueuer';
 
 @Module({
-  imports: [BullModule.registerQueue({ name: AGENT_TURNS_QUEUE })],
+  imports: [BullModule.registerQueue({ name: AGENT_TURNS_QUEUE }), BooksModule],
   controllers: [ConversationsController],
-  providers: [ConversationsService, EventStreamService, PostRateLimiter, TurnDispatch, StreamWatcher],
-  exports: [ConversationsService, TurnDispatch],
+  providers: [ConversationsService, EventStreamService, PostRateLimiter, TurnEnqueuer, StreamWatcher],
+  exports: [ConversationsService, TurnEnqueuer],
 })
 export class ConversationsModule {}

@@ -13,7 +13,6 @@ import {
   ConversationCommand,
   ConversationEvent,
   ConversationState,
-  conversationIdOf,
   conversationStreamId,
   decide,
   DomainError,
@@ -21,7 +20,16 @@ import {
   initialState,
   pendingTurns,
 } from '@parley/conversation';
-import { EventStore, ExpectedVersion, NewEvent, StoredEvent, WrongExpectedVersionError } from '@parley/event-store';
+import { BooksRepository } from '@parley/books';
+import { ConversationLogQueries, StoredPost } from '@parley/read-models';
+import {
+  eventOf,
+  EventStore,
+  ExpectedVersion,
+  NewEvent,
+  StoredEvent,
+  WrongExpectedVersionError,
+} from '@parley/event-store';
 import { deterministicId } from './deterministic-id';
 
 /** A conversation as GET /conversations/:id shows it: the folded state plus its id and times. */
@@ -59,15 +67,23 @@ const CONFLICT_RETRIES = 5;
  */
 @Injectable()
 export class ConversationsService {
+  private readonly log: ConversationLogQueries;
+
   constructor(
     private readonly store: EventStore,
-    @Inject(Pool) private readonly pool: Pool,
+    private readonly books: BooksRepository,
+    @Inject(Pool) pool: Pool,
     @Inject(CONFIG) private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.log = new ConversationLogQueries(pool);
+  }
 
-  async load(conversationId: string, upTo?: number): Promise<{ state: ConversationState; events: StoredEvent[] }> {
-    const events = await this.store.readStream(conversationStreamId(conversationId), { upTo });
-    return { state: fold(events as unknown as ConversationEvent[], initialState()), events };
+  async load(
+    conversationId: string,
+    upTo?: number,
+  ): Promise<{ state: ConversationState; events: StoredEvent<ConversationEvent>[] }> {
+    const events = await this.store.readStream<ConversationEvent>(conversationStreamId(conversationId), { upTo });
+    return { state: fold(events, initialState()), events };
   }
 
   /** The state of a conversation its owner may see; anything else is 404. */
@@ -77,7 +93,7 @@ export class ConversationsService {
     if (version === undefined) return toView(conversationId, now, all);
     if (now.version < version) throw new NotFoundException(`the conversation has no version ${version}`);
     const events = all.slice(0, version);
-    return toView(conversationId, fold(events as unknown as ConversationEvent[]), events);
+    return toView(conversationId, fold(events), events);
   }
 
   async start(
@@ -155,9 +171,7 @@ export class ConversationsService {
         input,
         appended.find((e) => e.type === 'UserMessagePosted')!,
       );
-      const interrupted = appended
-        .filter((e) => e.type === 'TurnCancelled')
-        .map((e) => (e.data as { turnId: string }).turnId);
+      const interrupted = appended.filter((e) => e.type === 'TurnCancelled').map((e) => e.data.turnId);
       return { ...posted, interrupted };
     } catch (e) {
       const earlier = key ? await this.earlierPost(userId, conversationId, key, input) : undefined;
@@ -172,11 +186,13 @@ export class ConversationsService {
     assertVisible(now, userId);
     if (version > now.version) throw new BadRequestException([`version must be at most ${now.version}`]);
     const history = all.slice(0, version);
-    const atFork = fold(history as unknown as ConversationEvent[]);
-    const start = history[0].data as Extract<ConversationEvent, { type: 'ConversationStarted' }>['data'];
+    const atFork = fold(history);
+    const first = history[0];
+    if (first.type !== 'ConversationStarted') throw new Error(`stream of ${sourceId} starts with ${first.type}`);
+    const start = first.data;
     const id = randomUUID();
     const metadata = { userId, causationId: history[version - 1].id };
-    const events: NewEvent[] = [
+    const events: NewEvent<ConversationEvent>[] = [
       {
         id: randomUUID(),
         type: 'ConversationStarted',
@@ -185,10 +201,10 @@ export class ConversationsService {
       },
       ...history
         .slice(1)
-        .map((e) => ({ id: randomUUID(), type: e.type, data: e.data, metadata: { ...e.metadata, causationId: e.id } })),
+        .map((e) => ({ ...eventOf(e), id: randomUUID(), metadata: { ...e.metadata, causationId: e.id } })),
       ...atFork.turns
         .filter((t) => t.status === 'pending')
-        .map((t) => ({ id: randomUUID(), type: 'TurnCancelled', data: { turnId: t.turnId }, metadata })),
+        .map((t) => ({ id: randomUUID(), type: 'TurnCancelled' as const, data: { turnId: t.turnId }, metadata })),
     ];
     await this.store.append(conversationStreamId(id), events, { expectedVersion: 'no_stream' });
     return this.view(userId, id);
@@ -196,14 +212,8 @@ export class ConversationsService {
 
   /** Deletes every conversation of the user about the book, found in the log (the read model may lag). */
   async deleteAllAboutBook(userId: string, bookId: string): Promise<DeletedConversation[]> {
-    const { rows } = await this.pool.query<{ stream_id: string }>(
-      `SELECT stream_id FROM events
-        WHERE type = 'ConversationStarted' AND data->>'bookId' = $1 AND data->>'ownerId' = $2`,
-      [bookId, userId],
-    );
     const deleted: DeletedConversation[] = [];
-    for (const { stream_id } of rows) {
-      const conversationId = conversationIdOf(stream_id)!;
+    for (const conversationId of await this.log.conversationsAbout(userId, bookId)) {
       const appended = await this.execute(conversationId, { type: 'DeleteConversation', userId }).catch(
         (e: unknown) => {
           if (e instanceof DomainError && e.code === 'not_found') return []; // deleted already
@@ -221,7 +231,7 @@ export class ConversationsService {
     return { conversationId, unendedTurns: pendingTurns(state).map((t) => t.turnId) };
   }
 
-  async cancelTurn(userId: string, conversationId: string, turnId: string): Promise<StoredEvent[]> {
+  async cancelTurn(userId: string, conversationId: string, turnId: string): Promise<StoredEvent<ConversationEvent>[]> {
     return this.execute(conversationId, { type: 'CancelTurn', userId, turnId }, { correlationId: turnId });
   }
 
@@ -229,7 +239,7 @@ export class ConversationsService {
     conversationId: string,
     command: ConversationCommand,
     opts: { ifMatch?: number; eventId?: (e: ConversationEvent) => string; correlationId?: string } = {},
-  ): Promise<StoredEvent[]> {
+  ): Promise<StoredEvent<ConversationEvent>[]> {
     return this.executeMany(conversationId, [command], opts);
   }
 
@@ -238,7 +248,7 @@ export class ConversationsService {
     conversationId: string,
     commands: ConversationCommand[],
     opts: { ifMatch?: number; eventId?: (e: ConversationEvent) => string; correlationId?: string } = {},
-  ): Promise<StoredEvent[]> {
+  ): Promise<StoredEvent<ConversationEvent>[]> {
     const streamId = conversationStreamId(conversationId);
     for (let attempt = 0; ; attempt++) {
       const { state } = await this.load(conversationId);
@@ -257,10 +267,9 @@ export class ConversationsService {
       if (decided.length === 0) return [];
       const expected: ExpectedVersion = state.status === 'none' ? 'no_stream' : state.version;
       const userId = commands[0].userId;
-      const events: NewEvent[] = decided.map((e) => ({
+      const events: NewEvent<ConversationEvent>[] = decided.map((e) => ({
+        ...e,
         id: opts.eventId?.(e) ?? randomUUID(),
-        type: e.type,
-        data: e.data,
         metadata: { userId, ...(opts.correlationId ? { correlationId: opts.correlationId } : {}) },
       }));
       try {
@@ -284,35 +293,25 @@ export class ConversationsService {
     input: PostBody,
   ): Promise<PostResult | undefined> {
     const idFor = postIdFor(userId, conversationId, key);
-    const { rows } = await this.pool.query<StoredPost>(
-      `SELECT data, version, position::text AS position FROM events
-        WHERE event_id = $1 AND stream_id = $2 AND metadata->>'userId' = $3`,
-      [idFor(`event:UserMessagePosted:${idFor('turn')}`), conversationStreamId(conversationId), userId],
-    );
-    return rows[0] && answerTo(input, rows[0]);
+    const posted = await this.log.findPost(userId, conversationId, idFor(`event:UserMessagePosted:${idFor('turn')}`));
+    return posted && answerTo(input, posted);
   }
 
   /** 404 for no such book of the user's; 409 for one still ingesting or failed (nothing to search yet). */
   private async assertBookVisible(userId: string, bookId: string): Promise<void> {
-    const { rows } = await this.pool.query<{ status: string }>(
-      'SELECT status FROM books WHERE id = $1 AND owner_id = $2',
-      [bookId, userId],
-    );
-    if (!rows.length) throw new NotFoundException('book not found');
-    if (rows[0].status !== 'ready')
+    const status = await this.books.statusIfOwnedBy(userId, bookId);
+    if (!status) throw new NotFoundException('book not found');
+    if (status !== 'ready')
       throw new ConflictException({
         statusCode: 409,
         code: 'book_not_ready',
         message:
-          rows[0].status === 'failed'
+          status === 'failed'
             ? 'the book failed to ingest: upload it again'
             : 'the book is still being ingested: try again when GET /v1/books/{id} says ready',
       });
   }
 }
-
-type StoredPost = Pick<StoredEvent, 'version' | 'position' | 'data'>;
-type PostedData = Extract<ConversationEvent, { type: 'UserMessagePosted' }>['data'];
 
 /** Ids of a post's message, turn and events, derived from its Idempotency-Key. */
 function postIdFor(userId: string, conversationId: string, key: string): (what: string) => string {
@@ -324,7 +323,7 @@ function postIdFor(userId: string, conversationId: string, key: string): (what: 
  * holds the whole body, so comparing its fields needs no stored hash, also for old events.
  */
 function answerTo(input: PostBody, posted: StoredPost): PostResult {
-  const data = posted.data as PostedData;
+  const data = posted.data;
   if (data.content !== input.content || data.selectedText !== input.selectedText) {
     throw new UnprocessableEntityException(
       'this Idempotency-Key was used for a message with another body: send a new message with a new key',
@@ -342,7 +341,7 @@ export function assertVisible(state: ConversationState, userId: string): void {
     throw new DomainError('not_found', 'conversation not found');
 }
 
-function toView(id: string, state: ConversationState, events: StoredEvent[]): ConversationView {
+function toView(id: string, state: ConversationState, events: StoredEvent<ConversationEvent>[]): ConversationView {
   return {
     id,
     bookId: state.bookId,

@@ -4,6 +4,7 @@ import { Queue } from 'bullmq';
 import { Pool } from 'pg';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, register } from 'prom-client';
 import { AGENT_TURNS_QUEUE } from '@parley/agent';
+import { ConsumerStats } from '@parley/event-store';
 
 /**
  * Prometheus metrics. Queue depth and consumer lag are read at scrape time from Redis and
@@ -22,6 +23,7 @@ export class MetricsService {
 
   constructor(@InjectQueue(AGENT_TURNS_QUEUE) queue: Queue, @Inject(Pool) pool: Pool) {
     if (!register.getSingleMetric('process_cpu_user_seconds_total')) collectDefaultMetrics();
+    const consumers = new ConsumerStats(pool);
     new Gauge({
       name: 'parley_agent_jobs',
       help: 'agent turn jobs in the queue by state',
@@ -38,13 +40,7 @@ export class MetricsService {
       help: 'log positions between the head and where a consumer (projections, dispatcher) has got to',
       labelNames: ['consumer'],
       async collect() {
-        // two index lookups, not a count over the unprocessed events, which grows with the lag
-        // itself; positions a rolled-back append skipped count too, so this is an upper bound
-        const { rows } = await pool.query<{ consumer: string; lag: string }>(
-          `SELECT c.consumer, greatest(h.head - c.position, 0) AS lag
-             FROM consumer_checkpoints c, (SELECT coalesce(max(position), 0) AS head FROM events) h`,
-        );
-        for (const r of rows) this.set({ consumer: r.consumer }, Number(r.lag));
+        for (const r of await consumers.lag()) this.set({ consumer: r.consumer }, r.lag);
       },
     });
     new Gauge({
@@ -52,10 +48,7 @@ export class MetricsService {
       help: 'events consumers gave up on',
       labelNames: ['consumer'],
       async collect() {
-        const { rows } = await pool.query<{ consumer: string; n: string }>(
-          'SELECT consumer, count(*) AS n FROM consumer_dead_letters GROUP BY consumer',
-        );
-        for (const r of rows) this.set({ consumer: r.consumer }, Number(r.n));
+        for (const r of await consumers.deadLetters()) this.set({ consumer: r.consumer }, r.count);
       },
     });
   }

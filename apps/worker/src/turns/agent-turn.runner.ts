@@ -21,13 +21,12 @@ import {
   renderPrompt,
   ToolContext,
   ToolRegistry,
-  TurnEvent,
   TurnRecord,
   turnsOf,
   zeroUsage,
 } from '@parley/agent';
 import { AppConfig, CONFIG } from '@parley/config';
-import { ConversationEvent, conversationStreamId, fold } from '@parley/conversation';
+import { ConversationEvent, ConversationEventType, conversationStreamId, fold } from '@parley/conversation';
 import {
   backoffMs,
   EventStore,
@@ -70,7 +69,7 @@ function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 interface Loaded {
-  events: StoredEvent[];
+  events: StoredEvent<ConversationEvent>[];
   version: number;
   turns: TurnRecord[];
   turn: TurnRecord | undefined;
@@ -147,7 +146,7 @@ export class AgentTurnRunner {
     signal: AbortSignal,
     keeper: StepKeeper,
     key: string,
-  ): Promise<NewEvent[]> {
+  ): Promise<NewEvent<ConversationEvent>[]> {
     if (step.kind === 'run-tools') return this.runTools(s, step.calls);
     const events =
       step.kind === 'call-llm'
@@ -176,8 +175,8 @@ export class AgentTurnRunner {
   /** Records TurnFailed unless the turn already ended. */
   async fail(conversationId: string, turnId: string, code: string, message: string, retryable: boolean): Promise<void> {
     for (let attempt = 0; attempt < 5; attempt++) {
-      const events = await this.store.readStream(conversationStreamId(conversationId));
-      const turn = turnsOf(events as unknown as TurnEvent[]).find((t) => t.turnId === turnId);
+      const events = await this.store.readStream<ConversationEvent>(conversationStreamId(conversationId));
+      const turn = turnsOf(events).find((t) => t.turnId === turnId);
       if (!turn || turn.ending) return;
       try {
         await this.append(conversationId, events.length ? events[events.length - 1].version : 0, [
@@ -192,9 +191,9 @@ export class AgentTurnRunner {
   }
 
   private async load(conversationId: string, turnId: string, signal: AbortSignal): Promise<Loaded> {
-    const events = await this.store.readStream(conversationStreamId(conversationId));
-    const state = fold(events as unknown as ConversationEvent[]);
-    const turns = turnsOf(events as unknown as TurnEvent[]);
+    const events = await this.store.readStream<ConversationEvent>(conversationStreamId(conversationId));
+    const state = fold(events);
+    const turns = turnsOf(events);
     return {
       events,
       version: state.version,
@@ -215,7 +214,7 @@ export class AgentTurnRunner {
   private async runTools(
     s: Loaded,
     calls: Array<{ toolUseId: string; name: string; input: unknown }>,
-  ): Promise<NewEvent[]> {
+  ): Promise<NewEvent<ConversationEvent>[]> {
     const turn = s.turn!;
     const outputs = await Promise.all(
       calls.map(async (c) => {
@@ -241,7 +240,7 @@ export class AgentTurnRunner {
     allowTools: boolean,
     conversationId: string,
     signal: AbortSignal,
-  ): Promise<NewEvent[]> {
+  ): Promise<NewEvent<ConversationEvent>[]> {
     const { messages, prefixEnd } = buildHistory(s.turns, s.turn!.turnId, this.config.agent.contextTokens);
     return this.reply(
       s,
@@ -265,7 +264,7 @@ export class AgentTurnRunner {
     tools: LlmToolSpec[],
     iteration: number,
     allowTools = false,
-  ): Promise<NewEvent[]> {
+  ): Promise<NewEvent<ConversationEvent>[]> {
     const turn = s.turn!;
     // index counts within one attempt of one LLM call: a client joins the texts of the last attempt
     let index = 0;
@@ -336,7 +335,7 @@ export class AgentTurnRunner {
   }
 
   /** Turns the question into one self-contained query, recorded as the turn's search_book call. */
-  private async reformulate(s: Loaded, signal: AbortSignal): Promise<NewEvent[]> {
+  private async reformulate(s: Loaded, signal: AbortSignal): Promise<NewEvent<ConversationEvent>[]> {
     const turn = s.turn!;
     const earlier = s.turns.slice(0, s.turns.indexOf(turn)).slice(-3);
     const conversation = earlier
@@ -376,7 +375,11 @@ export class AgentTurnRunner {
   }
 
   /** The answer with the retrieved passages in the prompt, no tools offered. */
-  private async answerFromPassages(s: Loaded, conversationId: string, signal: AbortSignal): Promise<NewEvent[]> {
+  private async answerFromPassages(
+    s: Loaded,
+    conversationId: string,
+    signal: AbortSignal,
+  ): Promise<NewEvent<ConversationEvent>[]> {
     const turn = s.turn!;
     const passages = turn.iterations.flatMap((it) => [...it.results.values()].map((r) => r.content)).join('\n\n');
     const currentMessages = [
@@ -429,13 +432,23 @@ export class AgentTurnRunner {
   }
 
   /** Agent events name the owner, the turn (correlation) and the event they follow from (causation). */
-  private event(history: StoredEvent[], turnId: string, type: string, data: object): NewEvent {
-    const owner = history.find((e) => e.type === 'ConversationStarted')?.data as { ownerId?: string } | undefined;
+  private event<T extends ConversationEventType>(
+    history: StoredEvent<ConversationEvent>[],
+    turnId: string,
+    type: T,
+    data: Extract<ConversationEvent, { type: T }>['data'],
+  ): NewEvent<ConversationEvent> {
+    const owner = history.find((e) => e.type === 'ConversationStarted')?.data;
     const causationId = history[history.length - 1]?.id;
-    return { id: randomUUID(), type, data, metadata: { userId: owner?.ownerId, correlationId: turnId, causationId } };
+    const event = { type, data } as Extract<ConversationEvent, { type: T }>;
+    return { ...event, id: randomUUID(), metadata: { userId: owner?.ownerId, correlationId: turnId, causationId } };
   }
 
-  private async append(conversationId: string, expectedVersion: number, events: NewEvent[]): Promise<void> {
+  private async append(
+    conversationId: string,
+    expectedVersion: number,
+    events: NewEvent<ConversationEvent>[],
+  ): Promise<void> {
     if (events.length === 0) return;
     await this.store.append(conversationStreamId(conversationId), events, { expectedVersion });
   }

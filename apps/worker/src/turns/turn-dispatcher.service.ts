@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig, CONFIG } from '@parley/config';
-import { conversationIdOf } from '@parley/conversation';
+import { conversationIdOf, isConversationEvent } from '@parley/conversation';
 import { AppendNotifier, CheckpointedConsumerRunner, EventStore, LogConsumer, StoredEvent } from '@parley/event-store';
 import { TurnSequencer } from './turn-sequencer';
 
@@ -27,10 +27,10 @@ export class TurnDispatcher implements LogConsumer, OnApplicationBootstrap, OnAp
   }
 
   async handle(event: StoredEvent): Promise<void> {
-    if (event.type !== 'UserMessagePosted') return;
+    if (!isConversationEvent(event) || event.type !== 'UserMessagePosted') return;
     const conversationId = conversationIdOf(event.streamId);
     if (!conversationId) return;
-    await this.sequencer.enqueue(conversationId, (event.data as { turnId: string }).turnId);
+    await this.sequencer.enqueue(conversationId, event.data.turnId);
   }
 
   onApplicationBootstrap(): void {

@@ -7,10 +7,9 @@ import {
   legacyRunTurnJobId,
   RUN_TURN_JOB_OPTIONS,
   runTurnJobId,
-  TurnEvent,
   turnsOf,
 } from '@parley/agent';
-import { conversationStreamId } from '@parley/conversation';
+import { ConversationEvent, conversationStreamId } from '@parley/conversation';
 import { EventStore } from '@parley/event-store';
 
 /** Enqueues turns (idempotently, by job id) and wakes a conversation's next turn when one ends. */
@@ -50,8 +49,8 @@ export class TurnSequencer {
 
   /** The conversation's oldest pending turn runs now instead of waiting out its delay. */
   async promoteNext(conversationId: string): Promise<void> {
-    const events = await this.store.readStream(conversationStreamId(conversationId));
-    const next = turnsOf(events as unknown as TurnEvent[]).find((t) => !t.ending);
+    const events = await this.store.readStream<ConversationEvent>(conversationStreamId(conversationId));
+    const next = turnsOf(events).find((t) => !t.ending);
     if (!next) return;
     const job = await this.findJob(conversationId, next.turnId);
     if (job && (await job.isDelayed())) await job.promote().catch(() => undefined);

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Pool } from 'pg';
 import { AppConfig, CONFIG } from '@parley/config';
-import { conversationIdOf } from '@parley/conversation';
+import { ConversationLogQueries } from '@parley/read-models';
 import { RedisConnections } from '@parley/platform';
 import { TurnSequencer } from './turn-sequencer';
 
@@ -19,13 +19,16 @@ export class TurnSweeper implements OnApplicationBootstrap, OnApplicationShutdow
   private readonly logger = new Logger(TurnSweeper.name);
   private timer?: NodeJS.Timeout;
   private sweeping?: Promise<number>;
+  private readonly log: ConversationLogQueries;
 
   constructor(
-    @Inject(Pool) private readonly pool: Pool,
+    @Inject(Pool) pool: Pool,
     private readonly sequencer: TurnSequencer,
     private readonly redis: RedisConnections,
     @Inject(CONFIG) private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.log = new ConversationLogQueries(pool);
+  }
 
   onApplicationBootstrap(): void {
     if (!this.config.worker.dispatcherEnabled) return;
@@ -50,21 +53,9 @@ export class TurnSweeper implements OnApplicationBootstrap, OnApplicationShutdow
   }
 
   private async sweepOnce(): Promise<number> {
-    const { rows } = await this.pool.query<{ stream_id: string; turn_id: string }>(
-      `SELECT p.stream_id, p.data->>'turnId' AS turn_id
-         FROM events p
-        WHERE p.type = 'UserMessagePosted' AND p.occurred_at > now() - $1::interval
-          AND NOT EXISTS (SELECT 1 FROM events e
-                           WHERE e.stream_id = p.stream_id AND e.data->>'turnId' = p.data->>'turnId'
-                             AND e.type IN ('AssistantReplied', 'TurnFailed', 'TurnCancelled'))
-          AND NOT EXISTS (SELECT 1 FROM events d WHERE d.stream_id = p.stream_id AND d.type = 'ConversationDeleted')
-        ORDER BY p.position`,
-      [LOOKBACK],
-    );
     let enqueued = 0;
-    for (const r of rows) {
-      const conversationId = conversationIdOf(r.stream_id);
-      if (conversationId && (await this.sequencer.ensureQueued(conversationId, r.turn_id))) enqueued++;
+    for (const t of await this.log.unendedTurns(LOOKBACK)) {
+      if (await this.sequencer.ensureQueued(t.conversationId, t.turnId)) enqueued++;
     }
     if (enqueued) this.logger.log(`re-enqueued ${enqueued} unanswered turn(s)`);
     return enqueued;

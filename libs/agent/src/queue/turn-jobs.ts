@@ -1,3 +1,4 @@
+import { ConversationEvent } from '@parley/conversation';
 import { NewEvent } from '@parley/event-store';
 
 /**
@@ -14,7 +15,7 @@ export const JobName = {
 export interface KeptStep {
   /** which step of which turn (stepKey): a kept step is used only for that very step */
   step: string;
-  events: NewEvent[];
+  events: NewEvent<ConversationEvent>[];
 }
 
 export interface JobPayloads {

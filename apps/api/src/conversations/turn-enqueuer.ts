@@ -7,13 +7,13 @@ import { RedisConnections } from '@parley/platform';
 import { DeletedConversation } from './conversations.service';
 
 /**
- * The API's fast path to the workers. It is only an optimisation: the worker's dispatcher
- * enqueues every posted turn from the log too (same job id), so a post whose enqueue fails
- * here (API crash, Redis blip) is still answered.
+ * The API's fast path to the workers: enqueues posted turns and signals cancels. It is only an
+ * optimisation: the worker's TurnDispatcher enqueues every posted turn from the log too (same job
+ * id), so a post whose enqueue fails here (API crash, Redis blip) is still answered.
  */
 @Injectable()
-export class TurnDispatch {
-  private readonly logger = new Logger(TurnDispatch.name);
+export class TurnEnqueuer {
+  private readonly logger = new Logger(TurnEnqueuer.name);
 
   constructor(
     @InjectQueue(AGENT_TURNS_QUEUE) private readonly queue: Queue,

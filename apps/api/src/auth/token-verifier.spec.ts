@@ -1,0 +1,89 @@
+import { ServiceUnavailableException, UnauthorizedException } from '@nestjs/common';
+import { FakeIdp, hs256WithPublicKey, IdpKey, startFakeIdp, unsignedToken } from '../../../../test/support/fake-idp';
+import { mintToken } from './auth.guard';
+import { TokenVerifier } from './token-verifier';
+
+const SECRET = 'unit-test-secret-' + 'z'.repeat(20);
+
+describe(TokenVerifier.name, () => {
+  let idp: FakeIdp;
+  let rsa: IdpKey;
+  let ec: IdpKey;
+
+  beforeAll(async () => {
+    idp = await startFakeIdp();
+    rsa = await idp.newKey('RS256');
+    ec = await idp.newKey('ES256');
+  });
+  afterAll(() => idp.close());
+
+  const jwksOnly = (cooldownMs = 30_000) =>
+    new TokenVerifier({ jwks: { url: idp.jwksUrl, issuer: idp.issuer, audience: idp.audience, cooldownMs } });
+  const rejects401 = (p: Promise<unknown>) => expect(p).rejects.toBeInstanceOf(UnauthorizedException);
+
+  it('accepts RS256 and ES256 tokens from the key set, and the user is `sub`', async () => {
+    const sut = jwksOnly();
+    await expect(sut.verify(await idp.sign(rsa, { sub: 'alice' }))).resolves.toBe('alice');
+    await expect(sut.verify(await idp.sign(ec, { sub: 'bob' }))).resolves.toBe('bob');
+  });
+
+  it('checks iss and aud when set, and only then', async () => {
+    const sut = jwksOnly();
+    await rejects401(sut.verify(await idp.sign(rsa, { iss: 'https://evil.example/' })));
+    await rejects401(sut.verify(await idp.sign(rsa, { aud: 'another-api' })));
+    const lax = new TokenVerifier({ jwks: { url: idp.jwksUrl, cooldownMs: 30_000 } });
+    await expect(lax.verify(await idp.sign(rsa, { iss: 'https://other.example/', aud: 'x' }))).resolves.toBe('alice');
+  });
+
+  it('rejects expired, unsigned and algorithm-confused tokens', async () => {
+    const sut = new TokenVerifier({
+      jwtSecret: SECRET,
+      jwks: { url: idp.jwksUrl, issuer: idp.issuer, audience: idp.audience, cooldownMs: 30_000 },
+    });
+    await expect(sut.verify(await idp.sign(rsa, { expiresIn: -60 }))).rejects.toThrow('the token has expired');
+    await rejects401(sut.verify(unsignedToken(idp, rsa)));
+    await rejects401(sut.verify(await hs256WithPublicKey(idp, rsa)));
+    await rejects401(sut.verify('not.a.jwt'));
+    await rejects401(sut.verify('garbage'));
+  });
+
+  it('takes HS256 with AUTH_JWT_SECRET beside the provider, and refuses HS256 without a secret', async () => {
+    const both = new TokenVerifier({ jwtSecret: SECRET, jwks: { url: idp.jwksUrl, cooldownMs: 30_000 } });
+    await expect(both.verify(mintToken('carol', SECRET))).resolves.toBe('carol');
+    await expect(both.verify(await idp.sign(ec, { sub: 'dave' }))).resolves.toBe('dave');
+    await rejects401(jwksOnly().verify(mintToken('carol', SECRET)));
+    await rejects401(new TokenVerifier({ jwtSecret: SECRET }).verify(await idp.sign(rsa)));
+  });
+
+  it('refetches the key set once for an unknown kid, and finds a rotated-in key', async () => {
+    const sut = jwksOnly(0);
+    await sut.verify(await idp.sign(rsa)); // warm
+    const before = idp.fetches();
+    const stranger = await idp.newKey('RS256', { publish: false });
+    await rejects401(sut.verify(await idp.sign(stranger)));
+    expect(idp.fetches()).toBe(before + 1);
+    idp.publish(stranger);
+    await expect(sut.verify(await idp.sign(stranger, { sub: 'erin' }))).resolves.toBe('erin');
+    expect(idp.fetches()).toBe(before + 2);
+    await sut.verify(await idp.sign(stranger)); // cached now
+    expect(idp.fetches()).toBe(before + 2);
+  });
+
+  it('refetches at most once per cooldown however many unknown kids arrive', async () => {
+    const sut = jwksOnly(300);
+    await sut.verify(await idp.sign(rsa));
+    const before = idp.fetches();
+    const stranger = await idp.newKey('ES256', { publish: false });
+    await rejects401(sut.verify(await idp.sign(stranger))); // within the cooldown of the first fetch
+    expect(idp.fetches()).toBe(before);
+    await new Promise((r) => setTimeout(r, 350));
+    await Promise.all([1, 2, 3].map(async () => rejects401(sut.verify(await idp.sign(stranger)))));
+    for (let i = 0; i < 3; i++) await rejects401(sut.verify(await idp.sign(stranger)));
+    expect(idp.fetches()).toBe(before + 1);
+  });
+
+  it('answers 503, not 401, when the key set cannot be fetched', async () => {
+    const sut = new TokenVerifier({ jwks: { url: 'http://127.0.0.1:1/jwks.json', cooldownMs: 30_000 } });
+    await expect(sut.verify(await idp.sign(rsa))).rejects.toBeInstanceOf(ServiceUnavailableException);
+  });
+});

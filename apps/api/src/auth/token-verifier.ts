@@ -1,0 +1,83 @@
+import { Logger, ServiceUnavailableException, UnauthorizedException } from '@nestjs/common';
+import { createRemoteJWKSet, decodeProtectedHeader, errors, JWTPayload, JWTVerifyGetKey, jwtVerify } from 'jose';
+import { AppConfig } from '@parley/config';
+
+/** What an identity provider may sign with; `none` and the HMAC family never come from its keys. */
+export const JWKS_ALGORITHMS = ['RS256', 'ES256'];
+
+/**
+ * Turns a bearer token into a user id (`sub`), or throws 401 (503 when the provider's keys cannot
+ * be fetched: the token may be fine). Two kinds of token, told apart by the header's `alg`:
+ *
+ * - HS256, signed with AUTH_JWT_SECRET (laptops, tests, `npm run cli -- token`), when a secret is set;
+ * - RS256/ES256 from the identity provider, verified against its JWKS (AUTH_JWKS_URL), with `iss`
+ *   and `aud` checked when AUTH_ISSUER / AUTH_AUDIENCE are set. The key set is cached (10 min) and
+ *   refetched when a token names a `kid` it lacks (key rotation), at most once per cooldown.
+ *
+ * Every token needs `exp` and a `sub` of 1..200 characters.
+ */
+export class TokenVerifier {
+  private readonly secret?: Uint8Array;
+  private readonly jwks?: JWTVerifyGetKey;
+  private readonly log = new Logger('Auth');
+
+  constructor(private readonly auth: AppConfig['auth']) {
+    if (auth.jwtSecret) this.secret = new TextEncoder().encode(auth.jwtSecret);
+    if (auth.jwks) {
+      const remote = createRemoteJWKSet(new URL(auth.jwks.url), {
+        cooldownDuration: auth.jwks.cooldownMs,
+        timeoutDuration: 5_000,
+      });
+      this.jwks = async (header, token) => {
+        try {
+          return await remote(header, token);
+        } catch (e) {
+          if (e instanceof errors.JWKSNoMatchingKey || e instanceof errors.JWKSMultipleMatchingKeys) throw e;
+          throw new KeysUnavailable(e); // refused, timed out, not 200, not a key set
+        }
+      };
+    }
+  }
+
+  async verify(token: string): Promise<string> {
+    let payload: JWTPayload;
+    try {
+      payload = await this.verifyClaims(token);
+    } catch (e) {
+      if (e instanceof KeysUnavailable) {
+        this.log.warn(`JWKS ${this.auth.jwks?.url} cannot be fetched: ${String(e.cause)}`);
+        throw new ServiceUnavailableException('the identity provider keys cannot be fetched');
+      }
+      throw new UnauthorizedException(
+        e instanceof errors.JWTExpired ? 'the token has expired' : 'the token is not valid',
+      );
+    }
+    const sub = payload.sub;
+    if (typeof sub !== 'string' || sub.length === 0 || sub.length > 200) {
+      throw new UnauthorizedException('the token is not valid');
+    }
+    return sub;
+  }
+
+  private async verifyClaims(token: string): Promise<JWTPayload> {
+    const { alg } = decodeProtectedHeader(token);
+    if (alg === 'HS256' && this.secret) {
+      return (await jwtVerify(token, this.secret, { algorithms: ['HS256'], requiredClaims: ['exp', 'sub'] })).payload;
+    }
+    if (!this.jwks) throw new errors.JOSEAlgNotAllowed(`"alg" (Algorithm) Header Parameter value not allowed`);
+    const { issuer, audience } = this.auth.jwks!;
+    const { payload } = await jwtVerify(token, this.jwks, {
+      algorithms: JWKS_ALGORITHMS,
+      issuer,
+      audience,
+      requiredClaims: ['exp', 'sub'],
+    });
+    return payload;
+  }
+}
+
+class KeysUnavailable extends Error {
+  constructor(cause: unknown) {
+    super('the JWKS cannot be fetched', { cause });
+  }
+}

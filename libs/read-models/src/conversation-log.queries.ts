@@ -1,0 +1,62 @@
+import { Pool } from 'pg';
+import { conversationIdOf, conversationStreamId, UserMessagePosted } from '@parley/conversation';
+import { StoredEvent } from '@parley/event-store';
+
+/** A UserMessagePosted as its Idempotency-Key finds it again. */
+export type StoredPost = Pick<StoredEvent<UserMessagePosted>, 'version' | 'position' | 'data'>;
+
+/** A posted turn the log shows no ending for. */
+export interface UnendedTurn {
+  conversationId: string;
+  turnId: string;
+}
+
+/**
+ * Questions about conversations that must be answered from the log itself, not from the read
+ * models (which lag): the API's and the worker's only SQL on the events table outside the store.
+ */
+export class ConversationLogQueries {
+  constructor(private readonly pool: Pick<Pool, 'query'>) {}
+
+  /** Every conversation the user started about the book (deleted ones too: deleting is idempotent). */
+  async conversationsAbout(ownerId: string, bookId: string): Promise<string[]> {
+    const { rows } = await this.pool.query<{ stream_id: string }>(
+      `SELECT stream_id FROM events
+        WHERE type = 'ConversationStarted' AND data->>'bookId' = $1 AND data->>'ownerId' = $2`,
+      [bookId, ownerId],
+    );
+    return rows.flatMap((r) => conversationIdOf(r.stream_id) ?? []);
+  }
+
+  /** The user's post stored under this event id in the conversation, if there is one. */
+  async findPost(userId: string, conversationId: string, eventId: string): Promise<StoredPost | undefined> {
+    const { rows } = await this.pool.query<StoredPost>(
+      `SELECT data, version, position::text AS position FROM events
+        WHERE event_id = $1 AND stream_id = $2 AND metadata->>'userId' = $3`,
+      [eventId, conversationStreamId(conversationId), userId],
+    );
+    return rows[0];
+  }
+
+  /**
+   * Turns posted within `lookback` (a Postgres interval) that have no ending in the log, in
+   * conversations not deleted, in log order.
+   */
+  async unendedTurns(lookback: string): Promise<UnendedTurn[]> {
+    const { rows } = await this.pool.query<{ stream_id: string; turn_id: string }>(
+      `SELECT p.stream_id, p.data->>'turnId' AS turn_id
+         FROM events p
+        WHERE p.type = 'UserMessagePosted' AND p.occurred_at > now() - $1::interval
+          AND NOT EXISTS (SELECT 1 FROM events e
+                           WHERE e.stream_id = p.stream_id AND e.data->>'turnId' = p.data->>'turnId'
+                             AND e.type IN ('AssistantReplied', 'TurnFailed', 'TurnCancelled'))
+          AND NOT EXISTS (SELECT 1 FROM events d WHERE d.stream_id = p.stream_id AND d.type = 'ConversationDeleted')
+        ORDER BY p.position`,
+      [lookback],
+    );
+    return rows.flatMap((r) => {
+      const conversationId = conversationIdOf(r.stream_id);
+      return conversationId ? [{ conversationId, turnId: r.turn_id }] : [];
+    });
+  }
+}
