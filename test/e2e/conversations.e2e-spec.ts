@@ -464,7 +464,7 @@ describe('conversations API (e2e)', () => {
       await proxy.close();
       const ids = s.durable().map((f) => Number(f.id));
       expect(ids).toEqual(Array.from({ length: appended }, (_, i) => i + 1));
-      expect(s.opens).toBeGreaterThan(100);
+      expect(s.opens).toBeGreaterThanOrEqual(100); // one open before each of the 100 cuts
     }, 120_000);
   });
 
