@@ -1,0 +1,251 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { AgentTool, AnthropicLlm, ToolContext, ToolRegistry } from '@parley/agent';
+import { AppConfig, loadConfig } from '@parley/config';
+import { ConversationEvent, conversationStreamId } from '@parley/conversation';
+import { EventStore, StoredEvent } from '@parley/event-store';
+import { AssistantTextDelta, LiveDeltas, RedisConnections } from '@parley/platform';
+import { AgentTurnRunner } from '../../apps/worker/src/turns/agent-turn.runner';
+import {
+  assistantReplied,
+  conversationRenamed,
+  conversationStarted,
+  givenConversation,
+  userMessagePosted,
+} from '../support/factories/events';
+import { FakeAnthropic } from '../support/fake-anthropic/fake-anthropic.server';
+import { createTestDatabase, redisUrl, TestDatabase } from '../support/test-database';
+
+/** A tool the test owns: answers from a fixed table and records what it was asked. */
+class FactsTool implements AgentTool {
+  readonly name = 'lookup_fact';
+  readonly description = 'Looks a fact about the story up.';
+  readonly inputSchema = {
+    type: 'object' as const,
+    properties: { query: { type: 'string' } },
+    required: ['query'],
+  };
+  readonly calls: Array<{ input: unknown; ctx: ToolContext }> = [];
+  availableFor(): boolean {
+    return true;
+  }
+  async run(input: unknown, ctx: ToolContext) {
+    this.calls.push({ input, ctx });
+    return { content: 'The lamp had been dark for nine winters.' };
+  }
+}
+
+/**
+ * AgentTurnRunner in process: a real EventStore and Pool on a cloned database, the real
+ * AnthropicLlm against the fake Messages API, real LiveDeltas on Redis under a private prefix.
+ */
+describe('AgentTurnRunner (in process, real AnthropicLlm against the fake API)', () => {
+  let db: TestDatabase;
+  let store: EventStore;
+  let fake: FakeAnthropic;
+  let redis: RedisConnections;
+  let deltas: LiveDeltas;
+  let tool: FactsTool;
+  let sut: AgentTurnRunner;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    store = new EventStore(db.pool);
+    fake = await FakeAnthropic.start();
+    const config: AppConfig = loadConfig({
+      NODE_ENV: 'development',
+      DATABASE_URL: db.url,
+      REDIS_URL: redisUrl(),
+      QUEUE_PREFIX: `t-runner-${randomBytes(4).toString('hex')}`,
+      LLM_PROVIDER: 'anthropic',
+      ANTHROPIC_API_KEY: 'sk-fake',
+      ANTHROPIC_BASE_URL: fake.url,
+      LLM_MAX_RETRIES: '0',
+      LOG_LEVEL: 'silent',
+    });
+    const llm = new AnthropicLlm({
+      model: config.llm.model,
+      maxTokens: config.llm.maxTokens,
+      maxRetries: 0,
+      apiKey: 'sk-fake',
+      baseUrl: fake.url,
+    });
+    redis = new RedisConnections(config);
+    deltas = new LiveDeltas(redis, config);
+    tool = new FactsTool();
+    sut = new AgentTurnRunner(store, db.pool, llm, new ToolRegistry([tool]), deltas, config);
+  });
+  afterEach(() => {
+    fake.reset();
+    tool.calls.length = 0;
+  });
+  afterAll(async () => {
+    deltas.onApplicationShutdown();
+    await redis.onApplicationShutdown();
+    await fake.close();
+    await db.drop();
+  });
+
+  const stream = (conversationId: string): Promise<StoredEvent<ConversationEvent>[]> =>
+    store.readStream<ConversationEvent>(conversationStreamId(conversationId));
+
+  /** Given: a conversation with one question whose turn has not started. */
+  const givenAQuestion = async (content = 'How long was the lamp dark?') => {
+    const conversationId = randomUUID();
+    const ownerId = `user-${randomUUID()}`;
+    const turnId = randomUUID();
+    await givenConversation(store, conversationId, [
+      conversationStarted({ ownerId, title: 'The Lighthouse Keeper' }),
+      userMessagePosted({ turnId, content }),
+    ]);
+    return { conversationId, ownerId, turnId };
+  };
+
+  it('runs a scripted tool call and answer: ToolInvoked, ToolResultRecorded, AssistantReplied, two requests', async () => {
+    // given a question, and a model that calls the tool once then answers
+    const { conversationId, ownerId, turnId } = await givenAQuestion();
+    fake.enqueue(
+      {
+        content: [
+          { type: 'text', text: 'Let me check.' },
+          { type: 'tool_use', id: 'toolu_lookup_1', name: 'lookup_fact', input: { query: 'lamp dark' } },
+        ],
+      },
+      { content: [{ type: 'text', text: 'It had been dark for nine winters.' }] },
+    );
+    const live: AssistantTextDelta[] = [];
+    const unsubscribe = deltas.subscribe(conversationId, (d) => live.push(d));
+    await new Promise((r) => setTimeout(r, 100)); // the subscription reaches Redis before the first delta
+    try {
+      // when the turn runs
+      const outcome = await sut.run(conversationId, turnId, new AbortController().signal);
+      // then it ended with the scripted steps appended after the question
+      expect(outcome).toEqual({ kind: 'ended' });
+      const events = await stream(conversationId);
+      expect(events.map((e) => [e.version, e.type])).toEqual([
+        [1, 'ConversationStarted'],
+        [2, 'UserMessagePosted'],
+        [3, 'ToolInvoked'],
+        [4, 'ToolResultRecorded'],
+        [5, 'AssistantReplied'],
+      ]);
+      const [, , invoked, result, replied] = events;
+      expect(invoked.data).toMatchObject({
+        turnId,
+        toolUseId: 'toolu_lookup_1',
+        name: 'lookup_fact',
+        input: { query: 'lamp dark' },
+        iteration: 1,
+        assistantText: 'Let me check.',
+        assistantContent: [
+          { type: 'text', text: 'Let me check.' },
+          { type: 'tool_use', toolUseId: 'toolu_lookup_1' },
+        ],
+        model: 'claude-sonnet-5-5',
+      });
+      expect(result.data).toEqual({
+        turnId,
+        toolUseId: 'toolu_lookup_1',
+        content: 'The lamp had been dark for nine winters.',
+        isError: false,
+      });
+      expect(replied.data).toMatchObject({
+        turnId,
+        content: 'It had been dark for nine winters.',
+        stopReason: 'end_turn',
+        iterations: 2,
+        citations: [],
+        isFromBook: false,
+      });
+      // each agent event names the owner, the turn, and the event it followed
+      for (const e of events.slice(2)) {
+        expect(e.metadata).toEqual({ userId: ownerId, correlationId: turnId, causationId: events[e.version - 2].id });
+      }
+      // and the tool ran once, for this conversation
+      expect(tool.calls).toEqual([
+        {
+          input: { query: 'lamp dark' },
+          ctx: expect.objectContaining({ conversationId, userId: ownerId, bookId: null, readingPosition: null }),
+        },
+      ]);
+      // and the fake got two requests: the question with the tool offered, then the tool's result
+      expect(fake.requests).toHaveLength(2);
+      expect(fake.requests[0].body.tools.map((t: { name: string }) => t.name)).toEqual(['lookup_fact']);
+      const second = fake.requests[1].body.messages;
+      expect(second[second.length - 1].content).toEqual(
+        expect.arrayContaining([expect.objectContaining({ type: 'tool_result', tool_use_id: 'toolu_lookup_1' })]),
+      );
+      // and the answer's text went out live as deltas of the second call
+      const deadline = Date.now() + 2_000;
+      while (live.filter((d) => d.iteration === 2).length === 0 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(
+        live
+          .filter((d) => d.iteration === 2)
+          .sort((a, b) => a.index - b.index)
+          .map((d) => d.text)
+          .join(''),
+      ).toBe('It had been dark for nine winters.');
+    } finally {
+      unsubscribe();
+    }
+  });
+
+  it('keeps the paid answer when the stream moved on meanwhile: one request, AssistantReplied after the rename', async () => {
+    // given a question, and a model that answers slowly
+    const { conversationId, turnId } = await givenAQuestion();
+    fake.enqueue({
+      content: [{ type: 'text', text: 'Nine winters, the ferryman said, and nobody had climbed the stairs since.' }],
+      delayMsPerChunk: 60,
+    });
+    // when the turn runs and the conversation is renamed while the model is answering
+    const running = sut.run(conversationId, turnId, new AbortController().signal);
+    await fake.waitFor('the model request', () => fake.requests.length === 1);
+    await givenConversation(store, conversationId, [conversationRenamed('Renamed midway')], 2);
+    const outcome = await running;
+    // then the answer was appended at the new version, after the rename, without asking again
+    expect(outcome).toEqual({ kind: 'ended' });
+    const events = await stream(conversationId);
+    expect(events.map((e) => [e.version, e.type])).toEqual([
+      [1, 'ConversationStarted'],
+      [2, 'UserMessagePosted'],
+      [3, 'ConversationRenamed'],
+      [4, 'AssistantReplied'],
+    ]);
+    expect(events[3].data).toMatchObject({
+      turnId,
+      content: 'Nine winters, the ferryman said, and nobody had climbed the stairs since.',
+    });
+    expect(fake.requests).toHaveLength(1);
+    expect(fake.aborted).toBe(0);
+  });
+
+  it('makes no request for a turn whose stream already has its AssistantReplied', async () => {
+    // given a turn that already ended
+    const { conversationId, turnId } = await givenAQuestion();
+    await givenConversation(store, conversationId, [assistantReplied({ turnId, content: 'answered before' })], 2);
+    // when it runs again (a redelivered job)
+    const outcome = await sut.run(conversationId, turnId, new AbortController().signal);
+    // then it is ended, with nothing asked and nothing appended
+    expect(outcome).toEqual({ kind: 'ended' });
+    expect(fake.requests).toHaveLength(0);
+    expect(tool.calls).toHaveLength(0);
+    expect((await stream(conversationId)).map((e) => e.type)).toEqual([
+      'ConversationStarted',
+      'UserMessagePosted',
+      'AssistantReplied',
+    ]);
+  });
+
+  it('waits, without a request, for an earlier unended turn of the conversation', async () => {
+    // given two questions, the first still unanswered
+    const { conversationId, turnId: first } = await givenAQuestion();
+    const second = randomUUID();
+    await givenConversation(store, conversationId, [userMessagePosted({ turnId: second, content: 'And then?' })], 2);
+    // when the second turn runs
+    const outcome = await sut.run(conversationId, second, new AbortController().signal);
+    // then it waits for the first
+    expect(outcome).toEqual({ kind: 'wait', forTurnId: first });
+    expect(fake.requests).toHaveLength(0);
+  });
+});
