@@ -1,9 +1,11 @@
+import 'reflect-metadata';
 import { UnprocessableEntityException } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { BooksRepository } from '@parley/books';
 import { AppConfig, loadConfig } from '@parley/config';
 import { ConversationEvent, conversationStreamId, DomainError } from '@parley/conversation';
 import { EventStore, StoredEvent, WrongExpectedVersionError } from '@parley/event-store';
+import { ConversationLogQueries } from '@parley/read-models';
 import { ConversationsService } from '../../apps/api/src/conversations/conversations.service';
 import { assistantReplied } from '../support/factories/events';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
@@ -22,7 +24,12 @@ describe('ConversationsService (in process, real EventStore)', () => {
     db = await createTestDatabase();
     store = new EventStore(db.pool);
     config = loadConfig({ NODE_ENV: 'development', DATABASE_URL: db.url, LOG_LEVEL: 'silent' });
-    sut = new ConversationsService(store, new BooksRepository(db.pool), db.pool, config);
+    // the third parameter is the Pool or (being refactored) the injected ConversationLogQueries:
+    // give it what its declared type asks for, as Nest would
+    const params = Reflect.getMetadata('design:paramtypes', ConversationsService) as unknown[];
+    const third = params[2] === ConversationLogQueries ? new ConversationLogQueries(db.pool) : db.pool;
+    const Service = ConversationsService as unknown as new (...args: unknown[]) => ConversationsService;
+    sut = new Service(store, new BooksRepository(db.pool), third, config);
   });
   afterAll(() => db.drop());
 
