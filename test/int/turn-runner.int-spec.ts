@@ -1,10 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { AgentTool, AnthropicLlm, ToolContext, ToolRegistry } from '@parley/agent';
+import { BooksRepository } from '@parley/books';
 import { AppConfig, loadConfig } from '@parley/config';
 import { ConversationEvent, conversationStreamId } from '@parley/conversation';
 import { EventStore, StoredEvent } from '@parley/event-store';
 import { AssistantTextDelta, LiveDeltas, RedisConnections } from '@parley/platform';
 import { AgentTurnRunner } from '../../apps/worker/src/turns/agent-turn.runner';
+import { TurnSteps } from '../../apps/worker/src/turns/turn-steps';
 import {
   assistantReplied,
   conversationRenamed,
@@ -72,7 +74,8 @@ describe('AgentTurnRunner (in process, real AnthropicLlm against the fake API)',
     redis = new RedisConnections(config);
     deltas = new LiveDeltas(redis, config);
     tool = new FactsTool();
-    sut = new AgentTurnRunner(store, db.pool, llm, new ToolRegistry([tool]), deltas, config);
+    const steps = new TurnSteps(llm, new ToolRegistry([tool]), deltas, new BooksRepository(db.pool), config);
+    sut = new AgentTurnRunner(store, steps, config);
   });
   afterEach(() => {
     fake.reset();

@@ -4,6 +4,7 @@ import { AGENT_TURNS_QUEUE, ToolRegistry } from '@parley/agent';
 import { BOOK_INGEST_QUEUE, BooksModule, SearchBookTool } from '@parley/books';
 import { ConfigModule } from '@parley/config';
 import { DatabaseModule, loggerModule, queueRootModule, RedisModule } from '@parley/platform';
+import { ReadModelsModule } from '@parley/read-models';
 import { BookIngestProcessor } from './books/book-ingest.processor';
 import { BookIngestSweeper } from './books/book-ingest-sweeper.service';
 import { ProjectionsService } from './projections/projections.service';
@@ -14,6 +15,7 @@ import { RunningTurns } from './turns/running-turns';
 import { TurnDispatcher } from './turns/turn-dispatcher.service';
 import { TurnSequencer } from './turns/turn-sequencer';
 import { TurnSweeper } from './turns/turn-sweeper.service';
+import { TurnSteps } from './turns/turn-steps';
 
 /** The worker root: no HTTP port; agent turns and book ingestion (BullMQ), projections and the turn dispatcher. */
 @Module({
@@ -25,6 +27,7 @@ import { TurnSweeper } from './turns/turn-sweeper.service';
     queueRootModule(),
     BullModule.registerQueue({ name: AGENT_TURNS_QUEUE }, { name: BOOK_INGEST_QUEUE }),
     BooksModule,
+    ReadModelsModule,
   ],
   providers: [
     ProjectionsService,
@@ -35,6 +38,7 @@ import { TurnSweeper } from './turns/turn-sweeper.service';
       useFactory: (search: SearchBookTool) => new ToolRegistry([search]),
     },
     AgentTurnRunner,
+    TurnSteps,
     AgentTurnsProcessor,
     RunningTurns,
     TurnSequencer,

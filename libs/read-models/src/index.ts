@@ -3,3 +3,4 @@ export * from './read-model.queries';
 export * from './cursor';
 export * from './rebuild';
 export * from './conversation-log.queries';
+export * from './read-models.module';

@@ -6,7 +6,6 @@ import {
   Get,
   Headers,
   HttpCode,
-  Inject,
   Param,
   ParseUUIDPipe,
   Patch,
@@ -17,7 +16,6 @@ import {
 } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { Request, Response } from 'express';
-import { Pool } from 'pg';
 import { conversationStreamId } from '@parley/conversation';
 import { EventStore } from '@parley/event-store';
 import { InvalidCursorError, ReadModelQueries } from '@parley/read-models';
@@ -50,18 +48,14 @@ const Id = () =>
 @ApiBearerAuth()
 @Controller('conversations')
 export class ConversationsController {
-  private readonly queries: ReadModelQueries;
-
   constructor(
     private readonly conversations: ConversationsService,
     private readonly store: EventStore,
     private readonly streams: EventStreamService,
     private readonly rateLimiter: PostRateLimiter,
     private readonly enqueuer: TurnEnqueuer,
-    @Inject(Pool) pool: Pool,
-  ) {
-    this.queries = new ReadModelQueries(pool);
-  }
+    private readonly queries: ReadModelQueries,
+  ) {}
 
   @Post()
   @ApiOperation({ summary: 'Start a conversation (ConversationStarted)' })

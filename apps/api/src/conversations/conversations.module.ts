@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { BullModule } from '@nestjs/bullmq';
 import { AGENT_TURNS_QUEUE } from '@parley/agent';
 import { BooksModule } from '@parley/books';
+import { ReadModelsModule } from '@parley/read-models';
 import { StreamWatcher } from '@parley/platform';
 import { ConversationsController } from './conversations.controller';
 import { ConversationsService } from './conversations.service';
@@ -10,7 +11,7 @@ import { PostRateLimiter } from './post-rate-limiter';
 import { TurnEnqueuer } from './turn-enqueuer';
 
 @Module({
-  imports: [BullModule.registerQueue({ name: AGENT_TURNS_QUEUE }), BooksModule],
+  imports: [BullModule.registerQueue({ name: AGENT_TURNS_QUEUE }), BooksModule, ReadModelsModule],
   controllers: [ConversationsController],
   providers: [ConversationsService, EventStreamService, PostRateLimiter, TurnEnqueuer, StreamWatcher],
   exports: [ConversationsService, TurnEnqueuer],

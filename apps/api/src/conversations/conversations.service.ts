@@ -7,7 +7,6 @@ import {
   UnprocessableEntityException,
 } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { Pool } from 'pg';
 import { AppConfig, CONFIG } from '@parley/config';
 import {
   ConversationCommand,
@@ -67,16 +66,12 @@ const CONFLICT_RETRIES = 5;
  */
 @Injectable()
 export class ConversationsService {
-  private readonly log: ConversationLogQueries;
-
   constructor(
     private readonly store: EventStore,
     private readonly books: BooksRepository,
-    @Inject(Pool) pool: Pool,
+    private readonly log: ConversationLogQueries,
     @Inject(CONFIG) private readonly config: AppConfig,
-  ) {
-    this.log = new ConversationLogQueries(pool);
-  }
+  ) {}
 
   async load(
     conversationId: string,

@@ -1,5 +1,4 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { Pool } from 'pg';
 import { AppConfig, CONFIG } from '@parley/config';
 import { ConversationLogQueries } from '@parley/read-models';
 import { RedisConnections } from '@parley/platform';
@@ -19,16 +18,12 @@ export class TurnSweeper implements OnApplicationBootstrap, OnApplicationShutdow
   private readonly logger = new Logger(TurnSweeper.name);
   private timer?: NodeJS.Timeout;
   private sweeping?: Promise<number>;
-  private readonly log: ConversationLogQueries;
-
   constructor(
-    @Inject(Pool) pool: Pool,
+    private readonly log: ConversationLogQueries,
     private readonly sequencer: TurnSequencer,
     private readonly redis: RedisConnections,
     @Inject(CONFIG) private readonly config: AppConfig,
-  ) {
-    this.log = new ConversationLogQueries(pool);
-  }
+  ) {}
 
   onApplicationBootstrap(): void {
     if (!this.config.worker.dispatcherEnabled) return;

@@ -1,0 +1,258 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import {
+  addUsage,
+  buildHistory,
+  ChatResult,
+  citationStartFor,
+  citedPassages,
+  costUsd,
+  LLM_CLIENT,
+  LlmClient,
+  LlmMessage,
+  LlmToolSpec,
+  renderPrompt,
+  ToolRegistry,
+  zeroUsage,
+} from '@parley/agent';
+import { BooksRepository } from '@parley/books';
+import { AppConfig, CONFIG } from '@parley/config';
+import { ConversationEvent } from '@parley/conversation';
+import { NewEvent } from '@parley/event-store';
+import { LiveDeltas } from '@parley/platform';
+import { LoadedTurn, turnEvent } from './turn-state';
+
+/** One model call of a turn, as the steps below make it. */
+interface LlmCall {
+  messages: LlmMessage[];
+  /** the last message of the stable prefix (earlier turns), for a cache breakpoint */
+  prefixEnd: number;
+  tools: LlmToolSpec[];
+  iteration: number;
+  /** false on the last allowed call: it must answer with what it has */
+  allowTools: boolean;
+  signal: AbortSignal;
+}
+
+/**
+ * What each step of a turn does, given the turn as the log says it stands: run the recorded tool
+ * calls, call the model (tool use, or the always-retrieve plan), and say it as events. Nothing
+ * here appends: the runner decides when and where they go.
+ */
+@Injectable()
+export class TurnSteps {
+  private readonly bookNames = new Map<string, string>();
+
+  constructor(
+    @Inject(LLM_CLIENT) private readonly llm: LlmClient,
+    private readonly tools: ToolRegistry,
+    private readonly deltas: LiveDeltas,
+    private readonly books: BooksRepository,
+    @Inject(CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /** Every pending call of the iteration, in parallel; results recorded together, in call order. */
+  async runTools(
+    s: LoadedTurn,
+    calls: Array<{ toolUseId: string; name: string; input: unknown }>,
+  ): Promise<NewEvent<ConversationEvent>[]> {
+    const turn = s.turn!;
+    const outputs = await Promise.all(
+      calls.map(async (c) => {
+        const citationStart = citationStartFor(turn, c.toolUseId);
+        const out = await this.tools.run(c.name, c.input, { ...s.ctx, citationStart });
+        return { c, out, citationStart };
+      }),
+    );
+    return outputs.map(({ c, out, citationStart }) =>
+      turnEvent(s.events, turn.turnId, 'ToolResultRecorded', {
+        turnId: turn.turnId,
+        toolUseId: c.toolUseId,
+        content: out.content,
+        isError: out.isError ?? false,
+        ...(out.chunks ? { chunks: out.chunks, citationStart } : {}),
+      }),
+    );
+  }
+
+  /** The agent's call: the history rebuilt from the log, the tools offered unless this is the last call. */
+  async callLlm(
+    s: LoadedTurn,
+    iteration: number,
+    allowTools: boolean,
+    signal: AbortSignal,
+  ): Promise<NewEvent<ConversationEvent>[]> {
+    const { messages, prefixEnd } = buildHistory(s.turns, s.turn!.turnId, this.config.agent.contextTokens);
+    return this.reply(s, { messages, prefixEnd, tools: this.tools.specsFor(s.ctx), iteration, allowTools, signal });
+  }
+
+  /** One LLM call: tool calls become ToolInvoked events, a text answer ends the turn. */
+  private async reply(s: LoadedTurn, call: LlmCall): Promise<NewEvent<ConversationEvent>[]> {
+    const { messages, prefixEnd, tools, iteration, allowTools, signal } = call;
+    const conversationId = s.ctx.conversationId;
+    const turn = s.turn!;
+    // index counts within one attempt of one LLM call: a client joins the texts of the last attempt
+    let index = 0;
+    let currentAttempt = 1;
+    const result: ChatResult = await this.llm.chatWithTools(messages, tools, {
+      system: await this.systemPrompt(s),
+      prefixEnd,
+      toolChoice: allowTools ? 'auto' : 'none',
+      signal,
+      onTextDelta: (text, attempt = 1) => {
+        if (attempt !== currentAttempt) [currentAttempt, index] = [attempt, 0];
+        this.deltas
+          .publish(conversationId, { turnId: turn.turnId, iteration, attempt, index: index++, text })
+          .catch(() => undefined);
+      },
+    });
+    const text = result.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
+    const toolUses = allowTools ? result.content.filter((b) => b.type === 'tool_use') : [];
+    if (toolUses.length > 0) {
+      return toolUses.map((b, i) =>
+        turnEvent(s.events, turn.turnId, 'ToolInvoked', {
+          turnId: turn.turnId,
+          toolUseId: b.id,
+          name: b.name,
+          input: b.input,
+          iteration,
+          ...(i === 0
+            ? {
+                assistantText: text,
+                assistantContent: result.content.map((c) =>
+                  c.type === 'text'
+                    ? { type: 'text' as const, text: c.text }
+                    : { type: 'tool_use' as const, toolUseId: c.id },
+                ),
+                usage: result.usage,
+                model: result.model,
+              }
+            : {}),
+        }),
+      );
+    }
+    const usage = turn.iterations.reduce((sum, it) => (it.usage ? addUsage(sum, it.usage) : sum), zeroUsage());
+    const total = addUsage(usage, result.usage);
+    const citations = citedPassages(text, turn);
+    const content = text.trim() ? text : '(no answer)';
+    return [
+      turnEvent(s.events, turn.turnId, 'AssistantReplied', {
+        turnId: turn.turnId,
+        messageId: randomUUID(),
+        content,
+        model: result.model,
+        stopReason: result.stopReason,
+        usage: total,
+        costUsd: costUsd(result.model, total),
+        citations,
+        isFromBook: citations.length > 0,
+        iterations: iteration,
+        latencyMs: Date.now() - turn.postedAt.getTime(),
+      }),
+    ];
+  }
+
+  /** Providers without tool use (or LLM_RETRIEVAL_MODE=always-retrieve) search first, then answer. */
+  alwaysRetrieve(s: LoadedTurn): boolean {
+    if (!s.ctx.bookId || !this.tools.specsFor(s.ctx).some((t) => t.name === 'search_book')) return false;
+    const mode = this.config.llm.retrievalMode;
+    return mode === 'always-retrieve' || (mode === 'auto' && !this.llm.supportsTools);
+  }
+
+  /** Turns the question into one self-contained query, recorded as the turn's search_book call. */
+  async reformulate(s: LoadedTurn, signal: AbortSignal): Promise<NewEvent<ConversationEvent>[]> {
+    const turn = s.turn!;
+    const earlier = s.turns.slice(0, s.turns.indexOf(turn)).slice(-3);
+    const conversation = earlier
+      .flatMap((t) => [
+        `Reader: ${t.content}`,
+        ...(t.ending?.type === 'AssistantReplied' ? [`You: ${t.ending.content}`] : []),
+      ])
+      .join('\n');
+    const prompt = renderPrompt('reformulation_prompt', {
+      book: await this.bookName(s),
+      conversation: conversation || '(none)',
+      question: turn.content,
+    });
+    const result = await this.llm.chatWithTools([{ role: 'user', content: [{ type: 'text', text: prompt }] }], [], {
+      system: 'You write search queries.',
+      maxTokens: 200,
+      signal,
+    });
+    const query =
+      result.content
+        .flatMap((b) => (b.type === 'text' ? [b.text] : []))
+        .join(' ')
+        .split('\n')[0]
+        .trim()
+        .slice(0, 500) || turn.content.slice(0, 500);
+    return [
+      turnEvent(s.events, turn.turnId, 'ToolInvoked', {
+        turnId: turn.turnId,
+        toolUseId: `retrieve_${randomUUID()}`,
+        name: 'search_book',
+        input: { query },
+        iteration: 1,
+        usage: result.usage,
+        model: result.model,
+      }),
+    ];
+  }
+
+  /** The answer with the retrieved passages in the prompt, no tools offered. */
+  async answerFromPassages(s: LoadedTurn, signal: AbortSignal): Promise<NewEvent<ConversationEvent>[]> {
+    const turn = s.turn!;
+    const passages = turn.iterations.flatMap((it) => [...it.results.values()].map((r) => r.content)).join('\n\n');
+    const currentMessages = [
+      {
+        role: 'user' as const,
+        content: [
+          ...(turn.selectedText
+            ? [
+                {
+                  type: 'text' as const,
+                  text: `The reader highlighted this passage:\n<selected_text>\n${turn.selectedText}\n</selected_text>`,
+                },
+              ]
+            : []),
+          { type: 'text' as const, text: renderPrompt('always_retrieve_answer', { passages, question: turn.content }) },
+        ],
+      },
+    ];
+    const { messages, prefixEnd } = buildHistory(s.turns, turn.turnId, this.config.agent.contextTokens, {
+      withTools: false,
+      currentMessages,
+    });
+    return this.reply(s, {
+      messages,
+      prefixEnd,
+      tools: [],
+      iteration: turn.iterations.length + 1,
+      allowTools: false,
+      signal,
+    });
+  }
+
+  /** The book's title and author, read once per book: every LLM call of every turn needs it. */
+  private async bookName(s: LoadedTurn): Promise<string> {
+    const bookId = s.ctx.bookId;
+    if (!bookId) return 'a book the reader has not chosen yet';
+    const cached = this.bookNames.get(bookId);
+    if (cached) return cached;
+    const book = await this.books.find(null, bookId);
+    if (!book) return 'a book that is no longer available';
+    const name = `"${book.title}"${book.author ? ` by ${book.author}` : ''}`;
+    if (this.bookNames.size >= 10_000) this.bookNames.clear(); // titles never change; just bound the memory
+    this.bookNames.set(bookId, name);
+    return name;
+  }
+
+  private async systemPrompt(s: LoadedTurn): Promise<string> {
+    const book = await this.bookName(s);
+    const scope =
+      s.ctx.readingPosition === null
+        ? 'The reader may discuss the whole book.'
+        : `The reader has read up to and including chapter ${s.ctx.readingPosition}. Search only finds passages up to there.`;
+    return renderPrompt('conversation_system_prompt', { book, reading_scope: scope });
+  }
+}
