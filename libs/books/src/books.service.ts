@@ -1,5 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import type { BookLimits } from '@parley/config';
+import { BookLimits, loadBookLimits } from '@parley/config';
 import { BookNotFoundError, BookNotReadyError, BookRejectedError } from './book.errors';
 import {
   Book,
@@ -13,7 +13,6 @@ import {
 } from './book.types';
 import { parseBounded } from './parsing/bounded-parse';
 import { decodeText, looksLikePdf } from './parsing/parse-book';
-import { DEFAULT_PARSE_LIMITS } from './parsing/parse-limits';
 import { BooksRepository, IngestCaps, INGEST_BATCH } from './books.repository';
 import { queryText } from './search/query-text';
 
@@ -24,13 +23,8 @@ export const MAX_TITLE_CHARS = 200;
 /** Injection token of the BookLimits (libs/config) the service runs under. */
 export const BOOK_LIMITS = 'BOOK_LIMITS';
 
-export const DEFAULT_BOOK_LIMITS: BookLimits = {
-  ...DEFAULT_PARSE_LIMITS,
-  ingestPerUser: 2,
-  ingestGlobal: 8,
-  ingestConcurrency: 2,
-  ingestEnabled: true,
-};
+/** The config schema's defaults, for callers without a config (the CLI's direct ingest, tests). */
+export const DEFAULT_BOOK_LIMITS: BookLimits = loadBookLimits({});
 
 /** A checked upload, ready to store. */
 interface AcceptedUpload {

@@ -1,22 +1,13 @@
-/** The bounds one parse runs under (from BookLimits in @parley/config). */
-export interface ParseLimits {
-  maxExpansionRatio: number;
-  maxExpandedBytes: number;
-  maxPages: number;
-  parseHeapMb: number;
-  parseMaxRssMb: number;
-  parseTimeoutMs: number;
-}
+import { BookLimits, loadBookLimits } from '@parley/config';
 
-/** The defaults of libs/config, for callers without a config (tests, benchmarks). */
-export const DEFAULT_PARSE_LIMITS: ParseLimits = {
-  maxExpansionRatio: 50,
-  maxExpandedBytes: 200 * 1024 * 1024,
-  maxPages: 5_000,
-  parseHeapMb: 512,
-  parseMaxRssMb: 768,
-  parseTimeoutMs: 120_000,
-};
+/** The bounds one parse runs under: the parser's part of BookLimits. */
+export type ParseLimits = Pick<
+  BookLimits,
+  'maxExpansionRatio' | 'maxExpandedBytes' | 'maxPages' | 'parseHeapMb' | 'parseMaxRssMb' | 'parseTimeoutMs'
+>;
+
+/** The defaults of the config schema (one source of them), for callers without a config: tests, benchmarks. */
+export const DEFAULT_PARSE_LIMITS: ParseLimits = loadBookLimits({});
 
 /** How many bytes an upload may expand to: a ratio of its size, capped (whichever is lower). */
 export function expansionBound(uploadBytes: number, limits: ParseLimits): number {
