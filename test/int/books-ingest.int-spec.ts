@@ -1,33 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Book, BooksRepository, BooksService } from '@parley/books';
 import { EventStore } from '@parley/event-store';
+import { honestBook } from '../support/hostile-books';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 import { waitFor } from '../support/wait-for';
-
-/** A book of about `mb` MB in 60 chapters, of made-up words from a seeded generator (a large vocabulary). */
-function bigBook(mb: number): string {
-  let seed = 42;
-  const next = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31);
-  const syllables = ['ka', 'lo', 'mi', 'ren', 'tas', 'vo', 'qui', 'bel', 'dor', 'fen', 'gal', 'hu', 'jos', 'nar'];
-  const word = () => Array.from({ length: 2 + (next() % 3) }, () => syllables[next() % syllables.length]).join('');
-  const sentence = () => {
-    const s = Array.from({ length: 8 + (next() % 10) }, word).join(' ');
-    return `${s[0].toUpperCase()}${s.slice(1)}.`;
-  };
-  const paragraph = () => Array.from({ length: 5 }, sentence).join(' ');
-  const chapterBytes = (mb * 1024 * 1024) / 60;
-  const chapters: string[] = [];
-  for (let c = 1; c <= 60; c++) {
-    const paragraphs = [`Chapter ${c}`];
-    for (let bytes = 0; bytes < chapterBytes;) {
-      const p = paragraph();
-      paragraphs.push(p);
-      bytes += p.length + 2;
-    }
-    chapters.push(paragraphs.join('\n\n'));
-  }
-  return chapters.join('\n\n');
-}
 
 describe('book ingest', () => {
   let db: TestDatabase;
@@ -47,7 +23,7 @@ describe('book ingest', () => {
     const owner = `big-${randomUUID()}`;
     let ingested: Book | null = null;
     const ingest = books
-      .ingest(owner, { title: 'Big', format: 'text', content: bigBook(6) })
+      .ingest(owner, { title: 'Big', format: 'text', content: honestBook(6) })
       .then((b) => (ingested = b));
     // parsing runs in a child process; then chunks are written batch by batch
     await waitFor(
@@ -113,7 +89,7 @@ describe('book ingest', () => {
       }
     }
     const failing = new BooksService(new FailingOnThirdBatch(db.pool));
-    await expect(failing.ingest(owner, { title: 'Half', format: 'text', content: bigBook(1) })).rejects.toThrow(
+    await expect(failing.ingest(owner, { title: 'Half', format: 'text', content: honestBook(1) })).rejects.toThrow(
       'disk full',
     );
     expect(await count('books WHERE owner_id = $1', [owner])).toBe(0);
