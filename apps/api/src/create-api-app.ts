@@ -2,7 +2,7 @@ import { INestApplication, ValidationPipe } from '@nestjs/common';
 import { json } from 'express';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { ApiModule } from './api.module';
 
@@ -34,12 +34,17 @@ export async function createApiApp(): Promise<INestApplication> {
   );
   app.set('trust proxy', true);
   app.enableShutdownHooks();
-  const docs = new DocumentBuilder()
+  SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app));
+  return app;
+}
+
+/** The OpenAPI document, built from the controllers' decorators and DTOs (served at /docs-json, kept in docs/openapi.json). */
+export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+  const config = new DocumentBuilder()
     .setTitle('Parley')
     .setDescription('Event-sourced conversations with an agent that reads books. Events stream over SSE.')
     .setVersion('1')
     .addBearerAuth()
     .build();
-  SwaggerModule.setup('docs', app, () => SwaggerModule.createDocument(app, docs));
-  return app;
+  return SwaggerModule.createDocument(app, config);
 }

@@ -1,0 +1,32 @@
+/**
+ * Parley's typed HTTP client, generated from docs/openapi.json (`npm run openapi`): the paths,
+ * bodies and answers are the document's, so a change of the API that the document does not
+ * state fails to compile here and in every client built on it (the CLI, the web page, the tests).
+ */
+import createClient, { type Client, type Middleware } from 'openapi-fetch';
+import type { components, paths } from './schema';
+
+export type { components, paths };
+export type ParleyClient = Client<paths>;
+export type Schemas = components['schemas'];
+
+export interface ParleyClientOptions {
+  /** the API's origin, e.g. http://127.0.0.1:3000 (paths carry their /v1 prefix) */
+  baseUrl: string;
+  /** a bearer token; a function is asked before each request (a token that is renewed) */
+  token?: string | (() => string | undefined);
+  fetch?: typeof globalThis.fetch;
+}
+
+export function createParleyClient(options: ParleyClientOptions): ParleyClient {
+  const client = createClient<paths>({ baseUrl: options.baseUrl.replace(/\/+$/, ''), fetch: options.fetch });
+  const auth: Middleware = {
+    onRequest({ request }) {
+      const token = typeof options.token === 'function' ? options.token() : options.token;
+      if (token && !request.headers.has('authorization')) request.headers.set('authorization', `Bearer ${token}`);
+      return request;
+    },
+  };
+  client.use(auth);
+  return client;
+}
