@@ -246,7 +246,12 @@ describe('conversations API (e2e)', () => {
         const r = await post(other);
         expect([r.status, r.body]).toEqual([
           422,
-          { statusCode: 422, error: 'Unprocessable Entity', message: expect.stringMatching(/Idempotency-Key/) },
+          expect.objectContaining({
+            code: 'idempotency_key_reused',
+            statusCode: 422,
+            error: 'Unprocessable Entity',
+            message: expect.stringMatching(/Idempotency-Key/),
+          }),
         ]);
       }
       expect((await post({ content: 'Who stole the tarts?', selectedText: 'The Knave' })).body).toEqual(first.body);

@@ -152,16 +152,22 @@ describe('books HTTP API', () => {
       ['GET', `/books/${id}/search?q=secret`],
       ['DELETE', `/books/${id}`],
     ]) {
-      expect(await call(userB, method, url)).toEqual({
+      expect(await call(userB, method, url)).toMatchObject({
         status: 404,
-        body: { statusCode: 404, error: 'Not Found', message: 'book not found' },
+        body: { status: 404, code: 'book_not_found', statusCode: 404, error: 'Not Found', message: 'book not found' },
       });
     }
     expect((await call(userB, 'GET', '/books')).body.items).toEqual([]);
     expect((await call(userA, 'GET', `/books/${id}`)).status).toBe(200);
-    expect(await call(userA, 'GET', '/books/not-a-uuid')).toEqual({
+    expect(await call(userA, 'GET', '/books/not-a-uuid')).toMatchObject({
       status: 400,
-      body: { statusCode: 400, error: 'Bad Request', message: ['id must be a UUID'] },
+      body: {
+        code: 'validation_failed',
+        errors: [{ field: 'id', message: 'id must be a UUID' }],
+        statusCode: 400,
+        error: 'Bad Request',
+        message: ['id must be a UUID'],
+      },
     });
     expect((await call(userA, 'GET', `/books/${randomUUID()}`)).status).toBe(404);
   });

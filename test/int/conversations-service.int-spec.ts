@@ -1,5 +1,4 @@
 import 'reflect-metadata';
-import { UnprocessableEntityException } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { BooksRepository } from '@parley/books';
 import { AppConfig, loadConfig } from '@parley/config';
@@ -9,6 +8,7 @@ import { ConversationLogQueries } from '@parley/read-models';
 import { ConversationsService } from '../../apps/api/src/conversations/conversations.service';
 import { assistantReplied } from '../support/factories/events';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
+import { ProblemException } from '../../apps/api/src/http/problem.exception';
 
 /**
  * ConversationsService in process on a cloned database: the commands' effect is read back from
@@ -111,7 +111,11 @@ describe('ConversationsService (in process, real EventStore)', () => {
       .post(owner, id, { content: 'twice', ...enqueue }, { idempotencyKey: key })
       .catch((e: unknown) => e);
     // then it is a 422 and still nothing more was appended
-    expect(other).toBeInstanceOf(UnprocessableEntityException);
+    expect(other).toBeInstanceOf(ProblemException);
+    expect([(other as ProblemException).code, (other as ProblemException).getStatus()]).toEqual([
+      'idempotency_key_reused',
+      422,
+    ]);
     const events = await stream(id);
     expect(shape(events)).toEqual([
       { version: 1, type: 'ConversationStarted' },

@@ -8,6 +8,7 @@ import { MetricsModule } from './metrics/metrics.module';
 import { AuthGuard } from './auth/auth.guard';
 import { HealthController } from './health/health.controller';
 import { HttpExceptionFilter } from './http/http-exception.filter';
+import { ProblemsController } from './http/problems.controller';
 
 /** The HTTP root: controllers call services; it enqueues, never consumes. */
 @Module({
@@ -21,7 +22,7 @@ import { HttpExceptionFilter } from './http/http-exception.filter';
     ConversationsModule,
     BooksHttpModule,
   ],
-  controllers: [HealthController],
+  controllers: [HealthController, ProblemsController],
   providers: [
     { provide: APP_GUARD, useClass: AuthGuard },
     { provide: APP_FILTER, useClass: HttpExceptionFilter },

@@ -5,6 +5,9 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { ApiModule } from './api.module';
+import { validationProblem } from './http/validation-problem';
+import { EventEnvelopeDto } from './openapi/event-envelope.dto';
+import { envelopeSchemas, eventSchemas } from './openapi/event-schemas';
 
 export const JSON_BODY_LIMIT = '1mb';
 
@@ -23,13 +26,14 @@ export async function createApiApp(): Promise<INestApplication> {
   app.useLogger(app.get(Logger));
   app.use('/v1/books', json({ limit: BOOK_JSON_BODY_LIMIT, reviver: refuseNul }));
   app.useBodyParser('json', { limit: JSON_BODY_LIMIT, reviver: refuseNul });
-  app.setGlobalPrefix('v1', { exclude: ['healthz', 'readyz', 'metrics'] });
+  app.setGlobalPrefix('v1', { exclude: ['healthz', 'readyz', 'metrics', 'problems', 'problems/:code'] });
   app.useGlobalPipes(
     new ValidationPipe({
       whitelist: true,
       forbidNonWhitelisted: true,
       transform: true,
       stopAtFirstError: false,
+      exceptionFactory: validationProblem,
     }),
   );
   app.set('trust proxy', true);
@@ -45,6 +49,17 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setDescription('Event-sourced conversations with an agent that reads books. Events stream over SSE.')
     .setVersion('1')
     .addBearerAuth()
+    .addSecurity('access_token', {
+      type: 'apiKey',
+      in: 'query',
+      name: 'access_token',
+      description: 'the bearer token as a query parameter, for EventSource clients that cannot set headers',
+    })
     .build();
-  return SwaggerModule.createDocument(app, config);
+  const document = SwaggerModule.createDocument(app, config, { extraModels: [EventEnvelopeDto] });
+  document.components = {
+    ...document.components,
+    schemas: { ...document.components?.schemas, ...eventSchemas(), ...envelopeSchemas() },
+  };
+  return document;
 }

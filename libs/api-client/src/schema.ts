@@ -11,6 +11,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
+    /** Liveness: the process answers */
     get: operations['HealthController_healthz'];
     put?: never;
     post?: never;
@@ -27,6 +28,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
+    /** Readiness: Postgres and Redis answer within a second */
     get: operations['HealthController_readyz'];
     put?: never;
     post?: never;
@@ -43,7 +45,42 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
+    /** Prometheus metrics (text exposition format) */
     get: operations['HealthController_metrics'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/problems': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Every kind of error the API answers with, by its stable code */
+    get: operations['ProblemsController_list'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/problems/{code}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One kind of error: a problem's `type` URI */
+    get: operations['ProblemsController_show'];
     put?: never;
     post?: never;
     delete?: never;
@@ -99,7 +136,10 @@ export interface paths {
     /** Messages (user, assistant, tool_result), oldest first, paged */
     get: operations['ConversationsController_messages'];
     put?: never;
-    /** Post a message (UserMessagePosted); an agent turn answers it */
+    /**
+     * Post a message (UserMessagePosted); an agent turn answers it
+     * @description Follow the turn on GET /conversations/{id}/stream. While a turn runs, the message is queued (multitask=enqueue), refused with 409 turn_in_progress (reject), or the running turn is cancelled first (interrupt).
+     */
     post: operations['ConversationsController_post'];
     delete?: never;
     options?: never;
@@ -221,10 +261,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /**
-     * SSE: the book's ingestion as it goes
-     * @description `event: progress` with the book (status, progress) whenever it changes, then one `event: ready` or `event: failed` with the book, and the stream ends (at once for a book already done).
-     */
+    /** SSE: the book's ingestion as it goes */
     get: operations['BooksController_followIngest'];
     put?: never;
     post?: never;
@@ -255,12 +292,141 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
   schemas: {
+    /**
+     * @description stable: branch on it
+     * @enum {string}
+     */
+    ProblemCode:
+      | 'validation_failed'
+      | 'malformed_json'
+      | 'book_invalid'
+      | 'book_no_text'
+      | 'token_missing'
+      | 'token_invalid'
+      | 'token_expired'
+      | 'not_found'
+      | 'conversation_not_found'
+      | 'book_not_found'
+      | 'turn_not_found'
+      | 'version_not_found'
+      | 'version_conflict'
+      | 'turn_in_progress'
+      | 'already_exists'
+      | 'book_not_ready'
+      | 'payload_too_large'
+      | 'book_too_large'
+      | 'book_too_large_when_expanded'
+      | 'book_too_many_pages'
+      | 'book_unsupported_type'
+      | 'idempotency_key_reused'
+      | 'book_parse_failed'
+      | 'book_parse_timeout'
+      | 'rate_limited'
+      | 'book_ingest_busy'
+      | 'internal_error'
+      | 'database_unavailable'
+      | 'identity_provider_unavailable'
+      | 'not_ready';
+    FieldErrorDto: {
+      /** @description a body path (e.g. `content`), a query parameter or a header name */
+      field: string;
+      message: string;
+    };
+    ProblemDto: {
+      /** @description URI of the problem kind: /problems/{code}, served by the API */
+      type: string;
+      /** @description short, the same for every problem of this kind */
+      title: string;
+      /** @description the HTTP status */
+      status: number;
+      /** @description what went wrong this time, for people */
+      detail: string;
+      /** @description stable: branch on it */
+      code: components['schemas']['ProblemCode'];
+      /** @description validation_failed: each invalid field and why */
+      errors?: components['schemas']['FieldErrorDto'][];
+      /** @description version_conflict: the version the conversation is at */
+      currentVersion?: number;
+      /** @description rate_limited, book_ingest_busy, database_unavailable: seconds to wait */
+      retryAfter?: number;
+      /** @description not_ready: each dependency and whether it answers */
+      checks?: {
+        [key: string]: 'ok' | 'down';
+      };
+      /** @description the HTTP status again, for clients written before problem details */
+      statusCode: number;
+      /** @description the status phrase, for clients written before problem details */
+      error: string;
+      /** @description detail (for validation_failed, the list of field messages), for clients written before problem details */
+      message: string | string[];
+    };
+    ProblemKindDto: {
+      code: components['schemas']['ProblemCode'];
+      status: number;
+      title: string;
+      description: string;
+    };
+    ProblemKindListDto: {
+      items: components['schemas']['ProblemKindDto'][];
+    };
     CreateConversationDto: {
       /** Format: uuid */
       bookId?: string;
       title?: string;
       /** @description highest chapter index the reader has reached; null for no limit */
       readingPosition?: Record<string, never> | null;
+    };
+    ForkOriginDto: {
+      /** Format: uuid */
+      conversationId: string;
+      version: number;
+    };
+    TurnDto: {
+      /** Format: uuid */
+      turnId: string;
+      /** Format: uuid */
+      messageId: string;
+      /** @enum {string} */
+      status: 'pending' | 'replied' | 'failed' | 'cancelled';
+    };
+    ConversationDto: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      bookId: string | null;
+      title: string | null;
+      /** @description highest chapter index the agent may quote from */
+      readingPosition: number | null;
+      forkedFrom: components['schemas']['ForkOriginDto'] | null;
+      /** @description the stream version this state is folded up to (the ETag for If-Match) */
+      version: number;
+      messageCount: number;
+      /** @description every turn, in posting order */
+      turns: components['schemas']['TurnDto'][];
+      /** Format: date-time */
+      createdAt: string | null;
+      /** Format: date-time */
+      lastActivityAt: string | null;
+    };
+    ConversationSummaryDto: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      bookId: string | null;
+      title: string | null;
+      readingPosition: number | null;
+      forkedFrom: components['schemas']['ForkOriginDto'] | null;
+      version: number;
+      messageCount: number;
+      /** Format: date-time */
+      createdAt: string;
+      /** Format: date-time */
+      lastActivityAt: string;
+    };
+    ConversationListDto: {
+      items: components['schemas']['ConversationSummaryDto'][];
+      /** @description pass as ?cursor= for the next page; null at the end */
+      nextCursor: string | null;
     };
     UpdateConversationDto: {
       title?: string;
@@ -271,40 +437,61 @@ export interface components {
       /** @description the passage the reader highlighted */
       selectedText?: string;
     };
-    EventMetadataDto: {
-      userId: string;
-      /** @description the turn id for agent events */
-      correlationId?: string;
-      /** @description the event that caused this one */
-      causationId?: string;
+    PostedMessageDto: {
+      /** Format: uuid */
+      messageId: string;
+      /**
+       * Format: uuid
+       * @description the turn that answers it; its events carry it as correlationId
+       */
+      turnId: string;
+      /** @description the stream version of the UserMessagePosted event */
+      version: number;
+      /** @description its global position in the log (bigint as a string) */
+      position: string;
     };
-    EventEnvelopeDto: {
+    ToolInvocationDto: {
+      toolUseId: string;
+      name: string;
+      /** @description the tool's input as the model wrote it */
+      input: Record<string, never>;
+    };
+    MessageDto: {
       /** Format: uuid */
       id: string;
-      /** @enum {string} */
-      type:
-        | 'ConversationStarted'
-        | 'ConversationRenamed'
-        | 'ReadingPositionChanged'
-        | 'UserMessagePosted'
-        | 'ToolInvoked'
-        | 'ToolResultRecorded'
-        | 'AssistantReplied'
-        | 'TurnFailed'
-        | 'TurnCancelled'
-        | 'ConversationDeleted';
       /** Format: uuid */
       conversationId: string;
-      /** @description version within the stream, from 1; the SSE id */
+      /** @description the version of the event that wrote it */
       version: number;
-      /** @description global order in the log (bigint as a string) */
-      position: string;
+      /** @enum {string} */
+      role: 'user' | 'assistant' | 'tool_result';
+      /** Format: uuid */
+      turnId: string;
+      content: string;
+      selectedText: string | null;
+      toolInvocations: components['schemas']['ToolInvocationDto'][];
+      citations: components['schemas']['Citation'][];
+      model: string | null;
+      usage: components['schemas']['Usage'] | null;
+      costUsd: number | null;
+      isError: boolean | null;
       /** Format: date-time */
-      occurredAt: string;
-      data: {
-        [key: string]: unknown;
-      };
-      metadata: components['schemas']['EventMetadataDto'];
+      createdAt: string;
+    };
+    MessageListDto: {
+      items: components['schemas']['MessageDto'][];
+      nextCursor: string | null;
+    };
+    EventPageDto: {
+      items: components['schemas']['ConversationEventEnvelope'][];
+      /** @description the last version of this page: pass it as ?after= for the next page; null at the end */
+      nextCursor: string | null;
+    };
+    CancelResultDto: {
+      /** Format: uuid */
+      turnId: string;
+      /** @description false when the turn had already ended (nothing appended) */
+      cancelled: boolean;
     };
     ForkConversationDto: {
       version: number;
@@ -401,6 +588,270 @@ export interface components {
     SearchResultDto: {
       items: components['schemas']['SearchHitDto'][];
     };
+    EventMetadataDto: {
+      userId: string;
+      /** @description the turn id for agent events */
+      correlationId?: string;
+      /** @description the event that caused this one */
+      causationId?: string;
+    };
+    EventEnvelopeDto: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type:
+        | 'ConversationStarted'
+        | 'ConversationRenamed'
+        | 'ReadingPositionChanged'
+        | 'UserMessagePosted'
+        | 'ToolInvoked'
+        | 'ToolResultRecorded'
+        | 'AssistantReplied'
+        | 'TurnFailed'
+        | 'TurnCancelled'
+        | 'ConversationDeleted';
+      /** Format: uuid */
+      conversationId: string;
+      /** @description version within the stream, from 1; the SSE id */
+      version: number;
+      /** @description global order in the log (bigint as a string) */
+      position: string;
+      /** Format: date-time */
+      occurredAt: string;
+      data: {
+        [key: string]: unknown;
+      };
+      metadata: components['schemas']['EventMetadataDto'];
+    };
+    /** @description A block of an assistant message as recorded: text inline, a tool call by its id. */
+    AssistantBlockRef:
+      | {
+          text: string;
+          /** @enum {string} */
+          type: 'text';
+        }
+      | {
+          toolUseId: string;
+          /** @enum {string} */
+          type: 'tool_use';
+        };
+    AssistantReplied: {
+      data: {
+        citations: components['schemas']['Citation'][];
+        content: string;
+        costUsd: number;
+        isFromBook?: boolean;
+        iterations: number;
+        latencyMs: number;
+        messageId: string;
+        model: string;
+        stopReason: string;
+        turnId: string;
+        usage: components['schemas']['Usage'];
+      };
+      /** @enum {string} */
+      type: 'AssistantReplied';
+    };
+    Citation: {
+      chapter: string;
+      chapterIndex?: number;
+      chunkId: string;
+      page: number | null;
+      score: number;
+      section: string | null;
+    };
+    ConversationDeleted: {
+      data: {
+        [key: string]: unknown;
+      };
+      /** @enum {string} */
+      type: 'ConversationDeleted';
+    };
+    ConversationRenamed: {
+      data: {
+        title: string;
+      };
+      /** @enum {string} */
+      type: 'ConversationRenamed';
+    };
+    ConversationStarted: {
+      data: {
+        bookId: string | null;
+        forkedFrom?: {
+          conversationId: string;
+          version: number;
+        };
+        ownerId: string;
+        readingPosition: number | null;
+        title: string | null;
+      };
+      /** @enum {string} */
+      type: 'ConversationStarted';
+    };
+    ReadingPositionChanged: {
+      data: {
+        readingPosition: number | null;
+      };
+      /** @enum {string} */
+      type: 'ReadingPositionChanged';
+    };
+    ToolInvoked: {
+      data: {
+        /** @description The call's blocks in the order the model wrote them (text, and tool_use by id), on the first ToolInvoked of an iteration. Absent on events written before it existed: their text is replayed before the tool calls. */
+        assistantContent?: components['schemas']['AssistantBlockRef'][];
+        /** @description all the text the model wrote in this call, on the first ToolInvoked of an iteration */
+        assistantText?: string;
+        input: unknown;
+        iteration: number;
+        model?: string;
+        name: string;
+        toolUseId: string;
+        turnId: string;
+        /** @description the usage and model of the LLM call, on the first ToolInvoked of an iteration */
+        usage?: components['schemas']['Usage'];
+      };
+      /** @enum {string} */
+      type: 'ToolInvoked';
+    };
+    ToolResultRecorded: {
+      data: {
+        chunks?: components['schemas']['Citation'][];
+        /** @description the citation number of the first chunk (numbers are unique within a turn) */
+        citationStart?: number;
+        content: string;
+        isError: boolean;
+        toolUseId: string;
+        turnId: string;
+      };
+      /** @enum {string} */
+      type: 'ToolResultRecorded';
+    };
+    TurnCancelled: {
+      data: {
+        turnId: string;
+      };
+      /** @enum {string} */
+      type: 'TurnCancelled';
+    };
+    TurnFailed: {
+      data: {
+        code: string;
+        message: string;
+        retryable: boolean;
+        turnId: string;
+      };
+      /** @enum {string} */
+      type: 'TurnFailed';
+    };
+    /** @description The conversation stream's events (docs/events.md). Type names are stored contracts: string constants, never class names. */
+    Usage: {
+      cacheCreationInputTokens: number;
+      cacheReadInputTokens: number;
+      inputTokens: number;
+      outputTokens: number;
+    };
+    UserMessagePosted: {
+      data: {
+        content: string;
+        messageId: string;
+        selectedText?: string;
+        turnId: string;
+      };
+      /** @enum {string} */
+      type: 'UserMessagePosted';
+    };
+    ConversationStartedEnvelope: components['schemas']['EventEnvelopeDto'] &
+      components['schemas']['ConversationStarted'] & {
+        /**
+         * @description discriminator enum property added by openapi-typescript
+         * @enum {string}
+         */
+        type: 'ConversationStarted';
+      };
+    ConversationRenamedEnvelope: components['schemas']['EventEnvelopeDto'] &
+      components['schemas']['ConversationRenamed'] & {
+        /**
+         * @description discriminator enum property added by openapi-typescript
+         * @enum {string}
+         */
+        type: 'ConversationRenamed';
+      };
+    ReadingPositionChangedEnvelope: components['schemas']['EventEnvelopeDto'] &
+      components['schemas']['ReadingPositionChanged'] & {
+        /**
+         * @description discriminator enum property added by openapi-typescript
+         * @enum {string}
+         */
+        type: 'ReadingPositionChanged';
+      };
+    UserMessagePostedEnvelope: components['schemas']['EventEnvelopeDto'] &
+      components['schemas']['UserMessagePosted'] & {
+        /**
+         * @description discriminator enum property added by openapi-typescript
+         * @enum {string}
+         */
+        type: 'UserMessagePosted';
+      };
+    ToolInvokedEnvelope: components['schemas']['EventEnvelopeDto'] &
+      components['schemas']['ToolInvoked'] & {
+        /**
+         * @description discriminator enum property added by openapi-typescript
+         * @enum {string}
+         */
+        type: 'ToolInvoked';
+      };
+    ToolResultRecordedEnvelope: components['schemas']['EventEnvelopeDto'] &
+      components['schemas']['ToolResultRecorded'] & {
+        /**
+         * @description discriminator enum property added by openapi-typescript
+         * @enum {string}
+         */
+        type: 'ToolResultRecorded';
+      };
+    AssistantRepliedEnvelope: components['schemas']['EventEnvelopeDto'] &
+      components['schemas']['AssistantReplied'] & {
+        /**
+         * @description discriminator enum property added by openapi-typescript
+         * @enum {string}
+         */
+        type: 'AssistantReplied';
+      };
+    TurnFailedEnvelope: components['schemas']['EventEnvelopeDto'] &
+      components['schemas']['TurnFailed'] & {
+        /**
+         * @description discriminator enum property added by openapi-typescript
+         * @enum {string}
+         */
+        type: 'TurnFailed';
+      };
+    TurnCancelledEnvelope: components['schemas']['EventEnvelopeDto'] &
+      components['schemas']['TurnCancelled'] & {
+        /**
+         * @description discriminator enum property added by openapi-typescript
+         * @enum {string}
+         */
+        type: 'TurnCancelled';
+      };
+    ConversationDeletedEnvelope: components['schemas']['EventEnvelopeDto'] &
+      components['schemas']['ConversationDeleted'] & {
+        /**
+         * @description discriminator enum property added by openapi-typescript
+         * @enum {string}
+         */
+        type: 'ConversationDeleted';
+      };
+    /** @description A stored conversation event as served (docs/events.md), one schema per `type`. */
+    ConversationEventEnvelope:
+      | components['schemas']['ConversationStartedEnvelope']
+      | components['schemas']['ConversationRenamedEnvelope']
+      | components['schemas']['ReadingPositionChangedEnvelope']
+      | components['schemas']['UserMessagePostedEnvelope']
+      | components['schemas']['ToolInvokedEnvelope']
+      | components['schemas']['ToolResultRecordedEnvelope']
+      | components['schemas']['AssistantRepliedEnvelope']
+      | components['schemas']['TurnFailedEnvelope']
+      | components['schemas']['TurnCancelledEnvelope']
+      | components['schemas']['ConversationDeletedEnvelope'];
   };
   responses: never;
   parameters: never;
@@ -423,7 +874,12 @@ export interface operations {
         headers: {
           [name: string]: unknown;
         };
-        content?: never;
+        content: {
+          'application/json': {
+            /** @enum {string} */
+            status: 'ok';
+          };
+        };
       };
     };
   };
@@ -440,7 +896,41 @@ export interface operations {
         headers: {
           [name: string]: unknown;
         };
-        content?: never;
+        content: {
+          'application/json': {
+            /** @enum {string} */
+            status: 'ready';
+            checks: {
+              [key: string]: 'ok' | 'down';
+            };
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `not_ready`: Not ready */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'not_ready';
+          };
+        };
       };
     };
   };
@@ -453,11 +943,78 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
+      /** @description the metrics */
       200: {
         headers: {
           [name: string]: unknown;
         };
-        content?: never;
+        content: {
+          'text/plain': string;
+        };
+      };
+    };
+  };
+  ProblemsController_list: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ProblemKindListDto'];
+        };
+      };
+    };
+  };
+  ProblemsController_show: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        code: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ProblemKindDto'];
+        };
+      };
+      /** @description `not_found`: No such resource */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'not_found';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
       };
     };
   };
@@ -478,7 +1035,59 @@ export interface operations {
         headers: {
           [name: string]: unknown;
         };
-        content?: never;
+        content: {
+          'application/json': components['schemas']['ConversationListDto'];
+        };
+      };
+      /** @description `validation_failed`: The request is not valid */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'validation_failed';
+          };
+        };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
+          };
+        };
       };
     };
   };
@@ -499,7 +1108,95 @@ export interface operations {
         headers: {
           [name: string]: unknown;
         };
-        content?: never;
+        content: {
+          'application/json': components['schemas']['ConversationDto'];
+        };
+      };
+      /** @description `validation_failed`: The request is not valid; `malformed_json`: The body is not valid JSON */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'validation_failed' | 'malformed_json';
+          };
+        };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `book_not_found`: Book not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'book_not_found';
+          };
+        };
+      };
+      /** @description `book_not_ready`: The book is not ready */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'book_not_ready';
+          };
+        };
+      };
+      /** @description `payload_too_large`: The request is too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
+          };
+        };
       };
     };
   };
@@ -521,15 +1218,80 @@ export interface operations {
         headers: {
           [name: string]: unknown;
         };
-        content?: never;
+        content: {
+          'application/json': components['schemas']['ConversationDto'];
+        };
+      };
+      /** @description `validation_failed`: The request is not valid */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'validation_failed';
+          };
+        };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `conversation_not_found`: Conversation not found; `version_not_found`: Version not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'conversation_not_found' | 'version_not_found';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
+          };
+        };
       };
     };
   };
   ConversationsController_remove: {
     parameters: {
       query?: never;
-      header: {
-        'if-match': string;
+      header?: {
+        /** @description the version you last saw, e.g. "7": 409 version_conflict when the conversation has moved on */
+        'If-Match'?: string;
       };
       path: {
         id: string;
@@ -538,19 +1300,95 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
+      /** @description deleted */
       204: {
         headers: {
           [name: string]: unknown;
         };
         content?: never;
       };
+      /** @description `validation_failed`: The request is not valid */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'validation_failed';
+          };
+        };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `conversation_not_found`: Conversation not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'conversation_not_found';
+          };
+        };
+      };
+      /** @description `version_conflict`: The conversation has moved on */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'version_conflict';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
+          };
+        };
+      };
     };
   };
   ConversationsController_update: {
     parameters: {
       query?: never;
-      header: {
-        'if-match': string;
+      header?: {
+        /** @description the version you last saw, e.g. "7": 409 version_conflict when the conversation has moved on */
+        'If-Match'?: string;
       };
       path: {
         id: string;
@@ -567,7 +1405,95 @@ export interface operations {
         headers: {
           [name: string]: unknown;
         };
-        content?: never;
+        content: {
+          'application/json': components['schemas']['ConversationDto'];
+        };
+      };
+      /** @description `validation_failed`: The request is not valid; `malformed_json`: The body is not valid JSON */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'validation_failed' | 'malformed_json';
+          };
+        };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `conversation_not_found`: Conversation not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'conversation_not_found';
+          };
+        };
+      };
+      /** @description `version_conflict`: The conversation has moved on */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'version_conflict';
+          };
+        };
+      };
+      /** @description `payload_too_large`: The request is too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
+          };
+        };
       };
     };
   };
@@ -589,7 +1515,71 @@ export interface operations {
         headers: {
           [name: string]: unknown;
         };
-        content?: never;
+        content: {
+          'application/json': components['schemas']['MessageListDto'];
+        };
+      };
+      /** @description `validation_failed`: The request is not valid */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'validation_failed';
+          };
+        };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `conversation_not_found`: Conversation not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'conversation_not_found';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
+          };
+        };
       };
     };
   };
@@ -598,9 +1588,11 @@ export interface operations {
       query?: {
         multitask?: 'enqueue' | 'reject' | 'interrupt';
       };
-      header: {
-        'idempotency-key': string;
-        'if-match': string;
+      header?: {
+        /** @description a retry with the same key and body gets the first answer and appends nothing; another body is 422 */
+        'Idempotency-Key'?: string;
+        /** @description the version you last saw, e.g. "7": 409 version_conflict when the conversation has moved on */
+        'If-Match'?: string;
       };
       path: {
         id: string;
@@ -617,7 +1609,121 @@ export interface operations {
         headers: {
           [name: string]: unknown;
         };
-        content?: never;
+        content: {
+          'application/json': components['schemas']['PostedMessageDto'];
+        };
+      };
+      /** @description `validation_failed`: The request is not valid; `malformed_json`: The body is not valid JSON */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'validation_failed' | 'malformed_json';
+          };
+        };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `conversation_not_found`: Conversation not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'conversation_not_found';
+          };
+        };
+      };
+      /** @description `version_conflict`: The conversation has moved on; `turn_in_progress`: A turn is already running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'version_conflict' | 'turn_in_progress';
+          };
+        };
+      };
+      /** @description `payload_too_large`: The request is too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /** @description `idempotency_key_reused`: Idempotency-Key reused with another body */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'idempotency_key_reused';
+          };
+        };
+      };
+      /** @description `rate_limited`: Too many requests */
+      429: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'rate_limited';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
+          };
+        };
       };
     };
   };
@@ -641,7 +1747,69 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['EventEnvelopeDto'][];
+          'application/json': components['schemas']['EventPageDto'];
+        };
+      };
+      /** @description `validation_failed`: The request is not valid */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'validation_failed';
+          };
+        };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `conversation_not_found`: Conversation not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'conversation_not_found';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
+          };
         };
       };
     };
@@ -655,7 +1823,10 @@ export interface operations {
         /** @description bearer token, for EventSource clients that cannot set headers */
         access_token?: string;
       };
-      header?: never;
+      header?: {
+        /** @description the last version received; the stream resumes after it (wins over ?after=) */
+        'Last-Event-ID'?: string;
+      };
       path: {
         id: string;
       };
@@ -663,11 +1834,76 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
+      /** @description One frame per stored event: `id:` its version, `event:` its type, `data:` its envelope (ConversationEventEnvelope). Between them, `event: AssistantTextDelta` frames without id carry `{turnId, iteration, text}` as the reply streams. */
       200: {
         headers: {
           [name: string]: unknown;
         };
-        content?: never;
+        content: {
+          'text/event-stream': string;
+        };
+      };
+      /** @description `validation_failed`: The request is not valid */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'validation_failed';
+          };
+        };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `conversation_not_found`: Conversation not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'conversation_not_found';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
+          };
+        };
       };
     };
   };
@@ -687,7 +1923,71 @@ export interface operations {
         headers: {
           [name: string]: unknown;
         };
-        content?: never;
+        content: {
+          'application/json': components['schemas']['CancelResultDto'];
+        };
+      };
+      /** @description `validation_failed`: The request is not valid */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'validation_failed';
+          };
+        };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `conversation_not_found`: Conversation not found; `turn_not_found`: Turn not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'conversation_not_found' | 'turn_not_found';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
+          };
+        };
       };
     };
   };
@@ -710,7 +2010,83 @@ export interface operations {
         headers: {
           [name: string]: unknown;
         };
-        content?: never;
+        content: {
+          'application/json': components['schemas']['ConversationDto'];
+        };
+      };
+      /** @description `validation_failed`: The request is not valid; `malformed_json`: The body is not valid JSON */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'validation_failed' | 'malformed_json';
+          };
+        };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `conversation_not_found`: Conversation not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'conversation_not_found';
+          };
+        };
+      };
+      /** @description `payload_too_large`: The request is too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
+          };
+        };
       };
     };
   };
@@ -729,6 +2105,44 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['BookListDto'];
+        };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
+          };
         };
       };
     };
@@ -755,6 +2169,94 @@ export interface operations {
           'application/json': components['schemas']['BookDto'];
         };
       };
+      /** @description `validation_failed`: The request is not valid; `malformed_json`: The body is not valid JSON; `book_invalid`: The book is not valid; `book_no_text`: The book has no text */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'validation_failed' | 'malformed_json' | 'book_invalid' | 'book_no_text';
+          };
+        };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `payload_too_large`: The request is too large; `book_too_large`: The book is too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'payload_too_large' | 'book_too_large';
+          };
+        };
+      };
+      /** @description `book_unsupported_type`: Unsupported book format */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'book_unsupported_type';
+          };
+        };
+      };
+      /** @description `book_ingest_busy`: Too many books ingesting */
+      429: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'book_ingest_busy';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
+          };
+        };
+      };
     };
   };
   BooksController_show: {
@@ -776,6 +2278,68 @@ export interface operations {
           'application/json': components['schemas']['BookDto'];
         };
       };
+      /** @description `validation_failed`: The request is not valid */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'validation_failed';
+          };
+        };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `book_not_found`: Book not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'book_not_found';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
+          };
+        };
+      };
     };
   };
   BooksController_remove: {
@@ -789,11 +2353,74 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
+      /** @description deleted */
       204: {
         headers: {
           [name: string]: unknown;
         };
         content?: never;
+      };
+      /** @description `validation_failed`: The request is not valid */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'validation_failed';
+          };
+        };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `book_not_found`: Book not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'book_not_found';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
+          };
+        };
       };
     };
   };
@@ -808,11 +2435,76 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
+      /** @description `event: progress` with the book (BookDto: status, progress) whenever it changes, then one `event: ready` or `event: failed` with the book, and the stream ends (at once for a book already done). */
       200: {
         headers: {
           [name: string]: unknown;
         };
-        content?: never;
+        content: {
+          'text/event-stream': string;
+        };
+      };
+      /** @description `validation_failed`: The request is not valid */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'validation_failed';
+          };
+        };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `book_not_found`: Book not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'book_not_found';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
+          };
+        };
       };
     };
   };
@@ -837,6 +2529,80 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['SearchResultDto'];
+        };
+      };
+      /** @description `validation_failed`: The request is not valid */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'validation_failed';
+          };
+        };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `book_not_found`: Book not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'book_not_found';
+          };
+        };
+      };
+      /** @description `book_not_ready`: The book is not ready */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'book_not_ready';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
+          };
         };
       };
     };

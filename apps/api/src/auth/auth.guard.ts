@@ -1,4 +1,5 @@
-import { CanActivate, ExecutionContext, Inject, Injectable, SetMetadata, UnauthorizedException } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Inject, Injectable, SetMetadata } from '@nestjs/common';
+import { problem } from '../http/problem.exception';
 import { Reflector } from '@nestjs/core';
 import jwt from 'jsonwebtoken';
 import { Request } from 'express';
@@ -38,7 +39,7 @@ export class AuthGuard implements CanActivate {
     const req = context.switchToHttp().getRequest<AuthedRequest>();
     const token =
       bearer(req) ?? (this.reflector.getAllAndOverride<boolean>(QUERY_TOKEN, targets) ? queryToken(req) : undefined);
-    if (!token) throw new UnauthorizedException('a bearer token is required');
+    if (!token) throw problem('token_missing', 'a bearer token is required');
     req.user = { id: await this.verifier.verify(token) };
     return true;
   }

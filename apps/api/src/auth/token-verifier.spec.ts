@@ -1,4 +1,3 @@
-import { ServiceUnavailableException, UnauthorizedException } from '@nestjs/common';
 import { FakeIdp, hs256WithPublicKey, IdpKey, startFakeIdp, unsignedToken } from '../../../../test/support/fake-idp';
 import { mintToken } from './auth.guard';
 import { TokenVerifier } from './token-verifier';
@@ -19,7 +18,8 @@ describe(TokenVerifier.name, () => {
 
   const jwksOnly = (cooldownMs = 30_000) =>
     new TokenVerifier({ jwks: { url: idp.jwksUrl, issuer: idp.issuer, audience: idp.audience, cooldownMs } });
-  const rejects401 = (p: Promise<unknown>) => expect(p).rejects.toBeInstanceOf(UnauthorizedException);
+  const rejects401 = (p: Promise<unknown>) =>
+    expect(p).rejects.toMatchObject({ code: expect.stringMatching(/^token_(invalid|expired)$/) });
 
   it('accepts RS256 and ES256 tokens from the key set, and the user is `sub`', async () => {
     const sut = jwksOnly();
@@ -40,7 +40,10 @@ describe(TokenVerifier.name, () => {
       jwtSecret: SECRET,
       jwks: { url: idp.jwksUrl, issuer: idp.issuer, audience: idp.audience, cooldownMs: 30_000 },
     });
-    await expect(sut.verify(await idp.sign(rsa, { expiresIn: -60 }))).rejects.toThrow('the token has expired');
+    await expect(sut.verify(await idp.sign(rsa, { expiresIn: -60 }))).rejects.toMatchObject({
+      code: 'token_expired',
+      detail: 'the token has expired',
+    });
     await rejects401(sut.verify(unsignedToken(idp, rsa)));
     await rejects401(sut.verify(await hs256WithPublicKey(idp, rsa)));
     await rejects401(sut.verify('not.a.jwt'));
@@ -84,6 +87,6 @@ describe(TokenVerifier.name, () => {
 
   it('answers 503, not 401, when the key set cannot be fetched', async () => {
     const sut = new TokenVerifier({ jwks: { url: 'http://127.0.0.1:1/jwks.json', cooldownMs: 30_000 } });
-    await expect(sut.verify(await idp.sign(rsa))).rejects.toBeInstanceOf(ServiceUnavailableException);
+    await expect(sut.verify(await idp.sign(rsa))).rejects.toMatchObject({ code: 'identity_provider_unavailable' });
   });
 });

@@ -1,4 +1,5 @@
-import { Logger, ServiceUnavailableException, UnauthorizedException } from '@nestjs/common';
+import { Logger } from '@nestjs/common';
+import { problem } from '../http/problem.exception';
 import { createRemoteJWKSet, decodeProtectedHeader, errors, JWTPayload, JWTVerifyGetKey, jwtVerify } from 'jose';
 import { AppConfig } from '@parley/config';
 
@@ -46,15 +47,15 @@ export class TokenVerifier {
     } catch (e) {
       if (e instanceof KeysUnavailable) {
         this.log.warn(`JWKS ${this.auth.jwks?.url} cannot be fetched: ${String(e.cause)}`);
-        throw new ServiceUnavailableException('the identity provider keys cannot be fetched');
+        throw problem('identity_provider_unavailable', 'the identity provider keys cannot be fetched');
       }
-      throw new UnauthorizedException(
-        e instanceof errors.JWTExpired ? 'the token has expired' : 'the token is not valid',
-      );
+      throw e instanceof errors.JWTExpired
+        ? problem('token_expired', 'the token has expired')
+        : problem('token_invalid', 'the token is not valid');
     }
     const sub = payload.sub;
     if (typeof sub !== 'string' || sub.length === 0 || sub.length > 200) {
-      throw new UnauthorizedException('the token is not valid');
+      throw problem('token_invalid', 'the token is not valid');
     }
     return sub;
   }

@@ -1,10 +1,8 @@
 import {
-  BadRequestException,
   Body,
   Controller,
   Delete,
   Get,
-  Headers,
   HttpCode,
   Param,
   ParseUUIDPipe,
@@ -14,7 +12,17 @@ import {
   Req,
   Res,
 } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import {
+  ApiAcceptedResponse,
+  ApiBearerAuth,
+  ApiCreatedResponse,
+  ApiHeader,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiSecurity,
+  ApiTags,
+} from '@nestjs/swagger';
 import { Request, Response } from 'express';
 import { conversationStreamId } from '@parley/conversation';
 import { EventStore } from '@parley/event-store';
@@ -33,19 +41,35 @@ import {
   StreamQueryDto,
   UpdateConversationDto,
 } from './conversation.dto';
+import { invalid } from '../http/problem.exception';
 import { ConversationsService } from './conversations.service';
-import { EventEnvelopeDto } from './event-envelope.dto';
+import { AUTH_PROBLEMS, ApiProblems, BODY_PROBLEMS } from '../openapi/api-problems';
+import { ApiEventStream } from '../openapi/api-event-stream';
+import {
+  CancelResultDto,
+  ConversationDto,
+  ConversationListDto,
+  EventPageDto,
+  MessageListDto,
+  PostedMessageDto,
+} from './conversation-responses.dto';
 import { toEnvelope } from './event-envelope';
 import { EventStreamService } from './event-stream.service';
-import { parseIdempotencyKey, parseIfMatch } from './if-match';
+import { IdempotencyKey, IfMatch } from './if-match';
 import { PostRateLimiter } from './post-rate-limiter';
 import { TurnEnqueuer } from './turn-enqueuer';
 
-const Id = () =>
-  new ParseUUIDPipe({ version: undefined, exceptionFactory: () => new BadRequestException(['id must be a UUID']) });
+const IF_MATCH = ApiHeader({
+  name: 'If-Match',
+  required: false,
+  description: 'the version you last saw, e.g. "7": 409 version_conflict when the conversation has moved on',
+});
+
+const Id = () => new ParseUUIDPipe({ version: undefined, exceptionFactory: () => invalid('id', 'id must be a UUID') });
 
 @ApiTags('conversations')
 @ApiBearerAuth()
+@ApiProblems(AUTH_PROBLEMS)
 @Controller('conversations')
 export class ConversationsController {
   constructor(
@@ -59,12 +83,16 @@ export class ConversationsController {
 
   @Post()
   @ApiOperation({ summary: 'Start a conversation (ConversationStarted)' })
+  @ApiCreatedResponse({ type: ConversationDto })
+  @ApiProblems(BODY_PROBLEMS, 'book_not_found', 'book_not_ready')
   create(@CurrentUser() user: AuthUser, @Body() body: CreateConversationDto) {
     return this.conversations.start(user.id, body);
   }
 
   @Get()
   @ApiOperation({ summary: 'List conversations, newest activity first' })
+  @ApiOkResponse({ type: ConversationListDto })
+  @ApiProblems('validation_failed')
   list(@CurrentUser() user: AuthUser, @Query() q: ListConversationsQueryDto) {
     return withCursor(() =>
       this.queries.listConversations(user.id, { bookId: q.bookId, limit: q.limit ?? 20, cursor: q.cursor }),
@@ -73,41 +101,67 @@ export class ConversationsController {
 
   @Get(':id')
   @ApiOperation({ summary: 'Show a conversation; with ?version=N, its state folded from events 1..N' })
+  @ApiOkResponse({ type: ConversationDto })
+  @ApiProblems('validation_failed', 'conversation_not_found', 'version_not_found')
   show(@CurrentUser() user: AuthUser, @Param('id', Id()) id: string, @Query() q: ShowConversationQueryDto) {
     return this.conversations.view(user.id, id, q.version);
   }
 
   @Patch(':id')
   @ApiOperation({ summary: 'Rename and/or move the reading position' })
+  @IF_MATCH
+  @ApiOkResponse({ type: ConversationDto })
+  @ApiProblems(BODY_PROBLEMS, 'conversation_not_found', 'version_conflict')
   update(
     @CurrentUser() user: AuthUser,
     @Param('id', Id()) id: string,
     @Body() body: UpdateConversationDto,
-    @Headers('if-match') ifMatch?: string,
+    @IfMatch() ifMatch?: number,
   ) {
-    return this.conversations.update(user.id, id, body, parseIfMatch(ifMatch));
+    return this.conversations.update(user.id, id, body, ifMatch);
   }
 
   @Delete(':id')
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete (ConversationDeleted); every later call answers 404' })
-  async remove(@CurrentUser() user: AuthUser, @Param('id', Id()) id: string, @Headers('if-match') ifMatch?: string) {
-    await this.enqueuer.conversationDeleted(await this.conversations.delete(user.id, id, parseIfMatch(ifMatch)));
+  @IF_MATCH
+  @ApiNoContentResponse({ description: 'deleted' })
+  @ApiProblems('validation_failed', 'conversation_not_found', 'version_conflict')
+  async remove(@CurrentUser() user: AuthUser, @Param('id', Id()) id: string, @IfMatch() ifMatch?: number) {
+    await this.enqueuer.conversationDeleted(await this.conversations.delete(user.id, id, ifMatch));
   }
 
   @Post(':id/messages')
   @HttpCode(202)
-  @ApiOperation({ summary: 'Post a message (UserMessagePosted); an agent turn answers it' })
+  @ApiOperation({
+    summary: 'Post a message (UserMessagePosted); an agent turn answers it',
+    description:
+      'Follow the turn on GET /conversations/{id}/stream. While a turn runs, the message is queued (multitask=enqueue), ' +
+      'refused with 409 turn_in_progress (reject), or the running turn is cancelled first (interrupt).',
+  })
+  @IF_MATCH
+  @ApiHeader({
+    name: 'Idempotency-Key',
+    required: false,
+    description: 'a retry with the same key and body gets the first answer and appends nothing; another body is 422',
+  })
+  @ApiAcceptedResponse({ type: PostedMessageDto })
+  @ApiProblems(
+    BODY_PROBLEMS,
+    'conversation_not_found',
+    'version_conflict',
+    'turn_in_progress',
+    'idempotency_key_reused',
+    'rate_limited',
+  )
   async post(
     @CurrentUser() user: AuthUser,
     @Param('id', Id()) id: string,
     @Body() body: PostMessageDto,
     @Query() q: PostMessageQueryDto,
-    @Headers('idempotency-key') idempotencyKey?: string,
-    @Headers('if-match') ifMatch?: string,
+    @IdempotencyKey() key?: string,
+    @IfMatch() expected?: number,
   ) {
-    const key = parseIdempotencyKey(idempotencyKey);
-    const expected = parseIfMatch(ifMatch);
     const input = { content: body.content, selectedText: body.selectedText, multitask: q.multitask ?? 'enqueue' };
     // a retry of a post already made is no new post: it gets its first answer, even at the rate limit
     const earlier = key ? await this.conversations.earlierPost(user.id, id, key, input) : undefined;
@@ -122,6 +176,8 @@ export class ConversationsController {
 
   @Get(':id/messages')
   @ApiOperation({ summary: 'Messages (user, assistant, tool_result), oldest first, paged' })
+  @ApiOkResponse({ type: MessageListDto })
+  @ApiProblems('validation_failed', 'conversation_not_found')
   async messages(@CurrentUser() user: AuthUser, @Param('id', Id()) id: string, @Query() q: PageQueryDto) {
     await this.conversations.view(user.id, id);
     return withCursor(() => this.queries.listMessages(id, { limit: q.limit ?? 100, cursor: q.cursor }));
@@ -129,7 +185,8 @@ export class ConversationsController {
 
   @Get(':id/events')
   @ApiOperation({ summary: 'The stream as JSON: events with version > after' })
-  @ApiOkResponse({ type: EventEnvelopeDto, isArray: true })
+  @ApiOkResponse({ type: EventPageDto })
+  @ApiProblems('validation_failed', 'conversation_not_found')
   async events(@CurrentUser() user: AuthUser, @Param('id', Id()) id: string, @Query() q: EventsQueryDto) {
     await this.conversations.view(user.id, id);
     const limit = q.limit ?? 1000;
@@ -143,11 +200,21 @@ export class ConversationsController {
 
   @Get(':id/stream')
   @AllowQueryToken()
-  @ApiProduces('text/event-stream')
+  @ApiSecurity('access_token')
   @ApiOperation({
     summary:
       'SSE: stored events after Last-Event-ID (or ?after=), then live ones; AssistantTextDelta frames carry no id',
   })
+  @ApiHeader({
+    name: 'Last-Event-ID',
+    required: false,
+    description: 'the last version received; the stream resumes after it (wins over ?after=)',
+  })
+  @ApiEventStream(
+    'One frame per stored event: `id:` its version, `event:` its type, `data:` its envelope (ConversationEventEnvelope). ' +
+      'Between them, `event: AssistantTextDelta` frames without id carry `{turnId, iteration, text}` as the reply streams.',
+  )
+  @ApiProblems('validation_failed', 'conversation_not_found')
   async stream(
     @CurrentUser() user: AuthUser,
     @Param('id', Id()) id: string,
@@ -160,7 +227,7 @@ export class ConversationsController {
     if (lastEventId !== undefined) {
       const n = Number(lastEventId);
       if (typeof lastEventId !== 'string' || !/^\d{1,10}$/.test(lastEventId) || n > 2 ** 31 - 1) {
-        throw new BadRequestException(['Last-Event-ID must be a stream version']);
+        throw invalid('Last-Event-ID', 'Last-Event-ID must be a stream version');
       }
       after = n;
     }
@@ -171,6 +238,8 @@ export class ConversationsController {
   @Post(':id/turns/:turnId/cancel')
   @HttpCode(202)
   @ApiOperation({ summary: 'Cancel a turn (TurnCancelled); a finished turn is left as it is' })
+  @ApiAcceptedResponse({ type: CancelResultDto })
+  @ApiProblems('validation_failed', 'conversation_not_found', 'turn_not_found')
   async cancel(@CurrentUser() user: AuthUser, @Param('id', Id()) id: string, @Param('turnId', Id()) turnId: string) {
     const appended = await this.conversations.cancelTurn(user.id, id, turnId);
     if (appended.length > 0) await this.enqueuer.turnCancelled(id, turnId);
@@ -179,6 +248,8 @@ export class ConversationsController {
 
   @Post(':id/fork')
   @ApiOperation({ summary: 'Fork: a new conversation whose history is events 1..version' })
+  @ApiCreatedResponse({ type: ConversationDto })
+  @ApiProblems(BODY_PROBLEMS, 'conversation_not_found')
   fork(@CurrentUser() user: AuthUser, @Param('id', Id()) id: string, @Body() body: ForkConversationDto) {
     return this.conversations.fork(user.id, id, body.version);
   }
@@ -189,7 +260,7 @@ async function withCursor<T>(query: () => Promise<T>): Promise<T> {
     return await query();
   } catch (e) {
     if (e instanceof InvalidCursorError) {
-      throw new BadRequestException(['cursor is not valid: pass the nextCursor of a previous page unchanged']);
+      throw invalid('cursor', 'cursor is not valid: pass the nextCursor of a previous page unchanged');
     }
     throw e;
   }

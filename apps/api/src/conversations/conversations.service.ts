@@ -1,12 +1,6 @@
-import {
-  ConflictException,
-  BadRequestException,
-  Inject,
-  Injectable,
-  NotFoundException,
-  UnprocessableEntityException,
-} from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
+import { invalid, problem } from '../http/problem.exception';
 import { AppConfig, CONFIG } from '@parley/config';
 import {
   ConversationCommand,
@@ -86,7 +80,7 @@ export class ConversationsService {
     const { state: now, events: all } = await this.load(conversationId);
     assertVisible(now, userId); // a deleted conversation is gone at every version
     if (version === undefined) return toView(conversationId, now, all);
-    if (now.version < version) throw new NotFoundException(`the conversation has no version ${version}`);
+    if (now.version < version) throw problem('version_not_found', `the conversation has no version ${version}`);
     const events = all.slice(0, version);
     return toView(conversationId, fold(events), events);
   }
@@ -114,7 +108,9 @@ export class ConversationsService {
     ifMatch?: number,
   ): Promise<ConversationView> {
     if (input.title === undefined && input.readingPosition === undefined) {
-      throw new BadRequestException('nothing to change: give title and/or readingPosition');
+      throw problem('validation_failed', 'nothing to change: give title and/or readingPosition', {
+        errors: [{ field: 'body', message: 'give title and/or readingPosition' }],
+      });
     }
     await this.executeMany(
       conversationId,
@@ -140,9 +136,9 @@ export class ConversationsService {
     input: PostBody & { multitask: 'enqueue' | 'reject' | 'interrupt' },
     opts: { idempotencyKey?: string; ifMatch?: number },
   ): Promise<PostResult> {
-    if (input.content.trim().length === 0) throw new BadRequestException(['content must not be blank']);
+    if (input.content.trim().length === 0) throw invalid('content', 'content must not be blank');
     if (input.content.length > this.config.limits.messageMaxChars) {
-      throw new BadRequestException([`content must be at most ${this.config.limits.messageMaxChars} characters`]);
+      throw invalid('content', `content must be at most ${this.config.limits.messageMaxChars} characters`);
     }
     // with an Idempotency-Key the ids are derived from it: a repeat finds (or races to) the same events.
     // Callers look for an earlier post first (earlierPost, before the rate limiter); one that
@@ -179,7 +175,7 @@ export class ConversationsService {
   async fork(userId: string, sourceId: string, version: number): Promise<ConversationView> {
     const { state: now, events: all } = await this.load(sourceId);
     assertVisible(now, userId);
-    if (version > now.version) throw new BadRequestException([`version must be at most ${now.version}`]);
+    if (version > now.version) throw invalid('version', `version must be at most ${now.version}`);
     const history = all.slice(0, version);
     const atFork = fold(history);
     const first = history[0];
@@ -295,16 +291,14 @@ export class ConversationsService {
   /** 404 for no such book of the user's; 409 for one still ingesting or failed (nothing to search yet). */
   private async assertBookVisible(userId: string, bookId: string): Promise<void> {
     const status = await this.books.statusIfOwnedBy(userId, bookId);
-    if (!status) throw new NotFoundException('book not found');
+    if (!status) throw problem('book_not_found', 'book not found');
     if (status !== 'ready')
-      throw new ConflictException({
-        statusCode: 409,
-        code: 'book_not_ready',
-        message:
-          status === 'failed'
-            ? 'the book failed to ingest: upload it again'
-            : 'the book is still being ingested: try again when GET /v1/books/{id} says ready',
-      });
+      throw problem(
+        'book_not_ready',
+        status === 'failed'
+          ? 'the book failed to ingest: upload it again'
+          : 'the book is still being ingested: try again when GET /v1/books/{id} says ready',
+      );
   }
 }
 
@@ -320,7 +314,8 @@ function postIdFor(userId: string, conversationId: string, key: string): (what: 
 function answerTo(input: PostBody, posted: StoredPost): PostResult {
   const data = posted.data;
   if (data.content !== input.content || data.selectedText !== input.selectedText) {
-    throw new UnprocessableEntityException(
+    throw problem(
+      'idempotency_key_reused',
       'this Idempotency-Key was used for a message with another body: send a new message with a new key',
     );
   }

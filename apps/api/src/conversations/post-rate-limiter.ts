@@ -1,4 +1,5 @@
-import { HttpException, HttpStatus, Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { problem } from '../http/problem.exception';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { AppConfig, CONFIG } from '@parley/config';
 import { RedisConnections } from '@parley/platform';
@@ -36,10 +37,7 @@ export class PostRateLimiter {
       if (!(e instanceof RateLimiterRes)) throw e;
       this.metrics.postsRateLimited.inc();
       const retryAfter = Math.max(1, Math.ceil(e.msBeforeNext / 1000));
-      throw new HttpException(
-        { message: `too many messages: at most ${this.limiter.points} a minute`, retryAfter },
-        HttpStatus.TOO_MANY_REQUESTS,
-      );
+      throw problem('rate_limited', `too many messages: at most ${this.limiter.points} a minute`, { retryAfter });
     }
   }
 }

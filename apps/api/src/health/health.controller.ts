@@ -1,5 +1,7 @@
-import { Controller, Get, Header, Inject, ServiceUnavailableException } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Header, Inject } from '@nestjs/common';
+import { problem } from '../http/problem.exception';
+import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiProblems } from '../openapi/api-problems';
 import { Pool } from 'pg';
 import { RedisConnections } from '@parley/platform';
 import { Public } from '../auth/auth.guard';
@@ -16,12 +18,28 @@ export class HealthController {
   ) {}
 
   @Get('healthz')
+  @ApiOperation({ summary: 'Liveness: the process answers' })
+  @ApiOkResponse({
+    schema: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] } } },
+  })
   healthz() {
     return { status: 'ok' };
   }
 
   /** Ready when both Postgres and Redis answer within a second. */
   @Get('readyz')
+  @ApiOperation({ summary: 'Readiness: Postgres and Redis answer within a second' })
+  @ApiOkResponse({
+    schema: {
+      type: 'object',
+      required: ['status', 'checks'],
+      properties: {
+        status: { type: 'string', enum: ['ready'] },
+        checks: { type: 'object', additionalProperties: { type: 'string', enum: ['ok', 'down'] } },
+      },
+    },
+  })
+  @ApiProblems('not_ready', 'internal_error')
   async readyz() {
     const within = <T>(p: Promise<T>) =>
       Promise.race([p, new Promise<never>((_, rej) => setTimeout(() => rej(new Error('timeout')), 1_000).unref())]);
@@ -30,11 +48,15 @@ export class HealthController {
       database: db.status === 'fulfilled' ? 'ok' : 'down',
       redis: redis.status === 'fulfilled' ? 'ok' : 'down',
     };
-    if (checks.database !== 'ok' || checks.redis !== 'ok') throw new ServiceUnavailableException({ message: checks });
+    if (checks.database !== 'ok' || checks.redis !== 'ok')
+      throw problem('not_ready', 'the database or Redis does not answer', { checks });
     return { status: 'ready', checks };
   }
 
   @Get('metrics')
+  @ApiOperation({ summary: 'Prometheus metrics (text exposition format)' })
+  @ApiProduces('text/plain')
+  @ApiOkResponse({ content: { 'text/plain': { schema: { type: 'string' } } }, description: 'the metrics' })
   @Header('content-type', 'text/plain; version=0.0.4; charset=utf-8')
   metrics() {
     return this.metricsService.render();

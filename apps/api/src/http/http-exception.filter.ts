@@ -3,20 +3,26 @@ import { STATUS_CODES } from 'node:http';
 import { Response } from 'express';
 import { isTransientDbError, WrongExpectedVersionError } from '@parley/event-store';
 import { DomainError } from '@parley/conversation';
+import { BookNotFoundError, BookNotReadyError, BookRejectedError, IngestBusyError } from '@parley/books';
+import { bookProblem, CODE_OF_STATUS, PROBLEM_CATALOGUE, ProblemCode, problemType } from './problem-catalogue';
+import { ProblemException, ProblemExtras } from './problem.exception';
 
 /** Seconds a client waits before trying again while the database is away (a restart, a failover). */
 export const DATABASE_RETRY_AFTER_S = 5;
 
-const DOMAIN_STATUS: Record<DomainError['code'], number> = {
-  not_found: 404,
-  turn_not_found: 404,
-  already_exists: 409,
-  turn_in_progress: 409,
-};
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+interface Described {
+  code: ProblemCode;
+  detail: string;
+  extras?: ProblemExtras;
+}
 
 /**
- * Every error leaves as JSON {statusCode, error, message} (and `code` where one is set). Client mistakes that surface below
- * Nest (malformed JSON, oversize bodies) keep their 4xx; only genuine faults are 500.
+ * Every error leaves as an RFC 9457 problem (application/problem+json) with a stable `code` from
+ * the catalogue, plus `statusCode`, `error` and `message` for clients written before problems.
+ * Client mistakes that surface below our code (malformed JSON, oversize bodies, unknown routes)
+ * keep their 4xx; only genuine faults are 500.
  */
 @Catch()
 export class HttpExceptionFilter implements ExceptionFilter {
@@ -24,57 +30,80 @@ export class HttpExceptionFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const res = host.switchToHttp().getResponse<Response>();
-    const { status, message, retryAfter, code } = this.describe(exception);
-    if (retryAfter !== undefined && !res.headersSent) res.setHeader('Retry-After', String(retryAfter));
-    if (status === HttpStatus.SERVICE_UNAVAILABLE) this.logger.warn(`database unavailable: ${String(exception)}`);
+    const { code, detail, extras = {} } = describe(exception);
+    const { status, title } = PROBLEM_CATALOGUE[code];
+    if (status === HttpStatus.SERVICE_UNAVAILABLE) this.logger.warn(`${code}: ${String(exception)}`);
     else if (status >= 500) this.logger.error(exception instanceof Error ? exception.stack : String(exception));
     if (res.headersSent) {
-      res.end();
+      res.end(); // a stream that had begun: nothing more can be said
       return;
     }
-    res
-      .status(status)
-      .json({ statusCode: status, error: STATUS_CODES[status] ?? 'Error', message, ...(code ? { code } : {}) });
+    if (extras.retryAfter !== undefined) res.setHeader('Retry-After', String(extras.retryAfter));
+    const legacyMessage = code === 'validation_failed' && extras.errors ? extras.errors.map((e) => e.message) : detail;
+    const body = {
+      type: problemType(code),
+      title,
+      status,
+      detail,
+      code,
+      ...extras,
+      statusCode: status,
+      error: STATUS_CODES[status] ?? 'Error',
+      message: legacyMessage,
+    };
+    res.status(status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
   }
+}
 
-  private describe(e: unknown): { status: number; message: string | string[]; retryAfter?: number; code?: string } {
-    if (e instanceof HttpException) {
-      const body = e.getResponse();
-      const message =
-        typeof body === 'object' && body && 'message' in body
-          ? (body as { message: string | string[] }).message
-          : e.message;
-      // a problem code (e.g. book_too_large_when_expanded) travels with the message when one is set
-      const { retryAfter, code } = body as { retryAfter?: number; code?: string };
-      return { status: e.getStatus(), message, retryAfter, code };
-    }
-    if (isTransientDbError(e)) {
-      return {
-        status: HttpStatus.SERVICE_UNAVAILABLE,
-        message: 'the database is unavailable for a moment; try again',
-        retryAfter: DATABASE_RETRY_AFTER_S,
-      };
-    }
-    if (e instanceof WrongExpectedVersionError) {
-      return {
-        status: HttpStatus.CONFLICT,
-        message: `the conversation is at version ${e.actual}, not ${String(e.expected)}`,
-      };
-    }
-    if (e instanceof DomainError) return { status: DOMAIN_STATUS[e.code], message: e.message };
-    // errors raised by body-parser and multer carry the status they mean
-    const status =
-      (e as { status?: number; statusCode?: number })?.status ?? (e as { statusCode?: number })?.statusCode;
-    if (typeof status === 'number' && status >= 400 && status < 500) {
-      const type = (e as { type?: string }).type;
-      const message =
-        type === 'entity.too.large'
-          ? 'the request body is too large'
-          : type === 'entity.parse.failed'
-            ? 'the request body is not valid JSON'
-            : String((e as Error).message);
-      return { status, message };
-    }
-    return { status: HttpStatus.INTERNAL_SERVER_ERROR, message: 'internal error' };
+const DOMAIN_CODES: Record<DomainError['code'], ProblemCode> = {
+  not_found: 'conversation_not_found',
+  turn_not_found: 'turn_not_found',
+  already_exists: 'already_exists',
+  turn_in_progress: 'turn_in_progress',
+};
+
+function describe(e: unknown): Described {
+  if (e instanceof ProblemException) return { code: e.code, detail: e.detail, extras: e.extras };
+  if (isTransientDbError(e)) {
+    return {
+      code: 'database_unavailable',
+      detail: 'the database is unavailable for a moment; try again',
+      extras: { retryAfter: DATABASE_RETRY_AFTER_S },
+    };
   }
+  if (e instanceof WrongExpectedVersionError) {
+    return {
+      code: 'version_conflict',
+      detail: `the conversation is at version ${e.actual}, not ${String(e.expected)}`,
+      extras: { currentVersion: e.actual },
+    };
+  }
+  if (e instanceof DomainError) return { code: DOMAIN_CODES[e.code], detail: e.message };
+  if (e instanceof BookNotFoundError) return { code: 'book_not_found', detail: 'book not found' };
+  if (e instanceof BookRejectedError) return { code: bookProblem(e.code), detail: e.message };
+  if (e instanceof BookNotReadyError) return { code: 'book_not_ready', detail: e.message };
+  if (e instanceof IngestBusyError) {
+    return { code: 'book_ingest_busy', detail: e.message, extras: { retryAfter: e.retryAfterS } };
+  }
+  if (e instanceof HttpException) return fromNestException(e);
+  // errors raised by body-parser and multer carry the status they mean
+  const status = (e as { status?: number })?.status ?? (e as { statusCode?: number })?.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    const type = (e as { type?: string }).type;
+    if (type === 'entity.parse.failed') return { code: 'malformed_json', detail: 'the request body is not valid JSON' };
+    if (type === 'entity.too.large') return { code: 'payload_too_large', detail: 'the request body is too large' };
+    return { code: CODE_OF_STATUS[status] ?? 'validation_failed', detail: String((e as Error).message) };
+  }
+  return { code: 'internal_error', detail: 'internal error' };
+}
+
+/** Nest's own exceptions (an unknown route, multer's limits): the code their status stands for. */
+function fromNestException(e: HttpException): Described {
+  const status = e.getStatus();
+  const body = e.getResponse();
+  const message =
+    typeof body === 'object' && body && 'message' in body ? (body as { message: unknown }).message : e.message;
+  const detail = Array.isArray(message) ? message.join('; ') : String(message);
+  const code = CODE_OF_STATUS[status] ?? (status >= 500 ? 'internal_error' : 'validation_failed');
+  return { code, detail };
 }

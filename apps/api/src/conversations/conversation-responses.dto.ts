@@ -1,0 +1,98 @@
+import { ApiProperty, getSchemaPath } from '@nestjs/swagger';
+
+/** OpenAPI shapes of the conversation routes' answers (what the services return, as served). */
+export class ForkOriginDto {
+  @ApiProperty({ format: 'uuid' }) conversationId!: string;
+  @ApiProperty() version!: number;
+}
+
+export class TurnDto {
+  @ApiProperty({ format: 'uuid' }) turnId!: string;
+  @ApiProperty({ format: 'uuid' }) messageId!: string;
+  @ApiProperty({ enum: ['pending', 'replied', 'failed', 'cancelled'] }) status!: string;
+}
+
+export class ConversationDto {
+  @ApiProperty({ format: 'uuid' }) id!: string;
+  @ApiProperty({ type: String, format: 'uuid', nullable: true }) bookId!: string | null;
+  @ApiProperty({ type: String, nullable: true }) title!: string | null;
+  @ApiProperty({ type: Number, nullable: true, description: 'highest chapter index the agent may quote from' })
+  readingPosition!: number | null;
+  @ApiProperty({ type: ForkOriginDto, nullable: true }) forkedFrom!: ForkOriginDto | null;
+  @ApiProperty({ description: 'the stream version this state is folded up to (the ETag for If-Match)' })
+  version!: number;
+  @ApiProperty() messageCount!: number;
+  @ApiProperty({ type: [TurnDto], description: 'every turn, in posting order' }) turns!: TurnDto[];
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) createdAt!: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) lastActivityAt!: string | null;
+}
+
+export class ConversationSummaryDto {
+  @ApiProperty({ format: 'uuid' }) id!: string;
+  @ApiProperty({ type: String, format: 'uuid', nullable: true }) bookId!: string | null;
+  @ApiProperty({ type: String, nullable: true }) title!: string | null;
+  @ApiProperty({ type: Number, nullable: true }) readingPosition!: number | null;
+  @ApiProperty({ type: ForkOriginDto, nullable: true }) forkedFrom!: ForkOriginDto | null;
+  @ApiProperty() version!: number;
+  @ApiProperty() messageCount!: number;
+  @ApiProperty({ format: 'date-time' }) createdAt!: string;
+  @ApiProperty({ format: 'date-time' }) lastActivityAt!: string;
+}
+
+export class ConversationListDto {
+  @ApiProperty({ type: [ConversationSummaryDto] }) items!: ConversationSummaryDto[];
+  @ApiProperty({ type: String, nullable: true, description: 'pass as ?cursor= for the next page; null at the end' })
+  nextCursor!: string | null;
+}
+
+export class ToolInvocationDto {
+  @ApiProperty() toolUseId!: string;
+  @ApiProperty() name!: string;
+  @ApiProperty({ description: "the tool's input as the model wrote it" }) input!: unknown;
+}
+
+export class MessageDto {
+  @ApiProperty({ format: 'uuid' }) id!: string;
+  @ApiProperty({ format: 'uuid' }) conversationId!: string;
+  @ApiProperty({ description: 'the version of the event that wrote it' }) version!: number;
+  @ApiProperty({ enum: ['user', 'assistant', 'tool_result'] }) role!: string;
+  @ApiProperty({ format: 'uuid' }) turnId!: string;
+  @ApiProperty() content!: string;
+  @ApiProperty({ type: String, nullable: true }) selectedText!: string | null;
+  @ApiProperty({ type: [ToolInvocationDto] }) toolInvocations!: ToolInvocationDto[];
+  @ApiProperty({ type: 'array', items: { $ref: '#/components/schemas/Citation' } }) citations!: unknown[];
+  @ApiProperty({ type: String, nullable: true }) model!: string | null;
+  @ApiProperty({ allOf: [{ $ref: '#/components/schemas/Usage' }], nullable: true }) usage!: unknown;
+  @ApiProperty({ type: Number, nullable: true }) costUsd!: number | null;
+  @ApiProperty({ type: Boolean, nullable: true }) isError!: boolean | null;
+  @ApiProperty({ format: 'date-time' }) createdAt!: string;
+}
+
+export class MessageListDto {
+  @ApiProperty({ type: [MessageDto] }) items!: MessageDto[];
+  @ApiProperty({ type: String, nullable: true }) nextCursor!: string | null;
+}
+
+export class PostedMessageDto {
+  @ApiProperty({ format: 'uuid' }) messageId!: string;
+  @ApiProperty({ format: 'uuid', description: 'the turn that answers it; its events carry it as correlationId' })
+  turnId!: string;
+  @ApiProperty({ description: 'the stream version of the UserMessagePosted event' }) version!: number;
+  @ApiProperty({ description: 'its global position in the log (bigint as a string)' }) position!: string;
+}
+
+export class CancelResultDto {
+  @ApiProperty({ format: 'uuid' }) turnId!: string;
+  @ApiProperty({ description: 'false when the turn had already ended (nothing appended)' }) cancelled!: boolean;
+}
+
+export class EventPageDto {
+  @ApiProperty({ type: 'array', items: { $ref: getSchemaPath('ConversationEventEnvelope') } })
+  items!: unknown[];
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'the last version of this page: pass it as ?after= for the next page; null at the end',
+  })
+  nextCursor!: string | null;
+}

@@ -1,0 +1,149 @@
+import type { BookProblemCode } from '@parley/books';
+
+/**
+ * Every kind of error the API answers with, as RFC 9457 problem details. `code` is stable: clients
+ * branch on it, and docs/errors.md lists each one. A code's status never changes; a new situation
+ * gets a new code. The OpenAPI document's error responses are generated from this table.
+ */
+export const PROBLEM_CATALOGUE = {
+  validation_failed: {
+    status: 400,
+    title: 'The request is not valid',
+    description: 'A path, query, header or body value is missing or wrong; `errors` says which field and why.',
+  },
+  malformed_json: {
+    status: 400,
+    title: 'The body is not valid JSON',
+    description: 'The request body cannot be parsed.',
+  },
+  book_invalid: {
+    status: 400,
+    title: 'The book is not valid',
+    description: 'The upload is empty, or its title or author is too long or holds control characters.',
+  },
+  book_no_text: { status: 400, title: 'The book has no text', description: 'Nothing readable was found in the file.' },
+  token_missing: {
+    status: 401,
+    title: 'A bearer token is required',
+    description: 'Send `Authorization: Bearer <token>` (or `?access_token=` on the SSE endpoints).',
+  },
+  token_invalid: {
+    status: 401,
+    title: 'The token is not valid',
+    description: 'Its signature, algorithm, issuer, audience or subject is wrong.',
+  },
+  token_expired: { status: 401, title: 'The token has expired', description: 'Get a new token and try again.' },
+  not_found: { status: 404, title: 'No such resource', description: 'No route answers this method and path.' },
+  conversation_not_found: {
+    status: 404,
+    title: 'Conversation not found',
+    description: 'No conversation with this id belongs to the caller (deleted, foreign or never created).',
+  },
+  book_not_found: {
+    status: 404,
+    title: 'Book not found',
+    description: 'No book with this id belongs to the caller (deleted, foreign or never uploaded).',
+  },
+  turn_not_found: { status: 404, title: 'Turn not found', description: 'The conversation has no turn with this id.' },
+  version_not_found: {
+    status: 404,
+    title: 'Version not found',
+    description: 'The conversation has not reached this version.',
+  },
+  version_conflict: {
+    status: 409,
+    title: 'The conversation has moved on',
+    description: '`If-Match` names an older version than the current one, given in `currentVersion`. Read and retry.',
+  },
+  turn_in_progress: {
+    status: 409,
+    title: 'A turn is already running',
+    description: 'Sent with `?multitask=reject` while the agent still answers the previous message.',
+  },
+  already_exists: { status: 409, title: 'The conversation already exists', description: 'Its id is taken.' },
+  book_not_ready: {
+    status: 409,
+    title: 'The book is not ready',
+    description: 'It is still being ingested (wait for `ready`) or its ingestion failed (upload it again).',
+  },
+  payload_too_large: {
+    status: 413,
+    title: 'The request is too large',
+    description: 'The body is over the limit for this route.',
+  },
+  book_too_large: { status: 413, title: 'The book is too large', description: 'The file is over the upload limit.' },
+  book_too_large_when_expanded: {
+    status: 413,
+    title: 'The book expands too much',
+    description: "Its text, once extracted, is over the limit (also a failed book's `error.code`).",
+  },
+  book_too_many_pages: {
+    status: 413,
+    title: 'The book has too many pages',
+    description: "The PDF has more pages than the limit (also a failed book's `error.code`).",
+  },
+  book_unsupported_type: {
+    status: 415,
+    title: 'Unsupported book format',
+    description: 'Send text, Markdown or PDF (by `format`, or a file named .txt, .md or .pdf).',
+  },
+  idempotency_key_reused: {
+    status: 422,
+    title: 'Idempotency-Key reused with another body',
+    description: 'A key names one message; send a new message with a new key.',
+  },
+  book_parse_failed: { status: 422, title: 'The book cannot be read', description: 'The file could not be parsed.' },
+  book_parse_timeout: {
+    status: 422,
+    title: 'The book took too long to read',
+    description: "Parsing ran over its time limit (also a failed book's `error.code`).",
+  },
+  rate_limited: {
+    status: 429,
+    title: 'Too many requests',
+    description: 'The caller posted too many messages; wait `retryAfter` seconds (also in `Retry-After`).',
+  },
+  book_ingest_busy: {
+    status: 429,
+    title: 'Too many books ingesting',
+    description: 'The caller or the service has too many books ingesting; wait `retryAfter` seconds.',
+  },
+  internal_error: { status: 500, title: 'Internal error', description: 'A fault on the server; it is logged.' },
+  database_unavailable: {
+    status: 503,
+    title: 'The database is unavailable',
+    description: 'A restart or failover is under way; retry after `retryAfter` seconds (also in `Retry-After`).',
+  },
+  identity_provider_unavailable: {
+    status: 503,
+    title: 'The identity provider is unavailable',
+    description: 'The keys to verify the token cannot be fetched; retry shortly.',
+  },
+  not_ready: {
+    status: 503,
+    title: 'Not ready',
+    description: 'The database or Redis does not answer; `checks` says which.',
+  },
+} as const satisfies Record<string, { status: number; title: string; description: string }>;
+
+export type ProblemCode = keyof typeof PROBLEM_CATALOGUE;
+
+/** Every code a refused book carries is in the catalogue (a compile error otherwise). */
+export const bookProblem = (code: BookProblemCode): ProblemCode => code;
+export const PROBLEM_CODES = Object.keys(PROBLEM_CATALOGUE) as ProblemCode[];
+
+/** The problem `type` URI of a code; the API serves the catalogue entry there. */
+export const problemType = (code: ProblemCode): string => `/problems/${code}`;
+
+/** The codes an unexplained status falls back to (errors raised below our code: routing, body parsing, multer). */
+export const CODE_OF_STATUS: Record<number, ProblemCode> = {
+  400: 'validation_failed',
+  401: 'token_missing',
+  404: 'not_found',
+  409: 'version_conflict',
+  413: 'payload_too_large',
+  415: 'book_unsupported_type',
+  422: 'idempotency_key_reused',
+  429: 'rate_limited',
+  503: 'database_unavailable',
+};

@@ -1,0 +1,35 @@
+import { HttpException } from '@nestjs/common';
+import { PROBLEM_CATALOGUE, ProblemCode } from './problem-catalogue';
+
+/** One invalid input: the field (a body path, query or header name) and why. */
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+/** Fields a problem may carry besides type, title, status, detail and code. */
+export interface ProblemExtras {
+  errors?: FieldError[];
+  currentVersion?: number;
+  retryAfter?: number;
+  turnId?: string;
+  checks?: Record<string, string>;
+}
+
+/** An error the API answers as a problem of the catalogue; its status is the code's. */
+export class ProblemException extends HttpException {
+  constructor(
+    readonly code: ProblemCode,
+    readonly detail: string,
+    readonly extras: ProblemExtras = {},
+  ) {
+    super(detail, PROBLEM_CATALOGUE[code].status);
+  }
+}
+
+export const problem = (code: ProblemCode, detail: string, extras?: ProblemExtras) =>
+  new ProblemException(code, detail, extras);
+
+/** A 400 validation_failed for one field. */
+export const invalid = (field: string, message: string) =>
+  problem('validation_failed', message, { errors: [{ field, message }] });
