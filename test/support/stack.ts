@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import path from 'node:path';
 import jwt from 'jsonwebtoken';
+import { createParleyClient } from '../../libs/api-client/src';
 import { projectRoot } from '../../libs/platform/src/project-root';
 import { createTestDatabase, redisUrl, TestDatabase } from './test-database';
 import { waitFor } from './wait-for';
@@ -147,7 +148,11 @@ export interface Reply<T = any> {
   headers: Headers;
 }
 
-/** A client as an app developer writes one: fetch with a bearer token. */
+/**
+ * A client as an app developer writes one: `api` is the typed client generated from the OpenAPI
+ * document (what the e2e tests use for well-formed calls); `req` is raw fetch with a bearer
+ * token, for what a typed client cannot send (malformed bodies, forged headers).
+ */
 export function clientFor(base: string, userId: string) {
   const token = tokenFor(userId);
   const auth = { authorization: `Bearer ${token}` };
@@ -172,6 +177,7 @@ export function clientFor(base: string, userId: string) {
     }
     return { status: r.status, body: json, text, headers: r.headers };
   }
-  return { req, token, auth, userId, base };
+  const api = createParleyClient({ baseUrl: base, token });
+  return { req, api, token, auth, userId, base };
 }
 export type Client = ReturnType<typeof clientFor>;
