@@ -48,6 +48,8 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setTitle('Parley')
     .setDescription('Event-sourced conversations with an agent that reads books. Events stream over SSE.')
     .setVersion('1')
+    .setLicense('MIT', 'https://opensource.org/licenses/MIT')
+    .addServer('/', 'the server that serves this document')
     .addBearerAuth()
     .addSecurity('access_token', {
       type: 'apiKey',
@@ -61,5 +63,12 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     ...document.components,
     schemas: { ...document.components?.schemas, ...eventSchemas(), ...envelopeSchemas() },
   };
+  // operations without a security requirement are public: say so, rather than leave it unsaid
+  for (const item of Object.values(document.paths)) {
+    for (const method of ['get', 'put', 'post', 'delete', 'patch'] as const) {
+      const operation = item[method];
+      if (operation && !operation.security) operation.security = [];
+    }
+  }
   return document;
 }

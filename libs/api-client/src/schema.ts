@@ -472,7 +472,13 @@ export interface components {
       toolInvocations: components['schemas']['ToolInvocationDto'][];
       citations: components['schemas']['Citation'][];
       model: string | null;
-      usage: components['schemas']['Usage'] | null;
+      /** @description tokens of the reply (the Usage of AssistantReplied); null on user and tool_result messages */
+      usage: {
+        inputTokens?: number;
+        outputTokens?: number;
+        cacheReadInputTokens?: number;
+        cacheCreationInputTokens?: number;
+      } | null;
       costUsd: number | null;
       isError: boolean | null;
       /** Format: date-time */

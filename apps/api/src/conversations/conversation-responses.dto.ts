@@ -62,7 +62,18 @@ export class MessageDto {
   @ApiProperty({ type: [ToolInvocationDto] }) toolInvocations!: ToolInvocationDto[];
   @ApiProperty({ type: 'array', items: { $ref: '#/components/schemas/Citation' } }) citations!: unknown[];
   @ApiProperty({ type: String, nullable: true }) model!: string | null;
-  @ApiProperty({ allOf: [{ $ref: '#/components/schemas/Usage' }], nullable: true }) usage!: unknown;
+  @ApiProperty({
+    type: 'object',
+    nullable: true,
+    description: 'tokens of the reply (the Usage of AssistantReplied); null on user and tool_result messages',
+    properties: Object.fromEntries(
+      ['inputTokens', 'outputTokens', 'cacheReadInputTokens', 'cacheCreationInputTokens'].map((k) => [
+        k,
+        { type: 'integer' },
+      ]),
+    ),
+  })
+  usage!: unknown;
   @ApiProperty({ type: Number, nullable: true }) costUsd!: number | null;
   @ApiProperty({ type: Boolean, nullable: true }) isError!: boolean | null;
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
