@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { clientFor, Client, startStack, Stack } from '../support/stack';
 import { waitForBook } from '../support/factories/books';
+import { PROBLEM_CATALOGUE, ProblemCode } from '../../apps/api/src/http/problem-catalogue';
 
 /** Nothing a client sends yields a 5xx: random bodies, headers, ids and queries on every endpoint. */
 describe('malformed input (e2e fuzz)', () => {
@@ -203,10 +204,21 @@ describe('malformed input (e2e fuzz)', () => {
               `${method} ${path}?${qs} ${JSON.stringify(h)} ${b.slice(0, 80)} → ${r.status} ${text.slice(0, 120)}`,
             );
           if (r.status >= 400 && r.status < 500 && !path.endsWith('/stream')) {
+            // every client mistake is a problem with a catalogued code (docs/errors.md)
+            expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
             const json = JSON.parse(text);
             expect(json).toEqual(
-              expect.objectContaining({ statusCode: r.status, error: expect.any(String), message: expect.anything() }),
+              expect.objectContaining({
+                type: `/problems/${json.code}`,
+                status: r.status,
+                code: expect.any(String),
+                detail: expect.any(String),
+                statusCode: r.status,
+                error: expect.any(String),
+                message: expect.anything(),
+              }),
             );
+            expect(PROBLEM_CATALOGUE[json.code as ProblemCode]?.status).toBe(r.status);
           }
         },
       ),
