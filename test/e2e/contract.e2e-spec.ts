@@ -14,6 +14,12 @@ import { waitFor } from '../support/wait-for';
  * mistakes clients make; the test fails on any violation, any 5xx, any error that is not an RFC
  * 9457 problem (application/problem+json with a `code` and the `status`), and any operation of
  * the document that nothing here calls (a new endpoint needs its contract calls).
+ *
+ *   npm run build && npx jest test/e2e/contract.e2e-spec.ts
+ *
+ * Each verdict prints a table of departures, one line per operation, status and finding, with
+ * the calls that showed it. CONTRACT_REPORT=<file> also writes every call (method, path, status,
+ * body, Prism's violations) as JSON.
  */
 
 const RATE_LIMIT = 8; // posts a minute per user: every user below posts less often, but eve
@@ -39,14 +45,14 @@ interface Call extends Intent {
   via: 'prism' | 'direct';
   status: number;
   contentType: string;
+  headers: Record<string, string>;
   text: string;
   body: any;
   violations: Violation[];
 }
 
 interface Departure {
-  call: string;
-  status: number | string;
+  call: Call;
   what: string;
 }
 
@@ -139,6 +145,7 @@ describe('API contract: every operation through Prism against the served OpenAPI
       via,
       status: r.status,
       contentType: r.headers.get('content-type') ?? '',
+      headers: Object.fromEntries(r.headers.entries()),
       text,
       body,
       violations: violations ?? violationsOf(r.headers),
@@ -526,10 +533,16 @@ describe('API contract: every operation through Prism against the served OpenAPI
           body: { content: `message ${i}` },
         });
       }
-      await send({ label: 'post past the rate limit', expect: 429 }, 'POST', `/v1/conversations/${id}/messages`, {
-        as: eve,
-        body: { content: 'one too many' },
-      });
+      const limited = await send(
+        { label: 'post past the rate limit', expect: 429 },
+        'POST',
+        `/v1/conversations/${id}/messages`,
+        {
+          as: eve,
+          body: { content: 'one too many' },
+        },
+      );
+      expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
     });
   });
 
@@ -778,12 +791,28 @@ describe('API contract: every operation through Prism against the served OpenAPI
       directExchanges.forEach((x, i) => x.call.violations.push(...checked[i]));
     }, 30_000);
 
-    const table = (rows: Departure[]) =>
-      rows.map((r) => `  ${r.call.padEnd(70)} ${String(r.status).padEnd(4)} ${r.what}`).join('\n');
-    const name = (c: Call) => `${c.method} ${c.url.length > 60 ? c.url.slice(0, 57) + '...' : c.url} (${c.label})`;
+    /** One line per operation, status and departure, with the calls that showed it. */
+    const table = (rows: Departure[]) => {
+      const groups = new Map<string, { op: string; status: number; what: string; labels: string[] }>();
+      for (const { call, what } of rows) {
+        const op = call.operation ?? `${call.method} ${call.url} (no operation)`;
+        const key = `${op} ${call.status} ${what}`;
+        const group = groups.get(key) ?? { op, status: call.status, what, labels: [] };
+        if (!group.labels.includes(call.label)) group.labels.push(call.label);
+        groups.set(key, group);
+      }
+      return [...groups.values()]
+        .sort((a, b) => a.op.localeCompare(b.op) || a.status - b.status)
+        .map(
+          (g) =>
+            `  ${g.op.padEnd(50)} ${String(g.status).padEnd(4)} ${g.what}\n` +
+            `  ${''.padEnd(50)}      seen in: ${g.labels.slice(0, 3).join('; ')}${g.labels.length > 3 ? `; and ${g.labels.length - 3} more` : ''}`,
+        )
+        .join('\n');
+    };
     const fail = (title: string, rows: Departure[]) => {
       if (rows.length === 0) return;
-      throw new Error(`${title}: ${rows.length}\n${table(rows)}`);
+      throw new Error(`${title} (${rows.length} in ${calls.length} calls):\n${table(rows)}`);
     };
 
     it('the served document is the checked-in docs/openapi.json', () => {
@@ -794,7 +823,7 @@ describe('API contract: every operation through Prism against the served OpenAPI
     it('every operation of the document was called', () => {
       const called = new Set(calls.map((c) => c.operation).filter(Boolean));
       expect(operations.map((o) => o.key).filter((k) => !called.has(k))).toEqual([]);
-      expect(calls.filter((c) => !c.operation).map(name)).toEqual([]);
+      expect(calls.filter((c) => !c.operation).map((c) => `${c.method} ${c.url}`)).toEqual([]);
     });
 
     it('Prism finds no departure of any answer from the document', () => {
@@ -803,7 +832,7 @@ describe('API contract: every operation through Prism against the served OpenAPI
         calls.flatMap((c) =>
           c.violations
             .filter((v) => v.location[0] !== 'request')
-            .map((v) => ({ call: name(c), status: c.status, what: `${v.location.join('.')}: ${v.message}` })),
+            .map((v) => ({ call: c, what: `${v.location.join('.')}: ${v.message}` })),
         ),
       );
     });
@@ -816,7 +845,7 @@ describe('API contract: every operation through Prism against the served OpenAPI
           .flatMap((c) =>
             c.violations
               .filter((v) => v.location[0] === 'request')
-              .map((v) => ({ call: name(c), status: c.status, what: `${v.location.join('.')}: ${v.message}` })),
+              .map((v) => ({ call: c, what: `${v.location.join('.')}: ${v.message}` })),
           ),
       );
     });
@@ -827,7 +856,7 @@ describe('API contract: every operation through Prism against the served OpenAPI
         calls
           .filter((c) => c.kind === 'schema' && c.via === 'prism')
           .filter((c) => !c.violations.some((v) => v.location[0] === 'request'))
-          .map((c) => ({ call: name(c), status: c.status, what: 'no request violation from Prism' })),
+          .map((c) => ({ call: c, what: 'no request violation from Prism' })),
       );
     });
 
@@ -837,8 +866,7 @@ describe('API contract: every operation through Prism against the served OpenAPI
         calls
           .filter((c) => c.status >= 500 || !c.expect.includes(c.status))
           .map((c) => ({
-            call: name(c),
-            status: c.status,
+            call: c,
             what: `expected ${c.expect.join(' or ')}: ${c.text.slice(0, 120)}`,
           })),
       );
@@ -850,7 +878,7 @@ describe('API contract: every operation through Prism against the served OpenAPI
         const responses = o?.op.responses ?? {};
         const response = responses[String(c.status)] ?? responses[`${String(c.status)[0]}XX`] ?? responses.default;
         if (!response || response.content || c.text.length === 0) return [];
-        return [{ call: name(c), status: c.status, what: `a ${c.contentType} body, but the document describes none` }];
+        return [{ call: c, what: `a ${c.contentType.split(';')[0]} body, but the document describes none` }];
       });
       fail('answers whose body the document does not describe', undescribed);
     });
@@ -864,7 +892,7 @@ describe('API contract: every operation through Prism against the served OpenAPI
             wrong.push(`content-type ${c.contentType || 'none'}`);
           if (typeof c.body?.code !== 'string') wrong.push('no string code');
           if (c.body?.status !== c.status) wrong.push(`status ${JSON.stringify(c.body?.status)}`);
-          return wrong.length ? [{ call: name(c), status: c.status, what: wrong.join('; ') }] : [];
+          return wrong.length ? [{ call: c, what: wrong.join('; ') }] : [];
         });
       fail('errors that are not problem details', problems);
     });
