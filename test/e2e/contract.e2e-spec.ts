@@ -13,7 +13,12 @@ import { waitFor } from '../support/wait-for';
  * against the document the API serves. Every operation is called, well-formed and with the
  * mistakes clients make; the test fails on any violation, any 5xx, any error that is not an RFC
  * 9457 problem (application/problem+json with a `code` and the `status`), and any operation of
- * the document that nothing here calls (a new endpoint needs its contract calls).
+ * the document that nothing here calls (a new endpoint needs its contract calls). It also fails
+ * when the served document differs from the checked-in docs/openapi.json (run `npm run openapi`).
+ * Header formats (If-Match, Idempotency-Key, Last-Event-ID) and cursors count as mistakes no
+ * schema shows; a body that Prism cannot parse (malformed JSON: its proxy never answers) and the
+ * conversation stream (it never ends) go straight to the API, and Prism's validator checks their
+ * answers.
  *
  *   npm run build && npx jest test/e2e/contract.e2e-spec.ts
  *
