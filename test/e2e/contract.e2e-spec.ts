@@ -344,6 +344,16 @@ describe('API contract: every operation through Prism against the served OpenAPI
       await typed('metrics', 200, (c) => c.GET('/metrics', { parseAs: 'text' }));
     });
 
+    it('the problem catalogue, where problem types lead', async () => {
+      await typed('list problem kinds', 200, (c) => c.GET('/problems'));
+      await typed('show a problem kind', 200, (c) =>
+        c.GET('/problems/{code}', { params: { path: { code: 'version_conflict' } } }),
+      );
+      await typed('an unknown problem kind', 404, (c) =>
+        c.GET('/problems/{code}', { params: { path: { code: 'no_such_code' } } }),
+      );
+    });
+
     it('books: list, show, search, follow the ingestion (SSE)', async () => {
       await typed('list books', 200, (c) => c.GET('/v1/books'));
       const shown = await typed('show a book', 200, (c) =>
@@ -380,7 +390,7 @@ describe('API contract: every operation through Prism against the served OpenAPI
       );
       await typed('rename with If-Match', 200, (c) =>
         c.PATCH('/v1/conversations/{id}', {
-          params: { path: { id: conversationId }, header: { 'if-match': '"1"' } },
+          params: { path: { id: conversationId }, header: { 'If-Match': '"1"' } },
           body: { title: 'Lamps and storms' },
         }),
       );
@@ -444,7 +454,7 @@ describe('API contract: every operation through Prism against the served OpenAPI
       expect(forked.body?.id).toBeTruthy();
       await typed('delete a conversation with If-Match', 204, (c) =>
         c.DELETE('/v1/conversations/{id}', {
-          params: { path: { id: forked.body.id }, header: { 'if-match': `"${forked.body.version}"` } },
+          params: { path: { id: forked.body.id }, header: { 'If-Match': `"${forked.body.version}"` } },
         }),
       );
       await send(
@@ -489,7 +499,7 @@ describe('API contract: every operation through Prism against the served OpenAPI
       const key = `k-${randomUUID()}`;
       const first = await typed('post with Idempotency-Key and If-Match', 202, (c) =>
         c.POST('/v1/conversations/{id}/messages', {
-          params: { path: { id }, header: { 'idempotency-key': key, 'if-match': '"1"' } },
+          params: { path: { id }, header: { 'Idempotency-Key': key, 'If-Match': '"1"' } },
           body: { content: 'Once' },
           headers: { authorization: `Bearer ${carol.token}` },
         }),

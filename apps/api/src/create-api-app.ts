@@ -3,6 +3,7 @@ import { json } from 'express';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { Logger } from 'nestjs-pino';
 import { ApiModule } from './api.module';
 import { validationProblem } from './http/validation-problem';
@@ -63,12 +64,29 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     ...document.components,
     schemas: { ...document.components?.schemas, ...eventSchemas(), ...envelopeSchemas() },
   };
-  // operations without a security requirement are public: say so, rather than leave it unsaid
   for (const item of Object.values(document.paths)) {
     for (const method of ['get', 'put', 'post', 'delete', 'patch'] as const) {
       const operation = item[method];
-      if (operation && !operation.security) operation.security = [];
+      if (!operation) continue;
+      // operations without a security requirement are public: say so, rather than leave it unsaid
+      operation.security ??= [];
+      // the ValidationPipe refuses unknown body fields (forbidNonWhitelisted): body schemas are closed
+      for (const name of referencedSchemas(operation.requestBody)) {
+        const schema = document.components?.schemas?.[name] as SchemaObject | undefined;
+        if (schema) schema.additionalProperties = false;
+      }
     }
   }
   return document;
+}
+
+/** The component schema names a request body refers to (directly, or in anyOf/oneOf). */
+function referencedSchemas(node: unknown): string[] {
+  if (!node || typeof node !== 'object') return [];
+  const ref = (node as { $ref?: unknown }).$ref;
+  const own = typeof ref === 'string' && ref.startsWith('#/components/schemas/') ? [ref.split('/').pop()!] : [];
+  const nested = Object.entries(node)
+    .filter(([key]) => key === 'content' || key === 'schema' || key === 'anyOf' || key === 'oneOf' || /\//.test(key))
+    .flatMap(([, value]) => (Array.isArray(value) ? value.flatMap(referencedSchemas) : referencedSchemas(value)));
+  return [...own, ...nested];
 }

@@ -374,12 +374,7 @@ export interface components {
       bookId?: string;
       title?: string;
       /** @description highest chapter index the reader has reached; null for no limit */
-      readingPosition?: Record<string, never> | null;
-    };
-    ForkOriginDto: {
-      /** Format: uuid */
-      conversationId: string;
-      version: number;
+      readingPosition?: number | null;
     };
     TurnDto: {
       /** Format: uuid */
@@ -397,7 +392,12 @@ export interface components {
       title: string | null;
       /** @description highest chapter index the agent may quote from */
       readingPosition: number | null;
-      forkedFrom: components['schemas']['ForkOriginDto'] | null;
+      /** @description the conversation and version this one was forked from; null when not a fork */
+      forkedFrom?: {
+        /** Format: uuid */
+        conversationId: string;
+        version: number;
+      } | null;
       /** @description the stream version this state is folded up to (the ETag for If-Match) */
       version: number;
       messageCount: number;
@@ -415,7 +415,12 @@ export interface components {
       bookId: string | null;
       title: string | null;
       readingPosition: number | null;
-      forkedFrom: components['schemas']['ForkOriginDto'] | null;
+      /** @description the conversation and version this one was forked from; null when not a fork */
+      forkedFrom?: {
+        /** Format: uuid */
+        conversationId: string;
+        version: number;
+      } | null;
       version: number;
       messageCount: number;
       /** Format: date-time */
@@ -430,7 +435,7 @@ export interface components {
     };
     UpdateConversationDto: {
       title?: string;
-      readingPosition?: Record<string, never> | null;
+      readingPosition?: number | null;
     };
     PostMessageDto: {
       content: string;
@@ -457,7 +462,7 @@ export interface components {
       input: Record<string, never>;
     };
     MessageDto: {
-      /** Format: uuid */
+      /** @description the message's id (a tool result's is its tool call's id) */
       id: string;
       /** Format: uuid */
       conversationId: string;

@@ -35,6 +35,7 @@ import { CurrentUser } from '../auth/current-user.decorator';
 import { ConversationsService } from '../conversations/conversations.service';
 import { TurnEnqueuer } from '../conversations/turn-enqueuer';
 import { invalid, problem } from '../http/problem.exception';
+import { ApiIdParams } from '../openapi/api-id-params';
 import { AUTH_PROBLEMS, ApiProblems, BODY_PROBLEMS } from '../openapi/api-problems';
 import { ApiEventStream } from '../openapi/api-event-stream';
 import { BookIngestDispatch } from './book-ingest-dispatch';
@@ -71,7 +72,7 @@ export class BooksController {
       '`failed` (with `error.code`). 429 with Retry-After when the caller or the service has too many books ingesting.',
   })
   @ApiConsumes('application/json', 'multipart/form-data')
-  @ApiBody({ schema: { oneOf: [{ $ref: getSchemaPath(CreateBookDto) }, { $ref: getSchemaPath(UploadBookDto) }] } })
+  @ApiBody({ schema: { anyOf: [{ $ref: getSchemaPath(CreateBookDto) }, { $ref: getSchemaPath(UploadBookDto) }] } })
   @ApiAcceptedResponse({ type: BookDto })
   @ApiProblems(
     BODY_PROBLEMS,
@@ -103,6 +104,7 @@ export class BooksController {
   }
 
   @Get(':id')
+  @ApiIdParams('id')
   @ApiOperation({ summary: 'Show a book with its chapters, or how far its ingestion got (status, progress, error)' })
   @ApiOkResponse({ type: BookDto })
   @ApiProblems('validation_failed', 'book_not_found')
@@ -111,6 +113,7 @@ export class BooksController {
   }
 
   @Get(':id/events')
+  @ApiIdParams('id')
   @AllowQueryToken()
   @ApiSecurity('access_token')
   @ApiOperation({ summary: "SSE: the book's ingestion as it goes" })
@@ -130,6 +133,7 @@ export class BooksController {
   }
 
   @Delete(':id')
+  @ApiIdParams('id')
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete a book, its passages and its conversations (ConversationDeleted each)' })
   @ApiNoContentResponse({ description: 'deleted' })
@@ -143,6 +147,7 @@ export class BooksController {
   }
 
   @Get(':id/search')
+  @ApiIdParams('id')
   @ApiOperation({
     summary: "Search a book's passages, as the agent's search_book tool does (without a reading position)",
   })

@@ -1,10 +1,18 @@
-import { ApiProperty, getSchemaPath } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptions, getSchemaPath } from '@nestjs/swagger';
 
 /** OpenAPI shapes of the conversation routes' answers (what the services return, as served). */
-export class ForkOriginDto {
-  @ApiProperty({ format: 'uuid' }) conversationId!: string;
-  @ApiProperty() version!: number;
-}
+/**
+ * `forkedFrom`, inline rather than a $ref: OpenAPI 3.0's `nullable` does not reach into allOf,
+ * so validators refuse null for a nullable reference.
+ */
+const FORKED_FROM: ApiPropertyOptions = {
+  type: 'object',
+  nullable: true,
+  additionalProperties: false,
+  required: ['conversationId', 'version'],
+  properties: { conversationId: { type: 'string', format: 'uuid' }, version: { type: 'integer' } },
+  description: 'the conversation and version this one was forked from; null when not a fork',
+};
 
 export class TurnDto {
   @ApiProperty({ format: 'uuid' }) turnId!: string;
@@ -18,7 +26,7 @@ export class ConversationDto {
   @ApiProperty({ type: String, nullable: true }) title!: string | null;
   @ApiProperty({ type: Number, nullable: true, description: 'highest chapter index the agent may quote from' })
   readingPosition!: number | null;
-  @ApiProperty({ type: ForkOriginDto, nullable: true }) forkedFrom!: ForkOriginDto | null;
+  @ApiProperty(FORKED_FROM) forkedFrom!: { conversationId: string; version: number } | null;
   @ApiProperty({ description: 'the stream version this state is folded up to (the ETag for If-Match)' })
   version!: number;
   @ApiProperty() messageCount!: number;
@@ -32,7 +40,7 @@ export class ConversationSummaryDto {
   @ApiProperty({ type: String, format: 'uuid', nullable: true }) bookId!: string | null;
   @ApiProperty({ type: String, nullable: true }) title!: string | null;
   @ApiProperty({ type: Number, nullable: true }) readingPosition!: number | null;
-  @ApiProperty({ type: ForkOriginDto, nullable: true }) forkedFrom!: ForkOriginDto | null;
+  @ApiProperty(FORKED_FROM) forkedFrom!: { conversationId: string; version: number } | null;
   @ApiProperty() version!: number;
   @ApiProperty() messageCount!: number;
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
@@ -52,7 +60,7 @@ export class ToolInvocationDto {
 }
 
 export class MessageDto {
-  @ApiProperty({ format: 'uuid' }) id!: string;
+  @ApiProperty({ description: "the message's id (a tool result's is its tool call's id)" }) id!: string;
   @ApiProperty({ format: 'uuid' }) conversationId!: string;
   @ApiProperty({ description: 'the version of the event that wrote it' }) version!: number;
   @ApiProperty({ enum: ['user', 'assistant', 'tool_result'] }) role!: string;

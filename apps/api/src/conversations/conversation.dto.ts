@@ -21,6 +21,9 @@ export class CreateConversationDto {
   title?: string;
 
   @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 0,
+    maximum: 100_000,
     description: 'highest chapter index the reader has reached; null for no limit',
     nullable: true,
   })
@@ -40,7 +43,7 @@ export class UpdateConversationDto {
   @MaxLength(TITLE_MAX)
   title?: string;
 
-  @ApiPropertyOptional({ nullable: true })
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 100_000, nullable: true })
   @IsOptional()
   @ValidateIf((_, v) => v !== null)
   @IsInt()

@@ -43,6 +43,7 @@ import {
 } from './conversation.dto';
 import { invalid } from '../http/problem.exception';
 import { ConversationsService } from './conversations.service';
+import { ApiIdParams } from '../openapi/api-id-params';
 import { AUTH_PROBLEMS, ApiProblems, BODY_PROBLEMS } from '../openapi/api-problems';
 import { ApiEventStream } from '../openapi/api-event-stream';
 import {
@@ -100,6 +101,7 @@ export class ConversationsController {
   }
 
   @Get(':id')
+  @ApiIdParams('id')
   @ApiOperation({ summary: 'Show a conversation; with ?version=N, its state folded from events 1..N' })
   @ApiOkResponse({ type: ConversationDto })
   @ApiProblems('validation_failed', 'conversation_not_found', 'version_not_found')
@@ -108,6 +110,7 @@ export class ConversationsController {
   }
 
   @Patch(':id')
+  @ApiIdParams('id')
   @ApiOperation({ summary: 'Rename and/or move the reading position' })
   @IF_MATCH
   @ApiOkResponse({ type: ConversationDto })
@@ -122,6 +125,7 @@ export class ConversationsController {
   }
 
   @Delete(':id')
+  @ApiIdParams('id')
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete (ConversationDeleted); every later call answers 404' })
   @IF_MATCH
@@ -132,6 +136,7 @@ export class ConversationsController {
   }
 
   @Post(':id/messages')
+  @ApiIdParams('id')
   @HttpCode(202)
   @ApiOperation({
     summary: 'Post a message (UserMessagePosted); an agent turn answers it',
@@ -175,6 +180,7 @@ export class ConversationsController {
   }
 
   @Get(':id/messages')
+  @ApiIdParams('id')
   @ApiOperation({ summary: 'Messages (user, assistant, tool_result), oldest first, paged' })
   @ApiOkResponse({ type: MessageListDto })
   @ApiProblems('validation_failed', 'conversation_not_found')
@@ -184,6 +190,7 @@ export class ConversationsController {
   }
 
   @Get(':id/events')
+  @ApiIdParams('id')
   @ApiOperation({ summary: 'The stream as JSON: events with version > after' })
   @ApiOkResponse({ type: EventPageDto })
   @ApiProblems('validation_failed', 'conversation_not_found')
@@ -199,6 +206,7 @@ export class ConversationsController {
   }
 
   @Get(':id/stream')
+  @ApiIdParams('id')
   @AllowQueryToken()
   @ApiSecurity('access_token')
   @ApiOperation({
@@ -236,6 +244,7 @@ export class ConversationsController {
   }
 
   @Post(':id/turns/:turnId/cancel')
+  @ApiIdParams('id', 'turnId')
   @HttpCode(202)
   @ApiOperation({ summary: 'Cancel a turn (TurnCancelled); a finished turn is left as it is' })
   @ApiAcceptedResponse({ type: CancelResultDto })
@@ -247,6 +256,7 @@ export class ConversationsController {
   }
 
   @Post(':id/fork')
+  @ApiIdParams('id')
   @ApiOperation({ summary: 'Fork: a new conversation whose history is events 1..version' })
   @ApiCreatedResponse({ type: ConversationDto })
   @ApiProblems(BODY_PROBLEMS, 'conversation_not_found')
