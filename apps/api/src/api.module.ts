@@ -8,6 +8,7 @@ import { MetricsModule } from './metrics/metrics.module';
 import { AuthGuard } from './auth/auth.guard';
 import { HealthController } from './health/health.controller';
 import { HttpExceptionFilter } from './http/http-exception.filter';
+import { WebModule } from './web/web.module';
 
 /** The HTTP root: controllers call services; it enqueues, never consumes. */
 @Module({
@@ -20,6 +21,7 @@ import { HttpExceptionFilter } from './http/http-exception.filter';
     MetricsModule,
     ConversationsModule,
     BooksHttpModule,
+    WebModule,
   ],
   controllers: [HealthController],
   providers: [

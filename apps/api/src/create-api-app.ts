@@ -23,7 +23,7 @@ export async function createApiApp(): Promise<INestApplication> {
   app.useLogger(app.get(Logger));
   app.use('/v1/books', json({ limit: BOOK_JSON_BODY_LIMIT, reviver: refuseNul }));
   app.useBodyParser('json', { limit: JSON_BODY_LIMIT, reviver: refuseNul });
-  app.setGlobalPrefix('v1', { exclude: ['healthz', 'readyz', 'metrics'] });
+  app.setGlobalPrefix('v1', { exclude: ['healthz', 'readyz', 'metrics', '/', 'web/:file'] });
   app.useGlobalPipes(
     new ValidationPipe({
       whitelist: true,
