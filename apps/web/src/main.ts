@@ -117,7 +117,7 @@ function renderBooks(): void {
       const selected = b.id === state.selectedBook;
       const status =
         b.status === 'ready'
-          ? `${b.chapters.length} chapters`
+          ? `${b.chapters.length} chapter${b.chapters.length === 1 ? '' : 's'}`
           : b.status === 'failed'
             ? `failed: ${b.error?.message ?? ''}`
             : 'ingesting…';
@@ -175,7 +175,7 @@ async function uploadBook(file: File): Promise<void> {
     source.close();
     const b = JSON.parse((e as MessageEvent).data) as Book;
     bar.value = 1;
-    label.textContent = `${b.title} is ready: ${b.chapters.length} chapters.`;
+    label.textContent = `${b.title} is ready: ${b.chapters.length} chapter${b.chapters.length === 1 ? '' : 's'}.`;
     state.selectedBook = b.id;
     void refreshBooks().then(renderConversations);
   });
@@ -353,6 +353,10 @@ function render(): void {
   byId('chat-title').textContent = title;
   document.title = `${title} · Parley`;
   renderReadingPosition(view.bookId, view.readingPosition);
+  if (view.bookId && view.bookId !== state.selectedBook && state.books.some((b) => b.id === view.bookId)) {
+    state.selectedBook = view.bookId; // the sidebar shows the book of the open conversation
+    renderBooks();
+  }
   renderItems(view.items);
   const past = open.past !== undefined;
   byId('past-banner').hidden = !past;
@@ -372,7 +376,7 @@ function renderReadingPosition(bookId: string | null, position: number | null): 
   if (select.dataset.sig === sig) return;
   select.dataset.sig = sig;
   const options = [el('option', { value: '' }, 'Whole book (no limit)')];
-  for (const c of chapters) options.push(el('option', { value: String(c.index) }, `Read up to: ${c.title}`));
+  for (const c of chapters) options.push(el('option', { value: String(c.index) }, `Up to ${c.title}`));
   if (position !== null && !chapters.some((c) => c.index === position)) {
     options.push(el('option', { value: String(position) }, `Read up to chapter ${position}`));
   }
