@@ -162,6 +162,7 @@ describe('web chat page (e2e, Chromium)', () => {
       'Marisol carried a brass telescope that was her grandmother’s [1].',
     );
 
+    await page.locator('#announce', { hasText: 'Parley answered: Marisol carried' }).waitFor();
     await tool.locator('summary').click();
     await page.locator('.tool-result', { hasText: 'brass telescope' }).waitFor();
 

@@ -300,6 +300,8 @@ function connect(open: Open): void {
       }
       if (['ConversationRenamed', 'AssistantReplied', 'ConversationDeleted'].includes(e.type))
         refreshConversationsSoon();
+      // a replay of old events is no news
+      if (Date.now() - Date.parse(e.occurredAt) < 15_000) announce(e);
       render();
     });
   }
@@ -340,6 +342,19 @@ function saveSoon(open: Open): void {
   }, 250);
 }
 
+/** Tells screen readers that an answer ended (the streaming text itself is not read out piece by piece). */
+function announce(e: EventEnvelope): void {
+  const text =
+    e.type === 'AssistantReplied'
+      ? `Parley answered: ${String(e.data.content).slice(0, 300)}`
+      : e.type === 'TurnFailed'
+        ? `The answer failed: ${e.data.message ?? e.data.code}`
+        : e.type === 'TurnCancelled'
+          ? 'The answer was stopped.'
+          : '';
+  if (text) byId('announce').textContent = text;
+}
+
 function setStreamStatus(text: string): void {
   byId('stream-status').textContent = text ? `Stream: ${text}` : '';
 }
@@ -353,6 +368,17 @@ function render(): void {
   byId('chat-title').textContent = title;
   document.title = `${title} · Parley`;
   renderReadingPosition(view.bookId, view.readingPosition);
+  const listed = state.conversations.find((c) => c.id === open.id);
+  if (
+    listed &&
+    open.past === undefined &&
+    open.log.lastVersion > 0 &&
+    (listed.title !== view.title || listed.bookId !== view.bookId)
+  ) {
+    listed.title = view.title; // the list is a read model that can trail the events
+    listed.bookId = view.bookId;
+    renderConversations();
+  }
   if (view.bookId && view.bookId !== state.selectedBook && state.books.some((b) => b.id === view.bookId)) {
     state.selectedBook = view.bookId; // the sidebar shows the book of the open conversation
     renderBooks();
