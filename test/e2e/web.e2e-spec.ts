@@ -334,6 +334,10 @@ describe('web chat page (e2e, Chromium)', () => {
     await page.locator('#messages .text button.cite').first().click();
     await page.locator('#passage').waitFor({ state: 'visible' });
     await shot('phone-passage');
+    // Escape closes the panel and gives the focus back to the citation that opened it
+    await page.keyboard.press('Escape');
+    await page.locator('#passage').waitFor({ state: 'hidden' });
+    expect(await page.evaluate(() => (globalThis as any).document.activeElement.className)).toBe('cite');
     const overflow = await page.evaluate(() => {
       const w = globalThis as any;
       return w.document.documentElement.scrollWidth - w.innerWidth;

@@ -91,22 +91,17 @@ export class Api {
 
   /** POST /v1/dev/token: only a development API mints tokens (404 otherwise). */
   static async devToken(baseUrl: string, userId: string): Promise<string> {
-    let res: Response;
     try {
-      res = await fetch(`${baseUrl}/v1/dev/token`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ userId }),
-      });
-    } catch {
-      throw new ApiError(0, 'the API cannot be reached');
+      const minted = await ok<{ token: string }>(
+        createParleyClient({ baseUrl }).POST('/v1/dev/token', { body: { userId } }),
+      );
+      return minted.token;
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 404) {
+        throw new ApiError(404, 'development tokens are off: this API does not run with NODE_ENV=development');
+      }
+      throw e;
     }
-    const body = await res.json().catch(() => undefined);
-    if (res.status === 404) {
-      throw new ApiError(404, 'development tokens are off: this API does not run with NODE_ENV=development');
-    }
-    if (!res.ok) throw new ApiError(res.status, problemText(body, res.status), codeOf(body));
-    return (body as { token: string }).token;
   }
 
   books(): Promise<{ items: Book[] }> {

@@ -251,6 +251,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/dev/token': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Mint a bearer token for any user id (NODE_ENV=development only)
+     * @description For trying Parley on a laptop: signs a 24-hour HS256 token with AUTH_JWT_SECRET. Answers 404 unless the API runs with NODE_ENV=development and an HS256 secret.
+     */
+    post: operations['DevTokenController_mint'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -400,6 +420,20 @@ export interface components {
     };
     SearchResultDto: {
       items: components['schemas']['SearchHitDto'][];
+    };
+    DevTokenRequestDto: {
+      /**
+       * @description the user id (`sub`) of the token
+       * @example alice
+       */
+      userId: string;
+    };
+    DevTokenDto: {
+      /** @description an HS256 bearer token for userId */
+      token: string;
+      userId: string;
+      /** @description seconds the token is valid */
+      expiresIn: number;
     };
   };
   responses: never;
@@ -838,6 +872,43 @@ export interface operations {
         content: {
           'application/json': components['schemas']['SearchResultDto'];
         };
+      };
+    };
+  };
+  DevTokenController_mint: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['DevTokenRequestDto'];
+      };
+    };
+    responses: {
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DevTokenDto'];
+        };
+      };
+      /** @description userId missing, too long, or not letters, digits and . _ @ - */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description not in development */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
       };
     };
   };

@@ -1,5 +1,12 @@
 import { Body, Controller, HttpCode, Inject, NotFoundException, Post } from '@nestjs/common';
-import { ApiCreatedResponse, ApiNotFoundResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBadRequestResponse,
+  ApiCreatedResponse,
+  ApiNotFoundResponse,
+  ApiOperation,
+  ApiProperty,
+  ApiTags,
+} from '@nestjs/swagger';
 import { IsString, Matches, MaxLength, MinLength } from 'class-validator';
 import { AppConfig, CONFIG } from '@parley/config';
 import { mintToken, Public } from '../auth/auth.guard';
@@ -42,6 +49,7 @@ export class DevTokenController {
       'Answers 404 unless the API runs with NODE_ENV=development and an HS256 secret.',
   })
   @ApiCreatedResponse({ type: DevTokenDto })
+  @ApiBadRequestResponse({ description: 'userId missing, too long, or not letters, digits and . _ @ -' })
   @ApiNotFoundResponse({ description: 'not in development' })
   mint(@Body() body: DevTokenRequestDto): DevTokenDto {
     const secret = this.config.auth.jwtSecret;
