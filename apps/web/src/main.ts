@@ -395,6 +395,8 @@ function render(): void {
   if (!byId('timeline').hidden) renderTimeline();
 }
 
+let timelineSig = '';
+
 function renderReadingPosition(bookId: string | null, position: number | null): void {
   const select = byId('reading-position') as HTMLSelectElement;
   const chapters: Chapter[] = state.books.find((b) => b.id === bookId)?.chapters ?? [];
@@ -416,7 +418,11 @@ function renderItems(items: Item[]): void {
   const nodes: HTMLElement[] = [];
   const past = state.open?.past !== undefined;
   for (const item of items) {
-    const sig = JSON.stringify(item) + (past ? 'p' : '');
+    // an ended turn, a question or a note never changes: only the open turns are compared whole
+    const sig =
+      (item.kind === 'assistant' && item.status === 'working'
+        ? JSON.stringify(item)
+        : `${item.key}:${item.kind === 'assistant' ? item.status : ''}`) + (past ? ':past' : '');
     let cached = state.rendered.get(item.key);
     if (!cached || cached.sig !== sig) {
       cached = { sig, node: renderItem(item, past) };
@@ -665,6 +671,9 @@ function renderTimeline(): void {
   if (!open) return;
   const list = byId('timeline-list');
   const current = open.past ?? open.log.lastVersion;
+  const sig = `${open.id}:${open.log.lastVersion}:${current}`;
+  if (sig === timelineSig && list.childElementCount) return; // nothing new (a text delta)
+  timelineSig = sig;
   list.replaceChildren(
     ...open.log.events.map((e) => {
       const b = el(
@@ -784,6 +793,8 @@ function wire(): void {
     });
   }
   drop.addEventListener('dragleave', () => drop.classList.remove('over'));
+  // a file dropped beside the box must not make the browser leave the page to show it
+  for (const type of ['dragover', 'drop']) window.addEventListener(type, (e) => e.preventDefault());
   drop.addEventListener('drop', (e) => {
     e.preventDefault();
     drop.classList.remove('over');
