@@ -97,13 +97,15 @@ describe('web chat page (e2e, Chromium)', () => {
 
   afterEach(() => expect(errors).toEqual([]));
 
-  it('serves the page at / without a token, with a CSP, and mints dev tokens only in development', async () => {
+  it('serves the page at / without a token, with a CSP, and a development token endpoint', async () => {
     const res = await fetch(`${stack.base}/`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
     expect(await res.text()).toContain('<title>Parley</title>');
     expect((await fetch(`${stack.base}/web/app.js`)).status).toBe(200);
     expect((await fetch(`${stack.base}/web/..%2Fpackage.json`)).status).toBe(404);
+    expect((await fetch(`${stack.base}/v1`)).status).toBe(404); // the page is at / only
+    expect((await fetch(`${stack.base}/v1/books`)).status).toBe(401); // and the API still wants a token
     const minted = await fetch(`${stack.base}/v1/dev/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

@@ -325,6 +325,10 @@ function connect(open: Open): void {
         .catch((e: unknown) => {
           if (e instanceof ApiError && (e.status === 404 || e.status === 401)) {
             setStreamStatus(e.status === 404 ? 'this conversation no longer exists' : 'signed out');
+            if (e.status === 404) {
+              dropCachedEvents(open.id);
+              toast('This conversation no longer exists.');
+            }
             if (e.status === 401) showSignIn('Your token expired: sign in again.');
           } else connect(open);
         });
