@@ -69,7 +69,7 @@ async function signIn(t: string): Promise<void> {
     await api.books();
   } catch (e) {
     token = undefined;
-    showSignIn(e instanceof ApiError && e.status === 401 ? 'That token is not valid.' : errText(e));
+    showSignIn(e instanceof ApiError && e.status === 401 ? 'That token is not valid or has expired.' : errText(e));
     return;
   }
   localStorage.setItem(TOKEN_KEY, token);
