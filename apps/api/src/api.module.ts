@@ -9,6 +9,7 @@ import { AuthGuard } from './auth/auth.guard';
 import { HealthController } from './health/health.controller';
 import { HttpExceptionFilter } from './http/http-exception.filter';
 import { ProblemsController } from './http/problems.controller';
+import { WebModule } from './web/web.module';
 
 /** The HTTP root: controllers call services; it enqueues, never consumes. */
 @Module({
@@ -21,6 +22,7 @@ import { ProblemsController } from './http/problems.controller';
     MetricsModule,
     ConversationsModule,
     BooksHttpModule,
+    WebModule,
   ],
   controllers: [HealthController, ProblemsController],
   providers: [

@@ -27,7 +27,9 @@ export async function createApiApp(): Promise<INestApplication> {
   app.useLogger(app.get(Logger));
   app.use('/v1/books', json({ limit: BOOK_JSON_BODY_LIMIT, reviver: refuseNul }));
   app.useBodyParser('json', { limit: JSON_BODY_LIMIT, reviver: refuseNul });
-  app.setGlobalPrefix('v1', { exclude: ['healthz', 'readyz', 'metrics', 'problems', 'problems/:code'] });
+  app.setGlobalPrefix('v1', {
+    exclude: ['healthz', 'readyz', 'metrics', 'problems', 'problems/:code', '/', 'web/:file'],
+  });
   app.useGlobalPipes(
     new ValidationPipe({
       whitelist: true,

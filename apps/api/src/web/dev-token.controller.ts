@@ -1,0 +1,53 @@
+import { Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
+import { ApiCreatedResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
+import { IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { AppConfig, CONFIG } from '@parley/config';
+import { mintToken, Public } from '../auth/auth.guard';
+import { problem } from '../http/problem.exception';
+import { ApiProblems, BODY_PROBLEMS } from '../openapi/api-problems';
+
+export class DevTokenRequestDto {
+  @ApiProperty({ minLength: 1, maxLength: 100, example: 'alice', description: 'the user id (`sub`) of the token' })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(100)
+  @Matches(/^[A-Za-z0-9._@-]+$/, { message: 'userId may hold letters, digits and . _ @ -' })
+  userId!: string;
+}
+
+export class DevTokenDto {
+  @ApiProperty({ description: 'an HS256 bearer token for userId' })
+  token!: string;
+
+  @ApiProperty()
+  userId!: string;
+
+  @ApiProperty({ description: 'seconds the token is valid' })
+  expiresIn!: number;
+}
+
+const TTL_SECONDS = 24 * 3600;
+
+/** The web page's "development token" button. It exists only with NODE_ENV=development: 404 otherwise. */
+@ApiTags('development')
+@Public()
+@Controller('dev')
+export class DevTokenController {
+  constructor(@Inject(CONFIG) private readonly config: AppConfig) {}
+
+  @Post('token')
+  @HttpCode(201)
+  @ApiOperation({
+    summary: 'Mint a bearer token for any user id (NODE_ENV=development only)',
+    description:
+      'For trying Parley on a laptop: signs a 24-hour HS256 token with AUTH_JWT_SECRET. ' +
+      'Answers 404 unless the API runs with NODE_ENV=development and an HS256 secret.',
+  })
+  @ApiCreatedResponse({ type: DevTokenDto })
+  @ApiProblems(BODY_PROBLEMS, 'not_found', 'internal_error')
+  mint(@Body() body: DevTokenRequestDto): DevTokenDto {
+    const secret = this.config.auth.jwtSecret;
+    if (this.config.env !== 'development' || !secret) throw problem('not_found', 'Cannot POST /v1/dev/token');
+    return { token: mintToken(body.userId, secret, TTL_SECONDS), userId: body.userId, expiresIn: TTL_SECONDS };
+  }
+}

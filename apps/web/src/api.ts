@@ -1,0 +1,192 @@
+/**
+ * The page's calls to the API, through the generated typed client (@parley/api-client) where it
+ * has the operation, and XMLHttpRequest for the upload (fetch reports no upload progress).
+ * Every failure becomes an ApiError whose message is the problem's `detail` (or `message`).
+ */
+import { createParleyClient, type ParleyClient } from '@parley/api-client';
+import type { EventEnvelope } from './model';
+
+export interface Chapter {
+  index: number;
+  title: string;
+}
+
+export interface Book {
+  id: string;
+  title: string;
+  author: string | null;
+  status: 'ingesting' | 'ready' | 'failed';
+  chapters: Chapter[];
+  chunkCount: number;
+  progress?: { phase: string; chunksWritten: number; chunksTotal?: number };
+  error?: { code: string; message: string };
+}
+
+export interface ConversationSummary {
+  id: string;
+  bookId: string | null;
+  title: string | null;
+  version: number;
+  lastActivityAt: string;
+}
+
+export interface ConversationState {
+  id: string;
+  bookId: string | null;
+  title: string | null;
+  readingPosition: number | null;
+  version: number;
+  messageCount: number;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly code?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The human part of an error body: RFC 9457 `detail`, else Nest's `message` (a string or a list). */
+export function problemText(body: unknown, status: number): string {
+  if (body && typeof body === 'object') {
+    const b = body as { detail?: unknown; message?: unknown; title?: unknown };
+    if (typeof b.detail === 'string' && b.detail) return b.detail;
+    if (Array.isArray(b.message)) return b.message.join('; ');
+    if (typeof b.message === 'string' && b.message) return b.message;
+    if (typeof b.title === 'string' && b.title) return b.title;
+  }
+  if (status === 0) return 'the API cannot be reached';
+  return `the request failed (HTTP ${status})`;
+}
+
+function codeOf(body: unknown): string | undefined {
+  const c = body && typeof body === 'object' ? (body as { code?: unknown }).code : undefined;
+  return typeof c === 'string' ? c : undefined;
+}
+
+/** openapi-fetch's answer: the data, or an ApiError from its error body. */
+async function ok<T>(call: Promise<{ data?: unknown; error?: unknown; response: Response }>): Promise<T> {
+  let r: { data?: unknown; error?: unknown; response: Response };
+  try {
+    r = await call;
+  } catch {
+    throw new ApiError(0, 'the API cannot be reached');
+  }
+  if (!r.response.ok) throw new ApiError(r.response.status, problemText(r.error, r.response.status), codeOf(r.error));
+  return r.data as T;
+}
+
+export class Api {
+  private readonly client: ParleyClient;
+
+  constructor(
+    readonly baseUrl: string,
+    private readonly token: () => string | undefined,
+  ) {
+    this.client = createParleyClient({ baseUrl, token });
+  }
+
+  /** POST /v1/dev/token: only a development API mints tokens (404 otherwise). */
+  static async devToken(baseUrl: string, userId: string): Promise<string> {
+    try {
+      const minted = await ok<{ token: string }>(
+        createParleyClient({ baseUrl }).POST('/v1/dev/token', { body: { userId } }),
+      );
+      return minted.token;
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 404) {
+        throw new ApiError(404, 'development tokens are off: this API does not run with NODE_ENV=development');
+      }
+      throw e;
+    }
+  }
+
+  books(): Promise<{ items: Book[] }> {
+    return ok(this.client.GET('/v1/books'));
+  }
+
+  book(id: string): Promise<Book> {
+    return ok(this.client.GET('/v1/books/{id}', { params: { path: { id } } }));
+  }
+
+  conversations(): Promise<{ items: ConversationSummary[] }> {
+    return ok(this.client.GET('/v1/conversations', { params: { query: { limit: 100 } } }));
+  }
+
+  conversation(id: string, version?: number): Promise<ConversationState> {
+    return ok(this.client.GET('/v1/conversations/{id}', { params: { path: { id }, query: { version } } }));
+  }
+
+  startConversation(bookId: string | undefined, title?: string): Promise<ConversationState> {
+    return ok(this.client.POST('/v1/conversations', { body: { bookId, title } }));
+  }
+
+  update(id: string, change: { title?: string; readingPosition?: number | null }): Promise<ConversationState> {
+    return ok(this.client.PATCH('/v1/conversations/{id}', { params: { path: { id } }, body: change }));
+  }
+
+  remove(id: string): Promise<void> {
+    return ok(this.client.DELETE('/v1/conversations/{id}', { params: { path: { id } } }));
+  }
+
+  post(id: string, content: string, selectedText?: string): Promise<{ turnId: string; version: number }> {
+    return ok(
+      this.client.POST('/v1/conversations/{id}/messages', {
+        params: { path: { id } },
+        body: { content, ...(selectedText ? { selectedText } : {}) },
+      }),
+    );
+  }
+
+  cancel(id: string, turnId: string): Promise<{ cancelled: boolean }> {
+    return ok(this.client.POST('/v1/conversations/{id}/turns/{turnId}/cancel', { params: { path: { id, turnId } } }));
+  }
+
+  fork(id: string, version: number): Promise<ConversationState> {
+    return ok(this.client.POST('/v1/conversations/{id}/fork', { params: { path: { id } }, body: { version } }));
+  }
+
+  /** Every event of a conversation after `after`, page by page. */
+  async events(id: string, after = 0): Promise<EventEnvelope[]> {
+    const all: EventEnvelope[] = [];
+    let cursor: number | undefined = after;
+    while (cursor !== undefined) {
+      const page: { items: EventEnvelope[]; nextCursor: string | null } = await ok(
+        this.client.GET('/v1/conversations/{id}/events', { params: { path: { id }, query: { after: cursor } } }),
+      );
+      all.push(...page.items);
+      cursor = page.nextCursor === null ? undefined : Number(page.nextCursor);
+    }
+    return all;
+  }
+
+  /** URL of an SSE endpoint with the token as `access_token` (EventSource cannot send headers). */
+  sseUrl(path: string, query: Record<string, string> = {}): string {
+    const q = new URLSearchParams({ ...query, access_token: this.token() ?? '' });
+    return `${this.baseUrl}${path}?${q}`;
+  }
+
+  /** POST /v1/books as multipart, reporting upload progress (0..1); resolves with the accepted book. */
+  upload(file: File, onProgress: (fraction: number) => void): Promise<Book> {
+    return new Promise((resolve, reject) => {
+      const xhr = new XMLHttpRequest();
+      xhr.open('POST', `${this.baseUrl}/v1/books`);
+      xhr.setRequestHeader('authorization', `Bearer ${this.token() ?? ''}`);
+      xhr.responseType = 'json';
+      xhr.upload.onprogress = (e) => {
+        if (e.lengthComputable) onProgress(e.loaded / e.total);
+      };
+      xhr.onload = () => {
+        if (xhr.status >= 200 && xhr.status < 300) resolve(xhr.response as Book);
+        else reject(new ApiError(xhr.status, problemText(xhr.response, xhr.status), codeOf(xhr.response)));
+      };
+      xhr.onerror = () => reject(new ApiError(0, 'the upload was cut off: the API cannot be reached'));
+      const form = new FormData();
+      form.append('file', file, file.name);
+      xhr.send(form);
+    });
+  }
+}
