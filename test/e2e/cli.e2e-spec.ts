@@ -1,0 +1,248 @@
+/**
+ * The terminal client (npm run cli) end to end: the built dist/scripts/cli.js against a running
+ * API and worker, with the model played by the fake Anthropic API. The chat runs in a real
+ * pseudo-terminal (tmux), keys and all; one-shot commands run as child processes.
+ */
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { FakeAnthropic, FakeReply, RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
+import { startFlakyProxy } from '../support/flaky-proxy';
+import { openPane, Pane } from '../support/tmux';
+import { clientFor, Client, fakeAnthropicEnv, freePort, startStack, Stack, TEST_JWT_SECRET } from '../support/stack';
+import { waitFor } from '../support/wait-for';
+
+const ROOT = path.resolve(__dirname, '../..');
+const CLI = path.join(ROOT, 'dist/scripts/cli.js');
+/** a long answer with numbered words, so a repeat or a gap on screen is plain to see */
+const NUMBERED = Array.from({ length: 120 }, (_, i) => `w${i + 1}`).join(' ');
+
+function question(req: RecordedRequest): string {
+  const first = req.body.messages.filter((m: any) => m.role === 'user').pop();
+  return JSON.stringify(req.body.messages.slice(-3)) + JSON.stringify(first ?? '');
+}
+
+/** Searches once, then answers; words in the question choose how. */
+function model(req: RecordedRequest): FakeReply {
+  const msgs = req.body.messages;
+  const last = msgs[msgs.length - 1];
+  const hasResults = Array.isArray(last.content) && last.content.some((b: any) => b.type === 'tool_result');
+  if (!hasResults) {
+    return {
+      content: [
+        { type: 'text', text: 'Let me look in the book.' },
+        { type: 'tool_use', name: 'search_book', input: { query: 'caterpillar mushroom' } },
+      ],
+    };
+  }
+  const q = question(req);
+  if (q.includes('SLOW'))
+    return { content: [{ type: 'text', text: 'slow '.repeat(400) + '[1]' }], delayMsPerChunk: 60 };
+  if (q.includes('NUMBERED')) return { content: [{ type: 'text', text: `${NUMBERED} [1]` }], delayMsPerChunk: 40 };
+  return {
+    content: [{ type: 'text', text: 'Alice met a Caterpillar sitting on a mushroom [1].' }],
+    delayMsPerChunk: 10,
+  };
+}
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+describe('terminal client (e2e, tmux)', () => {
+  let fake: FakeAnthropic;
+  let stack: Stack;
+  let user: string;
+  let api: Client;
+  let bookId: string;
+  const panes: Pane[] = [];
+
+  const env = (over: Record<string, string> = {}) => ({
+    PARLEY_URL: stack.base,
+    AUTH_JWT_SECRET: TEST_JWT_SECRET,
+    PARLEY_USER: user,
+    NO_COLOR: '1',
+    ...over,
+  });
+
+  const run = (args: string[], over: Record<string, string> = {}): Promise<Run> =>
+    new Promise((resolve) => {
+      const clean = { ...process.env };
+      delete clean.PARLEY_TOKEN;
+      execFile(
+        process.execPath,
+        [CLI, ...args],
+        { cwd: ROOT, env: { ...clean, ...env(over) }, timeout: 60_000 },
+        (err, stdout, stderr) => {
+          const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+          resolve({ code, stdout, stderr });
+        },
+      );
+    });
+
+  const chat = (args: string[], over: Record<string, string> = {}) => {
+    const pane = openPane([process.execPath, CLI, 'chat', ...args], env(over), { cwd: ROOT });
+    panes.push(pane);
+    return pane;
+  };
+  /** waits for prompt number `after + 1`, empty and waiting (tmux trims the space after it) */
+  const prompt = (pane: Pane, after = 0) =>
+    pane.until(
+      `prompt ${after + 1}`,
+      (s) => (s.match(/^you>/gm) ?? []).length > after && /^you>\s*$/.test(s.trimEnd().split('\n').pop()!),
+    );
+  const say = (pane: Pane, text: string) => {
+    pane.type(text);
+    pane.keys('Enter');
+  };
+  const events = async (cid: string) =>
+    (await api.req('GET', `/v1/conversations/${cid}/events`)).body.items as Array<{ type: string; data: any }>;
+  const conversationIdOn = (screen: string) =>
+    /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/.exec(screen)![0];
+
+  beforeAll(async () => {
+    fake = await FakeAnthropic.start({ defaultResponder: model });
+    stack = await startStack({ env: { ...fakeAnthropicEnv(fake.url), LLM_MODEL: 'claude-sonnet-5-5' } });
+    user = `cli-${randomUUID()}`;
+    api = clientFor(stack.base, user);
+  }, 60_000);
+  afterAll(async () => {
+    for (const p of panes) p.kill();
+    await stack?.stop();
+    await fake?.close();
+  });
+  afterEach(() => {
+    for (const p of panes.splice(0)) p.kill();
+  });
+
+  it('books add uploads over HTTP and follows the ingestion; books list and show print it', async () => {
+    const added = await run(['books', 'add', 'data/books/alice.txt', '--title', 'Alice in Wonderland']);
+    expect(added).toMatchObject({ code: 0 });
+    bookId = /^([0-9a-f-]{36})\s+Alice in Wonderland/m.exec(added.stdout)![1];
+    const listed = await run(['books', 'list']);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain(`${bookId}  Alice in Wonderland`);
+    const shown = await run(['books', 'show', bookId]);
+    expect(shown.stdout).toMatch(/^\s+5\s+CHAPTER V\. Advice from a Caterpillar/im);
+    const json = JSON.parse((await run(['books', 'list', '--json'])).stdout);
+    expect(json).toEqual([expect.objectContaining({ id: bookId, status: 'ready' })]);
+  }, 90_000);
+
+  it('chat: a question streams in, then its sources; quit leaves with 0', async () => {
+    const pane = chat([bookId, '--new', '--position', '6']);
+    await prompt(pane);
+    expect(pane.screen()).toContain('reading position: up to chapter 6');
+    await say(pane, 'Who sat on the mushroom?');
+    const screen = await pane.until('the sources', (s) => /sources:\n\s+\[1\] CHAPTER/i.test(s));
+    expect(screen).toContain('Let me look in the book.');
+    expect(screen.split('Alice met a Caterpillar sitting on a mushroom [1].').length).toBe(2); // once
+    expect(screen).not.toContain('search_book'); // tool calls only with --verbose
+    await prompt(pane, 1);
+    await say(pane, 'quit');
+    expect(await pane.exitCode()).toBe(0);
+  }, 60_000);
+
+  it('chat --verbose shows each tool call and what it found; /history and /position work', async () => {
+    const pane = chat([bookId, '--new', '--verbose']);
+    await prompt(pane);
+    const cid = conversationIdOn(pane.screen());
+    await say(pane, 'Who sat on the mushroom?');
+    const screen = await pane.until('the answer', (s) => s.includes('sources:'));
+    expect(screen).toMatch(/⚙ search_book "caterpillar mushroom"/);
+    expect(screen).toMatch(/↳ \d+ passages? \(/);
+    expect(screen).toMatch(/2 model calls, \d+ in \/ \d+ out tokens.*, \$\d+\.\d{4}/);
+    await prompt(pane, 1);
+    await say(pane, '/position 3');
+    await pane.until('the new position', (s) => s.includes('reading position: up to chapter 3'));
+    expect((await api.req('GET', `/v1/conversations/${cid}`)).body.readingPosition).toBe(3);
+    await say(pane, '/history');
+    await pane.until('the history', (s) => /agent ran search_book/.test(s) && /moved the reading position/.test(s));
+    pane.keys('C-d');
+    expect(await pane.exitCode()).toBe(0);
+  }, 60_000);
+
+  it('Ctrl-C during a reply cancels the turn and the text stops; Ctrl-C at the prompt leaves', async () => {
+    const pane = chat([bookId, '--new']);
+    await prompt(pane);
+    const cid = conversationIdOn(pane.screen());
+    await say(pane, 'SLOW please');
+    await pane.until('the reply to stream', (s) => (s.match(/slow/g) ?? []).length > 10);
+    pane.keys('C-c');
+    const pressed = Date.now();
+    await pane.until('the cancel', (s) => s.includes('(cancelled)'), 10_000);
+    const words = (pane.screen().match(/slow/g) ?? []).length;
+    expect(words).toBeLessThan(400);
+    await waitFor('TurnCancelled in the log', async () => (await events(cid)).some((e) => e.type === 'TurnCancelled'));
+    // the reply stopped within a second, and nothing more of it arrives later
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(Date.now() - pressed).toBeGreaterThan(1_000);
+    expect((pane.screen().match(/slow/g) ?? []).length).toBe(words);
+    expect((await events(cid)).some((e) => e.type === 'AssistantReplied')).toBe(false);
+    await fake.waitFor('the worker to drop the model stream', () => fake.aborted > 0);
+    await prompt(pane, 1);
+    pane.keys('C-c');
+    expect(await pane.exitCode()).toBe(0);
+  }, 60_000);
+
+  it('a dropped connection resumes from Last-Event-ID without printing anything twice', async () => {
+    const proxy = await startFlakyProxy(Number(new URL(stack.base).port));
+    try {
+      const pane = chat([bookId, '--new'], { PARLEY_URL: proxy.base });
+      await prompt(pane);
+      await say(pane, 'NUMBERED words');
+      await pane.until('the reply to start', (s) => /\bw10\b/.test(s));
+      proxy.cutAll();
+      const screen = await pane.until('the whole reply', (s) => s.includes('sources:'), 30_000);
+      expect(proxy.cuts).toBeGreaterThan(0);
+      const flat = screen.replace(/\s+/g, ' ');
+      expect(flat.split(`${NUMBERED} [1]`).length).toBe(2); // every word, in order, once
+      expect(flat.split('Let me look in the book.').length).toBe(2);
+      pane.keys('C-d');
+      expect(await pane.exitCode()).toBe(0);
+    } finally {
+      await proxy.close();
+    }
+  }, 60_000);
+
+  it('replay prints who said what, the tool calls and the cost per turn; --json gives the events', async () => {
+    const { body: conversation } = await api.req('POST', '/v1/conversations', { bookId });
+    const posted = await api.req('POST', `/v1/conversations/${conversation.id}/messages`, { content: 'Who?' });
+    await waitFor('the answer', async () =>
+      (await events(conversation.id)).some(
+        (e) => e.type === 'AssistantReplied' && e.data.turnId === posted.body.turnId,
+      ),
+    );
+    const text = await run(['replay', conversation.id]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(`${user}: Who?`);
+    expect(text.stdout).toContain('agent ran search_book "caterpillar mushroom"');
+    expect(text.stdout).toMatch(/agent: Alice met a Caterpillar sitting on a mushroom \[1\]\.\n\s+\[1\] CHAPTER/);
+    expect(text.stdout).toMatch(/turn: 2 model calls, .*\$\d+\.\d{4}/);
+    const json = await run(['replay', conversation.id, '--json']);
+    const lines = json.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines.map((e) => e.version)).toEqual(lines.map((_, i) => i + 1));
+    expect(lines.map((e) => e.type)).toContain('ToolInvoked');
+  }, 60_000);
+
+  it('says in one line, with an exit code, when the server is down, the token is wrong or a thing is gone', async () => {
+    const down = await run(['books', 'list'], { PARLEY_URL: `http://127.0.0.1:${await freePort()}` });
+    expect(down.code).toBe(3);
+    expect(down.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^cannot reach the Parley API at http/)]);
+    const badToken = await run(['books', 'list'], { PARLEY_TOKEN: 'not-a-token' });
+    expect(badToken.code).toBe(4);
+    expect(badToken.stderr.trim().split('\n')).toEqual([expect.stringMatching(/PARLEY_TOKEN was refused/)]);
+    const gone = await run(['replay', randomUUID()]);
+    expect(gone.code).toBe(5);
+    expect(gone.stderr.trim().split('\n')).toEqual([expect.stringMatching(/not found/)]);
+    const chatGone = await run(['chat', '--conversation', randomUUID()]);
+    expect(chatGone.code).toBe(5);
+    const usage = await run(['books', 'frobnicate']);
+    expect(usage.code).toBe(2);
+    for (const r of [down, badToken, gone, chatGone]) expect(r.stderr).not.toMatch(/\n\s+at /); // no stack
+  }, 60_000);
+});
