@@ -134,13 +134,13 @@ describe('terminal client (e2e, tmux)', () => {
     const pane = chat([bookId, '--new', '--position', '6']);
     await prompt(pane);
     expect(pane.screen()).toContain('reading position: up to chapter 6');
-    await say(pane, 'Who sat on the mushroom?');
+    say(pane, 'Who sat on the mushroom?');
     const screen = await pane.until('the sources', (s) => /sources:\n\s+\[1\] CHAPTER/i.test(s));
     expect(screen).toContain('Let me look in the book.');
     expect(screen.split('Alice met a Caterpillar sitting on a mushroom [1].').length).toBe(2); // once
     expect(screen).not.toContain('search_book'); // tool calls only with --verbose
     await prompt(pane, 1);
-    await say(pane, 'quit');
+    say(pane, 'quit');
     expect(await pane.exitCode()).toBe(0);
   }, 60_000);
 
@@ -148,16 +148,16 @@ describe('terminal client (e2e, tmux)', () => {
     const pane = chat([bookId, '--new', '--verbose']);
     await prompt(pane);
     const cid = conversationIdOn(pane.screen());
-    await say(pane, 'Who sat on the mushroom?');
+    say(pane, 'Who sat on the mushroom?');
     const screen = await pane.until('the answer', (s) => s.includes('sources:'));
     expect(screen).toMatch(/⚙ search_book "caterpillar mushroom"/);
     expect(screen).toMatch(/↳ \d+ passages? \(/);
     expect(screen).toMatch(/2 model calls, \d+ in \/ \d+ out tokens.*, \$\d+\.\d{4}/);
     await prompt(pane, 1);
-    await say(pane, '/position 3');
+    say(pane, '/position 3');
     await pane.until('the new position', (s) => s.includes('reading position: up to chapter 3'));
     expect((await api.req('GET', `/v1/conversations/${cid}`)).body.readingPosition).toBe(3);
-    await say(pane, '/history');
+    say(pane, '/history');
     await pane.until('the history', (s) => /agent ran search_book/.test(s) && /moved the reading position/.test(s));
     pane.keys('C-d');
     expect(await pane.exitCode()).toBe(0);
@@ -167,7 +167,7 @@ describe('terminal client (e2e, tmux)', () => {
     const pane = chat([bookId, '--new']);
     await prompt(pane);
     const cid = conversationIdOn(pane.screen());
-    await say(pane, 'SLOW please');
+    say(pane, 'SLOW please');
     await pane.until('the reply to stream', (s) => (s.match(/slow/g) ?? []).length > 10);
     pane.keys('C-c');
     const pressed = Date.now();
@@ -191,9 +191,10 @@ describe('terminal client (e2e, tmux)', () => {
     try {
       const pane = chat([bookId, '--new'], { PARLEY_URL: proxy.base });
       await prompt(pane);
-      await say(pane, 'NUMBERED words');
-      await pane.until('the reply to start', (s) => /\bw10\b/.test(s));
+      say(pane, 'NUMBERED words');
+      const before = await pane.until('the reply to start', (s) => /\bw10\b/.test(s));
       proxy.cutAll();
+      expect(before).not.toContain('w120'); // cut mid-reply: deltas are lost, the stored text fills in
       const screen = await pane.until('the whole reply', (s) => s.includes('sources:'), 30_000);
       expect(proxy.cuts).toBeGreaterThan(0);
       const flat = screen.replace(/\s+/g, ' ');
@@ -204,6 +205,40 @@ describe('terminal client (e2e, tmux)', () => {
     } finally {
       await proxy.close();
     }
+  }, 60_000);
+
+  it('chat without a book lists the books, then the conversations to resume; /fork continues in a copy', async () => {
+    const { body: existing } = await api.req('POST', '/v1/conversations', { bookId, title: 'Tea party notes' });
+    const pane = chat([]);
+    await pane.until('the books', (s) => /Your books:\n\s+1\) Alice in Wonderland/.test(s));
+    pane.type('1');
+    pane.keys('Enter');
+    const listed = await pane.until('the conversations', (s) => /0\) a new conversation/.test(s));
+    const n = new RegExp(`(\\d+)\\) Tea party notes .*${existing.id}`).exec(listed)![1];
+    pane.type(n);
+    pane.keys('Enter');
+    await prompt(pane);
+    expect(pane.screen()).toContain(`conversation ${existing.id} "Tea party notes"`);
+    say(pane, 'Who sat on the mushroom?');
+    await pane.until('the answer', (s) => s.includes('sources:'));
+    await prompt(pane, 1);
+    say(pane, '/fork');
+    const forked = await pane.until('the fork', (s) => /now in conversation ([0-9a-f-]{36})/.test(s));
+    const forkId = /now in conversation ([0-9a-f-]{36})/.exec(forked)![1];
+    expect(forkId).not.toBe(existing.id);
+    await prompt(pane, 2);
+    say(pane, 'exit');
+    expect(await pane.exitCode()).toBe(0);
+    const copied = (await events(forkId)).map((e) => e.type);
+    expect(copied).toEqual(expect.arrayContaining(['UserMessagePosted', 'AssistantReplied']));
+
+    // the same conversations from the one-shot commands
+    const list = await run(['conversations', 'list', '--book', bookId]);
+    expect(list.stdout).toContain(`${existing.id}  Tea party notes`);
+    expect((await run(['conversations', 'rename', forkId, 'The', 'fork'])).stdout).toContain(`${forkId}  The fork`);
+    expect((await run(['conversations', 'show', forkId])).stdout).toMatch(/The fork .*\n.*version \d+/);
+    expect(await run(['conversations', 'delete', forkId])).toMatchObject({ code: 0 });
+    expect((await run(['conversations', 'show', forkId])).code).toBe(5);
   }, 60_000);
 
   it('replay prints who said what, the tool calls and the cost per turn; --json gives the events', async () => {
