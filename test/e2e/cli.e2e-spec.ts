@@ -67,11 +67,11 @@ describe('terminal client (e2e, tmux)', () => {
     ...over,
   });
 
-  const run = (args: string[], over: Record<string, string> = {}): Promise<Run> =>
+  const run = (args: string[], over: Record<string, string> = {}, stdin?: string): Promise<Run> =>
     new Promise((resolve) => {
       const clean = { ...process.env };
       delete clean.PARLEY_TOKEN;
-      execFile(
+      const child = execFile(
         process.execPath,
         [CLI, ...args],
         { cwd: ROOT, env: { ...clean, ...env(over) }, timeout: 60_000 },
@@ -80,6 +80,7 @@ describe('terminal client (e2e, tmux)', () => {
           resolve({ code, stdout, stderr });
         },
       );
+      child.stdin!.end(stdin ?? '');
     });
 
   const chat = (args: string[], over: Record<string, string> = {}) => {
@@ -239,6 +240,13 @@ describe('terminal client (e2e, tmux)', () => {
     expect((await run(['conversations', 'show', forkId])).stdout).toMatch(/The fork .*\n.*version \d+/);
     expect(await run(['conversations', 'delete', forkId])).toMatchObject({ code: 0 });
     expect((await run(['conversations', 'show', forkId])).code).toBe(5);
+  }, 60_000);
+
+  it('chat reads questions from a pipe too, and ends with the input', async () => {
+    const r = await run(['chat', bookId, '--new'], {}, 'Who sat on the mushroom?\n/history\n');
+    expect(r.code).toBe(0);
+    expect(r.stdout.split('Alice met a Caterpillar sitting on a mushroom [1].\n').length).toBe(3); // answer, history
+    expect(r.stdout).toMatch(/sources:\n\s+\[1\] CHAPTER V/);
   }, 60_000);
 
   it('replay prints who said what, the tool calls and the cost per turn; --json gives the events', async () => {
