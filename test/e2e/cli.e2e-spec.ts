@@ -242,6 +242,15 @@ describe('terminal client (e2e, tmux)', () => {
     expect((await run(['conversations', 'show', forkId])).code).toBe(5);
   }, 60_000);
 
+  it('chat ends with exit code 5 when its conversation is deleted elsewhere', async () => {
+    const pane = chat([bookId, '--new']);
+    await prompt(pane);
+    const cid = conversationIdOn(pane.screen());
+    expect((await api.req('DELETE', `/v1/conversations/${cid}`)).status).toBe(204);
+    await pane.until('the notice', (s) => s.includes('this conversation was deleted'));
+    expect(await pane.exitCode()).toBe(5);
+  }, 60_000);
+
   it('chat reads questions from a pipe too, and ends with the input', async () => {
     const r = await run(['chat', bookId, '--new'], {}, 'Who sat on the mushroom?\n/history\n');
     expect(r.code).toBe(0);
