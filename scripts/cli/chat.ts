@@ -212,46 +212,54 @@ class ChatSession {
     this.leave?.(e.exitCode);
   }
 
-  /** Posts a question and shows its turn until it ends; Ctrl-C cancels it. */
+  /**
+   * Posts a question and shows its turn until it ends. Ctrl-C cancels it, also while the post is
+   * on its way (the cancel follows as soon as the turn has an id); a second Ctrl-C stops waiting.
+   */
   private async ask(content: string): Promise<void> {
     this.early = [];
-    let posted: { turnId: string };
-    try {
-      posted = await postMessage(this.api, this.conversation.id, content);
-    } catch (e) {
-      this.early = null;
-      throw e;
-    }
-    // what the stream brought before the 202 (it can be quicker) is replayed into the view
-    const view = new TurnView(posted.turnId, (s) => this.term.write(s), this.verbose);
-    const ended = new Promise<void>((resolve) => (this.turnEnded = resolve));
-    const early = this.early ?? [];
-    this.early = null;
-    this.view = view;
-    for (const item of early) {
-      if ('delta' in item) view.delta(item.delta);
-      else if (view.event(item.event)) this.turnEnded?.();
-    }
-
-    let cancelling: Promise<unknown> | undefined;
-    let giveUp: (() => void) | undefined;
+    let view: TurnView | undefined;
+    let turnId: string | undefined;
+    let interrupted = false;
+    let giveUp: () => void = () => undefined;
     const stopWaiting = new Promise<void>((resolve) => (giveUp = resolve));
+    const cancel = (id: string) =>
+      cancelTurn(this.api, this.conversation.id, id).catch((e: Error) => this.say(red(e.message)));
     const release = this.term.whileBusy(() => {
-      if (cancelling) return giveUp?.(); // a second Ctrl-C: stop waiting for the stream
-      view.mute();
+      if (interrupted) return giveUp();
+      interrupted = true;
+      view?.mute();
       this.term.write(dim(' ^C cancelling…'));
-      cancelling = cancelTurn(this.api, this.conversation.id, posted.turnId).catch((e: Error) =>
-        this.say(red(e.message)),
-      );
-      setTimeout(() => giveUp?.(), CANCEL_WAIT_MS).unref();
+      if (turnId) void cancel(turnId);
+      setTimeout(giveUp, CANCEL_WAIT_MS).unref();
     });
     try {
+      try {
+        turnId = (await postMessage(this.api, this.conversation.id, content)).turnId;
+      } catch (e) {
+        this.early = null;
+        throw e;
+      }
+      view = new TurnView(turnId, (s) => this.term.write(s), this.verbose);
+      if (interrupted) {
+        view.mute();
+        void cancel(turnId);
+      }
+      const ended = new Promise<void>((resolve) => (this.turnEnded = resolve));
+      // what the stream brought before the 202 (it can be quicker) is replayed into the view
+      const early = this.early ?? [];
+      this.early = null;
+      this.view = view;
+      for (const item of early) {
+        if ('delta' in item) view.delta(item.delta);
+        else if (view.event(item.event)) this.turnEnded?.();
+      }
       await Promise.race([ended, stopWaiting]);
+      if (!view.ended) this.say(dim('(stopped waiting for this answer)'));
     } finally {
       release();
       this.view = undefined;
       this.turnEnded = undefined;
-      if (!view.ended) this.say(dim('(stopped waiting for this answer)'));
     }
   }
 

@@ -86,12 +86,20 @@ class PipedTerminal implements Terminal {
   private readonly rl: Interface;
   private readonly lines: string[] = [];
   private waiting?: (line: Line) => void;
+  private interrupt?: () => void;
   private ended = false;
+  /** Ctrl-C (SIGINT): cancels an answer, or leaves at the prompt as on a terminal */
+  private readonly onSigint = () => {
+    if (this.interrupt) this.interrupt();
+    else if (this.waiting) this.take(null);
+    else process.exit(130);
+  };
 
   constructor(
     input: NodeJS.ReadStream,
     private readonly output: NodeJS.WriteStream,
   ) {
+    process.on('SIGINT', this.onSigint);
     this.rl = createInterface({ input, terminal: false });
     this.rl.on('line', (l) => {
       if (this.waiting) this.take(l);
@@ -117,8 +125,8 @@ class PipedTerminal implements Terminal {
   }
 
   whileBusy(onInterrupt: () => void): () => void {
-    process.on('SIGINT', onInterrupt);
-    return () => process.off('SIGINT', onInterrupt);
+    this.interrupt = onInterrupt;
+    return () => (this.interrupt = undefined);
   }
 
   write(text: string): void {
@@ -126,6 +134,7 @@ class PipedTerminal implements Terminal {
   }
 
   close(): void {
+    process.off('SIGINT', this.onSigint);
     this.rl.close();
   }
 }
