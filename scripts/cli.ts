@@ -1,85 +1,169 @@
 /**
- * `npm run cli -- <command>`:
- *   token --user <id> [--ttl <seconds>]      mint a bearer token from AUTH_JWT_SECRET (the dev secret
- *                                            only with NODE_ENV=development)
- *   projections rebuild                      drop the read models and replay the log into them
- *   books add <file> --user <id> [--title t] [--author a]   ingest a .txt, .md or .pdf
+ * `npm run cli -- <command>`; docs/cli.md describes every command, the environment and the exit
+ * codes. The client commands (chat, books, conversations, replay) talk only to the HTTP API at
+ * PARLEY_URL; `token` and `projections rebuild` are local admin tools (a secret, the database).
  */
-import { parseArgs } from 'node:util';
-import { loadBookLimits, loadConfig, loadDatabaseUrl } from '@parley/config';
-import { SingleBar, Presets } from 'cli-progress';
-import { Pool } from 'pg';
-import { EventStore } from '@parley/event-store';
-import { rebuildReadModels } from '@parley/read-models';
-import { mintToken } from '../apps/api/src/auth/auth.guard';
-import { booksAdd } from './cli/books-add';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { connect, type Api } from './cli/api';
+import { CliError, EXIT, UsageError } from './cli/errors';
+import { resolveTarget } from './cli/env';
 
-type Command = (argv: string[]) => Promise<void>;
+type Options = NonNullable<ParseArgsConfig['options']>;
+type Command = (argv: string[]) => Promise<number | void>;
+
+const USAGE = `usage: npm run cli -- <command>
+  chat [<bookId>] [--conversation <id>] [--new] [--verbose] [--position <chapter>|all]
+  books list [--json] | show <id> [--json] | add <file> [--title t] [--author a] [--json] | delete <id> [--yes]
+  conversations list [--book <id>] [--limit n] [--json] | show <id> [--json] | rename <id> <title> | delete <id>
+  replay <conversationId> [--json]
+  token --user <id> [--ttl <seconds>]
+  projections rebuild
+client commands take --user <id> to act as that user when no PARLEY_TOKEN is set (docs/cli.md)`;
+
+/** Strict parsing: an unknown option or a missing value is a usage error, not a stack trace. */
+function parse<O extends Options>(argv: string[], options: O) {
+  const config = { args: argv, options: { ...options, user: { type: 'string' as const } }, allowPositionals: true };
+  try {
+    return parseArgs(config);
+  } catch (e) {
+    throw new UsageError(`${(e as Error).message}\n${USAGE}`);
+  }
+}
+
+/** The API as configured by the environment, with --user choosing whom a minted token is for. */
+function api(user: string | boolean | undefined): Api {
+  return connect(resolveTarget(typeof user === 'string' ? { ...process.env, PARLEY_USER: user } : process.env));
+}
+
+function position(value: string | boolean | undefined): number | null | undefined {
+  if (value === undefined || typeof value === 'boolean') return undefined;
+  if (value === 'all') return null;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new UsageError('--position takes a chapter number, or all');
+  return n;
+}
 
 const commands: Record<string, Command> = {
+  async chat(argv) {
+    const { values, positionals } = parse(argv, {
+      conversation: { type: 'string', short: 'c' },
+      new: { type: 'boolean' },
+      verbose: { type: 'boolean', short: 'v' },
+      position: { type: 'string' },
+    });
+    if (positionals.length > 1) throw new UsageError(USAGE);
+    if (values.conversation && (positionals[0] || values.new))
+      throw new UsageError('chat takes either --conversation <id> or a book (with --new)');
+    const { chat } = await import('./cli/chat');
+    const { openTerminal } = await import('./cli/terminal');
+    const term = openTerminal();
+    try {
+      return await chat(api(values.user), term, {
+        bookId: positionals[0],
+        conversationId: values.conversation as string | undefined,
+        new: Boolean(values.new),
+        verbose: Boolean(values.verbose),
+        position: position(values.position),
+      });
+    } finally {
+      term.close();
+    }
+  },
+
+  async books(argv) {
+    const { values, positionals } = parse(argv, {
+      json: { type: 'boolean' },
+      title: { type: 'string' },
+      author: { type: 'string' },
+      yes: { type: 'boolean', short: 'y' },
+    });
+    const [sub, arg] = positionals;
+    const json = Boolean(values.json);
+    const books = await import('./cli/books');
+    if (sub === 'list') return books.booksList(api(values.user), json);
+    if (sub === 'show' && arg) return books.booksShow(api(values.user), arg, json);
+    if (sub === 'add' && arg) {
+      const [title, author] = [values.title, values.author] as Array<string | undefined>;
+      return books.booksAdd(api(values.user), { file: arg, title, author, json });
+    }
+    if (sub === 'delete' && arg) {
+      const { openTerminal } = await import('./cli/terminal');
+      const term = process.stdin.isTTY ? openTerminal() : undefined;
+      try {
+        return await books.booksDelete(api(values.user), term, arg, Boolean(values.yes));
+      } finally {
+        term?.close();
+      }
+    }
+    throw new UsageError(USAGE);
+  },
+
+  async conversations(argv) {
+    const { values, positionals } = parse(argv, {
+      json: { type: 'boolean' },
+      book: { type: 'string' },
+      limit: { type: 'string' },
+    });
+    const [sub, id, ...rest] = positionals;
+    const json = Boolean(values.json);
+    const c = await import('./cli/conversations');
+    if (sub === 'list') {
+      const limit = values.limit === undefined ? 20 : Number(values.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new UsageError('--limit takes 1..100');
+      return c.conversationsList(api(values.user), { bookId: values.book as string | undefined, limit, json });
+    }
+    if (sub === 'show' && id) return c.conversationsShow(api(values.user), id, json);
+    if (sub === 'rename' && id && rest.length) return c.conversationsRename(api(values.user), id, rest.join(' '));
+    if (sub === 'delete' && id) return c.conversationsDelete(api(values.user), id);
+    throw new UsageError(USAGE);
+  },
+
+  async replay(argv) {
+    const { values, positionals } = parse(argv, { json: { type: 'boolean' } });
+    if (positionals.length !== 1) throw new UsageError('usage: npm run cli -- replay <conversationId> [--json]');
+    const { replay } = await import('./cli/replay');
+    return replay(api(values.user), positionals[0], Boolean(values.json));
+  },
+
   async token(argv) {
-    const { values } = parseArgs({ args: argv, options: { user: { type: 'string' }, ttl: { type: 'string' } } });
+    const { values } = parse(argv, { ttl: { type: 'string' } });
     if (!values.user) throw new UsageError('token needs --user <id>');
     const ttl = values.ttl ? Number(values.ttl) : 24 * 3600;
     if (!Number.isInteger(ttl) || ttl <= 0) throw new UsageError('--ttl takes a positive number of seconds');
+    const { loadConfig } = await import('@parley/config');
+    const { mintToken } = await import('../apps/api/src/auth/auth.guard');
     const secret = loadConfig().auth.jwtSecret;
     if (!secret)
       throw new UsageError(
         'token signs with AUTH_JWT_SECRET, which is not set (AUTH_JWKS_URL tokens come from the provider)',
       );
-    console.log(mintToken(values.user, secret, ttl));
+    console.log(mintToken(values.user as string, secret, ttl));
   },
-  async books(argv) {
-    const { values, positionals } = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: { user: { type: 'string' }, title: { type: 'string' }, author: { type: 'string' } },
-    });
-    const [sub, file] = positionals;
-    if (sub !== 'add' || !file || !values.user)
-      throw new UsageError('usage: npm run cli -- books add <file> --user <id>');
-    const pool = new Pool({ connectionString: loadDatabaseUrl() });
-    try {
-      await booksAdd(
-        { file, user: values.user, title: values.title, author: values.author },
-        { pool, limits: loadBookLimits() },
-      );
-    } finally {
-      await pool.end();
-    }
-  },
+
+  /** Admin, on the database of DATABASE_URL (not the API): rebuilds the read models from the log. */
   async projections(argv) {
     if (argv[0] !== 'rebuild') throw new UsageError('usage: npm run cli -- projections rebuild');
-    const pool = new Pool({ connectionString: loadDatabaseUrl() });
-    const bar = new SingleBar(
-      { format: 'rebuilding read models [{bar}] {value}/{total} events' },
-      Presets.shades_classic,
-    );
-    try {
-      bar.start(0, 0);
-      const { events, ms } = await rebuildReadModels(new EventStore(pool), (applied, total) => {
-        bar.setTotal(total);
-        bar.update(applied);
-      });
-      bar.stop();
-      console.log(`${events} events in ${(ms / 1000).toFixed(2)} s (${Math.round(events / (ms / 1000))} events/s)`);
-    } finally {
-      bar.stop();
-      await pool.end();
-    }
+    const { rebuildProjections } = await import('./cli/projections-rebuild');
+    await rebuildProjections();
   },
 };
 
-class UsageError extends Error {}
-
-async function main(): Promise<void> {
+async function main(): Promise<number> {
   const [name, ...rest] = process.argv.slice(2);
+  if (name === 'help' || name === '--help' || name === '-h') {
+    console.log(USAGE);
+    return EXIT.ok;
+  }
   const command = name ? commands[name] : undefined;
-  if (!command) throw new UsageError(`usage: npm run cli -- <${Object.keys(commands).join('|')}> …`);
-  await command(rest);
+  if (!command) throw new UsageError(USAGE);
+  return (await command(rest)) ?? EXIT.ok;
 }
 
-main().catch((e: Error) => {
-  console.error(e.message);
-  process.exit(e instanceof UsageError ? 2 : 1);
-});
+main()
+  .then((code) => process.exit(code)) // also ends a stream or a keyboard still holding the loop open
+  .catch((e: unknown) => {
+    if (e instanceof CliError) console.error(e.message);
+    else if (process.env.PARLEY_DEBUG) console.error(e);
+    else console.error(`unexpected error: ${e instanceof Error ? e.message : String(e)} (PARLEY_DEBUG=1 shows more)`);
+    process.exit(e instanceof CliError ? e.exitCode : EXIT.unexpected);
+  });

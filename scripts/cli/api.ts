@@ -1,0 +1,82 @@
+/**
+ * The client's one door to the server: the generated typed client over PARLEY_URL, and `call`,
+ * which turns each answer into its body or a one-line CliError carrying the exit code.
+ */
+import { createParleyClient, type ParleyClient } from '@parley/api-client';
+import { CliError, EXIT, exitCodeOf } from './errors';
+import type { Target } from './env';
+
+export interface Api {
+  client: ParleyClient;
+  target: Target;
+}
+
+export function connect(target: Target): Api {
+  return { client: createParleyClient({ baseUrl: target.baseUrl, token: target.token }), target };
+}
+
+/** What openapi-fetch answers, loosely: the generated answer types are still being completed. */
+interface Answer {
+  data?: unknown;
+  error?: unknown;
+  response: Response;
+}
+
+/**
+ * Runs one request; answers the body as T. `what` names the resource for messages
+ * ("conversation 1b2c…"). Any failure becomes a CliError with one line and an exit code.
+ */
+export async function call<T>(api: Api, what: string, request: () => Promise<Answer>): Promise<T> {
+  let answer: Answer;
+  try {
+    answer = await request();
+  } catch (e) {
+    throw unreachable(api.target.baseUrl, e);
+  }
+  const { response } = answer;
+  if (response.ok) return answer.data as T;
+  throw apiError(api.target, what, response.status, answer.error);
+}
+
+/** The error for a non-2xx answer, from its problem+json (or the older {message}) body. */
+export function apiError(target: Target, what: string, status: number, body: unknown): CliError {
+  const problem = readProblem(body);
+  if (status === 401) {
+    const hint =
+      target.tokenSource === 'PARLEY_TOKEN'
+        ? 'PARLEY_TOKEN was refused (wrong or expired)'
+        : `the token minted with the ${target.tokenSource} was refused: set PARLEY_TOKEN`;
+    return new CliError(`not signed in: ${hint}`, EXIT.auth);
+  }
+  if (status === 404) return new CliError(`${what} not found (deleted, or not yours)`, EXIT.notFound);
+  const detail = problem.detail ?? `HTTP ${status}`;
+  const retry = status === 429 || status === 503 ? ' (try again in a moment)' : '';
+  return new CliError(`${what}: ${detail}${retry}`, exitCodeOf(status));
+}
+
+/**
+ * RFC 9457 problem details `{type, title, status, detail, code}`; the NestJS shape
+ * `{statusCode, error, message}` (message a string or a list) is read too.
+ */
+export function readProblem(body: unknown): { detail?: string; code?: string } {
+  if (typeof body === 'string') return { detail: body.trim().slice(0, 300) || undefined };
+  if (!body || typeof body !== 'object') return {};
+  const b = body as Record<string, unknown>;
+  const text = (v: unknown): string | undefined =>
+    typeof v === 'string' && v.trim() ? v : Array.isArray(v) && v.length ? v.map(String).join('; ') : undefined;
+  return {
+    detail: text(b.detail) ?? text(b.message) ?? text(b.title) ?? text(b.error),
+    code: typeof b.code === 'string' ? b.code : undefined,
+  };
+}
+
+/** fetch failed before any answer: say where we tried and what to do, not a stack. */
+export function unreachable(baseUrl: string, e: unknown): CliError {
+  if (e instanceof CliError) return e;
+  const cause = (e as { cause?: { code?: string } })?.cause;
+  const why = cause?.code ?? (e instanceof Error ? e.message : String(e));
+  return new CliError(
+    `cannot reach the Parley API at ${baseUrl} (${why}): is it running? (npm start, or set PARLEY_URL)`,
+    EXIT.unreachable,
+  );
+}
