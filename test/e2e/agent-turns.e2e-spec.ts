@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { conversationStreamId, TURN_ENDING_TYPES } from '@parley/conversation';
+import { Envelope, expectEvent, expectOk, isEvent, turnOf } from '../support/api';
 import { apiError, FakeAnthropic, FakeReply, RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
 import { newBook } from '../support/factories/books';
 import { openStream } from '../support/sse-client';
@@ -72,21 +73,22 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
     await fake?.close();
   });
 
-  const events = async (id: string) => (await alice.req('GET', `/v1/conversations/${id}/events`)).body.items as any[];
-  const conversation = async () => (await alice.req('POST', '/v1/conversations', { bookId })).body.id as string;
-  const post = async (id: string, content: string) => {
-    const r = await alice.req('POST', `/v1/conversations/${id}/messages`, { content });
-    expect(r.status).toBe(202);
-    return r.body as { turnId: string };
-  };
-  const ended = (turnId: string) => (e: any) => TURN_ENDING_TYPES.includes(e.type) && e.data.turnId === turnId;
+  const events = async (id: string) =>
+    expectOk(await alice.api.GET('/v1/conversations/{id}/events', { params: { path: { id } } })).items;
+  const conversation = async () => expectOk(await alice.api.POST('/v1/conversations', { body: { bookId } }), 201).id;
+  const post = async (id: string, content: string) =>
+    expectOk(
+      await alice.api.POST('/v1/conversations/{id}/messages', { params: { path: { id } }, body: { content } }),
+      202,
+    );
+  const ended = (turnId: string) => (e: Envelope) => TURN_ENDING_TYPES.includes(e.type) && turnOf(e) === turnId;
   const untilEnded = async (id: string, turnId: string, ms = 20_000) =>
     waitFor(`turn ${turnId} to end`, async () => (await events(id)).find(ended(turnId)), ms);
 
   it('runs a tool turn: ToolInvoked, ToolResultRecorded, AssistantReplied with citations, usage and cost', async () => {
     const id = await conversation();
     const { turnId } = await post(id, 'What did Marisol carry to the island?');
-    const reply = await untilEnded(id, turnId);
+    const reply = expectEvent(await untilEnded(id, turnId), 'AssistantReplied');
     const types = (await events(id)).map((e) => e.type);
     expect(types).toEqual([
       'ConversationStarted',
@@ -95,7 +97,9 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
       'ToolResultRecorded',
       'AssistantReplied',
     ]);
-    const [invoked, result] = (await events(id)).slice(2, 4);
+    const evs = await events(id);
+    const invoked = expectEvent(evs[2], 'ToolInvoked');
+    const result = expectEvent(evs[3], 'ToolResultRecorded');
     expect(invoked.data).toMatchObject({
       turnId,
       name: 'search_book',
@@ -118,7 +122,7 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
       },
     });
     expect(reply.data.citations[0]).toMatchObject({
-      chunkId: result.data.chunks[0].chunkId,
+      chunkId: result.data.chunks![0].chunkId,
       chapter: expect.stringContaining('Arrival'),
     });
     expect(reply.data.costUsd).toBeGreaterThan(0);
@@ -135,9 +139,9 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
     const second = fake.requests.filter((r) => question(r).startsWith('PARALLEL')).pop()!;
     const lastUser = second.body.messages[second.body.messages.length - 1];
     expect(lastUser.content.map((b: any) => b.type)).toEqual(['tool_result', 'tool_result']);
-    expect(evs.at(-1).type).toBe('AssistantReplied');
+    expect(evs.at(-1)?.type).toBe('AssistantReplied');
     // the two passages are numbered apart, so [n] names one passage within the turn
-    const starts = evs.filter((e) => e.type === 'ToolResultRecorded').map((e) => e.data.citationStart);
+    const starts = evs.filter(isEvent('ToolResultRecorded')).map((e) => e.data.citationStart);
     expect(new Set(starts).size).toBe(2);
   });
 
@@ -145,8 +149,8 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
     const id = await conversation();
     const { turnId } = await post(id, 'BROKEN tool input please');
     const reply = await untilEnded(id, turnId);
-    const result = (await events(id)).find((e) => e.type === 'ToolResultRecorded');
-    expect(result.data.isError).toBe(true);
+    const result = (await events(id)).find(isEvent('ToolResultRecorded'));
+    expect(result?.data.isError).toBe(true);
     expect(reply.type).toBe('AssistantReplied');
     const req = fake.requests.filter((r) => question(r).startsWith('BROKEN')).pop()!;
     expect(req.body.messages.at(-1).content[0]).toMatchObject({ type: 'tool_result', is_error: true });
@@ -188,8 +192,7 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
   it('cuts the loop after AGENT_MAX_ITERATIONS calls with a final answer without tools', async () => {
     const id = await conversation();
     const { turnId } = await post(id, 'LOOP forever');
-    const reply = await untilEnded(id, turnId);
-    expect(reply.type).toBe('AssistantReplied');
+    const reply = expectEvent(await untilEnded(id, turnId), 'AssistantReplied');
     expect(reply.data.iterations).toBe(3);
     const loopRequests = fake.requests.filter((r) => question(r).startsWith('LOOP'));
     expect(loopRequests).toHaveLength(3);
@@ -203,32 +206,33 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
     await waitFor('the slow stream to start', () => fake.requests.some((r) => question(r).startsWith('SLOW')));
     await new Promise((r) => setTimeout(r, 300));
     const started = Date.now();
-    const r = await alice.req('POST', `/v1/conversations/${id}/turns/${turnId}/cancel`);
-    expect(r.status).toBe(202);
+    const cancel = () =>
+      alice.api.POST('/v1/conversations/{id}/turns/{turnId}/cancel', { params: { path: { id, turnId } } });
+    expectOk(await cancel(), 202);
     await waitFor('the fake to see the abort', () => fake.aborted > abortedBefore, 2_000);
     expect(Date.now() - started).toBeLessThan(1_000);
     await new Promise((r) => setTimeout(r, 500));
     const endings = (await events(id)).filter(ended(turnId));
     expect(endings.map((e) => e.type)).toEqual(['TurnCancelled']);
-    const again = await alice.req('POST', `/v1/conversations/${id}/turns/${turnId}/cancel`);
-    expect(again.body).toMatchObject({ cancelled: false });
+    const again = await cancel();
+    expect(again.data).toMatchObject({ cancelled: false });
     expect((await events(id)).filter(ended(turnId))).toHaveLength(1);
   });
 
   it('stops a running turn when its conversation or its book is deleted: the LLM stream aborts, nothing is appended', async () => {
-    const deletions: Array<(conversationId: string, book: string) => string> = [
-      (conversationId) => `/v1/conversations/${conversationId}`,
-      (_, book) => `/v1/books/${book}`,
+    const deletions: Array<(conversationId: string, book: string) => Promise<{ response: Response }>> = [
+      (conversationId) => alice.api.DELETE('/v1/conversations/{id}', { params: { path: { id: conversationId } } }),
+      (_, book) => alice.api.DELETE('/v1/books/{id}', { params: { path: { id: book } } }),
     ];
     for (const deletion of deletions) {
       const book = (await newBook(alice)).id;
-      const id = (await alice.req('POST', '/v1/conversations', { bookId: book })).body.id as string;
+      const id = expectOk(await alice.api.POST('/v1/conversations', { body: { bookId: book } }), 201).id;
       const asked = `SLOW answer for ${id}`;
       await post(id, asked);
       const request = await waitFor('the slow stream to start', () => fake.requests.find((r) => question(r) === asked));
       await new Promise((r) => setTimeout(r, 300));
       const started = Date.now();
-      expect((await alice.req('DELETE', deletion(id, book))).status).toBe(204);
+      expect((await deletion(id, book)).response.status).toBe(204);
       await waitFor('the fake to see the abort', () => request.aborted, 2_000);
       expect(Date.now() - started).toBeLessThan(1_000);
       await new Promise((r) => setTimeout(r, 500));
@@ -246,12 +250,10 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
     for (let i = 0; i < 5; i++) turns.push((await post(id, `Question number ${i}`)).turnId);
     await untilEnded(id, turns[4], 40_000);
     const evs = await events(id);
-    const replies = evs.filter((e) => e.type === 'AssistantReplied').map((e) => e.data.turnId);
+    const replies = evs.filter(isEvent('AssistantReplied')).map((e) => e.data.turnId);
     expect(replies).toEqual(turns);
     // one at a time: nothing of turn k+1 is recorded before turn k ends
-    const order = evs
-      .filter((e) => e.data?.turnId && e.type !== 'UserMessagePosted')
-      .map((e) => turns.indexOf(e.data.turnId));
+    const order = evs.filter((e) => turnOf(e) && e.type !== 'UserMessagePosted').map((e) => turns.indexOf(turnOf(e)!));
     expect(order).toEqual([...order].sort((a, b) => a - b));
   }, 60_000);
 
@@ -260,7 +262,7 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
     const t1 = await post(id, 'First: who is Marisol?');
     await untilEnded(id, t1.turnId);
     const t2 = await post(id, 'Second: and the ship?');
-    const reply2 = await untilEnded(id, t2.turnId);
+    const reply2 = expectEvent(await untilEnded(id, t2.turnId), 'AssistantReplied');
     const reqs = fake.requests.filter((r) => JSON.stringify(r.body.messages[0]).includes('First: who is Marisol?'));
     const turn1Last = reqs.filter((r) => !JSON.stringify(r.body.messages).includes('Second:')).pop()!;
     const turn2First = reqs.find((r) => JSON.stringify(r.body.messages).includes('Second:'))!;

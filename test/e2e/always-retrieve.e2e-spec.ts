@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { expectEvent, expectOk, isEvent } from '../support/api';
 import { FakeAnthropic, FakeReply, RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
 import { newBook } from '../support/factories/books';
 import { clientFor, startStack, Stack, fakeAnthropicEnv } from '../support/stack';
@@ -33,27 +34,30 @@ describe('always-retrieve fallback (e2e)', () => {
   it('reformulates from the conversation, searches, and answers citing the passages', async () => {
     const alice = clientFor(stack.base, `retrieve-${randomUUID()}`);
     const { id: bookId } = await newBook(alice);
-    const id = (await alice.req('POST', '/v1/conversations', { bookId })).body.id;
-    const { turnId } = (
-      await alice.req('POST', `/v1/conversations/${id}/messages`, { content: 'What was the ship in it called?' })
-    ).body;
+    const { id } = expectOk(await alice.api.POST('/v1/conversations', { body: { bookId } }), 201);
+    const { turnId } = expectOk(
+      await alice.api.POST('/v1/conversations/{id}/messages', {
+        params: { path: { id } },
+        body: { content: 'What was the ship in it called?' },
+      }),
+      202,
+    );
+    const events = async () =>
+      expectOk(await alice.api.GET('/v1/conversations/{id}/events', { params: { path: { id } } })).items;
     const reply = await waitFor(
       'the reply',
-      async () => {
-        const items = (await alice.req('GET', `/v1/conversations/${id}/events`)).body.items as any[];
-        return items.find((e) => e.type === 'AssistantReplied' && e.data.turnId === turnId);
-      },
+      async () => (await events()).filter(isEvent('AssistantReplied')).find((e) => e.data.turnId === turnId),
       20_000,
     );
-    const events = (await alice.req('GET', `/v1/conversations/${id}/events`)).body.items as any[];
-    expect(events.map((e) => e.type)).toEqual([
+    const evs = await events();
+    expect(evs.map((e) => e.type)).toEqual([
       'ConversationStarted',
       'UserMessagePosted',
       'ToolInvoked',
       'ToolResultRecorded',
       'AssistantReplied',
     ]);
-    expect(events[2].data).toMatchObject({
+    expect(expectEvent(evs[2], 'ToolInvoked').data).toMatchObject({
       name: 'search_book',
       input: { query: 'green leather logbook last entry ship' },
     });

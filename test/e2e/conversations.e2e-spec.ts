@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import path from 'node:path';
+import type { Schemas } from '../../libs/api-client/src';
+import { ApiResult, expectEvent, expectOk, expectProblem, isEvent, turnOf } from '../support/api';
 import { newBook } from '../support/factories/books';
 import { clientFor, Client, startStack, Stack, tokenFor } from '../support/stack';
 import { openStream } from '../support/sse-client';
@@ -23,13 +25,39 @@ describe('conversations API (e2e)', () => {
   }, 60_000);
   afterAll(() => stack?.stop());
 
-  const newConversation = async (c: Client = alice, body: object = {}) => {
-    const r = await c.req('POST', '/v1/conversations', body);
-    expect(r.status).toBe(201);
-    return r.body as { id: string; version: number; title: string | null };
-  };
+  const newConversation = async (c: Client = alice, body: Schemas['CreateConversationDto'] = {}) =>
+    expectOk(await c.api.POST('/v1/conversations', { body }), 201);
   const eventsOf = async (id: string, c: Client = alice) =>
-    (await c.req('GET', `/v1/conversations/${id}/events`)).body.items as any[];
+    expectOk(await c.api.GET('/v1/conversations/{id}/events', { params: { path: { id } } })).items;
+  const postMessage = (
+    id: string,
+    body: Schemas['PostMessageDto'],
+    opts: {
+      c?: Client;
+      multitask?: 'enqueue' | 'reject' | 'interrupt';
+      idempotencyKey?: string;
+      ifMatch?: string;
+    } = {},
+  ) =>
+    (opts.c ?? alice).api.POST('/v1/conversations/{id}/messages', {
+      params: {
+        path: { id },
+        query: opts.multitask ? { multitask: opts.multitask } : undefined,
+        header: {
+          ...(opts.idempotencyKey ? { 'Idempotency-Key': opts.idempotencyKey } : {}),
+          ...(opts.ifMatch ? { 'If-Match': opts.ifMatch } : {}),
+        },
+      },
+      body,
+    });
+  const rename = (id: string, title: string, c: Client = alice) =>
+    c.api.PATCH('/v1/conversations/{id}', { params: { path: { id } }, body: { title } });
+  const listOf = async (c: Client = alice, query: { limit?: number; cursor?: string; bookId?: string } = {}) =>
+    expectOk(await c.api.GET('/v1/conversations', { params: { query } }));
+  /** A call that fails with a problem: `[what, status, code]`, compared in one go so a failure names the call. */
+  type Call = [string, () => Promise<ApiResult<unknown, { code: string }>>];
+  const answers = async (calls: Call[]) =>
+    Promise.all(calls.map(async ([what, call]) => call().then((r) => [what, r.response.status, r.error?.code])));
 
   describe('auth and isolation', () => {
     it('answers 401 to a missing, forged or expired token', async () => {
@@ -41,40 +69,44 @@ describe('conversations API (e2e)', () => {
       const expired = tokenFor('alice', { ttlSeconds: -10 });
       const r = await fetch(`${stack.base}/v1/conversations`, { headers: { authorization: `Bearer ${expired}` } });
       expect(r.status).toBe(401);
-      expect(await r.json()).toMatchObject({
-        statusCode: 401,
-        error: 'Unauthorized',
-        message: 'the token has expired',
-      });
+      expect(await r.json()).toMatchObject({ status: 401, code: 'token_expired' });
     });
 
     it("answers 404 on every endpoint for another user's conversation, and never lists it", async () => {
       const { id } = await newConversation();
-      const calls: Array<[string, string, unknown?]> = [
-        ['GET', `/v1/conversations/${id}`],
-        ['GET', `/v1/conversations/${id}?version=1`],
-        ['PATCH', `/v1/conversations/${id}`, { title: 'mine now' }],
-        ['POST', `/v1/conversations/${id}/messages`, { content: 'hello' }],
-        ['GET', `/v1/conversations/${id}/messages`],
-        ['GET', `/v1/conversations/${id}/events`],
-        ['POST', `/v1/conversations/${id}/fork`, { version: 1 }],
-        ['POST', `/v1/conversations/${id}/turns/${randomUUID()}/cancel`],
-        ['DELETE', `/v1/conversations/${id}`],
+      const path = { id };
+      const calls: Call[] = [
+        ['GET', () => bob.api.GET('/v1/conversations/{id}', { params: { path } })],
+        ['GET ?version=1', () => bob.api.GET('/v1/conversations/{id}', { params: { path, query: { version: 1 } } })],
+        ['PATCH', () => rename(id, 'mine now', bob)],
+        ['POST messages', () => postMessage(id, { content: 'hello' }, { c: bob })],
+        ['GET messages', () => bob.api.GET('/v1/conversations/{id}/messages', { params: { path } })],
+        ['GET events', () => bob.api.GET('/v1/conversations/{id}/events', { params: { path } })],
+        ['POST fork', () => bob.api.POST('/v1/conversations/{id}/fork', { params: { path }, body: { version: 1 } })],
+        [
+          'POST cancel',
+          () =>
+            bob.api.POST('/v1/conversations/{id}/turns/{turnId}/cancel', {
+              params: { path: { id, turnId: randomUUID() } },
+            }),
+        ],
+        ['DELETE', () => bob.api.DELETE('/v1/conversations/{id}', { params: { path } })],
       ];
-      for (const [method, p, body] of calls) {
-        const r = await bob.req(method, p, body);
-        expect([method, p, r.status]).toEqual([method, p, 404]);
-      }
+      expect(await answers(calls)).toEqual(calls.map(([what]) => [what, 404, 'conversation_not_found']));
+      // the stream authenticated by ?access_token= alone (no Authorization header): raw fetch
       const sse = await fetch(`${stack.base}/v1/conversations/${id}/stream?access_token=${bob.token}`);
       expect(sse.status).toBe(404);
-      expect((await bob.req('GET', '/v1/conversations')).body.items.map((c: any) => c.id)).not.toContain(id);
+      expect((await listOf(bob)).items.map((c) => c.id)).not.toContain(id);
       expect((await eventsOf(id)).map((e) => e.type)).toEqual(['ConversationStarted']);
     });
   });
 
   describe('conversations', () => {
     it('creates, shows, renames, moves the reading position, and shows past versions', async () => {
-      const created = await newConversation(alice, { title: 'Tea party', readingPosition: 3 });
+      // raw: the OpenAPI document types readingPosition in the request bodies as an object, not an integer
+      const create = await alice.req('POST', '/v1/conversations', { title: 'Tea party', readingPosition: 3 });
+      expect(create.status).toBe(201);
+      const created = create.body as Schemas['ConversationDto'];
       expect(created).toMatchObject({ title: 'Tea party', readingPosition: 3, version: 1, bookId: null });
       const patched = await alice.req('PATCH', `/v1/conversations/${created.id}`, {
         title: 'Mad tea party',
@@ -82,23 +114,31 @@ describe('conversations API (e2e)', () => {
       });
       expect(patched.status).toBe(200);
       expect(patched.body).toMatchObject({ title: 'Mad tea party', readingPosition: 5, version: 3 });
-      const v1 = await alice.req('GET', `/v1/conversations/${created.id}?version=1`);
-      expect(v1.body).toMatchObject({ title: 'Tea party', readingPosition: 3, version: 1 });
-      expect((await alice.req('GET', `/v1/conversations/${created.id}?version=9`)).status).toBe(404);
-      expect((await alice.req('PATCH', `/v1/conversations/${created.id}`, {})).status).toBe(400);
+      const atVersion = (version: number) =>
+        alice.api.GET('/v1/conversations/{id}', { params: { path: { id: created.id }, query: { version } } });
+      const v1 = expectOk(await atVersion(1), 200);
+      expect(v1).toMatchObject({ title: 'Tea party', readingPosition: 3, version: 1 });
+      expect(expectProblem(await atVersion(9), 404).code).toBe('version_not_found');
+      const nothing = await alice.api.PATCH('/v1/conversations/{id}', {
+        params: { path: { id: created.id } },
+        body: {},
+      });
+      expect(expectProblem(nothing, 400).code).toBe('validation_failed');
     });
 
     it('titles an untitled conversation from its first message, cut at a word boundary', async () => {
       const { id } = await newConversation();
       const content =
         'Why does the Hatter keep asking riddles that have no answers at all, and what does Alice make of it?';
-      expect((await alice.req('POST', `/v1/conversations/${id}/messages`, { content })).status).toBe(202);
-      const shown = (await alice.req('GET', `/v1/conversations/${id}`)).body;
-      expect(shown.title.length).toBeLessThanOrEqual(60);
-      expect(content.startsWith(shown.title.replace(/…$/, ''))).toBe(true);
+      expectOk(await postMessage(id, { content }), 202);
+      const shown = expectOk(await alice.api.GET('/v1/conversations/{id}', { params: { path: { id } } }));
+      const title = shown.title ?? '';
+      expect(title.length).toBeGreaterThan(0);
+      expect(title.length).toBeLessThanOrEqual(60);
+      expect(content.startsWith(title.replace(/…$/, ''))).toBe(true);
       await waitFor('the listed title', async () => {
-        const items = (await alice.req('GET', '/v1/conversations?limit=100')).body.items;
-        return items.find((c: any) => c.id === id)?.title === shown.title;
+        const { items } = await listOf(alice, { limit: 100 });
+        return items.find((c) => c.id === id)?.title === shown.title;
       });
     });
 
@@ -106,94 +146,107 @@ describe('conversations API (e2e)', () => {
       const carol = clientFor(stack.base, `carol-${randomUUID()}`);
       const ids: string[] = [];
       for (let i = 0; i < 5; i++) ids.push((await newConversation(carol, { title: `c${i}` })).id);
-      await carol.req('POST', `/v1/conversations/${ids[1]}/messages`, { content: 'bump' });
+      await postMessage(ids[1], { content: 'bump' }, { c: carol });
       const expected = [ids[1], ids[4], ids[3], ids[2], ids[0]];
       await waitFor('the read model to list all five', async () => {
-        const r = await carol.req('GET', '/v1/conversations?limit=100');
-        return JSON.stringify(r.body.items.map((c: any) => c.id)) === JSON.stringify(expected);
+        const { items } = await listOf(carol, { limit: 100 });
+        return JSON.stringify(items.map((c) => c.id)) === JSON.stringify(expected);
       });
       const seen: string[] = [];
       let cursor: string | null = null;
       do {
-        const r: any = await carol.req('GET', `/v1/conversations?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
-        expect(r.status).toBe(200);
-        seen.push(...r.body.items.map((c: any) => c.id));
-        cursor = r.body.nextCursor;
+        const page: Schemas['ConversationListDto'] = await listOf(carol, { limit: 2, cursor: cursor ?? undefined });
+        seen.push(...page.items.map((c) => c.id));
+        cursor = page.nextCursor;
       } while (cursor);
       expect(seen).toEqual(expected);
-      expect((await carol.req('GET', '/v1/conversations?cursor=garbage')).status).toBe(400);
-      expect((await carol.req('GET', '/v1/conversations?limit=0')).status).toBe(400);
-      expect((await carol.req('GET', `/v1/conversations?bookId=${randomUUID()}`)).body.items).toEqual([]);
+      const list = (query: { limit?: number; cursor?: string }) =>
+        carol.api.GET('/v1/conversations', { params: { query } });
+      expect(expectProblem(await list({ cursor: 'garbage' }), 400).code).toBe('validation_failed');
+      expect(expectProblem(await list({ limit: 0 }), 400).code).toBe('validation_failed');
+      expect((await listOf(carol, { bookId: randomUUID() })).items).toEqual([]);
     });
 
     it('deletes: ConversationDeleted, then 404 everywhere and gone from the list', async () => {
       const { id } = await newConversation();
       const stream = openStream(`${stack.base}/v1/conversations/${id}/stream`, { token: alice.token });
       await stream.until('ConversationStarted', (f) => f.length >= 1);
-      expect((await alice.req('DELETE', `/v1/conversations/${id}`)).status).toBe(204);
+      const remove = () => alice.api.DELETE('/v1/conversations/{id}', { params: { path: { id } } });
+      expect((await remove()).response.status).toBe(204);
       await stream.until('ConversationDeleted on SSE', (f) => f.some((x) => x.event === 'ConversationDeleted'));
       stream.close();
-      for (const [m, p] of [
-        ['GET', `/v1/conversations/${id}`],
-        ['GET', `/v1/conversations/${id}/events`],
-        ['GET', `/v1/conversations/${id}?version=1`],
-        ['POST', `/v1/conversations/${id}/messages`],
-        ['DELETE', `/v1/conversations/${id}`],
-      ]) {
-        expect((await alice.req(m, p, m === 'POST' ? { content: 'x' } : undefined)).status).toBe(404);
-      }
+      const path = { id };
+      const calls: Call[] = [
+        ['GET', () => alice.api.GET('/v1/conversations/{id}', { params: { path } })],
+        ['GET events', () => alice.api.GET('/v1/conversations/{id}/events', { params: { path } })],
+        ['GET ?version=1', () => alice.api.GET('/v1/conversations/{id}', { params: { path, query: { version: 1 } } })],
+        ['POST messages', () => postMessage(id, { content: 'x' })],
+        ['DELETE', remove],
+      ];
+      expect(await answers(calls)).toEqual(calls.map(([what]) => [what, 404, 'conversation_not_found']));
       await waitFor('the list to drop it', async () => {
-        const items = (await alice.req('GET', '/v1/conversations?limit=100')).body.items;
-        return !items.some((c: any) => c.id === id);
+        const { items } = await listOf(alice, { limit: 100 });
+        return !items.some((c) => c.id === id);
       });
     });
 
     it('forks at a version: the new history is events 1..N, marked forkedFrom', async () => {
       const { id } = await newConversation(alice, { title: 'source' });
-      await alice.req('PATCH', `/v1/conversations/${id}`, { title: 'renamed' });
-      await alice.req('PATCH', `/v1/conversations/${id}`, { title: 'renamed again' });
-      const fork = await alice.req('POST', `/v1/conversations/${id}/fork`, { version: 2 });
-      expect(fork.status).toBe(201);
-      expect(fork.body).toMatchObject({ title: 'renamed', forkedFrom: { conversationId: id, version: 2 }, version: 2 });
-      const events = await eventsOf(fork.body.id);
+      expectOk(await rename(id, 'renamed'), 200);
+      expectOk(await rename(id, 'renamed again'), 200);
+      const forkAt = (version: number) =>
+        alice.api.POST('/v1/conversations/{id}/fork', { params: { path: { id } }, body: { version } });
+      const fork = expectOk(await forkAt(2), 201);
+      expect(fork).toMatchObject({ title: 'renamed', forkedFrom: { conversationId: id, version: 2 }, version: 2 });
+      const events = await eventsOf(fork.id);
       expect(events.map((e) => e.type)).toEqual(['ConversationStarted', 'ConversationRenamed']);
-      expect(events[0].data.forkedFrom).toEqual({ conversationId: id, version: 2 });
-      expect((await alice.req('POST', `/v1/conversations/${id}/fork`, { version: 99 })).status).toBe(400);
-      expect((await alice.req('POST', `/v1/conversations/${id}/fork`, { version: 0 })).status).toBe(400);
+      expect(expectEvent(events[0], 'ConversationStarted').data.forkedFrom).toEqual({ conversationId: id, version: 2 });
+      expect(expectProblem(await forkAt(99), 400).code).toBe('validation_failed');
+      expect(expectProblem(await forkAt(0), 400).code).toBe('validation_failed');
     });
 
     it("deletes a book's conversations with it (ConversationDeleted each), and only those", async () => {
       const { id: bookId } = await newBook(alice);
       const about = await newConversation(alice, { bookId });
-      const fork = (await alice.req('POST', `/v1/conversations/${about.id}/fork`, { version: 1 })).body;
+      const fork = expectOk(
+        await alice.api.POST('/v1/conversations/{id}/fork', {
+          params: { path: { id: about.id } },
+          body: { version: 1 },
+        }),
+        201,
+      );
       const other = await newConversation(alice);
-      expect((await bob.req('DELETE', `/v1/books/${bookId}`)).status).toBe(404);
-      expect((await alice.req('DELETE', `/v1/books/${bookId}`)).status).toBe(204);
+      const book = { params: { path: { id: bookId } } };
+      expect(expectProblem(await bob.api.DELETE('/v1/books/{id}', book), 404).code).toBe('book_not_found');
+      expect((await alice.api.DELETE('/v1/books/{id}', book)).response.status).toBe(204);
+      const show = (id: string) => alice.api.GET('/v1/conversations/{id}', { params: { path: { id } } });
       for (const id of [about.id, fork.id])
-        expect((await alice.req('GET', `/v1/conversations/${id}`)).status).toBe(404);
-      expect((await alice.req('GET', `/v1/conversations/${other.id}`)).status).toBe(200);
-      expect((await alice.req('GET', `/v1/books/${bookId}`)).status).toBe(404);
-      expect((await alice.req('GET', `/v1/books/${bookId}/search?q=lamp`)).status).toBe(404);
+        expect(expectProblem(await show(id), 404).code).toBe('conversation_not_found');
+      expectOk(await show(other.id), 200);
+      expect(expectProblem(await alice.api.GET('/v1/books/{id}', book), 404).code).toBe('book_not_found');
+      const search = await alice.api.GET('/v1/books/{id}/search', {
+        params: { path: { id: bookId }, query: { q: 'lamp' } },
+      });
+      expect(expectProblem(search, 404).code).toBe('book_not_found');
     });
 
     it("answers 404 for a book that is not there, or is another user's", async () => {
-      const r = await alice.req('POST', '/v1/conversations', { bookId: randomUUID() });
-      expect(r.status).toBe(404);
+      const create = (c: Client, bookId: string) => c.api.POST('/v1/conversations', { body: { bookId } });
+      expect(expectProblem(await create(alice, randomUUID()), 404).code).toBe('book_not_found');
       const { id: bookId } = await newBook(alice);
-      expect((await bob.req('POST', '/v1/conversations', { bookId })).status).toBe(404);
-      expect((await alice.req('POST', '/v1/conversations', { bookId })).status).toBe(201);
+      expect(expectProblem(await create(bob, bookId), 404).code).toBe('book_not_found');
+      expectOk(await create(alice, bookId), 201);
     });
   });
 
   describe('posting', () => {
     it('answers 202 {messageId, turnId, version, position} and appends UserMessagePosted', async () => {
       const { id } = await newConversation();
-      const r = await alice.req('POST', `/v1/conversations/${id}/messages`, {
-        content: 'Who stole the tarts?',
-        selectedText: 'The Knave',
-      });
-      expect(r.status).toBe(202);
-      expect(r.body).toEqual({
+      const posted = expectOk(
+        await postMessage(id, { content: 'Who stole the tarts?', selectedText: 'The Knave' }),
+        202,
+      );
+      expect(posted).toEqual({
         messageId: expect.any(String),
         turnId: expect.any(String),
         version: 2,
@@ -203,76 +256,72 @@ describe('conversations API (e2e)', () => {
       expect(events[1]).toMatchObject({
         type: 'UserMessagePosted',
         version: 2,
-        position: r.body.position,
+        position: posted.position,
         data: {
-          messageId: r.body.messageId,
-          turnId: r.body.turnId,
+          messageId: posted.messageId,
+          turnId: posted.turnId,
           content: 'Who stole the tarts?',
           selectedText: 'The Knave',
         },
-        metadata: { userId: alice.userId, correlationId: r.body.turnId },
+        metadata: { userId: alice.userId, correlationId: posted.turnId },
       });
     });
 
     it('returns the first answer to repeats of an Idempotency-Key, also when they race', async () => {
       const { id } = await newConversation();
-      const post = () =>
-        alice.req('POST', `/v1/conversations/${id}/messages`, { content: 'once' }, { 'idempotency-key': 'key-1' });
-      const first = await post();
+      const post = () => postMessage(id, { content: 'once' }, { idempotencyKey: 'key-1' });
+      const first = expectOk(await post(), 202);
       const repeats = await Promise.all(Array.from({ length: 10 }, post));
-      expect(repeats.every((r) => r.status === 202 && JSON.stringify(r.body) === JSON.stringify(first.body))).toBe(
+      expect(repeats.every((r) => r.response.status === 202 && JSON.stringify(r.data) === JSON.stringify(first))).toBe(
         true,
       );
       const racing = await Promise.all(
-        Array.from({ length: 10 }, () =>
-          alice.req('POST', `/v1/conversations/${id}/messages`, { content: 'twice' }, { 'idempotency-key': 'key-2' }),
-        ),
+        Array.from({ length: 10 }, () => postMessage(id, { content: 'twice' }, { idempotencyKey: 'key-2' })),
       );
-      expect(new Set(racing.map((r) => r.text)).size).toBe(1);
+      // one answer for all ten: the same status and the same body
+      expect(new Set(racing.map((r) => JSON.stringify([r.response.status, r.data ?? r.error]))).size).toBe(1);
       expect((await eventsOf(id)).filter((e) => e.type === 'UserMessagePosted')).toHaveLength(2);
     });
 
     it('answers 422 to an Idempotency-Key reused with another body, also when they race, appending nothing', async () => {
       const { id } = await newConversation();
-      const post = (body: object, key = 'reused') =>
-        alice.req('POST', `/v1/conversations/${id}/messages`, body, { 'idempotency-key': key });
-      const first = await post({ content: 'Who stole the tarts?', selectedText: 'The Knave' });
-      expect(first.status).toBe(202);
+      const post = (body: Schemas['PostMessageDto'], key = 'reused') => postMessage(id, body, { idempotencyKey: key });
+      const first = expectOk(await post({ content: 'Who stole the tarts?', selectedText: 'The Knave' }), 202);
       for (const other of [
         { content: 'Who ate the tarts?', selectedText: 'The Knave' },
         { content: 'Who stole the tarts?' },
         { content: 'Who stole the tarts?', selectedText: 'The Queen' },
       ]) {
         const r = await post(other);
-        expect([r.status, r.body]).toEqual([
+        expect([r.response.status, r.error]).toEqual([
           422,
-          expect.objectContaining({
-            code: 'idempotency_key_reused',
-            statusCode: 422,
-            error: 'Unprocessable Entity',
-            message: expect.stringMatching(/Idempotency-Key/),
-          }),
+          expect.objectContaining({ code: 'idempotency_key_reused', status: 422 }),
         ]);
       }
-      expect((await post({ content: 'Who stole the tarts?', selectedText: 'The Knave' })).body).toEqual(first.body);
+      expect((await post({ content: 'Who stole the tarts?', selectedText: 'The Knave' })).data).toEqual(first);
       const racing = await Promise.all(Array.from({ length: 8 }, (_, i) => post({ content: `race ${i}` }, 'race')));
-      expect(racing.map((r) => r.status).sort()).toEqual([202, 422, 422, 422, 422, 422, 422, 422]);
-      const winner = racing.findIndex((r) => r.status === 202);
-      const posted = (await eventsOf(id)).filter((e) => e.type === 'UserMessagePosted');
+      expect(racing.map((r) => r.response.status).sort()).toEqual([202, 422, 422, 422, 422, 422, 422, 422]);
+      expect(racing.filter((r) => r.error).map((r) => r.error?.code)).toEqual(
+        Array.from({ length: 7 }, () => 'idempotency_key_reused'),
+      );
+      const winner = racing.findIndex((r) => r.response.status === 202);
+      const posted = (await eventsOf(id)).filter(isEvent('UserMessagePosted'));
       expect(posted.map((e) => e.data.content)).toEqual(['Who stole the tarts?', `race ${winner}`]);
-      expect(posted[1].data.turnId).toBe(racing[winner].body.turnId);
+      expect(posted[1].data.turnId).toBe(racing[winner].data?.turnId);
     });
 
     it('lets one of concurrent posts with the same If-Match win; the rest get 409', async () => {
       const { id } = await newConversation();
       const results = await Promise.all(
-        Array.from({ length: 10 }, (_, i) =>
-          alice.req('POST', `/v1/conversations/${id}/messages`, { content: `m${i}` }, { 'if-match': '"1"' }),
-        ),
+        Array.from({ length: 10 }, (_, i) => postMessage(id, { content: `m${i}` }, { ifMatch: '"1"' })),
       );
-      expect(results.filter((r) => r.status === 202)).toHaveLength(1);
-      expect(results.filter((r) => r.status === 409)).toHaveLength(9);
-      expect(results.find((r) => r.status === 409)!.body).toMatchObject({ statusCode: 409, error: 'Conflict' });
+      expect(results.filter((r) => r.response.status === 202)).toHaveLength(1);
+      expect(results.filter((r) => r.response.status === 409)).toHaveLength(9);
+      expect(results.find((r) => r.response.status === 409)!.error).toMatchObject({
+        status: 409,
+        code: 'version_conflict',
+      });
+      // raw: a malformed If-Match (not an entity tag)
       expect(
         (await alice.req('POST', `/v1/conversations/${id}/messages`, { content: 'x' }, { 'if-match': 'nope' })).status,
       ).toBe(400);
@@ -280,11 +329,11 @@ describe('conversations API (e2e)', () => {
 
     it('rejects a post while a turn runs with ?multitask=reject; enqueues by default', async () => {
       const { id } = await newConversation();
-      expect((await alice.req('POST', `/v1/conversations/${id}/messages`, { content: 'first' })).status).toBe(202);
-      expect(
-        (await alice.req('POST', `/v1/conversations/${id}/messages?multitask=reject`, { content: 'second' })).status,
-      ).toBe(409);
-      expect((await alice.req('POST', `/v1/conversations/${id}/messages`, { content: 'third' })).status).toBe(202);
+      expectOk(await postMessage(id, { content: 'first' }), 202);
+      const rejected = await postMessage(id, { content: 'second' }, { multitask: 'reject' });
+      expect(expectProblem(rejected, 409).code).toBe('turn_in_progress');
+      expectOk(await postMessage(id, { content: 'third' }), 202);
+      // raw: a multitask mode the document does not list
       expect(
         (await alice.req('POST', `/v1/conversations/${id}/messages?multitask=sometimes`, { content: 'x' })).status,
       ).toBe(400);
@@ -292,56 +341,58 @@ describe('conversations API (e2e)', () => {
 
     it('cancels the running turn first with ?multitask=interrupt', async () => {
       const { id } = await newConversation();
-      const first = await alice.req('POST', `/v1/conversations/${id}/messages`, { content: 'first' });
-      const second = await alice.req('POST', `/v1/conversations/${id}/messages?multitask=interrupt`, {
-        content: 'second',
-      });
-      expect(second.status).toBe(202);
-      const types = (await eventsOf(id)).map((e) => [e.type, e.data.turnId]);
+      const first = expectOk(await postMessage(id, { content: 'first' }), 202);
+      const second = expectOk(await postMessage(id, { content: 'second' }, { multitask: 'interrupt' }), 202);
+      const types = (await eventsOf(id)).map((e) => [e.type, turnOf(e)]);
       expect(types.slice(1)).toEqual([
-        ['UserMessagePosted', first.body.turnId],
-        ['TurnCancelled', first.body.turnId],
-        ['UserMessagePosted', second.body.turnId],
+        ['UserMessagePosted', first.turnId],
+        ['TurnCancelled', first.turnId],
+        ['UserMessagePosted', second.turnId],
       ]);
     });
 
     it('interrupts every pending turn, also on a post with an Idempotency-Key, and a repeat changes nothing', async () => {
       const { id } = await newConversation();
-      const t1 = (await alice.req('POST', `/v1/conversations/${id}/messages`, { content: 'one' })).body.turnId;
-      const t2 = (await alice.req('POST', `/v1/conversations/${id}/messages`, { content: 'two' })).body.turnId;
-      const post = () =>
-        alice.req(
-          'POST',
-          `/v1/conversations/${id}/messages?multitask=interrupt`,
-          { content: 'three' },
-          { 'idempotency-key': 'int-1' },
-        );
-      const first = await post();
-      expect(first.status).toBe(202);
-      expect(Object.keys(first.body).sort()).toEqual(['messageId', 'position', 'turnId', 'version']);
-      expect((await post()).body).toEqual(first.body);
-      const cancelled = (await eventsOf(id)).filter((e) => e.type === 'TurnCancelled').map((e) => e.data.turnId);
+      const t1 = expectOk(await postMessage(id, { content: 'one' }), 202).turnId;
+      const t2 = expectOk(await postMessage(id, { content: 'two' }), 202).turnId;
+      const post = () => postMessage(id, { content: 'three' }, { multitask: 'interrupt', idempotencyKey: 'int-1' });
+      const first = expectOk(await post(), 202);
+      expect(Object.keys(first).sort()).toEqual(['messageId', 'position', 'turnId', 'version']);
+      expect((await post()).data).toEqual(first);
+      const cancelled = (await eventsOf(id)).filter(isEvent('TurnCancelled')).map((e) => e.data.turnId);
       expect(cancelled).toEqual([t1, t2]);
     });
 
     it('enforces the limits with 400 naming the field (413 past 1 MB), appending nothing', async () => {
       const { id } = await newConversation();
-      const cases: Array<[unknown, number, RegExp]> = [
-        [{ content: '' }, 400, /content/],
-        [{ content: '   ' }, 400, /content/],
-        [{}, 400, /content/],
-        [{ content: 42 }, 400, /content/],
-        [{ content: 'x'.repeat(16_001) }, 400, /content/],
-        [{ content: 'ok', selectedText: 'x'.repeat(5_001) }, 400, /selectedText/],
-        [{ content: 'ok', extra: true }, 400, /extra/],
-        [{ content: 'x'.repeat(1_100_000) }, 413, /too large/],
+      const label = (body: unknown) => JSON.stringify(body).slice(0, 40);
+      // [body, status, code, the field the problem names]
+      const cases: Array<[Schemas['PostMessageDto'], number, string, string?]> = [
+        [{ content: '' }, 400, 'validation_failed', 'content'],
+        [{ content: '   ' }, 400, 'validation_failed', 'content'],
+        [{ content: 'x'.repeat(16_001) }, 400, 'validation_failed', 'content'],
+        [{ content: 'ok', selectedText: 'x'.repeat(5_001) }, 400, 'validation_failed', 'selectedText'],
+        [{ content: 'x'.repeat(1_100_000) }, 413, 'payload_too_large'],
       ];
-      for (const [body, status, message] of cases) {
-        const r = await alice.req('POST', `/v1/conversations/${id}/messages`, body);
-        expect([JSON.stringify(body).slice(0, 40), r.status]).toEqual([JSON.stringify(body).slice(0, 40), status]);
-        expect(JSON.stringify(r.body.message)).toMatch(message);
+      for (const [body, status, code, field] of cases) {
+        const r = await postMessage(id, body);
+        expect([label(body), r.response.status, r.error?.code]).toEqual([label(body), status, code]);
+        if (field) expect((r.error?.errors ?? []).map((e) => e.field)).toContain(field);
       }
-      expect((await alice.req('POST', '/v1/conversations', { title: 't'.repeat(201) })).status).toBe(400);
+      // raw: what a typed client cannot send (a missing, mistyped or unknown field)
+      const untyped: Array<[unknown, RegExp]> = [
+        [{}, /content/],
+        [{ content: 42 }, /content/],
+        [{ content: 'ok', extra: true }, /extra/],
+      ];
+      for (const [body, field] of untyped) {
+        const r = await alice.req('POST', `/v1/conversations/${id}/messages`, body);
+        expect([label(body), r.status, r.body?.code]).toEqual([label(body), 400, 'validation_failed']);
+        expect(JSON.stringify(r.body.errors)).toMatch(field);
+      }
+      const longTitle = await alice.api.POST('/v1/conversations', { body: { title: 't'.repeat(201) } });
+      expect(expectProblem(longTitle, 400).code).toBe('validation_failed');
+      // raw: malformed JSON
       expect((await alice.req('POST', `/v1/conversations/${id}/messages`, '{"content": "unterminated')).status).toBe(
         400,
       );
@@ -352,18 +403,18 @@ describe('conversations API (e2e)', () => {
   describe('read models', () => {
     it('projects messages, oldest first and paged, and a rebuild gives the same read models', async () => {
       const { id } = await newConversation();
-      for (const content of ['one', 'two', 'three'])
-        await alice.req('POST', `/v1/conversations/${id}/messages`, { content });
+      for (const content of ['one', 'two', 'three']) expectOk(await postMessage(id, { content }), 202);
       const read = async () => {
-        const all: any[] = [];
+        const all: Schemas['MessageDto'][] = [];
         let cursor: string | null = null;
         do {
-          const r: any = await alice.req(
-            'GET',
-            `/v1/conversations/${id}/messages?limit=2${cursor ? `&cursor=${cursor}` : ''}`,
+          const page: Schemas['MessageListDto'] = expectOk(
+            await alice.api.GET('/v1/conversations/{id}/messages', {
+              params: { path: { id }, query: { limit: 2, cursor: cursor ?? undefined } },
+            }),
           );
-          all.push(...r.body.items);
-          cursor = r.body.nextCursor;
+          all.push(...page.items);
+          cursor = page.nextCursor;
         } while (cursor);
         return all;
       };
@@ -374,7 +425,7 @@ describe('conversations API (e2e)', () => {
         ['user', 'two'],
         ['user', 'three'],
       ]);
-      const listBefore = (await alice.req('GET', '/v1/conversations?limit=100')).body.items;
+      const listBefore = (await listOf(alice, { limit: 100 })).items;
       // asynchronously: a blocked event loop would miss the API closing idle keep-alive sockets
       // (after 5 s) and the next request would go out on a dead one ('other side closed')
       const { stdout: out } = await execFileAsync(
@@ -384,21 +435,21 @@ describe('conversations API (e2e)', () => {
       );
       expect(out).toMatch(/\d+ events in [\d.]+ s \(\d+ events\/s\)/);
       expect(await read()).toEqual(live);
-      expect((await alice.req('GET', '/v1/conversations?limit=100')).body.items).toEqual(listBefore);
+      expect((await listOf(alice, { limit: 100 })).items).toEqual(listBefore);
     });
   });
 
   describe('SSE stream', () => {
     it('replays after Last-Event-ID, then goes live, across API replicas', async () => {
       const { id } = await newConversation();
-      await alice.req('POST', `/v1/conversations/${id}/messages`, { content: 'one' });
+      expectOk(await postMessage(id, { content: 'one' }), 202);
       const onA = openStream(`${stack.apis[0].base}/v1/conversations/${id}/stream`, {
         token: alice.token,
         headers: { 'last-event-id': '1' },
       });
       await onA.until('the replayed message', (f) => f.length === 1);
       const viaB = clientFor(stack.apis[1].base, alice.userId);
-      await viaB.req('PATCH', `/v1/conversations/${id}`, { title: 'posted through replica B' });
+      expectOk(await rename(id, 'posted through replica B', viaB), 200);
       await onA.until('the live rename from replica B', (f) => f.some((x) => x.event === 'ConversationRenamed'));
       onA.close();
       expect(onA.durable().map((f) => [f.id, f.event])).toEqual([
@@ -426,18 +477,22 @@ describe('conversations API (e2e)', () => {
 
     it('takes ?after= and ?access_token=, and answers 400 to a bad Last-Event-ID', async () => {
       const { id } = await newConversation();
-      await alice.req('PATCH', `/v1/conversations/${id}`, { title: 'x' });
+      expectOk(await rename(id, 'x'), 200);
       const s = openStream(`${stack.base}/v1/conversations/${id}/stream?after=1&access_token=${alice.token}`);
       await s.until('version 2', (f) => f.some((x) => x.id === '2'));
       s.close();
       expect(s.durable().map((f) => f.id)).toEqual(['2']);
+      // raw: a malformed Last-Event-ID
       const bad = await fetch(`${stack.base}/v1/conversations/${id}/stream`, {
         headers: { ...alice.auth, 'last-event-id': 'abc' },
       });
       expect(bad.status).toBe(400);
-      expect(
-        (await fetch(`${stack.base}/v1/conversations/${id}/stream?after=-1`, { headers: alice.auth })).status,
-      ).toBe(400);
+      const negative = await alice.api.GET('/v1/conversations/{id}/stream', {
+        params: { path: { id }, query: { after: -1 } },
+        parseAs: 'stream',
+      });
+      await negative.data?.cancel();
+      expect(expectProblem(negative, 400).code).toBe('validation_failed');
     });
 
     it('loses and duplicates nothing over 100 random disconnects while events are appended', async () => {
@@ -449,8 +504,7 @@ describe('conversations API (e2e)', () => {
       let appended = 1;
       const writer = (async () => {
         for (let i = 0; i < 150; i++) {
-          const r = await alice.req('PATCH', `/v1/conversations/${id}`, { title: `title ${i}` });
-          expect(r.status).toBe(200);
+          expectOk(await rename(id, `title ${i}`), 200);
           appended++;
           await new Promise((res) => setTimeout(res, Math.random() * 15));
         }
@@ -480,8 +534,7 @@ describe('conversations API (e2e)', () => {
     /** A conversation with 400 × 15 KB = 6 MB of events, far more than socket buffers hold. */
     const bulkyConversation = async () => {
       const { id } = await newConversation();
-      for (let i = 0; i < 400; i++)
-        await alice.req('POST', `/v1/conversations/${id}/messages`, { content: `${i} ${big}` });
+      for (let i = 0; i < 400; i++) expectOk(await postMessage(id, { content: `${i} ${big}` }), 202);
       return id;
     };
 
@@ -519,6 +572,7 @@ describe('conversations API (e2e)', () => {
       let writing = true;
       const writer = (async () => {
         for (let i = 0; writing; i++) {
+          // raw: the OpenAPI document types readingPosition in the request body as an object, not an integer
           const r = await alice.req('PATCH', `/v1/conversations/${id}`, { title: `title ${i}`, readingPosition: i });
           expect(r.status).toBe(200);
           await sleep(100);

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { TURN_ENDING_TYPES } from '@parley/conversation';
+import { ApiResult, Envelope, expectOk, expectProblem, turnOf } from '../support/api';
 import { FakeAnthropic, FakeReply, RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
 import { PrivatePostgres, startPrivatePostgres } from '../support/private-postgres';
 import { openStream } from '../support/sse-client';
@@ -23,19 +24,23 @@ function slowAnswer(req: RecordedRequest): FakeReply {
 
 const questionOf = (r: RecordedRequest): string => JSON.stringify(r.body.messages);
 
-async function endings(alice: Client, conversationId: string): Promise<any[]> {
-  const r = await alice.req('GET', `/v1/conversations/${conversationId}/events`);
-  if (r.status !== 200) return [];
-  return (r.body.items as any[]).filter((e) => TURN_ENDING_TYPES.includes(e.type));
+async function endings(alice: Client, conversationId: string): Promise<Envelope[]> {
+  const r = await alice.api.GET('/v1/conversations/{id}/events', { params: { path: { id: conversationId } } });
+  if (r.response.status !== 200 || !r.data) return [];
+  return r.data.items.filter((e) => TURN_ENDING_TYPES.includes(e.type));
 }
+
+const newConversation = async (alice: Client) =>
+  expectOk(await alice.api.POST('/v1/conversations', { body: {} }), 201).id;
+const postMessage = (alice: Client, id: string, content: string) =>
+  alice.api.POST('/v1/conversations/{id}/messages', { params: { path: { id } }, body: { content } });
 
 async function postTurns(alice: Client, n: number): Promise<Array<{ conversationId: string; turnId: string }>> {
   const turns = [];
   for (let i = 0; i < n; i++) {
-    const conversationId = (await alice.req('POST', '/v1/conversations', {})).body.id;
-    const r = await alice.req('POST', `/v1/conversations/${conversationId}/messages`, { content: `question ${i}` });
-    expect(r.status).toBe(202);
-    turns.push({ conversationId, turnId: r.body.turnId as string });
+    const conversationId = await newConversation(alice);
+    const { turnId } = expectOk(await postMessage(alice, conversationId, `question ${i}`), 202);
+    turns.push({ conversationId, turnId });
   }
   return turns;
 }
@@ -61,7 +66,7 @@ async function expectEachAnsweredOnce(
   });
   for (const t of turns) {
     const ends = await endings(alice, t.conversationId);
-    expect(ends.map((e) => [e.type, e.data.turnId])).toEqual([['AssistantReplied', t.turnId]]);
+    expect(ends.map((e) => [e.type, turnOf(e)])).toEqual([['AssistantReplied', t.turnId]]);
   }
 }
 
@@ -85,19 +90,24 @@ describe('faults (e2e): a model answer is bought once', () => {
 
     it('keeps the answer when a follow-up message and a rename land mid-call: one call per turn', async () => {
       const alice = clientFor(stack.base, `follow-${randomUUID()}`);
-      const id = (await alice.req('POST', '/v1/conversations', {})).body.id;
-      const first = await alice.req('POST', `/v1/conversations/${id}/messages`, { content: 'first question' });
+      const id = await newConversation(alice);
+      const first = expectOk(await postMessage(alice, id, 'first question'), 202);
       await fake.waitFor('the first call', () => fake.requests.length === 1, 20_000);
       await new Promise((r) => setTimeout(r, 800));
-      const second = await alice.req('POST', `/v1/conversations/${id}/messages`, { content: 'follow-up' });
-      expect(second.status).toBe(202);
-      expect((await alice.req('PATCH', `/v1/conversations/${id}`, { title: 'renamed mid-call' })).status).toBe(200);
+      const second = expectOk(await postMessage(alice, id, 'follow-up'), 202);
+      expectOk(
+        await alice.api.PATCH('/v1/conversations/{id}', {
+          params: { path: { id } },
+          body: { title: 'renamed mid-call' },
+        }),
+        200,
+      );
 
       await waitFor('both turns to end', async () => (await endings(alice, id)).length === 2, 30_000, 100);
       const ends = await endings(alice, id);
-      expect(ends.map((e) => [e.type, e.data.turnId])).toEqual([
-        ['AssistantReplied', first.body.turnId],
-        ['AssistantReplied', second.body.turnId],
+      expect(ends.map((e) => [e.type, turnOf(e)])).toEqual([
+        ['AssistantReplied', first.turnId],
+        ['AssistantReplied', second.turnId],
       ]);
       expect(fake.requests.filter((r) => questionOf(r).includes('first question'))).toHaveLength(2); // turn 1, and turn 2's history
       expect(fake.requests).toHaveLength(2);
@@ -116,14 +126,18 @@ describe('faults (e2e): a model answer is bought once', () => {
       const turns = await postTurns(alice, 3);
       await expectEachAnsweredOnce(alice, turns, stack);
       const readModels = async () => ({
-        conversations: (await alice.req('GET', '/v1/conversations')).body,
+        conversations: expectOk(await alice.api.GET('/v1/conversations')),
         messages: await Promise.all(
-          turns.map(async (t) => (await alice.req('GET', `/v1/conversations/${t.conversationId}/messages`)).body),
+          turns.map(async (t) =>
+            expectOk(
+              await alice.api.GET('/v1/conversations/{id}/messages', { params: { path: { id: t.conversationId } } }),
+            ),
+          ),
         ),
       });
       await waitFor('the read models to show every reply', async () => {
         const m = await readModels();
-        return m.messages.every((page: any) => page.items.some((x: any) => x.role === 'assistant'));
+        return m.messages.every((page) => page.items.some((x) => x.role === 'assistant'));
       });
       const before = await readModels();
       const calls = fake.requests.length;
@@ -208,14 +222,14 @@ describe('faults (e2e): a model answer is bought once', () => {
 
       pg.stop();
       const down = Date.now();
-      const post = await alice.req('POST', `/v1/conversations/${watched}/messages`, { content: 'during the outage' });
-      const read = await alice.req('GET', `/v1/conversations/${watched}`);
-      const list = await alice.req('GET', '/v1/conversations');
-      for (const r of [post, read, list]) {
-        expect(r.status).toBe(503);
-        expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
+      const post = await postMessage(alice, watched, 'during the outage');
+      const read = await alice.api.GET('/v1/conversations/{id}', { params: { path: { id: watched } } });
+      const list = await alice.api.GET('/v1/conversations');
+      for (const r of [post, read, list] as Array<ApiResult<unknown, { code: string }>>) {
+        expect(expectProblem(r, 503).code).toBe('database_unavailable');
+        expect(Number(r.response.headers.get('retry-after'))).toBeGreaterThan(0);
       }
-      expect((await fetch(`${stack.base}/readyz`)).status).toBe(503);
+      expect((await alice.api.GET('/readyz')).response.status).toBe(503);
       const pingsBefore = rawText.split(': ping').length;
       await waitFor('5 s of outage', () => Date.now() - down >= 5_000, 10_000, 100);
       expect(rawText.split(': ping').length).toBeGreaterThan(pingsBefore); // the open stream is alive
@@ -225,7 +239,7 @@ describe('faults (e2e): a model answer is bought once', () => {
       await expectEachAnsweredOnce(alice, turns, stack);
       expect(fake.requests).toHaveLength(12);
       expect(fake.aborted).toBe(0);
-      expect((await alice.req('GET', `/v1/conversations/${watched}`)).status).toBe(200);
+      expectOk(await alice.api.GET('/v1/conversations/{id}', { params: { path: { id: watched } } }), 200);
 
       // the stream carried on: the reply arrived on it, nothing twice
       await sse.until('the reply on the stream', (f) => f.some((x) => x.event === 'AssistantReplied'), 30_000);
@@ -287,7 +301,7 @@ describe('faults (e2e): a model answer is bought once', () => {
     it('ends its SSE streams with a short retry hint and exits; the client resumes on the other replica', async () => {
       const [leaving, staying] = stack.apis;
       const alice = clientFor(staying.base, `api-deploy-${randomUUID()}`);
-      const id = (await alice.req('POST', '/v1/conversations', {})).body.id;
+      const id = await newConversation(alice);
       const raw = await fetch(`${leaving.base}/v1/conversations/${id}/stream`, {
         headers: { authorization: `Bearer ${alice.token}` },
       });
@@ -305,8 +319,7 @@ describe('faults (e2e): a model answer is bought once', () => {
       expect(text.trimEnd().endsWith('retry: 100')).toBe(true);
 
       // the client comes back with Last-Event-ID on the other replica and misses nothing
-      const posted = await alice.req('POST', `/v1/conversations/${id}/messages`, { content: 'after the deploy' });
-      expect(posted.status).toBe(202);
+      expectOk(await postMessage(alice, id, 'after the deploy'), 202);
       const resumed = openStream(`${staying.base}/v1/conversations/${id}/stream`, {
         token: alice.token,
         headers: { 'last-event-id': '1' },

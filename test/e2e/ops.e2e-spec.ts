@@ -1,9 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { clientFor, startStack, Stack, tokenFor } from '../support/stack';
+import { expectOk, expectProblem, isEvent } from '../support/api';
+import { Client, clientFor, startStack, Stack, tokenFor } from '../support/stack';
 import { waitFor } from '../support/wait-for';
 import { openStream } from '../support/sse-client';
 
 /** What an operator relies on: the rate limit, the metrics and the logs. */
+const newConversation = async (c: Client) => expectOk(await c.api.POST('/v1/conversations', { body: {} }), 201).id;
+const postMessage = (c: Client, id: string, content: string, idempotencyKey?: string) =>
+  c.api.POST('/v1/conversations/{id}/messages', {
+    params: { path: { id }, header: idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {} },
+    body: { content },
+  });
+
 describe('operations (e2e)', () => {
   let stack: Stack;
 
@@ -16,38 +24,38 @@ describe('operations (e2e)', () => {
   it('answers 429 with Retry-After past RATE_LIMIT_POSTS_PER_MIN, per user, appending nothing', async () => {
     const alice = clientFor(stack.base, `rl-${randomUUID()}`);
     const bob = clientFor(stack.base, `rl-${randomUUID()}`);
-    const id = (await alice.req('POST', '/v1/conversations', {})).body.id;
+    const id = await newConversation(alice);
     const statuses: number[] = [];
-    for (let i = 0; i < 4; i++)
-      statuses.push((await alice.req('POST', `/v1/conversations/${id}/messages`, { content: `m${i}` })).status);
+    for (let i = 0; i < 4; i++) statuses.push((await postMessage(alice, id, `m${i}`)).response.status);
     expect(statuses).toEqual([202, 202, 202, 429]);
-    const limited = await alice.req('POST', `/v1/conversations/${id}/messages`, { content: 'again' });
-    expect(limited.body).toMatchObject({ statusCode: 429, error: 'Too Many Requests' });
-    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
-    const events = (await alice.req('GET', `/v1/conversations/${id}/events`)).body.items;
-    expect(events.filter((e: any) => e.type === 'UserMessagePosted')).toHaveLength(3);
-    const bobs = (await bob.req('POST', '/v1/conversations', {})).body.id;
-    expect((await bob.req('POST', `/v1/conversations/${bobs}/messages`, { content: 'mine' })).status).toBe(202);
+    const limited = await postMessage(alice, id, 'again');
+    expect(expectProblem(limited, 429)).toMatchObject({ status: 429, code: 'rate_limited' });
+    expect(Number(limited.response.headers.get('retry-after'))).toBeGreaterThan(0);
+    const { items: events } = expectOk(
+      await alice.api.GET('/v1/conversations/{id}/events', { params: { path: { id } } }),
+    );
+    expect(events.filter(isEvent('UserMessagePosted'))).toHaveLength(3);
+    const bobs = await newConversation(bob);
+    expectOk(await postMessage(bob, bobs, 'mine'), 202);
   });
 
   it('gives a retry with the same Idempotency-Key its first answer at the rate limit, not a 429', async () => {
     const alice = clientFor(stack.base, `rl-${randomUUID()}`);
-    const id = (await alice.req('POST', '/v1/conversations', {})).body.id;
-    const post = (content: string, key: string) =>
-      alice.req('POST', `/v1/conversations/${id}/messages`, { content }, { 'idempotency-key': key });
+    const id = await newConversation(alice);
+    const post = (content: string, key: string) => postMessage(alice, id, content, key);
     const firsts = [];
     for (let i = 0; i < 3; i++) firsts.push(await post(`m${i}`, `k${i}`));
-    expect(firsts.map((r) => r.status)).toEqual([202, 202, 202]);
-    expect((await post('m3', 'k3')).status).toBe(429);
+    expect(firsts.map((r) => r.response.status)).toEqual([202, 202, 202]);
+    expect(expectProblem(await post('m3', 'k3'), 429).code).toBe('rate_limited');
     const retry = await post('m0', 'k0');
-    expect([retry.status, retry.body]).toEqual([202, firsts[0].body]);
-    expect((await post('not m0', 'k0')).status).toBe(422);
+    expect([retry.response.status, retry.data]).toEqual([202, firsts[0].data]);
+    expect(expectProblem(await post('not m0', 'k0'), 422).code).toBe('idempotency_key_reused');
   });
 
   it('exposes Prometheus metrics: requests, SSE streams, queue depth, consumer lag', async () => {
     const alice = clientFor(stack.base, `m-${randomUUID()}`);
-    const id = (await alice.req('POST', '/v1/conversations', {})).body.id;
-    await alice.req('POST', `/v1/conversations/${id}/messages`, { content: 'queued, never answered here' });
+    const id = await newConversation(alice);
+    expectOk(await postMessage(alice, id, 'queued, never answered here'), 202);
     const s = openStream(`${stack.base}/v1/conversations/${id}/stream`, { token: alice.token });
     await s.until('the stream to open', (f) => f.length > 0);
     // the lag is read from the worker's checkpoint, written once it has projected a first batch
@@ -57,7 +65,7 @@ describe('operations (e2e)', () => {
       );
       return rowCount;
     });
-    const text = await (await fetch(`${stack.base}/metrics`)).text();
+    const text = expectOk(await alice.api.GET('/metrics', { parseAs: 'text' }), 200);
     s.close();
     expect(text).toMatch(
       /parley_http_request_duration_seconds_count\{method="POST",route="\/v1\/conversations\/:id\/messages",status="202"\} \d+/,
@@ -70,7 +78,8 @@ describe('operations (e2e)', () => {
 
   it('logs no ?access_token=: every logged URL shows access_token=[REDACTED], however the name is encoded', async () => {
     const alice = clientFor(stack.base, `log-${randomUUID()}`);
-    const id = (await alice.req('POST', '/v1/conversations', {})).body.id;
+    const id = await newConversation(alice);
+    // raw: tokens in the query string, under encoded names, forged; an unknown route
     const forged = tokenFor(alice.userId, { secret: 'not-the-secret-'.repeat(3) });
     const urls = [
       `/v1/conversations/${id}/stream?access_token=${alice.token}`,

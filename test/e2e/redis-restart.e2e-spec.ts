@@ -1,5 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { expectOk, expectProblem, isEvent } from '../support/api';
 import { openStream } from '../support/sse-client';
 import { FakeAnthropic } from '../support/fake-anthropic/fake-anthropic.server';
 import { clientFor, fakeAnthropicEnv, freePort, startStack, Stack } from '../support/stack';
@@ -45,26 +46,30 @@ describe('Redis restart (e2e): posts made while Redis is down are answered once 
   it('loses no turn across a restart that empties Redis', async () => {
     const alice = clientFor(stack.base, `redis-${randomUUID()}`);
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push((await alice.req('POST', '/v1/conversations', {})).body.id);
+    for (let i = 0; i < 3; i++) ids.push(expectOk(await alice.api.POST('/v1/conversations', { body: {} }), 201).id);
     const replied = async (id: string) =>
-      ((await alice.req('GET', `/v1/conversations/${id}/events`)).body.items as any[]).filter(
-        (e) => e.type === 'AssistantReplied',
+      expectOk(await alice.api.GET('/v1/conversations/{id}/events', { params: { path: { id } } })).items.filter(
+        isEvent('AssistantReplied'),
       ).length;
+    const post = (id: string, content: string) =>
+      alice.api.POST('/v1/conversations/{id}/messages', { params: { path: { id } }, body: { content } });
 
-    await alice.req('POST', `/v1/conversations/${ids[0]}/messages`, { content: 'before the outage' });
+    await post(ids[0], 'before the outage');
     await waitFor('the first reply', async () => (await replied(ids[0])) === 1, 20_000);
 
     redis.kill('SIGKILL');
     await new Promise((r) => redis.once('exit', r));
     const stream = openStream(`${stack.base}/v1/conversations/${ids[1]}/stream`, { token: alice.token });
     for (const id of ids) {
-      const r = await alice.req('POST', `/v1/conversations/${id}/messages`, { content: 'during the outage' });
-      expect(r.status).toBe(202);
+      expectOk(await post(id, 'during the outage'), 202);
     }
     await stream.until('stored events stream while Redis is down', (f) =>
       f.some((x) => x.event === 'UserMessagePosted'),
     );
-    expect((await fetch(`${stack.base}/readyz`)).status).toBe(503);
+    expect(expectProblem(await alice.api.GET('/readyz'), 503)).toMatchObject({
+      code: 'not_ready',
+      checks: { redis: 'down' },
+    });
 
     redis = await startRedis(port);
     const back = Date.now();
@@ -77,6 +82,6 @@ describe('Redis restart (e2e): posts made while Redis is down are answered once 
     stream.close();
     expect(fake.requests).toHaveLength(4); // one model call per turn: none lost, none bought twice
     console.log(`redis restart: all turns answered ${((Date.now() - back) / 1000).toFixed(1)} s after Redis came back`);
-    expect((await fetch(`${stack.base}/readyz`)).status).toBe(200);
+    expect(expectOk(await alice.api.GET('/readyz'), 200).status).toBe('ready');
   }, 120_000);
 });

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { TURN_ENDING_TYPES } from '@parley/conversation';
+import { expectOk, isEvent, turnOf } from '../support/api';
 import { FakeAnthropic, FakeReply, RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
 import { newBook } from '../support/factories/books';
-import { clientFor, startStack, Stack, fakeAnthropicEnv } from '../support/stack';
+import { Client, clientFor, startStack, Stack, fakeAnthropicEnv } from '../support/stack';
 import { waitFor } from '../support/wait-for';
 
 /** Slow enough that turns are mid-stream when a worker dies: ~2 s a call. */
@@ -19,6 +20,13 @@ function slowModel(req: RecordedRequest): FakeReply {
     delayMsPerChunk: 40,
   };
 }
+
+const newConversation = async (c: Client, bookId: string) =>
+  expectOk(await c.api.POST('/v1/conversations', { body: { bookId } }), 201).id;
+const postMessage = async (c: Client, id: string, content: string) =>
+  expectOk(await c.api.POST('/v1/conversations/{id}/messages', { params: { path: { id } }, body: { content } }), 202);
+const eventsOf = async (c: Client, id: string) =>
+  expectOk(await c.api.GET('/v1/conversations/{id}/events', { params: { path: { id } } })).items;
 
 const conversationOf = (r: RecordedRequest) =>
   JSON.stringify(r.body.messages[0]).match(/conversation ([0-9a-f-]{36})/)?.[1];
@@ -48,12 +56,10 @@ describe('worker crash (e2e): kill -9 of one of two workers mid-turn', () => {
     const { id: bookId } = await newBook(alice);
     const turns: Array<{ conversationId: string; turnId: string }> = [];
     for (let c = 0; c < 6; c++) {
-      const conversationId = (await alice.req('POST', '/v1/conversations', { bookId })).body.id;
+      const conversationId = await newConversation(alice, bookId);
       for (let t = 0; t < 2; t++) {
-        const r = await alice.req('POST', `/v1/conversations/${conversationId}/messages`, {
-          content: `conversation ${conversationId} turn ${t}`,
-        });
-        turns.push({ conversationId, turnId: r.body.turnId });
+        const { turnId } = await postMessage(alice, conversationId, `conversation ${conversationId} turn ${t}`);
+        turns.push({ conversationId, turnId });
       }
     }
     await waitFor('LLM calls in flight on both workers', () => fake.requests.length >= 6, 20_000);
@@ -66,15 +72,13 @@ describe('worker crash (e2e): kill -9 of one of two workers mid-turn', () => {
     );
     const cut = fake.requests.filter((r) => r.aborted && r.at <= killedAt + 1_000);
 
-    const events = async (id: string) => (await alice.req('GET', `/v1/conversations/${id}/events`)).body.items as any[];
+    const events = (id: string) => eventsOf(alice, id);
     await waitFor(
       'every turn to end',
       async () => {
         for (const t of turns) {
           if (
-            !(await events(t.conversationId)).some(
-              (e) => TURN_ENDING_TYPES.includes(e.type) && e.data.turnId === t.turnId,
-            )
+            !(await events(t.conversationId)).some((e) => TURN_ENDING_TYPES.includes(e.type) && turnOf(e) === t.turnId)
           )
             return false;
         }
@@ -88,12 +92,12 @@ describe('worker crash (e2e): kill -9 of one of two workers mid-turn', () => {
     for (const conversationId of new Set(turns.map((t) => t.conversationId))) {
       const evs = await events(conversationId);
       for (const t of turns.filter((x) => x.conversationId === conversationId)) {
-        const endings = evs.filter((e) => TURN_ENDING_TYPES.includes(e.type) && e.data.turnId === t.turnId);
+        const endings = evs.filter((e) => TURN_ENDING_TYPES.includes(e.type) && turnOf(e) === t.turnId);
         expect(endings.map((e) => e.type)).toEqual(['AssistantReplied']);
       }
-      const results = evs.filter((e) => e.type === 'ToolResultRecorded').map((e) => e.data.toolUseId);
+      const results = evs.filter(isEvent('ToolResultRecorded')).map((e) => e.data.toolUseId);
       expect(new Set(results).size).toBe(results.length);
-      const invoked = evs.filter((e) => e.type === 'ToolInvoked').map((e) => e.data.toolUseId);
+      const invoked = evs.filter(isEvent('ToolInvoked')).map((e) => e.data.toolUseId);
       expect(new Set(invoked).size).toBe(invoked.length);
     }
 
@@ -118,17 +122,15 @@ describe('worker crash (e2e): kill -9 of one of two workers mid-turn', () => {
     const before = fake.requests.length;
     const turns: Array<{ conversationId: string; turnId: string }> = [];
     for (let c = 0; c < 4; c++) {
-      const conversationId = (await alice.req('POST', '/v1/conversations', { bookId })).body.id;
-      const r = await alice.req('POST', `/v1/conversations/${conversationId}/messages`, {
-        content: `conversation ${conversationId}`,
-      });
-      turns.push({ conversationId, turnId: r.body.turnId });
+      const conversationId = await newConversation(alice, bookId);
+      const { turnId } = await postMessage(alice, conversationId, `conversation ${conversationId}`);
+      turns.push({ conversationId, turnId });
     }
     await waitFor('LLM calls in flight', () => fake.requests.length >= before + 4, 20_000);
     await live[0].kill('SIGTERM');
     const endings = async (t: { conversationId: string; turnId: string }) =>
-      ((await alice.req('GET', `/v1/conversations/${t.conversationId}/events`)).body.items as any[]).filter(
-        (e) => TURN_ENDING_TYPES.includes(e.type) && e.data.turnId === t.turnId,
+      (await eventsOf(alice, t.conversationId)).filter(
+        (e) => TURN_ENDING_TYPES.includes(e.type) && turnOf(e) === t.turnId,
       );
     await waitFor(
       'every turn to end',

@@ -1,3 +1,5 @@
+import type { Schemas } from '../../../libs/api-client/src';
+import { expectOk } from '../api';
 import { Client } from '../stack';
 import { waitFor } from '../wait-for';
 
@@ -23,29 +25,28 @@ export function tinyBookMarkdown(): string {
 }
 
 /** Uploads the tiny book and waits until the worker has ingested it (a book is usable once ready). */
-export async function newBook(c: Client): Promise<{ id: string; chapters: Array<{ index: number; title: string }> }> {
-  const r = await c.req('POST', '/v1/books', {
-    title: 'The Lighthouse Keeper',
-    author: 'A. Tester',
-    format: 'markdown',
-    content: tinyBookMarkdown(),
-  });
-  if (r.status !== 202) throw new Error(`book upload failed: ${r.status} ${r.text}`);
-  return waitForBook(c, r.body.id);
+export async function newBook(c: Client): Promise<Schemas['BookDto']> {
+  const book = expectOk(
+    await c.api.POST('/v1/books', {
+      body: { title: 'The Lighthouse Keeper', author: 'A. Tester', format: 'markdown', content: tinyBookMarkdown() },
+    }),
+    202,
+  );
+  return waitForBook(c, book.id);
 }
 
 /** Polls GET /v1/books/:id until the book is ready; throws when it failed. */
-export async function waitForBook(c: Client, id: string, timeoutMs = 30_000): Promise<any> {
-  let book: any;
+export async function waitForBook(c: Client, id: string, timeoutMs = 30_000): Promise<Schemas['BookDto']> {
+  let book: Schemas['BookDto'] | undefined;
   await waitFor(
     `book ${id} ready`,
     async () => {
-      book = (await c.req('GET', `/v1/books/${id}`)).body;
+      book = (await c.api.GET('/v1/books/{id}', { params: { path: { id } } })).data;
       if (book?.status === 'failed') throw new Error(`book ${id} failed: ${JSON.stringify(book.error)}`);
       return book?.status === 'ready';
     },
     timeoutMs,
     50,
   );
-  return book;
+  return book!;
 }
