@@ -10,9 +10,13 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const src = path.join(root, 'apps/web');
 const out = path.join(root, 'dist/web');
 
-execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', path.join(src, 'tsconfig.json')], {
-  stdio: 'inherit',
-});
+execFileSync(
+  process.execPath,
+  [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', path.join(src, 'tsconfig.json')],
+  {
+    stdio: 'inherit',
+  },
+);
 mkdirSync(out, { recursive: true });
 await build({
   entryPoints: [path.join(src, 'src/main.ts')],

@@ -15,9 +15,9 @@ export function connect(target: Target): Api {
   return { client: createParleyClient({ baseUrl: target.baseUrl, token: target.token }), target };
 }
 
-/** What openapi-fetch answers, loosely: the generated answer types are still being completed. */
-interface Answer {
-  data?: unknown;
+/** What openapi-fetch answers: the body typed by the operation's document, or its problem. */
+interface Answer<D> {
+  data?: D;
   error?: unknown;
   response: Response;
 }
@@ -26,15 +26,15 @@ interface Answer {
  * Runs one request; answers the body as T. `what` names the resource for messages
  * ("conversation 1b2c…"). Any failure becomes a CliError with one line and an exit code.
  */
-export async function call<T>(api: Api, what: string, request: () => Promise<Answer>): Promise<T> {
-  let answer: Answer;
+export async function call<D>(api: Api, what: string, request: () => Promise<Answer<D>>): Promise<D> {
+  let answer: Answer<D>;
   try {
     answer = await request();
   } catch (e) {
     throw unreachable(api.target.baseUrl, e);
   }
   const { response } = answer;
-  if (response.ok) return answer.data as T;
+  if (response.ok) return answer.data as D; // a 204 has no body: D is then never read
   throw apiError(api.target, what, response.status, answer.error);
 }
 

@@ -52,7 +52,7 @@ export async function booksAdd(
   form.append('file', new Blob([content]), basename(args.file)); // the API tells the format from the name
   if (args.title) form.append('title', args.title);
   if (args.author) form.append('author', args.author);
-  const accepted = await call<Book>(api, `upload of ${basename(args.file)}`, () =>
+  const accepted = await call(api, `upload of ${basename(args.file)}`, () =>
     api.client.POST('/v1/books', { body: {}, bodySerializer: () => form }),
   );
   const book = await untilIngested(api, accepted);

@@ -130,7 +130,7 @@ export function eventLines(e: EventEnvelope, numbers: Map<string, number>): stri
       return [`${head}${dim('the answer was cancelled')}`];
     case 'ConversationDeleted':
       return [`${head}${who} deleted the conversation`];
-    default:
-      return [`${head}${e.type}`];
+    default: // a type a newer server writes
+      return [`${head}${(e as { type: string }).type}`];
   }
 }

@@ -1,116 +1,26 @@
 /**
- * The shapes the terminal client reads from the API, narrowed to the fields it prints. The
- * generated client's response types are being completed; until they cover every answer, these
- * say what the client relies on, and anything else in a body is ignored (as docs/events.md asks
- * of readers: new optional fields appear over time).
+ * The shapes the terminal client reads from the API: the generated client's types, from the
+ * OpenAPI document. Readers ignore fields they do not know (docs/events.md: new optional fields
+ * appear over time).
  */
+import type { Schemas } from '@parley/api-client';
 
-export interface Chapter {
-  index: number;
-  title: string;
-}
-
-export interface Book {
-  id: string;
-  title: string;
-  author: string | null;
-  format: string;
-  status?: 'ingesting' | 'ready' | 'failed';
-  chapters: Chapter[];
-  chunkCount: number;
-  progress?: { phase: string; pagesDone?: number; pagesTotal?: number; chunksWritten: number; chunksTotal?: number };
-  error?: { code: string; message: string };
-  createdAt: string;
-}
-
-export interface Conversation {
-  id: string;
-  bookId: string | null;
-  title: string | null;
-  readingPosition: number | null;
-  version: number;
-  createdAt?: string;
-  updatedAt?: string;
-  lastActivityAt?: string;
-  messageCount?: number;
-}
-
+export type Book = Schemas['BookDto'];
+/** a conversation as shown, or as listed (the list leaves out its turns) */
+export type Conversation = Schemas['ConversationDto'] | Schemas['ConversationSummaryDto'];
 export interface Page<T> {
   items: T[];
   nextCursor: string | null;
 }
-
-export interface Citation {
-  chunkId: string;
-  chapter: string;
-  chapterIndex?: number;
-  section: string | null;
-  page: number | null;
-  score?: number;
-}
-
-export interface Usage {
-  inputTokens: number;
-  outputTokens: number;
-  cacheReadInputTokens?: number;
-  cacheCreationInputTokens?: number;
-}
-
-/** One stored event, as GET …/events and the SSE stream send it. `data` is read per type below. */
-export interface EventEnvelope {
-  id: string;
-  type: string;
-  conversationId: string;
-  version: number;
-  position: string;
-  occurredAt: string;
-  data: Record<string, unknown>;
-  metadata: { userId: string; correlationId?: string; causationId?: string };
-}
-
-export interface UserMessagePosted {
-  turnId: string;
-  messageId: string;
-  content: string;
-  selectedText?: string;
-}
-
-export interface ToolInvoked {
-  turnId: string;
-  toolUseId: string;
-  name: string;
-  input: unknown;
-  iteration: number;
-  assistantText?: string;
-  usage?: Usage;
-}
-
-export interface ToolResultRecorded {
-  turnId: string;
-  toolUseId: string;
-  content: string;
-  isError: boolean;
-  chunks?: Citation[];
-  citationStart?: number;
-}
-
-export interface AssistantReplied {
-  turnId: string;
-  content: string;
-  model: string;
-  usage: Usage;
-  costUsd: number;
-  citations: Citation[];
-  iterations: number;
-  latencyMs?: number;
-}
-
-export interface TurnFailed {
-  turnId: string;
-  code: string;
-  message: string;
-  retryable: boolean;
-}
+export type Citation = Schemas['Citation'];
+export type Usage = Schemas['Usage'];
+/** One stored event, as GET …/events and the SSE stream send it; `type` tells which data it has. */
+export type EventEnvelope = Schemas['ConversationEventEnvelope'];
+export type UserMessagePosted = Schemas['UserMessagePosted']['data'];
+export type ToolInvoked = Schemas['ToolInvoked']['data'];
+export type ToolResultRecorded = Schemas['ToolResultRecorded']['data'];
+export type AssistantReplied = Schemas['AssistantReplied']['data'];
+export type TurnFailed = Schemas['TurnFailed']['data'];
 
 /** A live `AssistantTextDelta` frame: not an event, no version (docs/events.md). */
 export interface TextDelta {

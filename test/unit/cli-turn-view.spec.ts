@@ -4,16 +4,18 @@ import type { EventEnvelope, TextDelta } from '../../scripts/cli/types';
 
 const TURN = 't1';
 let version = 0;
-const event = (type: string, data: Record<string, unknown>): EventEnvelope => ({
-  id: `e${++version}`,
-  type,
-  conversationId: 'c',
-  version,
-  position: String(version),
-  occurredAt: new Date().toISOString(),
-  data: { turnId: TURN, ...data },
-  metadata: { userId: 'u' },
-});
+// fixtures carry only the fields the view reads, hence the cast
+const event = (type: string, data: Record<string, unknown>): EventEnvelope =>
+  ({
+    id: `e${++version}`,
+    type,
+    conversationId: 'c',
+    version,
+    position: String(version),
+    occurredAt: new Date().toISOString(),
+    data: { turnId: TURN, ...data },
+    metadata: { userId: 'u' },
+  }) as EventEnvelope;
 const delta = (text: string, index: number, iteration = 1, attempt = 1): TextDelta => ({
   turnId: TURN,
   iteration,
@@ -97,7 +99,7 @@ describe('TurnView', () => {
     v.event({
       ...replied('See [2].'),
       data: { ...replied('').data, content: 'See [2].', citations: [chunk('b', 'Chapter 2')] },
-    });
+    } as EventEnvelope);
     expect(out()).toBe('See [2].\nsources:\n  [2] Chapter 2\n');
   });
 });

@@ -288,6 +288,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/dev/token': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Mint a bearer token for any user id (NODE_ENV=development only)
+     * @description For trying Parley on a laptop: signs a 24-hour HS256 token with AUTH_JWT_SECRET. Answers 404 unless the API runs with NODE_ENV=development and an HS256 secret.
+     */
+    post: operations['DevTokenController_mint'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -438,6 +458,7 @@ export interface components {
       readingPosition?: number | null;
     };
     PostMessageDto: {
+      /** @description at most MESSAGE_MAX_CHARS characters (16,000 by default; 400 validation_failed beyond) */
       content: string;
       /** @description the passage the reader highlighted */
       selectedText?: string;
@@ -459,7 +480,9 @@ export interface components {
       toolUseId: string;
       name: string;
       /** @description the tool's input as the model wrote it */
-      input: Record<string, never>;
+      input: {
+        [key: string]: unknown;
+      };
     };
     MessageDto: {
       /** @description the message's id (a tool result's is its tool call's id) */
@@ -598,6 +621,20 @@ export interface components {
     };
     SearchResultDto: {
       items: components['schemas']['SearchHitDto'][];
+    };
+    DevTokenRequestDto: {
+      /**
+       * @description the user id (`sub`) of the token
+       * @example alice
+       */
+      userId: string;
+    };
+    DevTokenDto: {
+      /** @description an HS256 bearer token for userId */
+      token: string;
+      userId: string;
+      /** @description seconds the token is valid */
+      expiresIn: number;
     };
     EventMetadataDto: {
       userId: string;
@@ -2613,6 +2650,77 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'] & {
             /** @enum {string} */
             code?: 'identity_provider_unavailable' | 'database_unavailable';
+          };
+        };
+      };
+    };
+  };
+  DevTokenController_mint: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['DevTokenRequestDto'];
+      };
+    };
+    responses: {
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DevTokenDto'];
+        };
+      };
+      /** @description `validation_failed`: The request is not valid; `malformed_json`: The body is not valid JSON */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'validation_failed' | 'malformed_json';
+          };
+        };
+      };
+      /** @description `not_found`: No such resource */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'not_found';
+          };
+        };
+      };
+      /** @description `payload_too_large`: The request is too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
           };
         };
       };

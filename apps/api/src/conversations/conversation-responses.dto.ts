@@ -56,7 +56,8 @@ export class ConversationListDto {
 export class ToolInvocationDto {
   @ApiProperty() toolUseId!: string;
   @ApiProperty() name!: string;
-  @ApiProperty({ description: "the tool's input as the model wrote it" }) input!: unknown;
+  @ApiProperty({ type: 'object', additionalProperties: true, description: "the tool's input as the model wrote it" })
+  input!: Record<string, unknown>;
 }
 
 export class MessageDto {

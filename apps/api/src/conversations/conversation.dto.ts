@@ -13,7 +13,7 @@ export class CreateConversationDto {
   @IsUUID()
   bookId?: string;
 
-  @ApiPropertyOptional({ maxLength: TITLE_MAX })
+  @ApiPropertyOptional({ minLength: 1, maxLength: TITLE_MAX })
   @IsOptional()
   @IsString()
   @MinLength(1)
@@ -36,7 +36,7 @@ export class CreateConversationDto {
 }
 
 export class UpdateConversationDto {
-  @ApiPropertyOptional({ maxLength: TITLE_MAX })
+  @ApiPropertyOptional({ minLength: 1, maxLength: TITLE_MAX })
   @IsOptional()
   @IsString()
   @MinLength(1)
@@ -53,7 +53,11 @@ export class UpdateConversationDto {
 }
 
 export class PostMessageDto {
-  @ApiProperty({ minLength: 1, maxLength: 16_000 })
+  @ApiProperty({
+    minLength: 1,
+    maxLength: CONTENT_HARD_MAX,
+    description: 'at most MESSAGE_MAX_CHARS characters (16,000 by default; 400 validation_failed beyond)',
+  })
   @IsString()
   @MinLength(1)
   @MaxLength(CONTENT_HARD_MAX)
