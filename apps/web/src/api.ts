@@ -3,41 +3,17 @@
  * has the operation, and XMLHttpRequest for the upload (fetch reports no upload progress).
  * Every failure becomes an ApiError whose message is the problem's `detail` (or `message`).
  */
-import { createParleyClient, type ParleyClient } from '@parley/api-client';
+import { createParleyClient, type ParleyClient, type Schemas } from '@parley/api-client';
 import type { EventEnvelope } from './model';
 
-export interface Chapter {
-  index: number;
-  title: string;
-}
-
-export interface Book {
-  id: string;
-  title: string;
-  author: string | null;
-  status: 'ingesting' | 'ready' | 'failed';
-  chapters: Chapter[];
-  chunkCount: number;
-  progress?: { phase: string; chunksWritten: number; chunksTotal?: number };
-  error?: { code: string; message: string };
-}
-
-export interface ConversationSummary {
-  id: string;
-  bookId: string | null;
-  title: string | null;
-  version: number;
-  lastActivityAt: string;
-}
-
-export interface ConversationState {
-  id: string;
-  bookId: string | null;
-  title: string | null;
-  readingPosition: number | null;
-  version: number;
-  messageCount: number;
-}
+export type Book = Schemas['BookDto'];
+export type Chapter = Schemas['ChapterDto'];
+/** what the sidebar shows of a listed conversation */
+export type ConversationSummary = Pick<
+  Schemas['ConversationSummaryDto'],
+  'id' | 'bookId' | 'title' | 'version' | 'lastActivityAt'
+>;
+export type ConversationState = Schemas['ConversationDto'];
 
 export class ApiError extends Error {
   constructor(
@@ -67,16 +43,16 @@ function codeOf(body: unknown): string | undefined {
   return typeof c === 'string' ? c : undefined;
 }
 
-/** openapi-fetch's answer: the data, or an ApiError from its error body. */
-async function ok<T>(call: Promise<{ data?: unknown; error?: unknown; response: Response }>): Promise<T> {
-  let r: { data?: unknown; error?: unknown; response: Response };
+/** openapi-fetch's answer: the data (typed by the operation's document), or an ApiError from its problem. */
+async function ok<D>(call: Promise<{ data?: D; error?: unknown; response: Response }>): Promise<D> {
+  let r: { data?: D; error?: unknown; response: Response };
   try {
     r = await call;
   } catch {
     throw new ApiError(0, 'the API cannot be reached');
   }
   if (!r.response.ok) throw new ApiError(r.response.status, problemText(r.error, r.response.status), codeOf(r.error));
-  return r.data as T;
+  return r.data as D; // a 204 has no body: D is then never read
 }
 
 export class Api {
@@ -92,9 +68,7 @@ export class Api {
   /** POST /v1/dev/token: only a development API mints tokens (404 otherwise). */
   static async devToken(baseUrl: string, userId: string): Promise<string> {
     try {
-      const minted = await ok<{ token: string }>(
-        createParleyClient({ baseUrl }).POST('/v1/dev/token', { body: { userId } }),
-      );
+      const minted = await ok(createParleyClient({ baseUrl }).POST('/v1/dev/token', { body: { userId } }));
       return minted.token;
     } catch (e) {
       if (e instanceof ApiError && e.status === 404) {
@@ -154,7 +128,7 @@ export class Api {
     const all: EventEnvelope[] = [];
     let cursor: number | undefined = after;
     while (cursor !== undefined) {
-      const page: { items: EventEnvelope[]; nextCursor: string | null } = await ok(
+      const page: Schemas['EventPageDto'] = await ok(
         this.client.GET('/v1/conversations/{id}/events', { params: { path: { id }, query: { after: cursor } } }),
       );
       all.push(...page.items);
