@@ -5,22 +5,12 @@
  * server replays one after a reconnect, because versions at or below the last one are dropped.
  */
 import { EventSource } from 'eventsource';
+import { CONVERSATION_EVENT_TYPES } from '@parley/api-client';
 import { apiError, unreachable, type Api } from './api';
 import type { CliError } from './errors';
 import type { EventEnvelope, TextDelta } from './types';
 
-export const EVENT_TYPES = [
-  'ConversationStarted',
-  'ConversationRenamed',
-  'ReadingPositionChanged',
-  'UserMessagePosted',
-  'ToolInvoked',
-  'ToolResultRecorded',
-  'AssistantReplied',
-  'TurnFailed',
-  'TurnCancelled',
-  'ConversationDeleted',
-] as const;
+export const EVENT_TYPES = CONVERSATION_EVENT_TYPES;
 
 /** How long a dropped connection stays quiet before the user is told (most come back at once). */
 const QUIET_RECONNECT_MS = 3_000;

@@ -3,7 +3,7 @@
  * OpenAPI document. Readers ignore fields they do not know (docs/events.md: new optional fields
  * appear over time).
  */
-import type { Schemas } from '@parley/api-client';
+import type { AssistantTextDelta, Schemas } from '@parley/api-client';
 
 export type Book = Schemas['BookDto'];
 /** a conversation as shown, or as listed (the list leaves out its turns) */
@@ -22,14 +22,7 @@ export type ToolResultRecorded = Schemas['ToolResultRecorded']['data'];
 export type AssistantReplied = Schemas['AssistantReplied']['data'];
 export type TurnFailed = Schemas['TurnFailed']['data'];
 
-/** A live `AssistantTextDelta` frame: not an event, no version (docs/events.md). */
-export interface TextDelta {
-  turnId: string;
-  iteration: number;
-  attempt: number;
-  index: number;
-  text: string;
-}
+export type TextDelta = AssistantTextDelta;
 
 export const TURN_ENDINGS = ['AssistantReplied', 'TurnFailed', 'TurnCancelled'] as const;
 

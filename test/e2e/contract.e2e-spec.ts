@@ -344,6 +344,10 @@ describe('API contract: every operation through Prism against the served OpenAPI
       await typed('metrics', 200, (c) => c.GET('/metrics', { parseAs: 'text' }));
     });
 
+    it('the development token endpoint is off outside development', async () => {
+      await typed('dev token in production', 404, (c) => c.POST('/v1/dev/token', { body: { userId: 'alice' } }));
+    });
+
     it('the problem catalogue, where problem types lead', async () => {
       await typed('list problem kinds', 200, (c) => c.GET('/problems'));
       await typed('show a problem kind', 200, (c) =>

@@ -12,7 +12,6 @@ import {
   MAX_BOOK_BYTES,
   SearchBookTool,
 } from '@parley/books';
-import { booksAdd } from '../../scripts/cli/books-add';
 import { minimalPdf } from '../support/minimal-pdf';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 
@@ -327,27 +326,6 @@ describe(BooksService.name, () => {
         content: expect.stringMatching(/^No passages/),
         chunks: [],
       });
-    });
-  });
-
-  describe('books add (CLI)', () => {
-    it('ingests a local file and prints the book as JSON', async () => {
-      const lines: string[] = [];
-      const owner = `cli-${randomUUID()}`;
-      const book = await booksAdd(
-        { file: bookPath('alice.txt'), user: owner },
-        { pool: db.pool, print: (l) => lines.push(l) },
-      );
-      expect(book.title).toBe('alice');
-      expect(book.chapters).toHaveLength(12);
-      expect(JSON.parse(lines.join('\n'))).toEqual(book);
-      expect((await sut.list(owner)).map((b) => b.id)).toEqual([book.id]);
-      await expect(booksAdd({ file: '/nonexistent/book.txt', user: owner }, { pool: db.pool })).rejects.toThrow(
-        /cannot read/,
-      );
-      await expect(booksAdd({ file: bookPath('alice.qa.jsonl'), user: owner }, { pool: db.pool })).rejects.toThrow(
-        /format/,
-      );
     });
   });
 });

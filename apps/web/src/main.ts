@@ -14,22 +14,12 @@ import {
   type ToolCall,
   where,
 } from './model';
+import { CONVERSATION_EVENT_TYPES } from '@parley/api-client';
 import { $, el, byId } from './dom';
 import { loadCachedEvents, saveCachedEvents, dropCachedEvents } from './cache';
 
 const TOKEN_KEY = 'parley:token';
-const EVENT_TYPES = [
-  'ConversationStarted',
-  'ConversationRenamed',
-  'ReadingPositionChanged',
-  'UserMessagePosted',
-  'ToolInvoked',
-  'ToolResultRecorded',
-  'AssistantReplied',
-  'TurnFailed',
-  'TurnCancelled',
-  'ConversationDeleted',
-];
+const EVENT_TYPES = CONVERSATION_EVENT_TYPES;
 
 const base = location.origin;
 let token: string | undefined = localStorage.getItem(TOKEN_KEY) ?? undefined;

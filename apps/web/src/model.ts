@@ -3,6 +3,7 @@
  * AssistantTextDelta frames. Pure: no DOM, so the same fold serves the live view and the
  * timeline's view of an earlier version.
  */
+import type { AssistantTextDelta, Schemas } from '@parley/api-client';
 
 export interface EventEnvelope {
   id: string;
@@ -14,21 +15,8 @@ export interface EventEnvelope {
   data: any;
 }
 
-export interface TextDelta {
-  turnId: string;
-  iteration: number;
-  attempt: number;
-  index: number;
-  text: string;
-}
-
-export interface Citation {
-  chunkId: string;
-  chapter: string;
-  chapterIndex?: number;
-  section: string | null;
-  page: number | null;
-}
+export type TextDelta = AssistantTextDelta;
+export type Citation = Schemas['Citation'];
 
 /** A passage the agent found, numbered as the answer cites it ([n]), with its text when the tool result holds it. */
 export interface Passage extends Citation {
