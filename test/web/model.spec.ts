@@ -14,6 +14,7 @@ const chunk = (n: number) => ({
   chunkId: `k${n}`,
   chapter: `Chapter ${n}`,
   chapterIndex: n,
+  score: 1,
   section: null,
   page: null,
 });
