@@ -300,3 +300,40 @@ describe('terminal client (e2e, tmux)', () => {
     for (const r of [down, badToken, gone, chatGone]) expect(r.stderr).not.toMatch(/\n\s+at /); // no stack
   }, 60_000);
 });
+
+/** As after a bare `npm start`: the offline scripted model, NODE_ENV=development. */
+describe("terminal client against npm start's defaults (scripted model, e2e)", () => {
+  let stack: Stack;
+
+  beforeAll(async () => {
+    stack = await startStack({ env: { NODE_ENV: 'development' } });
+  }, 60_000);
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('adds a book and answers a piped question with its sources', async () => {
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      PARLEY_URL: stack.base,
+      AUTH_JWT_SECRET: TEST_JWT_SECRET,
+      PARLEY_USER: `scripted-${randomUUID()}`,
+      NO_COLOR: '1',
+    };
+    delete env.PARLEY_TOKEN;
+    const cli = (args: string[], stdin = ''): Promise<Run> =>
+      new Promise((resolve) => {
+        const child = execFile(process.execPath, [CLI, ...args], { cwd: ROOT, env, timeout: 60_000 }, (err, o, e) =>
+          resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout: o, stderr: e }),
+        );
+        child.stdin!.end(stdin);
+      });
+    const added = await cli(['books', 'add', 'data/books/alice.txt', '--title', 'Alice']);
+    expect(added.code).toBe(0);
+    const bookId = /^([0-9a-f-]{36})\s+Alice/m.exec(added.stdout)![1];
+    const chat = await cli(['chat', bookId, '--new'], 'Who was sitting on the mushroom smoking a hookah?\n');
+    expect(chat).toMatchObject({ code: 0, stderr: '' });
+    expect(chat.stdout).toContain('Let me look that up in the book.');
+    expect(chat.stdout).toMatch(/sources:\n\s+\[1\] CHAPTER/i);
+  }, 120_000);
+});
