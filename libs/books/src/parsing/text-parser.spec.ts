@@ -22,6 +22,8 @@ describe(parseText.name, () => {
       ['alice.txt', 12, 'CHAPTER I. Down the Rabbit-Hole', "CHAPTER XII. Alice's Evidence"],
       ['pride_and_prejudice.txt', 61, 'Chapter 1', 'Chapter 61'],
       ['frankenstein.txt', 28, 'Letter 1', 'Chapter 24'],
+      // twelve stories headed by titled numerals; story I's bare part numerals (I. II. III.) stay in its text
+      ['sherlock_holmes.txt', 12, 'I. A SCANDAL IN BOHEMIA', 'XII. THE ADVENTURE OF THE COPPER BEECHES'],
     ])('%s has %i chapters from "%s" to "%s"', (file, count, first, last) => {
       const book = parse(sampleBook(file));
       expect(book.chapters).toHaveLength(count);

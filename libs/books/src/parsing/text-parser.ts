@@ -108,15 +108,22 @@ function chooseHeadings(lines: SourceLine[], candidates: Heading[]): { headings:
   } else if (of('part').length >= 2) {
     headings = withoutContents(lines, of('part', 'named'), drop);
   } else {
-    const numerals = withoutContents(lines, of('numeral', 'named'), () => undefined);
-    const numbers = numerals.filter((h) => h.match.kind === 'numeral').map((h) => h.match.number);
-    if (numbers.length >= 2 && numbers.every((n, i) => n === i + 1)) {
+    // numerals counting 1, 2, 3…; else only those with a title on their line, when they count so
+    // (stories `I. A SCANDAL IN BOHEMIA` … with bare `I.` `II.` part numerals inside a story)
+    const titled = of('numeral').filter((h) => h.match.inlineTitle !== '');
+    if (countsFromOne(withoutContents(lines, of('numeral'), () => undefined))) {
       headings = withoutContents(lines, of('numeral', 'named'), drop);
+    } else if (countsFromOne(withoutContents(lines, titled, () => undefined))) {
+      headings = withoutContents(lines, [...titled, ...of('named')].sort((x, y) => x.start - y.start), drop);
     } else {
       headings = withoutContents(lines, of('named'), drop);
     }
   }
   return { headings, dropLines };
+}
+
+function countsFromOne(numerals: Heading[]): boolean {
+  return numerals.length >= 2 && numerals.every((h, i) => h.match.number === i + 1);
 }
 
 /** Removes headings that have no text under them and come again later (a contents list). */
