@@ -114,7 +114,11 @@ function chooseHeadings(lines: SourceLine[], candidates: Heading[]): { headings:
     if (countsFromOne(withoutContents(lines, of('numeral'), () => undefined))) {
       headings = withoutContents(lines, of('numeral', 'named'), drop);
     } else if (countsFromOne(withoutContents(lines, titled, () => undefined))) {
-      headings = withoutContents(lines, [...titled, ...of('named')].sort((x, y) => x.start - y.start), drop);
+      headings = withoutContents(
+        lines,
+        [...titled, ...of('named')].sort((x, y) => x.start - y.start),
+        drop,
+      );
     } else {
       headings = withoutContents(lines, of('named'), drop);
     }
