@@ -129,6 +129,28 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
     expect(fake.rejected).toEqual([]);
   });
 
+  it("asks the model to search like a reader: the book's words, parallel searches, search again", async () => {
+    const id = await conversation();
+    const { turnId } = await post(id, 'GUIDANCE: what did she find in the lamp room?');
+    await untilEnded(id, turnId);
+    const req = fake.requests.find((r) => question(r).startsWith('GUIDANCE:') && r.body.tools?.length)!;
+    const system = (req.body.system as Array<{ type: string; text: string }>).map((b) => b.text).join('\n');
+    const tool = (req.body.tools as Array<{ name: string; description: string }>).find(
+      (t) => t.name === 'search_book',
+    )!;
+    for (const text of [system, tool.description].map((t) => t.replace(/\s+/g, ' '))) {
+      expect(text).toMatch(/book's likely words/);
+      expect(text).toMatch(/names, places (and|or) objects/);
+      expect(text).toMatch(/not (in )?the reader's phrasing/);
+      expect(text).toMatch(/several searches in parallel/);
+      expect(text).toMatch(/search again with other words/);
+    }
+    // nothing of the turn in the system prompt: it stays byte-stable for the prompt cache
+    expect(system).not.toContain('GUIDANCE');
+    expect(system).not.toContain(turnId);
+    expect(fake.rejected).toEqual([]);
+  });
+
   it('runs parallel tool calls and returns their results together, results first', async () => {
     const id = await conversation();
     const { turnId } = await post(id, 'PARALLEL: the telescope and the logbook?');

@@ -6,13 +6,21 @@ import { clientFor, startStack, Stack, fakeAnthropicEnv } from '../support/stack
 import { waitFor } from '../support/wait-for';
 
 const isReformulation = (r: RecordedRequest) => JSON.stringify(r.body.messages).includes('self-contained search query');
+const isHyde = (r: RecordedRequest) => JSON.stringify(r.body.messages).includes('Write a short passage');
+const HYDE_PASSAGE =
+  'At midnight the storm broke over Vell.\nMarisol brought oil up from the cellar and relit the lamp.';
 
 function model(req: RecordedRequest): FakeReply {
   if (isReformulation(req)) return { content: [{ type: 'text', text: 'green leather logbook last entry ship' }] };
+  if (isHyde(req)) return { content: [{ type: 'text', text: HYDE_PASSAGE }] };
   return { content: [{ type: 'text', text: 'The logbook names the Wandering Heron [1].' }] };
 }
 
-/** LLM_RETRIEVAL_MODE=always-retrieve: reformulate, search, answer with the passages, no tools offered. */
+/**
+ * LLM_RETRIEVAL_MODE=always-retrieve: reformulate and (RETRIEVAL_HYDE, on by default with the
+ * anthropic provider) write a hypothetical passage, search with both, answer with the passages,
+ * no tools offered.
+ */
 describe('always-retrieve fallback (e2e)', () => {
   let fake: FakeAnthropic;
   let stack: Stack;
@@ -54,17 +62,38 @@ describe('always-retrieve fallback (e2e)', () => {
       'ConversationStarted',
       'UserMessagePosted',
       'ToolInvoked',
+      'ToolInvoked',
+      'ToolResultRecorded',
       'ToolResultRecorded',
       'AssistantReplied',
     ]);
-    expect(expectEvent(evs[2], 'ToolInvoked').data).toMatchObject({
-      name: 'search_book',
-      input: { query: 'green leather logbook last entry ship' },
-    });
-    expect(fake.requests).toHaveLength(2);
+    const [query, hyde] = [expectEvent(evs[2], 'ToolInvoked').data, expectEvent(evs[3], 'ToolInvoked').data];
+    expect(query).toMatchObject({ name: 'search_book', input: { query: 'green leather logbook last entry ship' } });
+    // the HyDE passage is searched too, on one line
+    expect(hyde).toMatchObject({ name: 'search_book', input: { query: HYDE_PASSAGE.replace('\n', ' ') } });
+    expect(hyde.toolUseId).toMatch(/^hyde_/);
+    const [r1, r2] = [expectEvent(evs[4], 'ToolResultRecorded').data, expectEvent(evs[5], 'ToolResultRecorded').data];
+    expect(r1.chunks?.[0]).toMatchObject({ chapter: expect.stringContaining('Lamp') });
+    // the passage finds the storm chapter first; the lamp room, which the query already found, is
+    // not repeated although the passage says "lamp"
+    expect(r2.chunks?.[0]).toMatchObject({ chapter: expect.stringContaining('Storm') });
+    expect(r2.chunks?.some((c) => c.chapter.includes('Lamp'))).toBe(false);
+    expect(r2.chunks?.some((c) => r1.chunks?.some((d) => d.chunkId === c.chunkId))).toBe(false);
+
+    // reformulation and HyDE in parallel, then the answer: all valid Messages requests without
+    // tools or sampling parameters (the fake rejects those), HyDE small and with its own prompt
+    expect(fake.rejected).toEqual([]);
+    expect(fake.requests).toHaveLength(3);
     expect(fake.requests.every((r) => r.body.tools === undefined)).toBe(true);
-    expect(isReformulation(fake.requests[0])).toBe(true);
-    expect(JSON.stringify(fake.requests[1].body.messages)).toContain('Wandering Heron');
+    expect(fake.requests.some((r) => ['temperature', 'top_p', 'top_k'].some((p) => p in r.body))).toBe(false);
+    expect(fake.requests.slice(0, 2).filter(isReformulation)).toHaveLength(1);
+    const hydeReq = fake.requests.slice(0, 2).find(isHyde)!;
+    expect(hydeReq.body).toMatchObject({ max_tokens: 300, messages: [{ role: 'user' }] });
+    expect(JSON.stringify(hydeReq.body.messages)).toContain('What was the ship in it called?');
+    expect(JSON.stringify(hydeReq.body.messages)).toContain('The Lighthouse Keeper');
+    const answer = JSON.stringify(fake.requests[2].body.messages);
+    expect(answer).toContain('Wandering Heron');
+    expect(answer).toContain('hidden in the cellar');
     expect(reply.data.citations[0]).toMatchObject({ chapter: expect.stringContaining('Lamp') });
     expect(reply.data.iterations).toBe(2);
   });

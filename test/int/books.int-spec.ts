@@ -293,6 +293,16 @@ describe(BooksService.name, () => {
       expect(first.content.match(/^\[\d+\] /gm)).toEqual(['[1] ', '[2] ']);
     });
 
+    it('leaves out the passages an earlier search of the turn returned (the HyDE search), still k of them', async () => {
+      const first = await tool.run({ query: 'Cheshire Cat grin', k: 3 }, ctx());
+      const excluded = first.chunks!.slice(0, 2).map((c) => c.chunkId);
+      const out = await tool.run({ query: 'Cheshire Cat grin', k: 3 }, ctx({ excludeChunkIds: excluded }));
+      expect(out.chunks).toHaveLength(3);
+      expect(out.chunks!.map((c) => c.chunkId)).not.toContain(excluded[0]);
+      expect(out.chunks!.map((c) => c.chunkId)).not.toContain(excluded[1]);
+      expect(out.chunks![0].chunkId).toBe(first.chunks![2].chunkId);
+    });
+
     it('searches only up to the reading position, and says so', async () => {
       const everywhere = await tool.run({ query: 'the Queen and the Mouse', k: 10 }, ctx());
       expect(everywhere.chunks!.some((c) => c.chapterIndex! > 2)).toBe(true);

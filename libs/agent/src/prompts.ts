@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { projectRoot } from '@parley/platform';
 
-export type PromptName = 'conversation_system_prompt' | 'reformulation_prompt' | 'always_retrieve_answer';
+export type PromptName =
+  'conversation_system_prompt' | 'reformulation_prompt' | 'hyde_passage' | 'always_retrieve_answer';
 
 const cache = new Map<PromptName, string>();
 

@@ -22,8 +22,11 @@ export class SearchBookTool implements AgentTool {
   readonly description =
     'Searches the text of the book this conversation is about and returns the best-matching passages, numbered [1], [2], … ' +
     "with their chapter (and page when known). Use it before answering anything about the book's content, and cite the passages " +
-    'you rely on by their numbers, e.g. [2]. Only chapters the reader has reached are searched. Phrase the query with the ' +
-    'distinctive words a passage would contain (names, places, objects), not as a yes/no question.';
+    'you rely on by their numbers, e.g. [2]. Only chapters the reader has reached are searched. It matches words, not meaning: ' +
+    "write the query in the book's likely words (the names, places and objects a passage would contain), not in the reader's " +
+    'phrasing and not as a yes/no question. When the question has several parts, send several searches in parallel, one per ' +
+    'part. When the passages do not answer the question, search again with other words (another name, a synonym, an object ' +
+    'or event the scene would mention) before saying the book does not say.';
   readonly inputSchema = {
     type: 'object' as const,
     properties: {
@@ -31,7 +34,7 @@ export class SearchBookTool implements AgentTool {
         type: 'string',
         minLength: 1,
         maxLength: MAX_QUERY_CHARS,
-        description: 'what to look for: a question or the key words of the passage',
+        description: "the words the passage would contain (names, places, objects), in the book's wording",
       },
       k: {
         type: 'integer',
@@ -55,11 +58,13 @@ export class SearchBookTool implements AgentTool {
     if (!ctx.bookId) return { isError: true, content: 'this conversation has no book to search' };
     ctx.signal?.throwIfAborted();
     let hits: SearchHit[];
+    const exclude = new Set(ctx.excludeChunkIds ?? []);
     try {
       ({ items: hits } = await this.books.search(ctx.userId, ctx.bookId, parsed.query, {
-        k: parsed.k,
+        k: Math.min(parsed.k + exclude.size, SEARCH_BOOK_MAX_K * 3),
         maxChapter: ctx.readingPosition,
       }));
+      hits = hits.filter((h) => !exclude.has(h.chunkId)).slice(0, parsed.k);
     } catch (e) {
       if (e instanceof BookNotFoundError)
         return { isError: true, content: 'the book of this conversation no longer exists' };
@@ -68,7 +73,8 @@ export class SearchBookTool implements AgentTool {
     const scope =
       ctx.readingPosition === null ? '' : ` in chapters 1–${ctx.readingPosition} (the reader has not read further)`;
     if (hits.length === 0) {
-      return { content: `No passages matched "${parsed.query}"${scope}.`, chunks: [] };
+      const other = exclude.size ? ' besides those above' : '';
+      return { content: `No passages matched "${parsed.query}"${scope}${other}.`, chunks: [] };
     }
     const first = ctx.citationStart ?? 1;
     const passages = hits.map((h, i) => `[${first + i}] ${locate(h)}\n${h.text}`);

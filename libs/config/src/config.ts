@@ -21,6 +21,7 @@ const envSchema = z.object({
   LLM_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
   LLM_MAX_TOKENS: positiveInt.default(1024),
   LLM_RETRIEVAL_MODE: z.enum(['auto', 'tools', 'always-retrieve']).default('auto'),
+  RETRIEVAL_HYDE: z.enum(['true', 'false']).optional(),
   AUTH_JWT_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   // an identity provider's signing keys: RS256/ES256 tokens are verified against them
   AUTH_JWKS_URL: z.string().url().optional(),
@@ -80,6 +81,8 @@ export interface AppConfig {
     apiKey?: string;
     baseUrl?: string;
     retrievalMode: Env['LLM_RETRIEVAL_MODE'];
+    /** always-retrieve also searches with a hypothetical answer passage the model writes (HyDE) */
+    hyde: boolean;
   };
   agent: { maxIterations: number; contextTokens: number };
   worker: {
@@ -188,6 +191,7 @@ function authConfig(e: Env): AppConfig['auth'] {
 }
 
 function toAppConfig(e: Env, auth: AppConfig['auth']): AppConfig {
+  const provider = e.LLM_PROVIDER ?? (e.ANTHROPIC_API_KEY ? 'anthropic' : 'scripted');
   return {
     env: e.NODE_ENV,
     databaseUrl: e.DATABASE_URL,
@@ -196,13 +200,14 @@ function toAppConfig(e: Env, auth: AppConfig['auth']): AppConfig {
     logLevel: e.LOG_LEVEL,
     auth,
     llm: {
-      provider: e.LLM_PROVIDER ?? (e.ANTHROPIC_API_KEY ? 'anthropic' : 'scripted'),
+      provider,
       model: e.LLM_MODEL,
       maxTokens: e.LLM_MAX_TOKENS,
       maxRetries: e.LLM_MAX_RETRIES,
       apiKey: e.ANTHROPIC_API_KEY,
       baseUrl: e.ANTHROPIC_BASE_URL,
       retrievalMode: e.LLM_RETRIEVAL_MODE,
+      hyde: e.RETRIEVAL_HYDE ? e.RETRIEVAL_HYDE === 'true' : provider === 'anthropic',
     },
     agent: { maxIterations: e.AGENT_MAX_ITERATIONS, contextTokens: e.AGENT_CONTEXT_TOKENS },
     worker: {

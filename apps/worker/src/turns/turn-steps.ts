@@ -22,6 +22,9 @@ import { NewEvent } from '@parley/event-store';
 import { LiveDeltas } from '@parley/platform';
 import { LoadedTurn, turnEvent } from './turn-state';
 
+const HYDE_PREFIX = 'hyde_';
+const isHydeCall = (toolUseId: string) => toolUseId.startsWith(HYDE_PREFIX);
+
 /** One model call of a turn, as the steps below make it. */
 interface LlmCall {
   messages: LlmMessage[];
@@ -51,19 +54,26 @@ export class TurnSteps {
     @Inject(CONFIG) private readonly config: AppConfig,
   ) {}
 
-  /** Every pending call of the iteration, in parallel; results recorded together, in call order. */
+  /**
+   * Every pending call of the iteration, in parallel; results recorded together, in call order.
+   * The always-retrieve plan's HyDE search runs after the query's, leaving out the passages the
+   * query already found (the answer reads both: no passage twice).
+   */
   async runTools(
     s: LoadedTurn,
     calls: Array<{ toolUseId: string; name: string; input: unknown }>,
   ): Promise<NewEvent<ConversationEvent>[]> {
     const turn = s.turn!;
-    const outputs = await Promise.all(
-      calls.map(async (c) => {
-        const citationStart = citationStartFor(turn, c.toolUseId);
-        const out = await this.tools.run(c.name, c.input, { ...s.ctx, citationStart });
-        return { c, out, citationStart };
-      }),
-    );
+    const run = async (c: (typeof calls)[number], excludeChunkIds?: string[]) => {
+      const citationStart = citationStartFor(turn, c.toolUseId);
+      const out = await this.tools.run(c.name, c.input, { ...s.ctx, citationStart, excludeChunkIds });
+      return { c, out, citationStart };
+    };
+    const first = calls.filter((c) => !isHydeCall(c.toolUseId));
+    const outputs = await Promise.all(first.map((c) => run(c)));
+    const seen = () => outputs.flatMap(({ out }) => (out.chunks ?? []).map((ch) => ch.chunkId));
+    for (const c of calls.filter((c) => isHydeCall(c.toolUseId))) outputs.push(await run(c, seen()));
+    outputs.sort((a, b) => calls.indexOf(a.c) - calls.indexOf(b.c));
     return outputs.map(({ c, out, citationStart }) =>
       turnEvent(s.events, turn.turnId, 'ToolResultRecorded', {
         turnId: turn.turnId,
@@ -159,7 +169,11 @@ export class TurnSteps {
     return mode === 'always-retrieve' || (mode === 'auto' && !this.llm.supportsTools);
   }
 
-  /** Turns the question into one self-contained query, recorded as the turn's search_book call. */
+  /**
+   * Turns the question into one self-contained query, recorded as the turn's search_book call;
+   * with RETRIEVAL_HYDE, a second call at the same time writes a passage that would answer it,
+   * recorded as a second search_book call (toolUseId `hyde_…`) with that passage as the query.
+   */
   async reformulate(s: LoadedTurn, signal: AbortSignal): Promise<NewEvent<ConversationEvent>[]> {
     const turn = s.turn!;
     const earlier = s.turns.slice(0, s.turns.indexOf(turn)).slice(-3);
@@ -169,23 +183,22 @@ export class TurnSteps {
         ...(t.ending?.type === 'AssistantReplied' ? [`You: ${t.ending.content}`] : []),
       ])
       .join('\n');
-    const prompt = renderPrompt('reformulation_prompt', {
-      book: await this.bookName(s),
-      conversation: conversation || '(none)',
-      question: turn.content,
-    });
-    const result = await this.llm.chatWithTools([{ role: 'user', content: [{ type: 'text', text: prompt }] }], [], {
-      system: 'You write search queries.',
-      maxTokens: 200,
-      signal,
-    });
-    const query =
-      result.content
-        .flatMap((b) => (b.type === 'text' ? [b.text] : []))
-        .join(' ')
-        .split('\n')[0]
-        .trim()
-        .slice(0, 500) || turn.content.slice(0, 500);
+    const vars = { book: await this.bookName(s), conversation: conversation || '(none)', question: turn.content };
+    const ask = (prompt: string, system: string, maxTokens: number) =>
+      this.llm.chatWithTools([{ role: 'user', content: [{ type: 'text', text: prompt }] }], [], {
+        system,
+        maxTokens,
+        signal,
+      });
+    const [result, hyde] = await Promise.all([
+      ask(renderPrompt('reformulation_prompt', vars), 'You write search queries.', 200),
+      this.config.llm.hyde
+        ? ask(renderPrompt('hyde_passage', vars), 'You write short passages in the style of a book.', 300)
+        : Promise.resolve(null),
+    ]);
+    const textOf = (r: ChatResult) => r.content.flatMap((b) => (b.type === 'text' ? [b.text] : []));
+    const query = textOf(result).join(' ').split('\n')[0].trim().slice(0, 500) || turn.content.slice(0, 500);
+    const passage = hyde ? textOf(hyde).join(' ').replace(/\s+/g, ' ').trim().slice(0, 500) : '';
     return [
       turnEvent(s.events, turn.turnId, 'ToolInvoked', {
         turnId: turn.turnId,
@@ -193,16 +206,31 @@ export class TurnSteps {
         name: 'search_book',
         input: { query },
         iteration: 1,
-        usage: result.usage,
+        usage: hyde ? addUsage(result.usage, hyde.usage) : result.usage,
         model: result.model,
       }),
+      ...(passage
+        ? [
+            turnEvent(s.events, turn.turnId, 'ToolInvoked', {
+              turnId: turn.turnId,
+              toolUseId: `${HYDE_PREFIX}${randomUUID()}`,
+              name: 'search_book',
+              input: { query: passage },
+              iteration: 1,
+            }),
+          ]
+        : []),
     ];
   }
 
   /** The answer with the retrieved passages in the prompt, no tools offered. */
   async answerFromPassages(s: LoadedTurn, signal: AbortSignal): Promise<NewEvent<ConversationEvent>[]> {
     const turn = s.turn!;
-    const passages = turn.iterations.flatMap((it) => [...it.results.values()].map((r) => r.content)).join('\n\n');
+    // a HyDE search that found nothing new adds nothing to read
+    const passages = turn.iterations
+      .flatMap((it) => [...it.results].filter(([id, r]) => !isHydeCall(id) || r.chunks.length > 0))
+      .map(([, r]) => r.content)
+      .join('\n\n');
     const currentMessages = [
       {
         role: 'user' as const,

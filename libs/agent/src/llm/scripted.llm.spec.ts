@@ -19,4 +19,14 @@ describe(ScriptedLlm.name, () => {
     }
     expect(ids.size).toBe(20);
   });
+
+  it('answers the always-retrieve helper prompts (query, HyDE passage) with the question itself', async () => {
+    const prompt = `Write a passage.\n\nConversation so far:\n(none)\n\nLast question: Who gave Alice the cake?`;
+    const { content } = await new ScriptedLlm().chatWithTools(
+      [{ role: 'user', content: [{ type: 'text', text: `${'x'.repeat(600)}\n${prompt}` }] }],
+      [],
+      { system: 'You write search queries.' },
+    );
+    expect(content).toEqual([{ type: 'text', text: 'Who gave Alice the cake?' }]);
+  });
 });

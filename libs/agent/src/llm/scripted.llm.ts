@@ -26,6 +26,10 @@ export class ScriptedLlm implements LlmClient {
         messages,
       );
     }
+    // the always-retrieve helper prompts (search query, HyDE passage): the question itself will do
+    const asked =
+      tools.length === 0 && !results.length ? /\nLast question: ([^\n]+)\s*$/.exec(lastUserText(messages)) : null;
+    if (asked) return this.reply([{ type: 'text', text: asked[1].trim() }], 'end_turn', messages);
     const text = results.length
       ? answerFrom(results.map((r) => r.content).join('\n\n'))
       : `You asked: "${question}". I have no book passages to go on.`;
@@ -55,11 +59,15 @@ function newToolUseId(): string {
 }
 
 function lastQuestion(messages: LlmMessage[]): string {
+  return lastUserText(messages).slice(0, 500);
+}
+
+function lastUserText(messages: LlmMessage[]): string {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i];
     if (m.role !== 'user') continue;
     const texts = m.content.filter((b) => b.type === 'text').map((b) => b.text);
-    if (texts.length) return texts[texts.length - 1].slice(0, 500);
+    if (texts.length) return texts[texts.length - 1];
   }
   return '';
 }

@@ -10,6 +10,8 @@ export interface ToolContext {
   signal?: AbortSignal;
   /** the number of this call's first passage, so [n] is unique within a turn */
   citationStart?: number;
+  /** passages an earlier search of the same turn already returned: left out of this one */
+  excludeChunkIds?: readonly string[];
 }
 
 export interface ToolOutput {
