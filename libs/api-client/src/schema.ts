@@ -369,9 +369,9 @@ export interface components {
       currentVersion?: number;
       /** @description rate_limited, book_ingest_busy, database_unavailable: seconds to wait */
       retryAfter?: number;
-      /** @description not_ready: each dependency and whether it answers */
+      /** @description not_ready: each dependency and whether it answers (search: hybrid or lexical, as in /readyz) */
       checks?: {
-        [key: string]: 'ok' | 'down';
+        [key: string]: 'ok' | 'down' | 'hybrid' | 'lexical';
       };
       /** @description the HTTP status again, for clients written before problem details */
       statusCode: number;
@@ -564,7 +564,7 @@ export interface components {
     };
     BookProgressDto: {
       /** @enum {string} */
-      phase: 'queued' | 'scanning' | 'parsing' | 'storing' | 'done' | 'failed';
+      phase: 'queued' | 'scanning' | 'parsing' | 'storing' | 'embedding' | 'done' | 'failed';
       /** @description the upload's size in bytes */
       bytesTotal: number;
       /** @description PDF pages read so far */
@@ -574,6 +574,10 @@ export interface components {
       chunksWritten: number;
       /** @description passages to store, known once the book is parsed */
       chunksTotal?: number;
+      /** @description passages embedded so far (only with an embeddings provider configured) */
+      embeddingsWritten?: number;
+      /** @description passages to embed */
+      embeddingsTotal?: number;
     };
     BookErrorDto: {
       /**
@@ -949,7 +953,15 @@ export interface operations {
             /** @enum {string} */
             status: 'ready';
             checks: {
-              [key: string]: 'ok' | 'down';
+              /** @enum {string} */
+              database: 'ok' | 'down';
+              /** @enum {string} */
+              redis: 'ok' | 'down';
+              /**
+               * @description hybrid: full text and embeddings fused (EMBEDDINGS_PROVIDER set); lexical: full text only
+               * @enum {string}
+               */
+              search: 'hybrid' | 'lexical';
             };
           };
         };

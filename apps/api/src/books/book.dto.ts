@@ -87,7 +87,7 @@ export class ChapterDto {
 }
 
 export class BookProgressDto {
-  @ApiProperty({ enum: ['queued', 'scanning', 'parsing', 'storing', 'done', 'failed'] })
+  @ApiProperty({ enum: ['queued', 'scanning', 'parsing', 'storing', 'embedding', 'done', 'failed'] })
   phase!: string;
 
   @ApiProperty({ description: "the upload's size in bytes" })
@@ -104,6 +104,12 @@ export class BookProgressDto {
 
   @ApiPropertyOptional({ description: 'passages to store, known once the book is parsed' })
   chunksTotal?: number;
+
+  @ApiPropertyOptional({ description: 'passages embedded so far (only with an embeddings provider configured)' })
+  embeddingsWritten?: number;
+
+  @ApiPropertyOptional({ description: 'passages to embed' })
+  embeddingsTotal?: number;
 }
 
 export class BookErrorDto {
