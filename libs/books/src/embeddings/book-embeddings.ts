@@ -25,6 +25,8 @@ export class BookEmbeddings {
   constructor(
     readonly embedder: Embedder,
     private readonly repo: EmbeddingsRepository,
+    /** passages per round of embed-and-store (progress is reported after each) */
+    private readonly storeBatch = EMBED_STORE_BATCH,
   ) {}
 
   get model(): string {
@@ -43,8 +45,8 @@ export class BookEmbeddings {
       const already = await this.repo.count(bookId, model);
       const total = already + missing.length;
       await onProgress({ embeddingsWritten: already, embeddingsTotal: total });
-      for (let i = 0; i < missing.length; i += EMBED_STORE_BATCH) {
-        const batch = missing.slice(i, i + EMBED_STORE_BATCH);
+      for (let i = 0; i < missing.length; i += this.storeBatch) {
+        const batch = missing.slice(i, i + this.storeBatch);
         const vectors = await this.embedder.embedDocuments(batch.map((c) => c.text));
         await this.repo.store(bookId, model, batch, vectors);
         await onProgress({ embeddingsWritten: already + i + batch.length, embeddingsTotal: total });

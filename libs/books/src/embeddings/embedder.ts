@@ -79,7 +79,7 @@ export function retryAfterMs(header: string | null): number | null {
   return Number.isNaN(at) ? null : Math.max(0, at - Date.now());
 }
 
-abstract class HttpEmbedder implements Embedder {
+export abstract class HttpEmbedder implements Embedder {
   /** backoff base and cap; Retry-After is honoured up to the cap */
   static backoffMs = 500;
   static maxBackoffMs = 20_000;
