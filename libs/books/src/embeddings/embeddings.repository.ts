@@ -107,10 +107,11 @@ export class EmbeddingsRepository {
     const dimensions = rows.length ? rows[0].embedding.length / 4 : 0;
     const matrix = new Float32Array(rows.length * dimensions);
     const chapterIndexes = new Int32Array(rows.length);
+    // a byte copy per row (the platforms Node runs on are little-endian, as stored)
+    const bytes = new Uint8Array(matrix.buffer);
     rows.forEach((r, i) => {
       chapterIndexes[i] = r.chapter_index;
-      const e = r.embedding;
-      for (let d = 0; d < dimensions; d++) matrix[i * dimensions + d] = e.readFloatLE(d * 4);
+      r.embedding.copy(bytes, i * dimensions * 4, 0, dimensions * 4);
     });
     return { chunkIds: rows.map((r) => r.chunk_id), chapterIndexes, matrix, dimensions };
   }
