@@ -222,6 +222,57 @@ describe('semantic retrieval (embeddings fused with full text)', () => {
     expect(voyage.requests.filter((r) => r.inputType === 'document')).toEqual([]);
   });
 
+  it('a retried ingest keeps what was stored and embedded, and sends only what is missing', async () => {
+    const cfg = config(voyage);
+    // the first attempt breaks off after half the vectors are in (the worker died)
+    let calls = 0;
+    const embedder = createEmbedder(cfg)!;
+    const breaking = new BooksService(
+      new BooksRepository(db.pool),
+      undefined,
+      new BookEmbeddings(
+        {
+          model: embedder.model,
+          dimensions: embedder.dimensions,
+          embedQuery: (t) => embedder.embedQuery(t),
+          embedDocuments: async (texts) => {
+            if (++calls === 3) throw new Error('worker died');
+            return embedder.embedDocuments(texts);
+          },
+        },
+        new EmbeddingsRepository(db.pool),
+        16,
+      ),
+    );
+    const owner = `u-${randomUUID()}`;
+    const accepted = await breaking.accept(owner, { title: 'Big', format: 'text', content: honestBook(0.05) }, null);
+    const first = await breaking.process(accepted.id);
+    expect(first?.status).toBe('ready'); // an embedding failure never fails the book…
+    const { rows } = await db.pool.query('SELECT embedding_status FROM books WHERE id = $1', [accepted.id]);
+    expect(rows[0].embedding_status).toBe('failed'); // …it is recorded
+    const kept = await count('book_chunk_embeddings WHERE book_id = $1', [accepted.id]);
+    expect(kept).toBe(32);
+
+    // the job retried while the book is still ingesting: chunks are kept, only missing vectors sent
+    await db.pool.query(`UPDATE books SET status = 'ingesting' WHERE id = $1`, [accepted.id]);
+    await db.pool.query(`INSERT INTO book_uploads (book_id, content) VALUES ($1, $2)`, [
+      accepted.id,
+      Buffer.from(honestBook(0.05)),
+    ]);
+    const chunkIds = (
+      await db.pool.query('SELECT id FROM book_chunks WHERE book_id = $1 ORDER BY ordinal', [accepted.id])
+    ).rows;
+    voyage.requests.length = 0;
+    const book = (await service(cfg).process(accepted.id))!;
+    expect(book.status).toBe('ready');
+    expect(
+      (await db.pool.query('SELECT id FROM book_chunks WHERE book_id = $1 ORDER BY ordinal', [accepted.id])).rows,
+    ).toEqual(chunkIds);
+    expect(voyage.embedded).toBe(book.chunkCount - kept);
+    expect(await count('book_chunk_embeddings WHERE book_id = $1', [book.id])).toBe(book.chunkCount);
+    expect(book.progress).toMatchObject({ embeddingsWritten: book.chunkCount, embeddingsTotal: book.chunkCount });
+  });
+
   it('keeps within the provider limit on inputs, whatever the batch size asked, and refuses a bad key', async () => {
     const embedder = createEmbedder(config(voyage, { batchSize: 5_000 }))!;
     const texts = Array.from({ length: 2_500 }, (_, i) => `passage number ${i}`);

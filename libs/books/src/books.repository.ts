@@ -175,6 +175,24 @@ export class BooksRepository {
     );
   }
 
+  /** How many passages of a book still ingesting are stored already (a retried ingest). */
+  async storedChunks(bookId: string): Promise<number> {
+    const { rows } = await this.pool.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM book_chunks WHERE book_id = $1',
+      [bookId],
+    );
+    return rows[0].n;
+  }
+
+  /** Deletes what a broken-off ingest stored of a book still ingesting, so it is stored again from the start. */
+  async clearChunks(bookId: string): Promise<void> {
+    await this.pool.query(
+      `WITH c AS (DELETE FROM book_chunks WHERE book_id = $1)
+       DELETE FROM book_terms WHERE book_id = $1`,
+      [bookId],
+    );
+  }
+
   /** Makes a fully stored book usable and drops its upload; null when the book was deleted meanwhile. */
   async markReady(
     bookId: string,

@@ -107,8 +107,12 @@ export class BooksService {
     }
     const { chapters, chunks } = parsed;
     await report({ phase: 'storing', chunksTotal: chunks.length }, true);
+    // a retried job: all stored already (it broke off later, embedding) is kept with its
+    // vectors; a part is stored again from the start
+    const stored = await this.repo.storedChunks(bookId);
+    if (stored > 0 && stored !== chunks.length) await this.repo.clearChunks(bookId);
     // short transactions, batch by batch: one long one would stall every tailer of the event log
-    for (let i = 0; i < chunks.length; i += INGEST_BATCH) {
+    for (let i = stored === chunks.length ? chunks.length : 0; i < chunks.length; i += INGEST_BATCH) {
       try {
         await this.repo.addChunks(bookId, chunks.slice(i, i + INGEST_BATCH));
       } catch (e) {
