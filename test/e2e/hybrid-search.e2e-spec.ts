@@ -52,6 +52,7 @@ describe('hybrid search (e2e)', () => {
       return shown.status === 'ready';
     });
     expect(shown.progress).toMatchObject({ phase: 'done', embeddingsWritten: shown.chunkCount });
+    expect(shown.embeddings).toEqual({ status: 'ready', model: 'fake-embed-1' });
     expect(fake.requests.filter((r) => r.input.length > 2)).toEqual([]);
     expect(fake.embedded).toBe(shown.chunkCount);
 

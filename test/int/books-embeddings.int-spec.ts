@@ -173,6 +173,7 @@ describe('semantic retrieval (embeddings fused with full text)', () => {
     const owner = `u-${randomUUID()}`;
     const book = await books.ingest(owner, { title: 'Themes', format: 'markdown', content: themedBook() });
     expect(book.status).toBe('ready');
+    expect(book.embeddings).toEqual({ status: 'failed', model: 'voyage-3.5' });
     const { rows } = await db.pool.query('SELECT embedding_status FROM books WHERE id = $1', [book.id]);
     expect(rows[0].embedding_status).toBe('failed');
     expect(voyage.rejected.length).toBe(3); // the first try and two retries

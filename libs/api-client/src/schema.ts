@@ -587,6 +587,15 @@ export interface components {
       code: string;
       message: string;
     };
+    BookEmbeddingsDto: {
+      /**
+       * @description failed: the embeddings provider failed; the book is searched by full text only
+       * @enum {string}
+       */
+      status: 'embedding' | 'ready' | 'failed';
+      /** @description the embeddings model of its vectors */
+      model: string;
+    };
     BookDto: {
       /** Format: uuid */
       id: string;
@@ -604,6 +613,8 @@ export interface components {
       progress: components['schemas']['BookProgressDto'];
       /** @description only when status is failed */
       error?: components['schemas']['BookErrorDto'];
+      /** @description its vectors for semantic search; absent when no embeddings provider was configured */
+      embeddings?: components['schemas']['BookEmbeddingsDto'];
       /** Format: date-time */
       createdAt: string;
     };

@@ -53,6 +53,11 @@ export interface Book {
   progress: BookProgress;
   /** why ingestion failed; present only when status is 'failed' */
   error?: { code: string; message: string };
+  /**
+   * the book's vectors for semantic search, when an embeddings provider was configured: 'failed'
+   * (or another model than the one configured) leaves it searchable by full text only
+   */
+  embeddings?: { status: 'embedding' | 'ready' | 'failed'; model: string };
   createdAt: string;
 }
 

@@ -124,6 +124,17 @@ export class BookErrorDto {
   message!: string;
 }
 
+export class BookEmbeddingsDto {
+  @ApiProperty({
+    enum: ['embedding', 'ready', 'failed'],
+    description: 'failed: the embeddings provider failed; the book is searched by full text only',
+  })
+  status!: string;
+
+  @ApiProperty({ description: 'the embeddings model of its vectors' })
+  model!: string;
+}
+
 export class BookDto {
   @ApiProperty({ format: 'uuid' })
   id!: string;
@@ -154,6 +165,12 @@ export class BookDto {
 
   @ApiPropertyOptional({ type: BookErrorDto, description: 'only when status is failed' })
   error?: BookErrorDto;
+
+  @ApiPropertyOptional({
+    type: BookEmbeddingsDto,
+    description: 'its vectors for semantic search; absent when no embeddings provider was configured',
+  })
+  embeddings?: BookEmbeddingsDto;
 
   @ApiProperty({ format: 'date-time' })
   createdAt!: string;
