@@ -1,7 +1,8 @@
 /**
  * `npm run cli -- <command>`; docs/cli.md describes every command, the environment and the exit
  * codes. The client commands (chat, books, conversations, replay) talk only to the HTTP API at
- * PARLEY_URL; `token` and `projections rebuild` are local admin tools (a secret, the database).
+ * PARLEY_URL; `token`, `projections rebuild` and `embeddings reembed` are local admin tools (a
+ * secret, the database).
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { connect, type Api } from './cli/api';
@@ -18,6 +19,7 @@ const USAGE = `usage: npm run cli -- <command>
   replay <conversationId> [--json]
   token --user <id> [--ttl <seconds>]
   projections rebuild
+  embeddings reembed
 client commands take --user <id> to act as that user when no PARLEY_TOKEN is set (docs/cli.md)`;
 
 /** Strict parsing: an unknown option or a missing value is a usage error, not a stack trace. */
@@ -145,6 +147,11 @@ const commands: Record<string, Command> = {
     if (argv[0] !== 'rebuild') throw new UsageError('usage: npm run cli -- projections rebuild');
     const { rebuildProjections } = await import('./cli/projections-rebuild');
     await rebuildProjections();
+  },
+  async embeddings(argv) {
+    if (argv[0] !== 'reembed') throw new UsageError('usage: npm run cli -- embeddings reembed');
+    const { reembedBooks } = await import('./cli/embeddings-reembed');
+    return reembedBooks();
   },
 };
 

@@ -83,6 +83,9 @@ async function untilIngested(api: Api, book: Book): Promise<Book> {
       if (p.phase === 'storing') {
         bar.setTotal(p.chunksTotal ?? 0);
         bar.update(p.chunksWritten, { phase: 'storing', unit: 'passages' });
+      } else if (p.phase === 'embedding') {
+        bar.setTotal(p.embeddingsTotal ?? 0);
+        bar.update(p.embeddingsWritten ?? 0, { phase: 'embedding', unit: 'passages' });
       } else if (p.pagesTotal) {
         bar.setTotal(p.pagesTotal);
         bar.update(p.pagesDone ?? 0, { phase: 'reading', unit: 'pages' });

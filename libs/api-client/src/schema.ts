@@ -369,9 +369,9 @@ export interface components {
       currentVersion?: number;
       /** @description rate_limited, book_ingest_busy, database_unavailable: seconds to wait */
       retryAfter?: number;
-      /** @description not_ready: each dependency and whether it answers */
+      /** @description not_ready: each dependency and whether it answers (search: hybrid or lexical, as in /readyz) */
       checks?: {
-        [key: string]: 'ok' | 'down';
+        [key: string]: 'ok' | 'down' | 'hybrid' | 'lexical';
       };
       /** @description the HTTP status again, for clients written before problem details */
       statusCode: number;
@@ -564,7 +564,7 @@ export interface components {
     };
     BookProgressDto: {
       /** @enum {string} */
-      phase: 'queued' | 'scanning' | 'parsing' | 'storing' | 'done' | 'failed';
+      phase: 'queued' | 'scanning' | 'parsing' | 'storing' | 'embedding' | 'done' | 'failed';
       /** @description the upload's size in bytes */
       bytesTotal: number;
       /** @description PDF pages read so far */
@@ -574,6 +574,10 @@ export interface components {
       chunksWritten: number;
       /** @description passages to store, known once the book is parsed */
       chunksTotal?: number;
+      /** @description passages embedded so far (only with an embeddings provider configured) */
+      embeddingsWritten?: number;
+      /** @description passages to embed */
+      embeddingsTotal?: number;
     };
     BookErrorDto: {
       /**
@@ -582,6 +586,15 @@ export interface components {
        */
       code: string;
       message: string;
+    };
+    BookEmbeddingsDto: {
+      /**
+       * @description failed: the embeddings provider failed; the book is searched by full text only
+       * @enum {string}
+       */
+      status: 'embedding' | 'ready' | 'failed';
+      /** @description the embeddings model of its vectors */
+      model: string;
     };
     BookDto: {
       /** Format: uuid */
@@ -600,6 +613,8 @@ export interface components {
       progress: components['schemas']['BookProgressDto'];
       /** @description only when status is failed */
       error?: components['schemas']['BookErrorDto'];
+      /** @description its vectors for semantic search; absent when no embeddings provider was configured */
+      embeddings?: components['schemas']['BookEmbeddingsDto'];
       /** Format: date-time */
       createdAt: string;
     };
@@ -949,7 +964,15 @@ export interface operations {
             /** @enum {string} */
             status: 'ready';
             checks: {
-              [key: string]: 'ok' | 'down';
+              /** @enum {string} */
+              database: 'ok' | 'down';
+              /** @enum {string} */
+              redis: 'ok' | 'down';
+              /**
+               * @description hybrid: full text and embeddings fused (EMBEDDINGS_PROVIDER set); lexical: full text only
+               * @enum {string}
+               */
+              search: 'hybrid' | 'lexical';
             };
           };
         };

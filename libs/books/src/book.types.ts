@@ -27,7 +27,7 @@ export type BookStatus = 'ingesting' | 'ready' | 'failed';
 
 /** How far an ingestion got: written by the worker as it goes, read by GET /books/:id and its SSE. */
 export interface BookProgress {
-  phase: 'queued' | 'scanning' | 'parsing' | 'storing' | 'done' | 'failed';
+  phase: 'queued' | 'scanning' | 'parsing' | 'storing' | 'embedding' | 'done' | 'failed';
   /** the upload's size */
   bytesTotal: number;
   /** PDF pages read so far, of pagesTotal */
@@ -36,6 +36,9 @@ export interface BookProgress {
   /** passages stored so far, of chunksTotal (known once parsed) */
   chunksWritten: number;
   chunksTotal?: number;
+  /** passages embedded so far, of embeddingsTotal (with an embeddings provider only) */
+  embeddingsWritten?: number;
+  embeddingsTotal?: number;
 }
 
 export interface Book {
@@ -50,6 +53,11 @@ export interface Book {
   progress: BookProgress;
   /** why ingestion failed; present only when status is 'failed' */
   error?: { code: string; message: string };
+  /**
+   * the book's vectors for semantic search, when an embeddings provider was configured: 'failed'
+   * (or another model than the one configured) leaves it searchable by full text only
+   */
+  embeddings?: { status: 'embedding' | 'ready' | 'failed'; model: string };
   createdAt: string;
 }
 

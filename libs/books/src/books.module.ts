@@ -1,7 +1,11 @@
 import { Module } from '@nestjs/common';
 import { AppConfig, CONFIG } from '@parley/config';
 import { BooksRepository } from './books.repository';
-import { BOOK_LIMITS, BooksService } from './books.service';
+import { Pool } from 'pg';
+import { BOOK_EMBEDDINGS, BOOK_LIMITS, BooksService } from './books.service';
+import { BookEmbeddings } from './embeddings/book-embeddings';
+import { createEmbedder } from './embeddings/embedder';
+import { EmbeddingsRepository } from './embeddings/embeddings.repository';
 import { SearchBookTool } from './search-book.tool';
 
 /**
@@ -14,6 +18,14 @@ import { SearchBookTool } from './search-book.tool';
     BooksService,
     SearchBookTool,
     { provide: BOOK_LIMITS, inject: [CONFIG], useFactory: (c: AppConfig) => c.books },
+    {
+      provide: BOOK_EMBEDDINGS,
+      inject: [CONFIG, Pool],
+      useFactory: (c: AppConfig, pool: Pool) => {
+        const embedder = createEmbedder(c.embeddings);
+        return embedder ? new BookEmbeddings(embedder, new EmbeddingsRepository(pool)) : null;
+      },
+    },
   ],
   exports: [BooksRepository, BooksService, SearchBookTool],
 })

@@ -15,10 +15,13 @@ interface BookRow {
   chunk_count: number;
   progress: BookProgress;
   error: { code: string; message: string } | null;
+  embedding_status: 'embedding' | 'ready' | 'failed' | null;
+  embedding_model: string | null;
   created_at: Date;
 }
 
-const BOOK_COLUMNS = 'id, title, author, format, status, chapters, chunk_count, progress, error, created_at';
+const BOOK_COLUMNS =
+  'id, title, author, format, status, chapters, chunk_count, progress, error, embedding_status, embedding_model, created_at';
 
 function toBook(r: BookRow): Book {
   return {
@@ -31,6 +34,9 @@ function toBook(r: BookRow): Book {
     chunkCount: r.chunk_count,
     progress: r.progress,
     ...(r.status === 'failed' && r.error ? { error: r.error } : {}),
+    ...(r.embedding_status && r.embedding_model
+      ? { embeddings: { status: r.embedding_status, model: r.embedding_model } }
+      : {}),
     createdAt: r.created_at.toISOString(),
   };
 }
@@ -172,6 +178,24 @@ export class BooksRepository {
         batch.map((c) => c.page),
         batch.map((c) => c.text),
       ],
+    );
+  }
+
+  /** How many passages of a book still ingesting are stored already (a retried ingest). */
+  async storedChunks(bookId: string): Promise<number> {
+    const { rows } = await this.pool.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM book_chunks WHERE book_id = $1',
+      [bookId],
+    );
+    return rows[0].n;
+  }
+
+  /** Deletes what a broken-off ingest stored of a book still ingesting, so it is stored again from the start. */
+  async clearChunks(bookId: string): Promise<void> {
+    await this.pool.query(
+      `WITH c AS (DELETE FROM book_chunks WHERE book_id = $1)
+       DELETE FROM book_terms WHERE book_id = $1`,
+      [bookId],
     );
   }
 

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { BookLimits, loadBookLimits } from '@parley/config';
 import { BookNotFoundError, BookNotReadyError, BookRejectedError } from './book.errors';
 import {
@@ -15,6 +15,8 @@ import { parseBounded } from './parsing/bounded-parse';
 import { decodeText, looksLikePdf } from './parsing/parse-book';
 import { BooksRepository, IngestCaps, INGEST_BATCH } from './books.repository';
 import { queryText } from './search/query-text';
+import { BookEmbeddings } from './embeddings/book-embeddings';
+import { FUSION_CANDIDATES, fuseRankings } from './search/hybrid-search';
 
 export const DEFAULT_SEARCH_K = 5;
 export const MAX_SEARCH_K = 20;
@@ -22,6 +24,9 @@ export const MAX_TITLE_CHARS = 200;
 
 /** Injection token of the BookLimits (libs/config) the service runs under. */
 export const BOOK_LIMITS = 'BOOK_LIMITS';
+
+/** Injection token of the BookEmbeddings (null when no embeddings provider is configured). */
+export const BOOK_EMBEDDINGS = 'BOOK_EMBEDDINGS';
 
 /** The config schema's defaults, for callers without a config (the CLI's direct ingest, tests). */
 export const DEFAULT_BOOK_LIMITS: BookLimits = loadBookLimits({});
@@ -44,13 +49,22 @@ const PROGRESS_EVERY_MS = 250;
  */
 @Injectable()
 export class BooksService {
+  private readonly logger = new Logger(BooksService.name);
   private readonly limits: BookLimits;
+  readonly embeddings: BookEmbeddings | null;
 
   constructor(
     private readonly repo: BooksRepository,
     @Optional() @Inject(BOOK_LIMITS) limits?: BookLimits,
+    @Optional() @Inject(BOOK_EMBEDDINGS) embeddings?: BookEmbeddings | null,
   ) {
     this.limits = limits ?? DEFAULT_BOOK_LIMITS;
+    this.embeddings = embeddings ?? null;
+  }
+
+  /** 'hybrid' when an embeddings provider is configured (full text and vectors, fused), else 'lexical'. */
+  get searchMode(): 'hybrid' | 'lexical' {
+    return this.embeddings ? 'hybrid' : 'lexical';
   }
 
   /**
@@ -93,8 +107,12 @@ export class BooksService {
     }
     const { chapters, chunks } = parsed;
     await report({ phase: 'storing', chunksTotal: chunks.length }, true);
+    // a retried job: all stored already (it broke off later, embedding) is kept with its
+    // vectors; a part is stored again from the start
+    const stored = await this.repo.storedChunks(bookId);
+    if (stored > 0 && stored !== chunks.length) await this.repo.clearChunks(bookId);
     // short transactions, batch by batch: one long one would stall every tailer of the event log
-    for (let i = 0; i < chunks.length; i += INGEST_BATCH) {
+    for (let i = stored === chunks.length ? chunks.length : 0; i < chunks.length; i += INGEST_BATCH) {
       try {
         await this.repo.addChunks(bookId, chunks.slice(i, i + INGEST_BATCH));
       } catch (e) {
@@ -103,7 +121,48 @@ export class BooksService {
       }
       await report({ chunksWritten: Math.min(i + INGEST_BATCH, chunks.length) });
     }
+    await this.embed(bookId, (p) => report({ phase: 'embedding', ...p }));
     return this.repo.markReady(bookId, chapters, chunks, { ...progress, phase: 'done', chunksWritten: chunks.length });
+  }
+
+  /**
+   * Embeds the book's passages (those without a vector of the configured model), with progress.
+   * A failure is logged and recorded on the book (embedding_status 'failed'); the book stays
+   * searchable by full text. Nothing to do without an embeddings provider.
+   */
+  private async embed(bookId: string, onProgress: (p: Partial<BookProgress>) => Promise<void>): Promise<void> {
+    if (!this.embeddings) return;
+    const started = Date.now();
+    try {
+      const { total } = await this.embeddings.embedBook(bookId, onProgress);
+      this.logger.log(
+        `book ${bookId}: ${total} passages embedded (${this.embeddings.model}) in ${Date.now() - started} ms`,
+      );
+    } catch (e) {
+      if ((e as { code?: string }).code === '23503') return; // the book was deleted meanwhile
+      this.logger.warn(`book ${bookId}: embedding failed, full-text search only: ${(e as Error).message}`);
+    }
+  }
+
+  /**
+   * Embeds the ready books whose vectors are of another model (or failed, or missing) with the
+   * configured one; the old vectors are dropped as each book's new ones are in. For the CLI.
+   */
+  async reembed(onBook: (b: { id: string; title: string }, n: number, of: number) => void = () => undefined) {
+    if (!this.embeddings) throw new Error('no embeddings provider is configured (EMBEDDINGS_PROVIDER)');
+    const books = await this.embeddings.booksToEmbed();
+    let done = 0;
+    const failed: string[] = [];
+    for (const b of books) {
+      onBook(b, ++done, books.length);
+      try {
+        await this.embeddings.embedBook(b.id);
+      } catch (e) {
+        failed.push(b.id);
+        this.logger.warn(`book ${b.id}: re-embedding failed: ${(e as Error).message}`);
+      }
+    }
+    return { books: books.length, failed };
   }
 
   /**
@@ -169,7 +228,36 @@ export class BooksService {
     const maxChapter = opts.maxChapter ?? null;
     const text = queryText(query);
     if (!text) return { items: [] };
-    return { items: await this.repo.search(bookId, text, k, maxChapter) };
+    if (!this.embeddings || !(await this.embeddings.ready(bookId)))
+      return { items: await this.repo.search(bookId, text, k, maxChapter) };
+    return { items: await this.hybridSearch(bookId, query, text, k, maxChapter, this.embeddings) };
+  }
+
+  /**
+   * Full text and vectors side by side, fused by reciprocal rank (search/hybrid-search.ts).
+   * When the question cannot be embedded (the provider is down), the full-text ranking alone.
+   */
+  private async hybridSearch(
+    bookId: string,
+    query: string,
+    text: string,
+    k: number,
+    maxChapter: number | null,
+    embeddings: BookEmbeddings,
+  ) {
+    const n = Math.max(FUSION_CANDIDATES, k);
+    const [lexical, vector] = await Promise.all([
+      this.repo.search(bookId, text, n, maxChapter),
+      embeddings.embedder
+        .embedQuery(query)
+        .then((q) => embeddings.nearest(bookId, q, n, maxChapter))
+        .catch((e: Error) => {
+          this.logger.warn(`book ${bookId}: query not embedded, full-text search only: ${e.message}`);
+          return null;
+        }),
+    ]);
+    if (!vector) return lexical.slice(0, k);
+    return fuseRankings(lexical, vector, k);
   }
 }
 

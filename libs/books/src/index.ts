@@ -9,3 +9,7 @@ export * from './book-ingest-queue';
 export * from './parsing/bounded-parse';
 export * from './parsing/parse-limits';
 export type { ParseProgress } from './parsing/parse-protocol';
+export * from './embeddings/embedder';
+export * from './embeddings/embeddings.repository';
+export * from './embeddings/book-embeddings';
+export * from './search/hybrid-search';

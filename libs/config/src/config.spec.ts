@@ -1,4 +1,4 @@
-import { ConfigError, DEV_JWT_SECRET, loadConfig, loadDatabaseUrl } from './config';
+import { ConfigError, DEV_JWT_SECRET, loadConfig, loadDatabaseUrl, loadEmbeddingsConfig } from './config';
 
 describe(loadConfig.name, () => {
   it('gives every variable a laptop default in development', () => {
@@ -84,5 +84,33 @@ describe(loadDatabaseUrl.name, () => {
     expect(loadDatabaseUrl({})).toBe('postgres://postgres@127.0.0.1:5432/parley');
     expect(loadDatabaseUrl({ DATABASE_URL: 'postgres://db/x' })).toBe('postgres://db/x');
     expect(() => loadDatabaseUrl({ DATABASE_URL: 'nope' })).toThrow(/DATABASE_URL/);
+  });
+});
+
+describe('embeddings settings', () => {
+  const secret = { AUTH_JWT_SECRET: 'x'.repeat(32) };
+
+  it('are off by default (search stays lexical), with per-provider default models', () => {
+    expect(loadConfig(secret).embeddings).toMatchObject({ provider: 'none', dimensions: null, batchSize: 128 });
+    expect(loadEmbeddingsConfig({ EMBEDDINGS_PROVIDER: 'voyage', EMBEDDINGS_API_KEY: 'k' })).toMatchObject({
+      provider: 'voyage',
+      model: 'voyage-3.5',
+      apiKey: 'k',
+    });
+    expect(
+      loadEmbeddingsConfig({
+        EMBEDDINGS_PROVIDER: 'openai',
+        EMBEDDINGS_BASE_URL: 'http://tei:8080',
+        EMBEDDINGS_MODEL: 'bge-m3',
+        EMBEDDINGS_DIMENSIONS: '1024',
+      }),
+    ).toMatchObject({ provider: 'openai', model: 'bge-m3', baseUrl: 'http://tei:8080', dimensions: 1024 });
+  });
+
+  it('need a key for Voyage, and for OpenAI unless a base URL names a self-hosted server', () => {
+    expect(() => loadEmbeddingsConfig({ EMBEDDINGS_PROVIDER: 'voyage' })).toThrow(/EMBEDDINGS_API_KEY/);
+    expect(() => loadEmbeddingsConfig({ EMBEDDINGS_PROVIDER: 'openai' })).toThrow(/EMBEDDINGS_API_KEY/);
+    expect(() => loadEmbeddingsConfig({ EMBEDDINGS_PROVIDER: 'cohere' })).toThrow(/EMBEDDINGS_PROVIDER/);
+    expect(() => loadEmbeddingsConfig({ EMBEDDINGS_DIMENSIONS: '0' })).toThrow(/EMBEDDINGS_DIMENSIONS/);
   });
 });

@@ -57,6 +57,15 @@ const envSchema = z.object({
   BOOK_INGEST_GLOBAL: positiveInt.default(8),
   BOOK_INGEST_CONCURRENCY: positiveInt.default(2),
   BOOK_INGEST_ENABLED: bool.default(true),
+  // semantic retrieval next to full-text search (docs/configuration.md, "Embeddings")
+  EMBEDDINGS_PROVIDER: z.enum(['none', 'voyage', 'openai']).default('none'),
+  EMBEDDINGS_MODEL: z.string().min(1).optional(),
+  EMBEDDINGS_API_KEY: z.string().min(1).optional(),
+  EMBEDDINGS_BASE_URL: z.string().url().optional(),
+  EMBEDDINGS_DIMENSIONS: positiveInt.optional(),
+  EMBEDDINGS_BATCH_SIZE: positiveInt.default(128),
+  EMBEDDINGS_TIMEOUT_MS: positiveInt.default(30_000),
+  EMBEDDINGS_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(4),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -100,6 +109,24 @@ export interface AppConfig {
   sse: { pingMs: number; retryMs: number; slowClientMs: number };
   eventPollMs: number;
   books: BookLimits;
+  embeddings: EmbeddingsConfig;
+}
+
+/** Which embeddings API (if any) search uses beside full text, and how it is called. */
+export interface EmbeddingsConfig {
+  /** none: search is full text only */
+  provider: 'none' | 'voyage' | 'openai';
+  /** stored with every vector: a change of model means re-embedding (`npm run cli -- embeddings reembed`) */
+  model: string;
+  apiKey?: string;
+  /** the API's origin; defaults to https://api.voyageai.com or https://api.openai.com */
+  baseUrl?: string;
+  /** the vectors' length asked of the provider (null: the model's own) */
+  dimensions: number | null;
+  /** most texts per request (the provider's own limits on inputs and tokens also apply) */
+  batchSize: number;
+  timeoutMs: number;
+  maxRetries: number;
 }
 
 /** What a book upload may cost: the parser's bounds and how many ingestions run at once. */
@@ -152,6 +179,32 @@ function bookLimits(e: Env): BookLimits {
     ingestConcurrency: e.BOOK_INGEST_CONCURRENCY,
     ingestEnabled: e.BOOK_INGEST_ENABLED,
   };
+}
+
+const DEFAULT_MODELS = { none: '', voyage: 'voyage-3.5', openai: 'text-embedding-3-small' } as const;
+
+function embeddingsConfig(e: Env): EmbeddingsConfig {
+  if (e.EMBEDDINGS_PROVIDER === 'voyage' && !e.EMBEDDINGS_API_KEY)
+    throw new ConfigError('Invalid environment:\n  EMBEDDINGS_API_KEY: required with EMBEDDINGS_PROVIDER=voyage');
+  if (e.EMBEDDINGS_PROVIDER === 'openai' && !e.EMBEDDINGS_API_KEY && !e.EMBEDDINGS_BASE_URL)
+    throw new ConfigError(
+      'Invalid environment:\n  EMBEDDINGS_API_KEY: required with EMBEDDINGS_PROVIDER=openai unless EMBEDDINGS_BASE_URL names a self-hosted server',
+    );
+  return {
+    provider: e.EMBEDDINGS_PROVIDER,
+    model: e.EMBEDDINGS_MODEL ?? DEFAULT_MODELS[e.EMBEDDINGS_PROVIDER],
+    apiKey: e.EMBEDDINGS_API_KEY,
+    baseUrl: e.EMBEDDINGS_BASE_URL,
+    dimensions: e.EMBEDDINGS_DIMENSIONS ?? null,
+    batchSize: e.EMBEDDINGS_BATCH_SIZE,
+    timeoutMs: e.EMBEDDINGS_TIMEOUT_MS,
+    maxRetries: e.EMBEDDINGS_MAX_RETRIES,
+  };
+}
+
+/** The embeddings settings alone, for the CLI's `embeddings reembed` (which needs no JWT secret). */
+export function loadEmbeddingsConfig(source: NodeJS.ProcessEnv = process.env): EmbeddingsConfig {
+  return embeddingsConfig(parseEnv(source));
 }
 
 /** The book limits alone, for the CLI (which needs no JWT secret). */
@@ -223,5 +276,6 @@ function toAppConfig(e: Env, auth: AppConfig['auth']): AppConfig {
     sse: { pingMs: e.SSE_PING_MS, retryMs: e.SSE_RETRY_MS, slowClientMs: e.SSE_SLOW_CLIENT_MS },
     eventPollMs: e.EVENT_POLL_MS,
     books: bookLimits(e),
+    embeddings: embeddingsConfig(e),
   };
 }

@@ -87,7 +87,7 @@ export class ChapterDto {
 }
 
 export class BookProgressDto {
-  @ApiProperty({ enum: ['queued', 'scanning', 'parsing', 'storing', 'done', 'failed'] })
+  @ApiProperty({ enum: ['queued', 'scanning', 'parsing', 'storing', 'embedding', 'done', 'failed'] })
   phase!: string;
 
   @ApiProperty({ description: "the upload's size in bytes" })
@@ -104,6 +104,12 @@ export class BookProgressDto {
 
   @ApiPropertyOptional({ description: 'passages to store, known once the book is parsed' })
   chunksTotal?: number;
+
+  @ApiPropertyOptional({ description: 'passages embedded so far (only with an embeddings provider configured)' })
+  embeddingsWritten?: number;
+
+  @ApiPropertyOptional({ description: 'passages to embed' })
+  embeddingsTotal?: number;
 }
 
 export class BookErrorDto {
@@ -116,6 +122,17 @@ export class BookErrorDto {
 
   @ApiProperty()
   message!: string;
+}
+
+export class BookEmbeddingsDto {
+  @ApiProperty({
+    enum: ['embedding', 'ready', 'failed'],
+    description: 'failed: the embeddings provider failed; the book is searched by full text only',
+  })
+  status!: string;
+
+  @ApiProperty({ description: 'the embeddings model of its vectors' })
+  model!: string;
 }
 
 export class BookDto {
@@ -148,6 +165,12 @@ export class BookDto {
 
   @ApiPropertyOptional({ type: BookErrorDto, description: 'only when status is failed' })
   error?: BookErrorDto;
+
+  @ApiPropertyOptional({
+    type: BookEmbeddingsDto,
+    description: 'its vectors for semantic search; absent when no embeddings provider was configured',
+  })
+  embeddings?: BookEmbeddingsDto;
 
   @ApiProperty({ format: 'date-time' })
   createdAt!: string;

@@ -6,6 +6,7 @@ import { Pool } from 'pg';
 import { RedisConnections } from '@parley/platform';
 import { Public } from '../auth/auth.guard';
 import { MetricsService } from '../metrics/metrics.service';
+import { AppConfig, CONFIG } from '@parley/config';
 
 @ApiTags('operations')
 @Public()
@@ -15,6 +16,7 @@ export class HealthController {
     @Inject(Pool) private readonly pool: Pool,
     private readonly redis: RedisConnections,
     private readonly metricsService: MetricsService,
+    @Inject(CONFIG) private readonly config: AppConfig,
   ) {}
 
   @Get('healthz')
@@ -26,7 +28,11 @@ export class HealthController {
     return { status: 'ok' };
   }
 
-  /** Ready when both Postgres and Redis answer within a second. */
+  /**
+   * Ready when both Postgres and Redis answer within a second. checks.search says how books are
+   * searched (hybrid: full text and vectors; lexical: full text only) and never makes it unready:
+   * an embeddings provider that is down leaves search lexical.
+   */
   @Get('readyz')
   @ApiOperation({ summary: 'Readiness: Postgres and Redis answer within a second' })
   @ApiOkResponse({
@@ -35,7 +41,19 @@ export class HealthController {
       required: ['status', 'checks'],
       properties: {
         status: { type: 'string', enum: ['ready'] },
-        checks: { type: 'object', additionalProperties: { type: 'string', enum: ['ok', 'down'] } },
+        checks: {
+          type: 'object',
+          required: ['database', 'redis', 'search'],
+          properties: {
+            database: { type: 'string', enum: ['ok', 'down'] },
+            redis: { type: 'string', enum: ['ok', 'down'] },
+            search: {
+              type: 'string',
+              enum: ['hybrid', 'lexical'],
+              description: 'hybrid: full text and embeddings fused (EMBEDDINGS_PROVIDER set); lexical: full text only',
+            },
+          },
+        },
       },
     },
   })
@@ -47,6 +65,7 @@ export class HealthController {
     const checks = {
       database: db.status === 'fulfilled' ? 'ok' : 'down',
       redis: redis.status === 'fulfilled' ? 'ok' : 'down',
+      search: this.config.embeddings.provider === 'none' ? 'lexical' : 'hybrid',
     };
     if (checks.database !== 'ok' || checks.redis !== 'ok')
       throw problem('not_ready', 'the database or Redis does not answer', { checks });

@@ -21,8 +21,8 @@ export class ProblemDto {
   retryAfter?: number;
   @ApiPropertyOptional({
     type: 'object',
-    additionalProperties: { type: 'string', enum: ['ok', 'down'] },
-    description: 'not_ready: each dependency and whether it answers',
+    additionalProperties: { type: 'string', enum: ['ok', 'down', 'hybrid', 'lexical'] },
+    description: 'not_ready: each dependency and whether it answers (search: hybrid or lexical, as in /readyz)',
   })
   checks?: Record<string, string>;
   @ApiProperty({ description: 'the HTTP status again, for clients written before problem details' })
