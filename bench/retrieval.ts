@@ -11,12 +11,12 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Client, Pool } from 'pg';
+import { Pool } from 'pg';
 import { loadDatabaseUrl } from '../libs/config/src';
 import { projectRoot } from '../libs/platform/src/project-root';
 import { BooksRepository } from '../libs/books/src/books.repository';
 import { BooksService } from '../libs/books/src/books.service';
-import { migrate } from '../scripts/migrate';
+import { percentile, recreateDatabase } from './bench-db';
 
 const BOOKS = ['alice.txt', 'pride_and_prejudice.txt', 'frankenstein.txt', 'sherlock_holmes.txt', 'dracula.txt'];
 const K = 5;
@@ -72,24 +72,6 @@ export interface RetrievalReport {
 }
 
 const normalise = (s: string) => s.replace(/\s+/g, ' ').trim().toLowerCase();
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
-
-async function recreateDatabase(url: string): Promise<void> {
-  const admin = new URL(url);
-  const name = decodeURIComponent(admin.pathname.slice(1));
-  admin.pathname = '/postgres';
-  const c = new Client({ connectionString: admin.toString() });
-  await c.connect();
-  try {
-    await c.query(`DROP DATABASE IF EXISTS "${name.replace(/"/g, '""')}" WITH (FORCE)`);
-  } finally {
-    await c.end();
-  }
-  await migrate(url);
-}
 
 export async function runRetrievalBench(log: (line: string) => void = console.log): Promise<RetrievalReport> {
   const url = new URL(loadDatabaseUrl());

@@ -15,14 +15,14 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Client, Pool } from 'pg';
+import { Pool } from 'pg';
 import { loadDatabaseUrl } from '../libs/config/src';
 import { projectRoot } from '../libs/platform/src/project-root';
 import { BooksRepository } from '../libs/books/src/books.repository';
 import { BooksService } from '../libs/books/src/books.service';
 import { queryText } from '../libs/books/src/search/query-text';
 import { SEARCH_SQL, searchParams } from '../libs/books/src/search/search-query';
-import { migrate } from '../scripts/migrate';
+import { percentile, recreateDatabase } from './bench-db';
 
 const SCALE_BOOKS = Number(process.env.SCALE_BOOKS ?? 1000);
 const REPEAT = Number(process.env.REPEAT ?? 5);
@@ -39,24 +39,6 @@ const OTHERS = [
 const EXPLAINED = 'What did the Cheshre Cat say about everyone being mad?';
 
 type Phase = 'before' | 'after';
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
-
-async function recreateDatabase(url: string): Promise<void> {
-  const admin = new URL(url);
-  const name = decodeURIComponent(admin.pathname.slice(1));
-  admin.pathname = '/postgres';
-  const c = new Client({ connectionString: admin.toString() });
-  await c.connect();
-  try {
-    await c.query(`DROP DATABASE IF EXISTS "${name.replace(/"/g, '""')}" WITH (FORCE)`);
-  } finally {
-    await c.end();
-  }
-  await migrate(url);
-}
 
 /**
  * The search indexes before migration 1732240000011 (library-wide) and after it (per book), as
