@@ -33,15 +33,5 @@ export function createParleyClient(options: ParleyClientOptions): ParleyClient {
 
 /** Every stored event type, in the order docs/events.md lists them (the union's members). */
 export { CONVERSATION_EVENT_TYPES } from '../../conversation/src/events';
-
-/**
- * A live `event: AssistantTextDelta` SSE frame (docs/events.md): the reply's text as the model
- * writes it. Not a stored event: no id, never replayed; AssistantReplied holds the whole text.
- */
-export interface AssistantTextDelta {
-  turnId: string;
-  iteration: number;
-  attempt: number;
-  index: number;
-  text: string;
-}
+/** The live `event: AssistantTextDelta` SSE frame (docs/events.md), which the document cannot type. */
+export type { AssistantTextDelta } from '../../conversation/src/events';

@@ -105,6 +105,21 @@ export interface ConversationDeleted {
   data: Record<string, never>;
 }
 
+/**
+ * A token delta of the reply being written (the `event: AssistantTextDelta` SSE frame): live only,
+ * never stored, no id; AssistantReplied holds the whole text.
+ */
+export interface AssistantTextDelta {
+  turnId: string;
+  /** the LLM call of the turn (1, 2, … as in ToolInvoked.iteration) */
+  iteration: number;
+  /** 1, or more when a call broken off midway was made again: drop the text of earlier attempts */
+  attempt: number;
+  /** 0, 1, … within one attempt of one call */
+  index: number;
+  text: string;
+}
+
 export type ConversationEvent =
   | ConversationStarted
   | ConversationRenamed

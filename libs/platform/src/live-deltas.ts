@@ -1,19 +1,10 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import Redis from 'ioredis';
 import { AppConfig, CONFIG } from '@parley/config';
+import type { AssistantTextDelta } from '@parley/conversation';
 import { RedisConnections } from './redis-connections';
 
-/** A token delta of the reply being written: live only, never stored. */
-export interface AssistantTextDelta {
-  turnId: string;
-  /** the LLM call of the turn (1, 2, … as in ToolInvoked.iteration) */
-  iteration: number;
-  /** 1, or more when a call broken off midway was made again: drop the text of earlier attempts */
-  attempt: number;
-  /** 0, 1, … within one attempt of one call */
-  index: number;
-  text: string;
-}
+export type { AssistantTextDelta } from '@parley/conversation';
 
 /**
  * Token deltas over Redis pub/sub, one channel per conversation, so an SSE client on any API
