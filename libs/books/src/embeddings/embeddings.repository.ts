@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Pool } from 'pg';
 import { SearchHit } from '../book.types';
+import { hitOf, PASSAGE_COLUMNS, PassageRow } from '../books.repository';
 
 export interface ChunkToEmbed {
   id: string;
@@ -118,30 +119,10 @@ export class EmbeddingsRepository {
 
   /** The passages of these ids, as search hits with score 0 (the caller scores them). */
   async hits(bookId: string, ids: string[]): Promise<Map<string, SearchHit>> {
-    const { rows } = await this.pool.query<{
-      id: string;
-      chapter: string;
-      chapter_index: number;
-      section: string | null;
-      page: number | null;
-      text: string;
-    }>(
-      'SELECT id, chapter, chapter_index, section, page, text FROM book_chunks WHERE book_id = $1 AND id = ANY($2::uuid[])',
+    const { rows } = await this.pool.query<PassageRow>(
+      `SELECT ${PASSAGE_COLUMNS} FROM book_chunks WHERE book_id = $1 AND id = ANY($2::uuid[])`,
       [bookId, ids],
     );
-    return new Map(
-      rows.map((r) => [
-        r.id,
-        {
-          chunkId: r.id,
-          chapter: r.chapter,
-          chapterIndex: r.chapter_index,
-          section: r.section,
-          page: r.page,
-          text: r.text,
-          score: 0,
-        },
-      ]),
-    );
+    return new Map(rows.map((r) => [r.id, hitOf(r, 0)]));
   }
 }
