@@ -5,7 +5,6 @@ import {
   Get,
   HttpCode,
   Param,
-  ParseUUIDPipe,
   Post,
   Query,
   Req,
@@ -35,14 +34,13 @@ import { CurrentUser } from '../auth/current-user.decorator';
 import { ConversationsService } from '../conversations/conversations.service';
 import { TurnEnqueuer } from '../conversations/turn-enqueuer';
 import { invalid, problem } from '../http/problem.exception';
+import { Uuid } from '../http/uuid-param';
 import { ApiIdParams } from '../openapi/api-id-params';
 import { AUTH_PROBLEMS, ApiProblems, BODY_PROBLEMS } from '../openapi/api-problems';
 import { ApiEventStream } from '../openapi/api-event-stream';
 import { BookIngestDispatch } from './book-ingest-dispatch';
 import { BookEventStream } from './book-event-stream';
 import { BookDto, BookListDto, CreateBookDto, SearchBookQueryDto, SearchResultDto, UploadBookDto } from './book.dto';
-
-const Id = () => new ParseUUIDPipe({ version: undefined, exceptionFactory: () => invalid('id', 'id must be a UUID') });
 
 /** base64 once whitespace is removed (a regex with overlapping \s classes backtracks badly) */
 const isBase64 = (s: string): boolean => /^[A-Za-z0-9+/]*={0,2}$/.test(s.replace(/\s+/g, ''));
@@ -108,7 +106,7 @@ export class BooksController {
   @ApiOperation({ summary: 'Show a book with its chapters, or how far its ingestion got (status, progress, error)' })
   @ApiOkResponse({ type: BookDto })
   @ApiProblems('validation_failed', 'book_not_found')
-  show(@CurrentUser() user: AuthUser, @Param('id', Id()) id: string): Promise<Book> {
+  show(@CurrentUser() user: AuthUser, @Param('id', Uuid('id')) id: string): Promise<Book> {
     return this.books.get(user.id, id);
   }
 
@@ -124,7 +122,7 @@ export class BooksController {
   @ApiProblems('validation_failed', 'book_not_found')
   async followIngest(
     @CurrentUser() user: AuthUser,
-    @Param('id', Id()) id: string,
+    @Param('id', Uuid('id')) id: string,
     @Req() req: Request,
     @Res() res: Response,
   ): Promise<void> {
@@ -138,7 +136,7 @@ export class BooksController {
   @ApiOperation({ summary: 'Delete a book, its passages and its conversations (ConversationDeleted each)' })
   @ApiNoContentResponse({ description: 'deleted' })
   @ApiProblems('validation_failed', 'book_not_found')
-  async remove(@CurrentUser() user: AuthUser, @Param('id', Id()) id: string): Promise<void> {
+  async remove(@CurrentUser() user: AuthUser, @Param('id', Uuid('id')) id: string): Promise<void> {
     await this.books.get(user.id, id); // 404 before touching anything (any status)
     for (const deleted of await this.conversations.deleteAllAboutBook(user.id, id)) {
       await this.enqueuer.conversationDeleted(deleted);
@@ -153,7 +151,7 @@ export class BooksController {
   })
   @ApiOkResponse({ type: SearchResultDto })
   @ApiProblems('validation_failed', 'book_not_found', 'book_not_ready')
-  search(@CurrentUser() user: AuthUser, @Param('id', Id()) id: string, @Query() query: SearchBookQueryDto) {
+  search(@CurrentUser() user: AuthUser, @Param('id', Uuid('id')) id: string, @Query() query: SearchBookQueryDto) {
     return this.books.search(user.id, id, query.q, { k: query.k });
   }
 }

@@ -1,17 +1,4 @@
-import {
-  Body,
-  Controller,
-  Delete,
-  Get,
-  HttpCode,
-  Param,
-  ParseUUIDPipe,
-  Patch,
-  Post,
-  Query,
-  Req,
-  Res,
-} from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
 import {
   ApiAcceptedResponse,
   ApiBearerAuth,
@@ -43,6 +30,7 @@ import {
 } from './conversation.dto';
 import { invalid } from '../http/problem.exception';
 import { ConversationsService } from './conversations.service';
+import { Uuid } from '../http/uuid-param';
 import { ApiIdParams } from '../openapi/api-id-params';
 import { AUTH_PROBLEMS, ApiProblems, BODY_PROBLEMS } from '../openapi/api-problems';
 import { ApiEventStream } from '../openapi/api-event-stream';
@@ -65,8 +53,6 @@ const IF_MATCH = ApiHeader({
   required: false,
   description: 'the version you last saw, e.g. "7": 409 version_conflict when the conversation has moved on',
 });
-
-const Id = () => new ParseUUIDPipe({ version: undefined, exceptionFactory: () => invalid('id', 'id must be a UUID') });
 
 @ApiTags('conversations')
 @ApiBearerAuth()
@@ -105,7 +91,7 @@ export class ConversationsController {
   @ApiOperation({ summary: 'Show a conversation; with ?version=N, its state folded from events 1..N' })
   @ApiOkResponse({ type: ConversationDto })
   @ApiProblems('validation_failed', 'conversation_not_found', 'version_not_found')
-  show(@CurrentUser() user: AuthUser, @Param('id', Id()) id: string, @Query() q: ShowConversationQueryDto) {
+  show(@CurrentUser() user: AuthUser, @Param('id', Uuid('id')) id: string, @Query() q: ShowConversationQueryDto) {
     return this.conversations.view(user.id, id, q.version);
   }
 
@@ -117,7 +103,7 @@ export class ConversationsController {
   @ApiProblems(BODY_PROBLEMS, 'conversation_not_found', 'version_conflict')
   update(
     @CurrentUser() user: AuthUser,
-    @Param('id', Id()) id: string,
+    @Param('id', Uuid('id')) id: string,
     @Body() body: UpdateConversationDto,
     @IfMatch() ifMatch?: number,
   ) {
@@ -131,7 +117,7 @@ export class ConversationsController {
   @IF_MATCH
   @ApiNoContentResponse({ description: 'deleted' })
   @ApiProblems('validation_failed', 'conversation_not_found', 'version_conflict')
-  async remove(@CurrentUser() user: AuthUser, @Param('id', Id()) id: string, @IfMatch() ifMatch?: number) {
+  async remove(@CurrentUser() user: AuthUser, @Param('id', Uuid('id')) id: string, @IfMatch() ifMatch?: number) {
     await this.enqueuer.conversationDeleted(await this.conversations.delete(user.id, id, ifMatch));
   }
 
@@ -161,7 +147,7 @@ export class ConversationsController {
   )
   async post(
     @CurrentUser() user: AuthUser,
-    @Param('id', Id()) id: string,
+    @Param('id', Uuid('id')) id: string,
     @Body() body: PostMessageDto,
     @Query() q: PostMessageQueryDto,
     @IdempotencyKey() key?: string,
@@ -184,7 +170,7 @@ export class ConversationsController {
   @ApiOperation({ summary: 'Messages (user, assistant, tool_result), oldest first, paged' })
   @ApiOkResponse({ type: MessageListDto })
   @ApiProblems('validation_failed', 'conversation_not_found')
-  async messages(@CurrentUser() user: AuthUser, @Param('id', Id()) id: string, @Query() q: PageQueryDto) {
+  async messages(@CurrentUser() user: AuthUser, @Param('id', Uuid('id')) id: string, @Query() q: PageQueryDto) {
     await this.conversations.view(user.id, id);
     return withCursor(() => this.queries.listMessages(id, { limit: q.limit ?? 100, cursor: q.cursor }));
   }
@@ -194,7 +180,7 @@ export class ConversationsController {
   @ApiOperation({ summary: 'The stream as JSON: events with version > after' })
   @ApiOkResponse({ type: EventPageDto })
   @ApiProblems('validation_failed', 'conversation_not_found')
-  async events(@CurrentUser() user: AuthUser, @Param('id', Id()) id: string, @Query() q: EventsQueryDto) {
+  async events(@CurrentUser() user: AuthUser, @Param('id', Uuid('id')) id: string, @Query() q: EventsQueryDto) {
     await this.conversations.view(user.id, id);
     const limit = q.limit ?? 1000;
     const events = await this.store.readStream(conversationStreamId(id), { after: q.after ?? 0, limit: limit + 1 });
@@ -225,7 +211,7 @@ export class ConversationsController {
   @ApiProblems('validation_failed', 'conversation_not_found')
   async stream(
     @CurrentUser() user: AuthUser,
-    @Param('id', Id()) id: string,
+    @Param('id', Uuid('id')) id: string,
     @Query() q: StreamQueryDto,
     @Req() req: Request,
     @Res() res: Response,
@@ -249,7 +235,11 @@ export class ConversationsController {
   @ApiOperation({ summary: 'Cancel a turn (TurnCancelled); a finished turn is left as it is' })
   @ApiAcceptedResponse({ type: CancelResultDto })
   @ApiProblems('validation_failed', 'conversation_not_found', 'turn_not_found')
-  async cancel(@CurrentUser() user: AuthUser, @Param('id', Id()) id: string, @Param('turnId', Id()) turnId: string) {
+  async cancel(
+    @CurrentUser() user: AuthUser,
+    @Param('id', Uuid('id')) id: string,
+    @Param('turnId', Uuid('turnId')) turnId: string,
+  ) {
     const appended = await this.conversations.cancelTurn(user.id, id, turnId);
     if (appended.length > 0) await this.enqueuer.turnCancelled(id, turnId);
     return { turnId, cancelled: appended.length > 0 };
@@ -260,7 +250,7 @@ export class ConversationsController {
   @ApiOperation({ summary: 'Fork: a new conversation whose history is events 1..version' })
   @ApiCreatedResponse({ type: ConversationDto })
   @ApiProblems(BODY_PROBLEMS, 'conversation_not_found')
-  fork(@CurrentUser() user: AuthUser, @Param('id', Id()) id: string, @Body() body: ForkConversationDto) {
+  fork(@CurrentUser() user: AuthUser, @Param('id', Uuid('id')) id: string, @Body() body: ForkConversationDto) {
     return this.conversations.fork(user.id, id, body.version);
   }
 }
