@@ -2,7 +2,7 @@
  * The client's one door to the server: the generated typed client over PARLEY_URL, and `call`,
  * which turns each answer into its body or a one-line CliError carrying the exit code.
  */
-import { createParleyClient, type ParleyClient } from '@parley/api-client';
+import { createParleyClient, readProblem, type ParleyClient } from '@parley/api-client';
 import { CliError, EXIT, exitCodeOf } from './errors';
 import type { Target } from './env';
 
@@ -52,22 +52,6 @@ export function apiError(target: Target, what: string, status: number, body: unk
   const detail = problem.detail ?? `HTTP ${status}`;
   const retry = status === 429 || status === 503 ? ' (try again in a moment)' : '';
   return new CliError(`${what}: ${detail}${retry}`, exitCodeOf(status));
-}
-
-/**
- * RFC 9457 problem details `{type, title, status, detail, code}`; the NestJS shape
- * `{statusCode, error, message}` (message a string or a list) is read too.
- */
-export function readProblem(body: unknown): { detail?: string; code?: string } {
-  if (typeof body === 'string') return { detail: body.trim().slice(0, 300) || undefined };
-  if (!body || typeof body !== 'object') return {};
-  const b = body as Record<string, unknown>;
-  const text = (v: unknown): string | undefined =>
-    typeof v === 'string' && v.trim() ? v : Array.isArray(v) && v.length ? v.map(String).join('; ') : undefined;
-  return {
-    detail: text(b.detail) ?? text(b.message) ?? text(b.title) ?? text(b.error),
-    code: typeof b.code === 'string' ? b.code : undefined,
-  };
 }
 
 /** fetch failed before any answer: say where we tried and what to do, not a stack. */

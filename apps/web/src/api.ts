@@ -3,7 +3,7 @@
  * has the operation, and XMLHttpRequest for the upload (fetch reports no upload progress).
  * Every failure becomes an ApiError whose message is the problem's `detail` (or `message`).
  */
-import { createParleyClient, type ParleyClient, type Schemas } from '@parley/api-client';
+import { createParleyClient, readProblem, type ParleyClient, type Schemas } from '@parley/api-client';
 import type { EventEnvelope } from './model';
 
 export type Book = Schemas['BookDto'];
@@ -25,22 +25,11 @@ export class ApiError extends Error {
   }
 }
 
-/** The human part of an error body: RFC 9457 `detail`, else Nest's `message` (a string or a list). */
-export function problemText(body: unknown, status: number): string {
-  if (body && typeof body === 'object') {
-    const b = body as { detail?: unknown; message?: unknown; title?: unknown };
-    if (typeof b.detail === 'string' && b.detail) return b.detail;
-    if (Array.isArray(b.message)) return b.message.join('; ');
-    if (typeof b.message === 'string' && b.message) return b.message;
-    if (typeof b.title === 'string' && b.title) return b.title;
-  }
-  if (status === 0) return 'the API cannot be reached';
-  return `the request failed (HTTP ${status})`;
-}
-
-function codeOf(body: unknown): string | undefined {
-  const c = body && typeof body === 'object' ? (body as { code?: unknown }).code : undefined;
-  return typeof c === 'string' ? c : undefined;
+/** The error an answer's body stands for: its problem's `detail` (see readProblem) and `code`. */
+function errorOf(body: unknown, status: number): ApiError {
+  const { detail, code } = readProblem(body);
+  const fallback = status === 0 ? 'the API cannot be reached' : `the request failed (HTTP ${status})`;
+  return new ApiError(status, detail ?? fallback, code);
 }
 
 /** openapi-fetch's answer: the data (typed by the operation's document), or an ApiError from its problem. */
@@ -51,7 +40,7 @@ async function ok<D>(call: Promise<{ data?: D; error?: unknown; response: Respon
   } catch {
     throw new ApiError(0, 'the API cannot be reached');
   }
-  if (!r.response.ok) throw new ApiError(r.response.status, problemText(r.error, r.response.status), codeOf(r.error));
+  if (!r.response.ok) throw errorOf(r.error, r.response.status);
   return r.data as D; // a 204 has no body: D is then never read
 }
 
@@ -155,7 +144,7 @@ export class Api {
       };
       xhr.onload = () => {
         if (xhr.status >= 200 && xhr.status < 300) resolve(xhr.response as Book);
-        else reject(new ApiError(xhr.status, problemText(xhr.response, xhr.status), codeOf(xhr.response)));
+        else reject(errorOf(xhr.response, xhr.status));
       };
       xhr.onerror = () => reject(new ApiError(0, 'the upload was cut off: the API cannot be reached'));
       const form = new FormData();

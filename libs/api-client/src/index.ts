@@ -31,6 +31,22 @@ export function createParleyClient(options: ParleyClientOptions): ParleyClient {
   return client;
 }
 
+/**
+ * RFC 9457 problem details `{type, title, status, detail, code}`; the NestJS shape
+ * `{statusCode, error, message}` (message a string or a list) is read too.
+ */
+export function readProblem(body: unknown): { detail?: string; code?: string } {
+  if (typeof body === 'string') return { detail: body.trim().slice(0, 300) || undefined };
+  if (!body || typeof body !== 'object') return {};
+  const b = body as Record<string, unknown>;
+  const text = (v: unknown): string | undefined =>
+    typeof v === 'string' && v.trim() ? v : Array.isArray(v) && v.length ? v.map(String).join('; ') : undefined;
+  return {
+    detail: text(b.detail) ?? text(b.message) ?? text(b.title) ?? text(b.error),
+    code: typeof b.code === 'string' ? b.code : undefined,
+  };
+}
+
 /** Every stored event type, in the order docs/events.md lists them (the union's members). */
 export { CONVERSATION_EVENT_TYPES } from '../../conversation/src/events';
 /** The live `event: AssistantTextDelta` SSE frame (docs/events.md), which the document cannot type. */
