@@ -5,12 +5,12 @@
  * departs in the `sl-violations` response header (a JSON list, each with a `location` that
  * starts with `request` or `response`) and, with `--errors false`, changes nothing else.
  */
-import { ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { projectRoot } from '../../libs/platform/src/project-root';
-import { freePort } from './stack';
+import { freePort, startProcess } from './stack';
 import { waitFor } from './wait-for';
 
 const ROOT = projectRoot(__dirname);
@@ -136,34 +136,18 @@ export async function startPrism(document: object, upstream: string): Promise<Pr
     '--verboseLevel',
     'warn',
   ];
-  const child: ChildProcess = spawn(process.execPath, args, {
-    cwd: ROOT,
-    env: { ...process.env, NODE_ENV: 'test', FORCE_COLOR: '0' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  const keep = (d: Buffer) => {
-    out += d.toString();
-    if (out.length > 200_000) out = out.slice(-100_000);
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const prism = startProcess('prism', args, { NODE_ENV: 'test', FORCE_COLOR: '0' });
   const base = `http://127.0.0.1:${port}`;
   const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      await exited;
-      clearTimeout(timer);
-    }
+    await prism.kill();
     await rm(dir, { recursive: true, force: true });
   };
   try {
     await waitFor(
       'prism proxy to forward /healthz',
       async () => {
-        if (child.exitCode !== null) throw new Error(`prism exited (${child.exitCode}):\n${out}`);
+        if (prism.child.exitCode !== null)
+          throw new Error(`prism exited (${prism.child.exitCode}):\n${prism.output()}`);
         return (await fetch(`${base}/healthz`).catch(() => undefined))?.ok;
       },
       30_000,
@@ -188,5 +172,5 @@ export async function startPrism(document: object, upstream: string): Promise<Pr
     const { stdout } = await runNode(VALIDATE_SCRIPT, input);
     return JSON.parse(stdout) as Violation[][];
   };
-  return { base, documentFile, output: () => out, stop, validateResponses };
+  return { base, documentFile, output: prism.output, stop, validateResponses };
 }

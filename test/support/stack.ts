@@ -42,8 +42,9 @@ export async function freePort(): Promise<number> {
   });
 }
 
-function startProcess(name: string, script: string, env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, [path.join(ROOT, script)], {
+/** Runs `node <args>` from the project root, keeping the tail of its output; kill() waits for the exit. */
+export function startProcess(name: string, args: string[], env: Record<string, string>): Proc {
+  const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -90,13 +91,13 @@ export async function startStack(
   const apis: Stack['apis'] = [];
   const workers: Proc[] = [];
   const startWorker = async () => {
-    const w = startProcess(`worker${workers.length}`, 'dist/apps/worker/src/main.js', env);
+    const w = startProcess(`worker${workers.length}`, [path.join(ROOT, 'dist/apps/worker/src/main.js')], env);
     workers.push(w);
     return w;
   };
   for (let i = 0; i < (opts.apis ?? 1); i++) {
     const port = await freePort();
-    const p = startProcess(`api${i}`, 'dist/apps/api/src/main.js', { ...env, PORT: String(port) });
+    const p = startProcess(`api${i}`, [path.join(ROOT, 'dist/apps/api/src/main.js')], { ...env, PORT: String(port) });
     apis.push({ ...p, base: `http://127.0.0.1:${port}` });
   }
   for (let i = 0; i < (opts.workers ?? 1); i++) await startWorker();
