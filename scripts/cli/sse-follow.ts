@@ -10,9 +10,7 @@ import { apiError, unreachable, type Api } from './api';
 import type { CliError } from './errors';
 import type { EventEnvelope, TextDelta } from './types';
 
-export const EVENT_TYPES = CONVERSATION_EVENT_TYPES;
-
-/** How long a dropped connection stays quiet before the user is told (most come back at once). */
+export /** How long a dropped connection stays quiet before the user is told (most come back at once). */
 const QUIET_RECONNECT_MS = 3_000;
 
 export interface FollowHandlers {
@@ -79,7 +77,7 @@ export function followConversation(api: Api, conversationId: string, after: numb
     }
   });
 
-  for (const type of EVENT_TYPES) {
+  for (const type of CONVERSATION_EVENT_TYPES) {
     es.addEventListener(type, (m: MessageEvent) => {
       const e = parse<EventEnvelope>(m.data);
       if (!e || typeof e.version !== 'number' || e.version <= last) return;

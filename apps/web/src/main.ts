@@ -19,7 +19,6 @@ import { $, el, byId } from './dom';
 import { loadCachedEvents, saveCachedEvents, dropCachedEvents } from './cache';
 
 const TOKEN_KEY = 'parley:token';
-const EVENT_TYPES = CONVERSATION_EVENT_TYPES;
 
 const base = location.origin;
 let token: string | undefined = localStorage.getItem(TOKEN_KEY) ?? undefined;
@@ -277,7 +276,7 @@ function connect(open: Open): void {
   open.source = source;
   setStreamStatus('connecting…');
   source.onopen = () => setStreamStatus('live');
-  for (const type of EVENT_TYPES) {
+  for (const type of CONVERSATION_EVENT_TYPES) {
     source.addEventListener(type, (m) => {
       const e = JSON.parse((m as MessageEvent).data) as EventEnvelope;
       if (!open.log.add(e)) return; // already held: a replay after a reconnect
