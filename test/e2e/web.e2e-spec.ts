@@ -10,6 +10,7 @@ import { FakeAnthropic, type FakeReply, type RecordedRequest } from '../support/
 import { tinyBookMarkdown } from '../support/factories/books';
 import { startFlakyProxy } from '../support/flaky-proxy';
 import { clientFor, fakeAnthropicEnv, startStack, type Stack } from '../support/stack';
+import { waitFor } from '../support/wait-for';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = path.join(__dirname, '..', '..', 'test-artifacts', 'web');
@@ -314,10 +315,18 @@ describe('web chat page (e2e, Chromium)', () => {
 
   it('deletes a conversation', async () => {
     const id = conversationId();
-    const before = await page.locator('#conversation-list li').count();
+    // count from the read model once it lists the open conversation (the newest fork): the
+    // sidebar, refreshed only on the page's own events, may not show a fork listed late yet
+    const listed = async () =>
+      (await api().api.GET('/v1/conversations', { params: { query: { limit: 100 } } })).data!.items.map((c) => c.id);
+    await waitFor('the read model to list the open conversation', async () => (await listed()).includes(id));
+    const before = (await listed()).length;
     await page.getByRole('button', { name: 'Delete' }).click();
     await page.locator('#toast', { hasText: 'deleted' }).waitFor();
     expect(await page.locator(`#conversation-list a[href="#c=${id}"]`).count()).toBe(0);
+    await waitFor('the sidebar to list the rest', async () =>
+      (await page.locator('#conversation-list li').count()) === before - 1 ? true : undefined,
+    ).catch(() => undefined);
     expect(await page.locator('#conversation-list li').count()).toBe(before - 1);
     expect((await api().req('GET', `/v1/conversations/${id}`)).status).toBe(404);
   });
