@@ -89,6 +89,31 @@ describe(EventStore.name, () => {
     expect(await sut.streamVersion(stream)).toBe(3);
   });
 
+  it('appends in one statement: no transaction block, no separate version or id lookups', async () => {
+    const statements: string[] = [];
+    const counting = Object.create(db.pool) as typeof db.pool;
+    counting.query = ((q: string | { text: string }, ...rest: unknown[]) => {
+      statements.push(typeof q === 'string' ? q : q.text);
+      return (db.pool.query as (...a: unknown[]) => unknown)(q, ...rest);
+    }) as typeof db.pool.query;
+    const store = new EventStore(counting);
+    const stream = `s-${randomUUID()}`;
+    await store.append(stream, [newEvent('A'), newEvent('B')], { expectedVersion: 'no_stream' });
+    await store.append(stream, [newEvent('C')], { expectedVersion: 2 });
+    await store.announced();
+    const appends = statements.filter((q) => q.includes('INSERT INTO events'));
+    expect(appends).toHaveLength(2);
+    expect(statements).toEqual(appends); // no BEGIN/COMMIT, no separate version or id lookups
+  });
+
+  it('refuses a stale expected version in that one statement, reporting the current version', async () => {
+    const stream = `s-${randomUUID()}`;
+    await sut.append(stream, [newEvent(), newEvent(), newEvent()], { expectedVersion: 'no_stream' });
+    const stale = sut.append(stream, [newEvent()], { expectedVersion: 1 });
+    await expect(stale).rejects.toMatchObject({ name: WrongExpectedVersionError.name, actual: 3 });
+    expect(await sut.streamVersion(stream)).toBe(3);
+  });
+
   it('lets exactly one of 20 concurrent appends at the same expected version win', async () => {
     const stream = `s-${randomUUID()}`;
     await sut.append(stream, [newEvent()], { expectedVersion: 'no_stream' });
@@ -443,6 +468,33 @@ describe(AppendNotifier.name, () => {
     db = await createTestDatabase();
   });
   afterAll(() => db.drop());
+
+  it('hears of every stream a burst of appends wrote to, and of a caller-transaction append only once it commits', async () => {
+    const notifier = new AppendNotifier(db.url);
+    const heard = new Set<string>();
+    notifier.on('append', (streamId: string) => heard.add(streamId));
+    await notifier.start();
+    try {
+      const store = new EventStore(db.pool);
+      const streams = Array.from({ length: 30 }, () => `burst-${randomUUID()}`);
+      await Promise.all(streams.map((s) => store.append(s, [newEvent()], { expectedVersion: 'no_stream' })));
+      await waitFor('every appended stream to be announced', async () => streams.every((s) => heard.has(s)), 5_000);
+
+      const rolledBack = `rolled-back-${randomUUID()}`;
+      await store
+        .withTransaction(async (tx) => {
+          await store.appendIn(tx, rolledBack, [newEvent()], 'no_stream');
+          throw new Error('the caller gives up');
+        })
+        .catch(() => undefined);
+      const committed = `committed-${randomUUID()}`;
+      await store.withTransaction((tx) => store.appendIn(tx, committed, [newEvent()], 'no_stream'));
+      await waitFor('the committed append to be announced', async () => heard.has(committed), 5_000);
+      expect(heard.has(rolledBack)).toBe(false);
+    } finally {
+      await notifier.stop();
+    }
+  });
 
   it('leaves no connection behind when stopped while it is still connecting', async () => {
     const app = `notifier-${randomUUID().slice(0, 8)}`;

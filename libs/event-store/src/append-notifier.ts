@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { Client } from 'pg';
-import { EVENTS_CHANNEL } from './event-store';
+import { EVENTS_CHANNEL } from './append-announcer';
 
 /**
  * Tells this process about appends made by any process, through LISTEN/NOTIFY on one dedicated

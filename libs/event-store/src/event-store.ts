@@ -1,5 +1,6 @@
 import { Pool, PoolClient } from 'pg';
 import { EVENT_COLUMNS, EventRow, toStoredEvent } from './event-rows';
+import { AppendAnnouncer, EVENTS_CHANNEL } from './append-announcer';
 import { inTransaction } from './transaction';
 import {
   AppendResult,
@@ -13,18 +14,42 @@ import {
   WrongExpectedVersionError,
 } from './event.types';
 
-/** The channel appends are announced on; the payload is the stream id. */
-export const EVENTS_CHANNEL = 'parley_events';
-
 const UNIQUE_VIOLATION = '23505';
 const MAX_ANY_RETRIES = 5;
+
+/**
+ * One statement appends: it reads the stream's version, checks the expected one and inserts at
+ * the versions after it, so an append is one round trip in its own implicit transaction. When the
+ * check fails nothing is inserted and the row carries the current version for the 409. The hot
+ * statements here are prepared once per connection (named): planning this one cost more than
+ * running it.
+ */
+const APPEND_SQL = `
+  WITH current AS (
+    SELECT coalesce(max(version), 0) AS v FROM events WHERE stream_id = $1
+  ), allowed AS (
+    SELECT v FROM current WHERE $2::int IS NULL OR v = $2::int
+  ), inserted AS (
+    INSERT INTO events (event_id, stream_id, version, type, data, metadata)
+    SELECT (e.doc->>'id')::uuid, $1, allowed.v + e.ord, e.doc->>'type', e.doc->'data', e.doc->'metadata'
+      FROM allowed, jsonb_array_elements($3::jsonb) WITH ORDINALITY AS e(doc, ord)
+     ORDER BY e.ord
+    RETURNING ${EVENT_COLUMNS}
+  )
+  SELECT current.v AS current_version, inserted.* FROM current LEFT JOIN inserted ON true`;
+
+type AppendRow = Partial<EventRow> & { current_version: number };
 
 /**
  * The Postgres event log. Its guards live in the schema: unique (stream_id, version) makes
  * optimistic concurrency exact, unique event_id makes retried appends harmless.
  */
 export class EventStore {
-  constructor(readonly pool: Pool) {}
+  private readonly announcer: AppendAnnouncer;
+
+  constructor(readonly pool: Pool) {
+    this.announcer = new AppendAnnouncer(pool);
+  }
 
   /** Appends events of the stream's contract E (inferred from the events, or given: append<E>). */
   async append<E extends EventShape = EventShape>(
@@ -35,7 +60,9 @@ export class EventStore {
     if (events.length === 0) throw new Error('append needs at least one event');
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.withTransaction((client) => this.appendIn(client, streamId, events, opts.expectedVersion));
+        const result = await this.appendWith(this.pool, streamId, events, opts.expectedVersion);
+        this.announcer.announce(streamId);
+        return result;
       } catch (e) {
         if (!isUniqueViolation(e)) throw e;
         const original = await this.findAppended<E>(streamId, events);
@@ -51,28 +78,47 @@ export class EventStore {
     }
   }
 
-  /** Appends inside a caller's transaction (for writers that also update their own tables). */
+  /**
+   * Appends inside a caller's transaction (for writers that also update their own tables). The
+   * announcement rides in the transaction, so listeners hear of it when (and only if) it commits.
+   */
   async appendIn<E extends EventShape = EventShape>(
     client: PoolClient,
     streamId: string,
     events: NewEvent<E>[],
     expected: ExpectedVersion,
   ): Promise<AppendResult<E>> {
-    const original = await this.findAppended<E>(streamId, events, client);
-    if (original) return original;
-    const current = await this.streamVersion(streamId, client);
-    const ok = expected === 'any' || (expected === 'no_stream' ? current === 0 : current === expected);
-    if (!ok) throw new WrongExpectedVersionError(streamId, expected, current);
-    const { rows } = await client.query<EventRow>(
-      `INSERT INTO events (event_id, stream_id, version, type, data, metadata)
-       SELECT (e.doc->>'id')::uuid, $1, $2 + e.ord, e.doc->>'type', e.doc->'data', e.doc->'metadata'
-         FROM jsonb_array_elements($3::jsonb) WITH ORDINALITY AS e(doc, ord)
-       ORDER BY e.ord
-       RETURNING ${EVENT_COLUMNS}`,
-      [streamId, current, JSON.stringify(events.map((x) => ({ ...x, metadata: x.metadata ?? {} })))],
-    );
+    const result = await this.appendWith(client, streamId, events, expected);
     await client.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, streamId]);
-    const stored = rows.map(toStoredEvent<E>).sort((a, b) => a.version - b.version);
+    return result;
+  }
+
+  /** Resolves once the appends made so far have been announced to listeners. */
+  announced(): Promise<void> {
+    return this.announcer.settled();
+  }
+
+  private async appendWith<E extends EventShape>(
+    db: Pick<Pool, 'query'>,
+    streamId: string,
+    events: NewEvent<E>[],
+    expected: ExpectedVersion,
+  ): Promise<AppendResult<E>> {
+    const expectedVersion = expected === 'any' ? null : expected === 'no_stream' ? 0 : expected;
+    const docs = JSON.stringify(events.map((x) => ({ ...x, metadata: x.metadata ?? {} })));
+    const { rows } = await db.query<AppendRow>({
+      name: 'parley_append',
+      text: APPEND_SQL,
+      values: [streamId, expectedVersion, docs],
+    });
+    const current = rows[0].current_version;
+    if (rows[0].event_id === null) {
+      // a retry of an append that already went in finds the stream past its expected version
+      const original = await this.findAppended<E>(streamId, events, db);
+      if (original) return original;
+      throw new WrongExpectedVersionError(streamId, expected, current);
+    }
+    const stored = (rows as EventRow[]).map(toStoredEvent<E>).sort((a, b) => a.version - b.version);
     return { nextExpectedVersion: current + events.length, events: stored };
   }
 
@@ -92,12 +138,13 @@ export class EventStore {
     streamId: string,
     opts: { after?: number; limit?: number; upTo?: number } = {},
   ): Promise<StoredEvent<E>[]> {
-    const { rows } = await this.pool.query<EventRow>(
-      `SELECT ${EVENT_COLUMNS} FROM events
-        WHERE stream_id = $1 AND version > $2 AND version <= $3
-        ORDER BY version LIMIT $4`,
-      [streamId, opts.after ?? 0, opts.upTo ?? 2 ** 31 - 1, opts.limit ?? null], // no limit: folding callers need the whole stream
-    );
+    const { rows } = await this.pool.query<EventRow>({
+      name: 'parley_read_stream',
+      text: `SELECT ${EVENT_COLUMNS} FROM events
+                WHERE stream_id = $1 AND version > $2 AND version <= $3
+                ORDER BY version LIMIT $4`,
+      values: [streamId, opts.after ?? 0, opts.upTo ?? 2 ** 31 - 1, opts.limit ?? null], // no limit: folding callers need the whole stream
+    });
     return rows.map(toStoredEvent<E>);
   }
 
@@ -109,14 +156,15 @@ export class EventStore {
    */
   async readAll(opts: { after?: LogCheckpoint; limit?: number } = {}): Promise<StoredEvent[]> {
     const after = opts.after ?? LOG_START;
-    const { rows } = await this.pool.query<EventRow>(
-      `SELECT ${EVENT_COLUMNS} FROM events
-        WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
-          AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-        ORDER BY events.transaction_id, events.position
-        LIMIT $3`,
-      [after.transactionId, after.position, opts.limit ?? 1_000],
-    );
+    const { rows } = await this.pool.query<EventRow>({
+      name: 'parley_read_all',
+      text: `SELECT ${EVENT_COLUMNS} FROM events
+                WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
+                  AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+                ORDER BY events.transaction_id, events.position
+                LIMIT $3`,
+      values: [after.transactionId, after.position, opts.limit ?? 1_000],
+    });
     return rows.map(toStoredEvent);
   }
 

@@ -1,6 +1,7 @@
 export * from './event.types';
 export * from './event-store';
 export * from './append-notifier';
+export * from './append-announcer';
 export * from './checkpointed-consumer';
 export * from './wakeup';
 export * from './transaction';

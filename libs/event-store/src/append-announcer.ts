@@ -1,0 +1,65 @@
+import { escapeLiteral, Pool } from 'pg';
+
+/** The channel appends are announced on; the payload is the stream id. */
+export const EVENTS_CHANNEL = 'parley_events';
+
+/**
+ * Announces committed appends to listeners in every process (AppendNotifier), after the commit and
+ * outside the appending transaction. A transaction with a pending NOTIFY holds a database-wide
+ * lock through its commit (Postgres' async.c queues notifications in commit order), so a NOTIFY
+ * inside each append made every append wait for every other's fsync: 16 writers committed at the
+ * speed of one. Here the appends commit freely and the announcements of one process go out
+ * coalesced, one round trip at a time for all streams appended meanwhile. Its transaction gets a
+ * transaction id (Postgres gives one to every NOTIFY) and would wait for its own WAL flush; it
+ * skips that wait (synchronous_commit off), as an announcement lost in a crash loses no event:
+ * readers also poll, and announcements are only a wake-up.
+ */
+export class AppendAnnouncer {
+  private pending = new Set<string>();
+  private flushing?: Promise<void>;
+
+  constructor(private readonly pool: Pool) {}
+
+  announce(streamId: string): void {
+    this.pending.add(streamId);
+    this.flushing ??= this.flush();
+  }
+
+  /** Resolves when everything announced so far has been sent (or failed to be). */
+  async settled(): Promise<void> {
+    while (this.flushing) await this.flushing;
+  }
+
+  private async flush(): Promise<void> {
+    try {
+      while (this.pending.size > 0) {
+        const streams = [...this.pending];
+        this.pending = new Set();
+        await this.send(streams).catch(() => undefined);
+      }
+    } finally {
+      this.flushing = undefined;
+    }
+  }
+
+  /** A failed announcement may leave its transaction open: that connection is discarded, not reused. */
+  private async send(streams: string[]): Promise<void> {
+    const client = await this.pool.connect();
+    let failed: Error | undefined;
+    try {
+      await client.query(announcement(streams));
+    } catch (e) {
+      failed = e as Error;
+    } finally {
+      client.release(failed);
+    }
+  }
+}
+
+/** One simple-protocol query (several statements, so no parameters: the values are escaped). */
+function announcement(streams: string[]): string {
+  const payloads = streams.map(escapeLiteral).join(', ');
+  return `BEGIN; SET LOCAL synchronous_commit TO off;
+    SELECT pg_notify(${escapeLiteral(EVENTS_CHANNEL)}, s) FROM unnest(ARRAY[${payloads}]::text[]) AS s;
+    COMMIT;`;
+}
