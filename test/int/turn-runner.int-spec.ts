@@ -6,6 +6,7 @@ import { ConversationEvent, conversationStreamId } from '@parley/conversation';
 import { EventStore, StoredEvent } from '@parley/event-store';
 import { AssistantTextDelta, LiveDeltas, RedisConnections } from '@parley/platform';
 import { AgentTurnRunner } from '../../apps/worker/src/turns/agent-turn.runner';
+import { ConversationFolds } from '../../apps/worker/src/turns/turn-state';
 import { TurnSteps } from '../../apps/worker/src/turns/turn-steps';
 import {
   assistantReplied,
@@ -75,7 +76,7 @@ describe('AgentTurnRunner (in process, real AnthropicLlm against the fake API)',
     deltas = new LiveDeltas(redis, config);
     tool = new FactsTool();
     const steps = new TurnSteps(llm, new ToolRegistry([tool]), deltas, new BooksRepository(db.pool), config);
-    sut = new AgentTurnRunner(store, steps, config);
+    sut = new AgentTurnRunner(store, new ConversationFolds(store), steps, config);
   });
   afterEach(() => {
     fake.reset();

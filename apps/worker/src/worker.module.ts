@@ -16,6 +16,7 @@ import { TurnDispatcher } from './turns/turn-dispatcher.service';
 import { TurnSequencer } from './turns/turn-sequencer';
 import { TurnSweeper } from './turns/turn-sweeper.service';
 import { TurnSteps } from './turns/turn-steps';
+import { ConversationFolds } from './turns/turn-state';
 
 /** The worker root: no HTTP port; agent turns and book ingestion (BullMQ), projections and the turn dispatcher. */
 @Module({
@@ -37,6 +38,7 @@ import { TurnSteps } from './turns/turn-steps';
       inject: [SearchBookTool],
       useFactory: (search: SearchBookTool) => new ToolRegistry([search]),
     },
+    ConversationFolds,
     AgentTurnRunner,
     TurnSteps,
     AgentTurnsProcessor,

@@ -7,3 +7,4 @@ export * from './wakeup';
 export * from './transaction';
 export * from './transient-errors';
 export * from './consumer-stats';
+export * from './stream-fold-cache';

@@ -7,13 +7,12 @@ import {
   nextStep,
   RetrievalStep,
   TurnRecord,
-  turnsOf,
 } from '@parley/agent';
 import { AppConfig, CONFIG } from '@parley/config';
-import { ConversationEvent, conversationStreamId } from '@parley/conversation';
+import { ConversationEvent, conversationStreamId, findTurn } from '@parley/conversation';
 import { backoffMs, EventStore, isTransientDbError, NewEvent, WrongExpectedVersionError } from '@parley/event-store';
 import { MemoryStepKeeper, StepKeeper } from './step-keeper';
-import { LoadedTurn, loadTurn, turnEvent } from './turn-state';
+import { ConversationFolds, LoadedTurn, loadTurn, turnEvent } from './turn-state';
 import { TurnSteps } from './turn-steps';
 
 export type TurnOutcome = { kind: 'ended' } | { kind: 'wait'; forTurnId: string };
@@ -57,6 +56,7 @@ export class AgentTurnRunner {
 
   constructor(
     private readonly store: EventStore,
+    private readonly folds: ConversationFolds,
     private readonly steps: TurnSteps,
     @Inject(CONFIG) private readonly config: AppConfig,
   ) {}
@@ -70,7 +70,7 @@ export class AgentTurnRunner {
     let outage = { tries: 0, since: 0 }; // consecutive transient database errors
     for (;;) {
       try {
-        const s = await loadTurn(this.store, conversationId, turnId, signal);
+        const s = await loadTurn(this.folds, conversationId, turnId, signal);
         const step = s.deleted
           ? ({ kind: 'ended' } as const)
           : this.steps.alwaysRetrieve(s)
@@ -139,12 +139,16 @@ export class AgentTurnRunner {
   /** Records TurnFailed unless the turn already ended. */
   async fail(conversationId: string, turnId: string, code: string, message: string, retryable: boolean): Promise<void> {
     for (let attempt = 0; attempt < 5; attempt++) {
-      const events = await this.store.readStream<ConversationEvent>(conversationStreamId(conversationId));
-      const turn = turnsOf(events).find((t) => t.turnId === turnId);
-      if (!turn || turn.ending) return;
+      const f = await this.folds.load(conversationId);
+      if (findTurn(f.state, turnId)?.status !== 'pending') return;
       try {
-        await this.append(conversationId, events.length ? events[events.length - 1].version : 0, [
-          turnEvent(events, turnId, 'TurnFailed', { turnId, code, message: message.slice(0, 1000), retryable }),
+        await this.append(conversationId, f.version, [
+          turnEvent({ ownerId: f.state.ownerId, lastEventId: f.lastEventId }, turnId, 'TurnFailed', {
+            turnId,
+            code,
+            message: message.slice(0, 1000),
+            retryable,
+          }),
         ]);
         this.logger.warn(`turn ${turnId} failed: ${code} ${message}`);
         return;

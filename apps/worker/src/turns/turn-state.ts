@@ -1,32 +1,72 @@
+import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { ToolContext, TurnRecord, turnsOf } from '@parley/agent';
-import { ConversationEvent, ConversationEventType, conversationStreamId, fold } from '@parley/conversation';
-import { EventStore, NewEvent, StoredEvent } from '@parley/event-store';
+import { evolveTurns, ToolContext, TurnRecord } from '@parley/agent';
+import {
+  ConversationEvent,
+  ConversationEventType,
+  ConversationState,
+  conversationStreamId,
+  evolve,
+  initialState,
+} from '@parley/conversation';
+import { EventStore, NewEvent, StoredEvent, StreamFold, StreamFoldCache } from '@parley/event-store';
 
-/** A turn as the log says it stands: the conversation's events folded, and the turn among them. */
+/** What a worker needs of a conversation to run its turns: the decision state and the turns. */
+export interface ConversationFold {
+  state: ConversationState;
+  turns: TurnRecord[];
+  /** the last event, which a turn's next event follows from (causation) */
+  lastEventId: string | undefined;
+}
+
+const conversationFold: StreamFold<ConversationEvent, ConversationFold> = {
+  initial: () => ({ state: initialState(), turns: [], lastEventId: undefined }),
+  evolve: (f, e: StoredEvent<ConversationEvent>) => ({
+    state: evolve(f.state, e),
+    turns: evolveTurns(f.turns, e),
+    lastEventId: e.id,
+  }),
+};
+
+/** Conversations this worker has folded, caught up from the log on each load. */
+@Injectable()
+export class ConversationFolds {
+  private readonly cache: StreamFoldCache<ConversationEvent, ConversationFold>;
+
+  constructor(store: EventStore) {
+    this.cache = new StreamFoldCache(store, conversationFold);
+  }
+
+  async load(conversationId: string): Promise<{ version: number } & ConversationFold> {
+    const { version, state } = await this.cache.load(conversationStreamId(conversationId));
+    return { version, ...state };
+  }
+}
+
+/** A turn as the log says it stands: the conversation folded, and the turn among its turns. */
 export interface LoadedTurn {
-  events: StoredEvent<ConversationEvent>[];
   version: number;
   turns: TurnRecord[];
   turn: TurnRecord | undefined;
+  ownerId: string | null;
+  lastEventId: string | undefined;
   ctx: ToolContext;
   deleted: boolean;
 }
 
 export async function loadTurn(
-  store: EventStore,
+  folds: ConversationFolds,
   conversationId: string,
   turnId: string,
   signal: AbortSignal,
 ): Promise<LoadedTurn> {
-  const events = await store.readStream<ConversationEvent>(conversationStreamId(conversationId));
-  const state = fold(events);
-  const turns = turnsOf(events);
+  const { version, state, turns, lastEventId } = await folds.load(conversationId);
   return {
-    events,
-    version: state.version,
+    version,
     turns,
     turn: turns.find((t) => t.turnId === turnId),
+    ownerId: state.ownerId,
+    lastEventId,
     deleted: state.status !== 'active',
     ctx: {
       userId: state.ownerId ?? '',
@@ -40,13 +80,15 @@ export async function loadTurn(
 
 /** Agent events name the owner, the turn (correlation) and the event they follow from (causation). */
 export function turnEvent<T extends ConversationEventType>(
-  history: StoredEvent<ConversationEvent>[],
+  at: Pick<LoadedTurn, 'ownerId' | 'lastEventId'>,
   turnId: string,
   type: T,
   data: Extract<ConversationEvent, { type: T }>['data'],
 ): NewEvent<ConversationEvent> {
-  const owner = history.find((e) => e.type === 'ConversationStarted')?.data;
-  const causationId = history[history.length - 1]?.id;
   const event = { type, data } as Extract<ConversationEvent, { type: T }>;
-  return { ...event, id: randomUUID(), metadata: { userId: owner?.ownerId, correlationId: turnId, causationId } };
+  return {
+    ...event,
+    id: randomUUID(),
+    metadata: { userId: at.ownerId ?? undefined, correlationId: turnId, causationId: at.lastEventId },
+  };
 }

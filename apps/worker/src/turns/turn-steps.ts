@@ -75,7 +75,7 @@ export class TurnSteps {
     for (const c of calls.filter((c) => isHydeCall(c.toolUseId))) outputs.push(await run(c, seen()));
     outputs.sort((a, b) => calls.indexOf(a.c) - calls.indexOf(b.c));
     return outputs.map(({ c, out, citationStart }) =>
-      turnEvent(s.events, turn.turnId, 'ToolResultRecorded', {
+      turnEvent(s, turn.turnId, 'ToolResultRecorded', {
         turnId: turn.turnId,
         toolUseId: c.toolUseId,
         content: out.content,
@@ -120,7 +120,7 @@ export class TurnSteps {
     const toolUses = allowTools ? result.content.filter((b) => b.type === 'tool_use') : [];
     if (toolUses.length > 0) {
       return toolUses.map((b, i) =>
-        turnEvent(s.events, turn.turnId, 'ToolInvoked', {
+        turnEvent(s, turn.turnId, 'ToolInvoked', {
           turnId: turn.turnId,
           toolUseId: b.id,
           name: b.name,
@@ -146,7 +146,7 @@ export class TurnSteps {
     const citations = citedPassages(text, turn);
     const content = text.trim() ? text : '(no answer)';
     return [
-      turnEvent(s.events, turn.turnId, 'AssistantReplied', {
+      turnEvent(s, turn.turnId, 'AssistantReplied', {
         turnId: turn.turnId,
         messageId: randomUUID(),
         content,
@@ -200,7 +200,7 @@ export class TurnSteps {
     const query = textOf(result).join(' ').split('\n')[0].trim().slice(0, 500) || turn.content.slice(0, 500);
     const passage = hyde ? textOf(hyde).join(' ').replace(/\s+/g, ' ').trim().slice(0, 500) : '';
     return [
-      turnEvent(s.events, turn.turnId, 'ToolInvoked', {
+      turnEvent(s, turn.turnId, 'ToolInvoked', {
         turnId: turn.turnId,
         toolUseId: `retrieve_${randomUUID()}`,
         name: 'search_book',
@@ -211,7 +211,7 @@ export class TurnSteps {
       }),
       ...(passage
         ? [
-            turnEvent(s.events, turn.turnId, 'ToolInvoked', {
+            turnEvent(s, turn.turnId, 'ToolInvoked', {
               turnId: turn.turnId,
               toolUseId: `${HYDE_PREFIX}${randomUUID()}`,
               name: 'search_book',

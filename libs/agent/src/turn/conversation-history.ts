@@ -72,6 +72,27 @@ function userBlocks(turn: TurnRecord): LlmTextBlock[] {
 export const estimateTokens = (messages: LlmMessage[]): number => Math.ceil(JSON.stringify(messages).length / 4);
 
 /**
+ * A past turn's messages and their token estimate, built once per turn record: records do not
+ * change (a fold copies a turn it changes), so every later turn and step reuses them instead of
+ * rebuilding and measuring the whole window again.
+ */
+const pastTurns = { withTools: new WeakMap<TurnRecord, PastTurn>(), withoutTools: new WeakMap<TurnRecord, PastTurn>() };
+interface PastTurn {
+  messages: LlmMessage[];
+  tokens: number;
+}
+function pastTurnMessages(turn: TurnRecord, withTools: boolean): PastTurn {
+  const memo = withTools ? pastTurns.withTools : pastTurns.withoutTools;
+  let past = memo.get(turn);
+  if (!past) {
+    const messages = turnMessages(turn, { current: false, withTools });
+    past = { messages, tokens: estimateTokens(messages) };
+    memo.set(turn, past);
+  }
+  return past;
+}
+
+/**
  * The history for the current turn: earlier turns, newest kept first within the token budget
  * (whole turns only, so no tool_use is separated from its tool_result), then the current turn.
  * Consecutive user messages (after a turn without an answer) are merged, results first.
@@ -89,8 +110,7 @@ export function buildHistory(
   let budget = budgetTokens - estimateTokens(current);
   const earlier: LlmMessage[][] = [];
   for (let i = index - 1; i >= 0; i--) {
-    const m = turnMessages(turns[i], { current: false, withTools });
-    const cost = estimateTokens(m);
+    const { messages: m, tokens: cost } = pastTurnMessages(turns[i], withTools);
     if (cost > budget) break;
     budget -= cost;
     earlier.unshift(m);

@@ -1,7 +1,7 @@
 import { buildHistory, estimateTokens } from './conversation-history';
 import { citedPassages } from './citations';
 import { CITATION_BLOCK, citationStartFor, nextRetrievalStep, nextStep } from './turn-plan';
-import { TurnEvent, turnsOf } from './turn-records';
+import { evolveTurns, TurnEvent, TurnRecord, turnsOf } from './turn-records';
 
 let version = 0;
 const at = new Date('2026-11-22T10:00:00Z');
@@ -165,5 +165,35 @@ describe(citedPassages.name, () => {
     expect(ids('See [2] and [11].')).toEqual(['c2', 'c3']);
     expect(ids('See [1-2], [1, 11] and [99].')).toEqual(['c1', 'c2', 'c3']);
     expect(ids('No citation here.')).toEqual([]);
+  });
+});
+
+describe(evolveTurns.name, () => {
+  /** every turn, iteration, call list and result map of a fold, as a snapshot to compare later */
+  const snapshot = (turns: TurnRecord[]) => JSON.stringify(turns, (_k, v) => (v instanceof Map ? [...v.entries()] : v));
+
+  it('leaves the turns it is given as they were, so a kept fold can be read while later events apply', () => {
+    const events = [posted('t1'), invoked('t1', 'a'), invoked('t1', 'b'), result('t1', 'a'), result('t1', 'b')];
+    const steps: TurnRecord[][] = [[]];
+    for (const ev of [...events, invoked('t1', 'c', 2), result('t1', 'c'), replied('t1'), posted('t2')])
+      steps.push(evolveTurns(steps[steps.length - 1], ev));
+    const before = steps.map(snapshot);
+    // fold everything again from each intermediate state: none of them may change
+    for (const s of steps) turnsOf([replied('t2')]).reduce(evolveTurns, s);
+    expect(steps.map(snapshot)).toEqual(before);
+    const last = steps[steps.length - 1];
+    expect(last.map((t) => t.turnId)).toEqual(['t1', 't2']);
+    expect(last[0].iterations.map((it) => it.calls.map((c) => c.toolUseId))).toEqual([['a', 'b'], ['c']]);
+    expect(last[0].ending).toEqual({ type: 'AssistantReplied', content: 'answer t1' });
+  });
+
+  it('keeps untouched turns as the same objects, and returns the same array for an event about no turn', () => {
+    const one = turnsOf([posted('t1'), replied('t1'), posted('t2')]);
+    const two = evolveTurns(one, invoked('t2', 'x'));
+    expect(two[0]).toBe(one[0]);
+    expect(two[1]).not.toBe(one[1]);
+    expect(one[1].iterations).toEqual([]);
+    expect(evolveTurns(two, invoked('unknown', 'y'))).toBe(two);
+    expect(evolveTurns(two, replied('t1', 'a second ending'))).toBe(two);
   });
 });

@@ -1,0 +1,93 @@
+import { randomUUID } from 'node:crypto';
+import { EventStore, NewEvent, StoredEvent, StreamFoldCache } from '@parley/event-store';
+import { createTestDatabase, TestDatabase } from '../support/test-database';
+
+const counted = (n: number): NewEvent => ({ id: randomUUID(), type: 'Counted', data: { n } });
+
+/** The fold under test: the sum of the stream's n, and how many events it was given in all. */
+const sumFold = {
+  applied: 0,
+  initial: () => ({ sum: 0 }),
+  evolve(state: { sum: number }, e: StoredEvent) {
+    sumFold.applied++;
+    return { sum: state.sum + (e.data as { n: number }).n };
+  },
+};
+
+describe(StreamFoldCache.name, () => {
+  let db: TestDatabase;
+  let store: EventStore;
+  let readsAfter: number[];
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    store = new EventStore(db.pool);
+    const readStream = store.readStream.bind(store);
+    store.readStream = ((streamId: string, opts?: { after?: number }) => {
+      readsAfter.push(opts?.after ?? 0);
+      return readStream(streamId, opts);
+    }) as typeof store.readStream;
+  });
+  beforeEach(() => {
+    readsAfter = [];
+    sumFold.applied = 0;
+  });
+  afterAll(() => db.drop());
+
+  it('reads and folds only the events appended since its last load, and gives the state of the whole stream', async () => {
+    const sut = new StreamFoldCache(store, sumFold);
+    const stream = `sum-${randomUUID()}`;
+    await store.append(stream, [counted(1), counted(2), counted(3)], { expectedVersion: 'no_stream' });
+    expect(await sut.load(stream)).toEqual({ version: 3, state: { sum: 6 } });
+    await store.append(stream, [counted(10)], { expectedVersion: 3 });
+    expect(await sut.load(stream)).toEqual({ version: 4, state: { sum: 16 } });
+    expect(await sut.load(stream)).toEqual({ version: 4, state: { sum: 16 } });
+    expect(readsAfter).toEqual([0, 3, 4]);
+    expect(sumFold.applied).toBe(4); // each event folded once
+
+    // another process appends meanwhile: the next load of this one sees it from the log
+    await new EventStore(db.pool).append(stream, [counted(100)], { expectedVersion: 4 });
+    expect((await sut.load(stream)).state).toEqual({ sum: 116 });
+  });
+
+  it('keeps the later of two loads that finish out of order', async () => {
+    const stream = `race-${randomUUID()}`;
+    await store.append(stream, [counted(1)], { expectedVersion: 'no_stream' });
+    // the first load's read is held back until the second load has finished
+    let releaseFirst!: () => void;
+    const firstMayFinish = new Promise<void>((r) => (releaseFirst = r));
+    let reads = 0;
+    const gated = Object.create(store) as EventStore;
+    gated.readStream = (async (id: string, opts?: { after?: number }) => {
+      const events = await store.readStream(id, opts);
+      if (reads++ === 0) await firstMayFinish;
+      return events;
+    }) as typeof store.readStream;
+    const sut = new StreamFoldCache(gated, sumFold);
+
+    const slow = sut.load(stream); // reads version 1
+    await new Promise((r) => setTimeout(r, 50));
+    await store.append(stream, [counted(2)], { expectedVersion: 1 });
+    expect(await sut.load(stream)).toEqual({ version: 2, state: { sum: 3 } });
+    releaseFirst();
+    expect(await slow).toEqual({ version: 1, state: { sum: 1 } });
+    readsAfter = [];
+    expect(await sut.load(stream)).toEqual({ version: 2, state: { sum: 3 } });
+    expect(readsAfter).toEqual([2]); // the later fold was kept, not the one that finished last
+  });
+
+  it('forgets the least recently loaded streams past its size', async () => {
+    const sut = new StreamFoldCache(store, sumFold, 2);
+    const [a, b, c] = [`a-${randomUUID()}`, `b-${randomUUID()}`, `c-${randomUUID()}`];
+    for (const s of [a, b, c]) await store.append(s, [counted(1)], { expectedVersion: 'no_stream' });
+    await sut.load(a);
+    await sut.load(b);
+    await sut.load(a); // a is now the most recent
+    await sut.load(c); // b goes
+    expect(sut.size).toBe(2);
+    readsAfter = [];
+    await sut.load(a);
+    await sut.load(b);
+    expect(readsAfter).toEqual([1, 0]); // a was kept, b read again from the start
+  });
+});
