@@ -179,7 +179,7 @@ describe(evolveTurns.name, () => {
       steps.push(evolveTurns(steps[steps.length - 1], ev));
     const before = steps.map(snapshot);
     // fold everything again from each intermediate state: none of them may change
-    for (const s of steps) turnsOf([replied('t2')]).reduce(evolveTurns, s);
+    for (const s of steps) [replied('t2'), invoked('t1', 'd', 3), posted('t3')].reduce(evolveTurns, s);
     expect(steps.map(snapshot)).toEqual(before);
     const last = steps[steps.length - 1];
     expect(last.map((t) => t.turnId)).toEqual(['t1', 't2']);
