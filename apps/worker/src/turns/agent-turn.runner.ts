@@ -1,13 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import {
-  isAbort,
-  LlmError,
-  NextStep,
-  nextRetrievalStep,
-  nextStep,
-  RetrievalStep,
-  TurnRecord,
-} from '@parley/agent';
+import { isAbort, LlmError, NextStep, nextRetrievalStep, nextStep, RetrievalStep, TurnRecord } from '@parley/agent';
 import { AppConfig, CONFIG } from '@parley/config';
 import { ConversationEvent, conversationStreamId, findTurn } from '@parley/conversation';
 import { backoffMs, EventStore, isTransientDbError, NewEvent, WrongExpectedVersionError } from '@parley/event-store';
