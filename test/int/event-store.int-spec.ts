@@ -361,6 +361,43 @@ describe(CheckpointedConsumerRunner.name, () => {
     expect(new Set(after.map((r) => r.event_id)).size).toBe(after.length);
   });
 
+  it('reads its checkpoint once, then goes from where it moved it, and does not re-read an empty log after a short batch', async () => {
+    const name = `lean-${randomUUID()}`;
+    const notifier = new AppendNotifier(db.url);
+    await notifier.start();
+    const counting = Object.create(store) as EventStore;
+    let readAlls = 0;
+    counting.readAll = (opts) => {
+      readAlls++;
+      return store.readAll(opts);
+    };
+    const runner = new CheckpointedConsumerRunner(counting, recorder(name), notifier, { pollMs: 60_000 });
+    const checkpointReads = jest.spyOn(runner, 'checkpoint');
+    runner.start();
+    try {
+      await store.append(`lean-${randomUUID()}`, [newEvent('First')], { expectedVersion: 'no_stream' });
+      await waitFor('the runner to catch up with the log', async () =>
+        (await appliedBy(name)).some((r) => r.type === 'First'),
+      );
+      expect(checkpointReads).toHaveBeenCalledTimes(1);
+      checkpointReads.mockClear();
+      const before = readAlls;
+      for (let i = 1; i <= 5; i++) {
+        await store.append(`lean-${randomUUID()}`, [newEvent('Lean')], { expectedVersion: 'no_stream' });
+        await waitFor(
+          `event ${i} applied`,
+          async () => (await appliedBy(name)).filter((r) => r.type === 'Lean').length === i,
+        );
+      }
+      expect(checkpointReads).not.toHaveBeenCalled();
+      // one read of the log per append it was woken for (allowing a stray wake-up or two), not two
+      expect(readAlls - before).toBeLessThanOrEqual(7);
+    } finally {
+      await runner.stop();
+      await notifier.stop();
+    }
+  });
+
   it('lets two runners of one consumer race without applying anything twice', async () => {
     await appendMany(200);
     const a = new CheckpointedConsumerRunner(store, recorder('race'), undefined, { batchSize: 10, pollMs: 5 });

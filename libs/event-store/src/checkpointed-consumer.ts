@@ -37,6 +37,12 @@ export class CheckpointedConsumerRunner {
   private troubles = 0;
   private readonly batchSize: number;
   private readonly pollMs: number;
+  /**
+   * The checkpoint as this runner last read or moved it: the next batch starts there without
+   * reading it again. Moving it is a compare-and-set, so a stale one (another runner moved it)
+   * costs one lost batch, after which it is read again.
+   */
+  private known?: LogCheckpoint;
   private readonly maxAttempts: number;
 
   constructor(
@@ -111,13 +117,23 @@ export class CheckpointedConsumerRunner {
         this.troubles++;
       }
       if (this.troubles > 0 && this.running) await this.pause(backoffMs(this.troubles, this.opts.maxBackoffMs));
-      else if (applied === 0 && this.running) await this.wakeup.wait(this.pollMs);
+      // a batch short of full took all there was: wait for the next append (one during the batch wakes at once)
+      else if (applied < this.batchSize && this.running) await this.wakeup.wait(this.pollMs);
     }
   }
 
   /** One batch: applied in a single transaction, or one event at a time when the batch fails. */
   private async step(): Promise<number> {
-    const from = await this.checkpoint();
+    try {
+      return await this.stepFromKnown();
+    } catch (e) {
+      this.known = undefined; // whatever went wrong, start the next step from the stored checkpoint
+      throw e;
+    }
+  }
+
+  private async stepFromKnown(): Promise<number> {
+    const from = (this.known ??= await this.checkpoint());
     const batch = await this.store.readAll({ after: from, limit: this.batchSize });
     if (batch.length === 0) {
       this.troubles = 0;
@@ -126,7 +142,10 @@ export class CheckpointedConsumerRunner {
     try {
       return await this.apply(from, batch);
     } catch (e) {
-      if (e instanceof CheckpointMoved) return 0;
+      if (e instanceof CheckpointMoved) {
+        this.known = undefined;
+        return 0;
+      }
       if (isTransientDbError(e)) throw e; // the database, not the batch: back off and read again
       if (batch.length === 1) return this.failed(from, batch[0], e);
       return this.applyOneByOne(from, batch);
@@ -139,7 +158,10 @@ export class CheckpointedConsumerRunner {
       try {
         await this.apply(at, [event]);
       } catch (e) {
-        if (e instanceof CheckpointMoved) return 0;
+        if (e instanceof CheckpointMoved) {
+          this.known = undefined;
+          return 0;
+        }
         if (isTransientDbError(e)) throw e;
         return this.failed(at, event, e);
       }
@@ -153,6 +175,7 @@ export class CheckpointedConsumerRunner {
       for (const event of events) await this.consumer.handle(event, tx);
       await this.moveCheckpoint(tx, from, checkpointOf(events[events.length - 1]));
     });
+    this.known = checkpointOf(events[events.length - 1]);
     for (const event of events) this.failures.delete(event.id);
     this.troubles = 0;
     return events.length;
@@ -173,23 +196,32 @@ export class CheckpointedConsumerRunner {
         );
         await this.moveCheckpoint(tx, at, checkpointOf(event));
       })
-      .catch((e) => {
-        if (!(e instanceof CheckpointMoved)) throw e;
-      });
+      .then(
+        () => (this.known = checkpointOf(event)),
+        (e) => {
+          if (!(e instanceof CheckpointMoved)) throw e;
+          this.known = undefined;
+        },
+      );
     this.failures.delete(event.id);
     this.troubles = 0;
     return 1;
   }
 
+  /**
+   * Compare-and-set in one statement: the update moves only a checkpoint still at `from`; a
+   * consumer without a row yet read LOG_START, and of two runners inserting it the second finds
+   * the row moved.
+   */
   private async moveCheckpoint(tx: PoolClient, from: LogCheckpoint, to: LogCheckpoint): Promise<void> {
-    await tx.query('INSERT INTO consumer_checkpoints (consumer) VALUES ($1) ON CONFLICT DO NOTHING', [
-      this.consumer.name,
-    ]);
-    const moved = await tx.query(
-      `UPDATE consumer_checkpoints SET transaction_id = $4::xid8, position = $5, updated_at = now()
-        WHERE consumer = $1 AND transaction_id = $2::xid8 AND position = $3`,
-      [this.consumer.name, from.transactionId, from.position, to.transactionId, to.position],
-    );
+    const moved = await tx.query({
+      name: 'parley_move_checkpoint',
+      text: `INSERT INTO consumer_checkpoints AS c (consumer, transaction_id, position)
+             VALUES ($1, $4::xid8, $5)
+             ON CONFLICT (consumer) DO UPDATE SET transaction_id = $4::xid8, position = $5, updated_at = now()
+              WHERE c.transaction_id = $2::xid8 AND c.position = $3`,
+      values: [this.consumer.name, from.transactionId, from.position, to.transactionId, to.position],
+    });
     if (moved.rowCount !== 1) throw new CheckpointMoved();
   }
 }
