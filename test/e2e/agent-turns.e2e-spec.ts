@@ -180,6 +180,11 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
 
   it('streams token deltas as AssistantTextDelta frames without id', async () => {
     const id = await conversation();
+    // streamed slower than the worker batches deltas (40 ms), so the reply arrives in several
+    fake.enqueue({
+      content: [{ type: 'text', text: 'The storm broke over the lamp room at dusk. '.repeat(4) }],
+      delayMsPerChunk: 60,
+    });
     const s = openStream(`${stack.base}/v1/conversations/${id}/stream`, { token: alice.token });
     const { turnId } = await post(id, 'Tell me about the storm');
     await s.until('AssistantReplied', (f) => f.some((x) => x.event === 'AssistantReplied'), 20_000);

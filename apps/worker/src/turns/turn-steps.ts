@@ -20,6 +20,7 @@ import { AppConfig, CONFIG } from '@parley/config';
 import { ConversationEvent } from '@parley/conversation';
 import { NewEvent } from '@parley/event-store';
 import { LiveDeltas } from '@parley/platform';
+import { DeltaBatcher } from './delta-batcher';
 import { LoadedTurn, turnEvent } from './turn-state';
 
 const HYDE_PREFIX = 'hyde_';
@@ -101,21 +102,19 @@ export class TurnSteps {
     const { messages, prefixEnd, tools, iteration, allowTools, signal } = call;
     const conversationId = s.ctx.conversationId;
     const turn = s.turn!;
-    // index counts within one attempt of one LLM call: a client joins the texts of the last attempt
-    let index = 0;
-    let currentAttempt = 1;
-    const result: ChatResult = await this.llm.chatWithTools(messages, tools, {
-      system: await this.systemPrompt(s),
-      prefixEnd,
-      toolChoice: allowTools ? 'auto' : 'none',
-      signal,
-      onTextDelta: (text, attempt = 1) => {
-        if (attempt !== currentAttempt) [currentAttempt, index] = [attempt, 0];
-        this.deltas
-          .publish(conversationId, { turnId: turn.turnId, iteration, attempt, index: index++, text })
-          .catch(() => undefined);
-      },
-    });
+    const deltas = new DeltaBatcher(this.deltas, conversationId, turn.turnId, iteration);
+    let result: ChatResult;
+    try {
+      result = await this.llm.chatWithTools(messages, tools, {
+        system: await this.systemPrompt(s),
+        prefixEnd,
+        toolChoice: allowTools ? 'auto' : 'none',
+        signal,
+        onTextDelta: (text, attempt = 1) => deltas.add(text, attempt),
+      });
+    } finally {
+      deltas.flush();
+    }
     const text = result.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
     const toolUses = allowTools ? result.content.filter((b) => b.type === 'tool_use') : [];
     if (toolUses.length > 0) {
