@@ -398,6 +398,26 @@ describe(CheckpointedConsumerRunner.name, () => {
     }
   });
 
+  it('runs a consumer with effects outside Postgres without a transaction, each event at least once, to the end of the log', async () => {
+    const name = `outside-${randomUUID()}`;
+    const seen: string[] = [];
+    const consumer = {
+      name,
+      outsideTransaction: true as const,
+      handle: async (e: StoredEvent) => void seen.push(e.id),
+    };
+    const stream = `outside-${randomUUID()}`;
+    const appended = await store.append(
+      stream,
+      Array.from({ length: 30 }, () => newEvent('Outside')),
+      { expectedVersion: 'no_stream' },
+    );
+    const runners = [0, 1].map(() => new CheckpointedConsumerRunner(store, consumer, undefined, { batchSize: 7 }));
+    await Promise.all(runners.map((r) => r.drain()));
+    for (const e of appended.events) expect(seen).toContain(e.id);
+    expect(await runners[0].checkpoint()).toEqual(checkpointOf(appended.events[appended.events.length - 1]));
+  });
+
   it('lets two runners of one consumer race without applying anything twice', async () => {
     await appendMany(200);
     const a = new CheckpointedConsumerRunner(store, recorder('race'), undefined, { batchSize: 10, pollMs: 5 });

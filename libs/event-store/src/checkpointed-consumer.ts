@@ -1,4 +1,4 @@
-import { PoolClient } from 'pg';
+import { Pool, PoolClient } from 'pg';
 import { AppendNotifier } from './append-notifier';
 import { EventStore, checkpointOf } from './event-store';
 import { LogCheckpoint, LOG_START, StoredEvent } from './event.types';
@@ -8,7 +8,19 @@ import { Wakeup } from './wakeup';
 /** One consumer of the global log. Its writes go through `tx`, the transaction that also moves its checkpoint. */
 export interface LogConsumer {
   readonly name: string;
+  readonly outsideTransaction?: false;
   handle(event: StoredEvent, tx: PoolClient): Promise<void>;
+}
+
+/**
+ * A consumer whose effects are not in Postgres and are idempotent (a job enqueued by its id): no
+ * transaction is opened for it, and its checkpoint moves in one statement after its batch. A
+ * batch handled and then lost to another runner's move is handled again, which it allows.
+ */
+export interface OutsideLogConsumer {
+  readonly name: string;
+  readonly outsideTransaction: true;
+  handle(event: StoredEvent): Promise<void>;
 }
 
 export interface ConsumerRunnerOptions {
@@ -47,7 +59,7 @@ export class CheckpointedConsumerRunner {
 
   constructor(
     private readonly store: EventStore,
-    private readonly consumer: LogConsumer,
+    private readonly consumer: LogConsumer | OutsideLogConsumer,
     private readonly notifier?: AppendNotifier,
     private readonly opts: ConsumerRunnerOptions = {},
   ) {
@@ -171,11 +183,18 @@ export class CheckpointedConsumerRunner {
   }
 
   private async apply(from: LogCheckpoint, events: StoredEvent[]): Promise<number> {
-    await this.store.withTransaction(async (tx) => {
-      for (const event of events) await this.consumer.handle(event, tx);
-      await this.moveCheckpoint(tx, from, checkpointOf(events[events.length - 1]));
-    });
-    this.known = checkpointOf(events[events.length - 1]);
+    const to = checkpointOf(events[events.length - 1]);
+    const consumer = this.consumer;
+    if (consumer.outsideTransaction) {
+      for (const event of events) await consumer.handle(event);
+      await this.moveCheckpoint(this.store.pool, from, to);
+    } else {
+      await this.store.withTransaction(async (tx) => {
+        for (const event of events) await consumer.handle(event, tx);
+        await this.moveCheckpoint(tx, from, to);
+      });
+    }
+    this.known = to;
     for (const event of events) this.failures.delete(event.id);
     this.troubles = 0;
     return events.length;
@@ -213,8 +232,8 @@ export class CheckpointedConsumerRunner {
    * consumer without a row yet read LOG_START, and of two runners inserting it the second finds
    * the row moved.
    */
-  private async moveCheckpoint(tx: PoolClient, from: LogCheckpoint, to: LogCheckpoint): Promise<void> {
-    const moved = await tx.query({
+  private async moveCheckpoint(db: Pick<Pool, 'query'>, from: LogCheckpoint, to: LogCheckpoint): Promise<void> {
+    const moved = await db.query({
       name: 'parley_move_checkpoint',
       text: `INSERT INTO consumer_checkpoints AS c (consumer, transaction_id, position)
              VALUES ($1, $4::xid8, $5)

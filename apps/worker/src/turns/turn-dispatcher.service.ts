@@ -1,7 +1,13 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig, CONFIG } from '@parley/config';
 import { conversationIdOf, isConversationEvent } from '@parley/conversation';
-import { AppendNotifier, CheckpointedConsumerRunner, EventStore, LogConsumer, StoredEvent } from '@parley/event-store';
+import {
+  AppendNotifier,
+  CheckpointedConsumerRunner,
+  EventStore,
+  OutsideLogConsumer,
+  StoredEvent,
+} from '@parley/event-store';
 import { TurnSequencer } from './turn-sequencer';
 
 /**
@@ -9,8 +15,9 @@ import { TurnSequencer } from './turn-sequencer';
  * died between its append and its own enqueue. At least once; the job id makes repeats harmless.
  */
 @Injectable()
-export class TurnDispatcher implements LogConsumer, OnApplicationBootstrap, OnApplicationShutdown {
+export class TurnDispatcher implements OutsideLogConsumer, OnApplicationBootstrap, OnApplicationShutdown {
   readonly name = 'turn-dispatcher';
+  readonly outsideTransaction = true;
   private readonly logger = new Logger(TurnDispatcher.name);
   private readonly runner: CheckpointedConsumerRunner;
 
