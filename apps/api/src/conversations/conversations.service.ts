@@ -9,6 +9,7 @@ import {
   conversationStreamId,
   decide,
   DomainError,
+  evolve,
   fold,
   initialState,
   pendingTurns,
@@ -21,6 +22,7 @@ import {
   ExpectedVersion,
   NewEvent,
   StoredEvent,
+  StreamFoldCache,
   WrongExpectedVersionError,
 } from '@parley/event-store';
 import { deterministicId } from './deterministic-id';
@@ -60,12 +62,21 @@ const CONFLICT_RETRIES = 5;
  */
 @Injectable()
 export class ConversationsService {
+  /**
+   * Each conversation's state, kept between requests: a post or a read of the conversation reads
+   * only the events appended since the last, not the whole conversation. Small per conversation
+   * (no message text), so many are kept.
+   */
+  private readonly folds: StreamFoldCache<ConversationEvent, FoldedConversation>;
+
   constructor(
     private readonly store: EventStore,
     private readonly books: BooksRepository,
     private readonly log: ConversationLogQueries,
     @Inject(CONFIG) private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.folds = new StreamFoldCache(store, conversationFold, 10_000);
+  }
 
   async load(
     conversationId: string,
@@ -77,12 +88,16 @@ export class ConversationsService {
 
   /** The state of a conversation its owner may see; anything else is 404. */
   async view(userId: string, conversationId: string, version?: number): Promise<ConversationView> {
-    const { state: now, events: all } = await this.load(conversationId);
-    assertVisible(now, userId); // a deleted conversation is gone at every version
-    if (version === undefined) return toView(conversationId, now, all);
-    if (now.version < version) throw problem('version_not_found', `the conversation has no version ${version}`);
-    const events = all.slice(0, version);
-    return toView(conversationId, fold(events), events);
+    const { state: now } = await this.folds.load(conversationStreamId(conversationId));
+    assertVisible(now.state, userId); // a deleted conversation is gone at every version
+    if (version === undefined) return toView(conversationId, now);
+    if (now.state.version < version) throw problem('version_not_found', `the conversation has no version ${version}`);
+    const { state, events } = await this.load(conversationId, version);
+    return toView(conversationId, {
+      state,
+      createdAt: events[0]?.occurredAt,
+      lastActivityAt: events.at(-1)?.occurredAt,
+    });
   }
 
   async start(
@@ -242,7 +257,7 @@ export class ConversationsService {
   ): Promise<StoredEvent<ConversationEvent>[]> {
     const streamId = conversationStreamId(conversationId);
     for (let attempt = 0; ; attempt++) {
-      const { state } = await this.load(conversationId);
+      const { state } = (await this.folds.load(streamId)).state;
       if (opts.ifMatch !== undefined && state.status === 'active' && state.version !== opts.ifMatch) {
         if (commands.every((c) => c.type !== 'StartConversation')) assertVisible(state, commands[0].userId);
         throw new WrongExpectedVersionError(streamId, opts.ifMatch, state.version);
@@ -331,7 +346,23 @@ export function assertVisible(state: ConversationState, userId: string): void {
     throw new DomainError('not_found', 'conversation not found');
 }
 
-function toView(id: string, state: ConversationState, events: StoredEvent<ConversationEvent>[]): ConversationView {
+/** What a conversation's view needs: the decision state and when it began and last moved. */
+interface FoldedConversation {
+  state: ConversationState;
+  createdAt?: Date;
+  lastActivityAt?: Date;
+}
+
+const conversationFold = {
+  initial: (): FoldedConversation => ({ state: initialState() }),
+  evolve: (f: FoldedConversation, e: StoredEvent<ConversationEvent>): FoldedConversation => ({
+    state: evolve(f.state, e),
+    createdAt: f.createdAt ?? e.occurredAt,
+    lastActivityAt: e.occurredAt,
+  }),
+};
+
+function toView(id: string, { state, createdAt, lastActivityAt }: FoldedConversation): ConversationView {
   return {
     id,
     bookId: state.bookId,
@@ -341,7 +372,7 @@ function toView(id: string, state: ConversationState, events: StoredEvent<Conver
     version: state.version,
     messageCount: state.messageCount,
     turns: state.turns,
-    createdAt: events[0]?.occurredAt.toISOString() ?? null,
-    lastActivityAt: events[events.length - 1]?.occurredAt.toISOString() ?? null,
+    createdAt: createdAt?.toISOString() ?? null,
+    lastActivityAt: lastActivityAt?.toISOString() ?? null,
   };
 }
