@@ -96,9 +96,10 @@ const takeovers = (stack: Stack) =>
   stack.workers.flatMap((w) => logLines(w, /stalled: its lock lapsed|lost the lock/).map((m) => `${w.name}: ${m}`));
 
 /**
- * Recovery bound: a killed worker's locks lapse 2.5-4 s after the kill (lock 3.5 s, renewed every
- * 0.5-1 s) and the next stalled check, every 0.5 s, moves them: at most 4 s. The tolerance of 1 s
- * covers a free worker taking the job, reading the log and calling the model on a loaded machine.
+ * Recovery bound: the goal is 5 s from the kill to the cut step's next model call. A killed
+ * worker's locks lapse 2.5-3.5 s after the kill (lock 3.5 s, renewed every 0.5-1 s) and the next
+ * stalled check, every 0.5 s, moves them: about 4 s, plus a free worker taking the job, reading
+ * the log and calling the model. The tolerance of 1 s above the goal is for a loaded CI machine.
  * The old settings (lock 10 s renewed every 2.5 s, check every 5 s) could not recover under 7.5 s.
  */
 const RECOVERY_BOUND_MS = 5_000;
