@@ -20,12 +20,13 @@ import { EventLoopWatch } from './event-loop-watch';
  * to wait once its lock has lapsed; a stalled job goes to the head of the wait list.
  *
  * - Killed worker: its locks lapse LOCK_MS - LOCK_RENEW_MS to LOCK_MS after the kill, the next
- *   check moves them, and a worker with a free slot starts at once: 2.5-4 s after the kill.
+ *   check moves them, and a worker with a free slot starts at once: 2.5-4 s after the kill
+ *   (measured 3.1-4.2 s to the next model call under CPU load).
  * - Live worker: a lock lapses only if no renewal ran for LOCK_MS, i.e. the event loop was blocked
  *   for more than LOCK_MARGIN_MS = LOCK_MS - LOCK_RENEW_MS = 2.5 s (3 s in the usual phase).
  *   Measured with monitorEventLoopDelay (EventLoopWatch, 5 s windows) on two workers running 20
- *   turns: worst stall 70 ms with idle cores; 200-340 ms with busy loops on both cores, also while
- *   a novel was ingested (test/e2e/worker-crash.e2e-spec.ts). The 2.5 s margin is about 7x the
+ *   turns: worst stall 70 ms with idle cores; 100-370 ms with busy loops on both cores, also while
+ *   a novel was ingested (test/e2e/worker-crash.e2e-spec.ts). The 2.5 s margin is over 6x the
  *   worst seen, so loaded workers keep their turns; a stall past EVENT_LOOP_WARN_MS (40% of the
  *   margin) is logged as a warning.
  * - A Redis outage longer than the margin (was 7.5 s with the 10 s lock) lets the locks lapse too:
