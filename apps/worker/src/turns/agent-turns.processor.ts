@@ -7,25 +7,49 @@ import { AgentTurnRunner, TurnHandedBack } from './agent-turn.runner';
 import { RunningTurns } from './running-turns';
 import { JobStepKeeper } from './step-keeper';
 import { TurnSequencer } from './turn-sequencer';
+import { EventLoopWatch } from './event-loop-watch';
 
 /**
- * Lock and stall settings, tuned for recovery after a worker is killed mid-turn: a lost lock
- * expires after LOCK_MS and the stalled-job check runs every STALLED_INTERVAL_MS, so another
- * worker picks the turn up within ~LOCK_MS + STALLED_INTERVAL_MS. The lock is renewed every
- * LOCK_MS / 2 by a live worker, so a long LLM call never looks stalled.
+ * Lock and stall settings: how soon the turns of a killed worker move to another, against how long
+ * a live worker's event loop may stall before its turns are taken from it (the taker would pay for
+ * the model call in flight a second time; the fold keeps anything from being recorded twice).
+ *
+ * A live worker renews its locks from a timer that ticks every LOCK_RENEW_MS / 2 and renews each
+ * lock held longer than that, so a lock is renewed every 0.5-1 s, each time for LOCK_MS. Any
+ * worker's stalled check (one per STALLED_INTERVAL_MS across the queue) moves an active job back
+ * to wait once its lock has lapsed; a stalled job goes to the head of the wait list.
+ *
+ * - Killed worker: its locks lapse LOCK_MS - LOCK_RENEW_MS to LOCK_MS after the kill, the next
+ *   check moves them, and a worker with a free slot starts at once: 2.5-4 s after the kill
+ *   (measured 3.1-4.2 s to the next model call under CPU load).
+ * - Live worker: a lock lapses only if no renewal ran for LOCK_MS, i.e. the event loop was blocked
+ *   for more than LOCK_MARGIN_MS = LOCK_MS - LOCK_RENEW_MS = 2.5 s (3 s in the usual phase).
+ *   Measured with monitorEventLoopDelay (EventLoopWatch, 5 s windows) on two workers running 20
+ *   turns: worst stall 70 ms with idle cores; 100-370 ms with busy loops on both cores, also while
+ *   a novel was ingested (test/e2e/worker-crash.e2e-spec.ts). The 2.5 s margin is over 6x the
+ *   worst seen, so loaded workers keep their turns; a stall past EVENT_LOOP_WARN_MS (40% of the
+ *   margin) is logged as a warning.
+ * - A Redis outage longer than the margin (was 7.5 s with the 10 s lock) lets the locks lapse too:
+ *   the stalled check then moves turns whose workers are alive, and a step in flight may pay for
+ *   its model call twice (still recorded once: one append wins).
  */
-export const LOCK_MS = 10_000;
-export const STALLED_INTERVAL_MS = 5_000;
+export const LOCK_MS = 3_500;
+export const LOCK_RENEW_MS = 1_000;
+export const STALLED_INTERVAL_MS = 500;
+export const LOCK_MARGIN_MS = LOCK_MS - LOCK_RENEW_MS;
+export const EVENT_LOOP_WARN_MS = 1_000;
 export const TURN_ATTEMPTS = 5;
 
 @Processor(AGENT_TURNS_QUEUE, {
   lockDuration: LOCK_MS,
+  lockRenewTime: LOCK_RENEW_MS,
   stalledInterval: STALLED_INTERVAL_MS,
   maxStalledCount: 10,
   autorun: false,
 })
 export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(AgentTurnsProcessor.name);
+  private readonly eventLoop = new EventLoopWatch(this.logger, EVENT_LOOP_WARN_MS, LOCK_MARGIN_MS);
 
   constructor(
     private readonly runner: AgentTurnRunner,
@@ -39,6 +63,10 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
   onApplicationBootstrap(): void {
     if (!this.config.worker.agentEnabled) return; // a projections-only worker
     this.worker.concurrency = this.config.worker.concurrency;
+    this.eventLoop.start();
+    this.logger.log(
+      `agent worker ${this.worker.id}: concurrency ${this.worker.concurrency}, lock ${LOCK_MS} ms renewed every ${LOCK_RENEW_MS / 2}-${LOCK_RENEW_MS} ms, stalled check every ${STALLED_INTERVAL_MS} ms`,
+    );
     this.worker.run().catch((e: Error) => this.logger.error(`agent worker stopped: ${e.message}`));
   }
 
@@ -49,6 +77,7 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
    */
   async beforeApplicationShutdown(): Promise<void> {
     if (!this.config.worker.agentEnabled) return;
+    this.eventLoop.stop();
     const closed = this.worker.close();
     const grace = this.config.worker.shutdownGraceMs;
     let timer: NodeJS.Timeout | undefined;
@@ -101,6 +130,20 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
       throw new DelayedError();
     }
     await this.sequencer.promoteNext(conversationId);
+  }
+
+  /** This worker's stalled check found a turn whose lock lapsed: its worker died (or stalled past the margin). */
+  @OnWorkerEvent('stalled')
+  onStalled(jobId: string): void {
+    this.logger.warn(`job ${jobId} stalled: its lock lapsed, so it goes back to the queue for another worker`);
+  }
+
+  /** This worker lost a lock it still holds: its event loop or Redis was away longer than the margin. */
+  @OnWorkerEvent('lockRenewalFailed')
+  onLockRenewalFailed(jobIds: string[]): void {
+    this.logger.warn(
+      `lost the lock of job(s) ${jobIds.join(', ')} (worst event loop stall ${Math.round(this.eventLoop.worst)} ms); another worker may take them`,
+    );
   }
 
   @OnWorkerEvent('failed')
