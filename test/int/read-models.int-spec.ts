@@ -119,6 +119,44 @@ describe(ConversationsProjection.name, () => {
       return once;
     }
 
+    /** Feeds the events as batches of the given sizes (cycling), each batch in one transaction. */
+    async function feedInBatches(events: StoredEvent[], sizes: number[]) {
+      for (let at = 0, k = 0; at < events.length; k++) {
+        const batch = events.slice(at, at + sizes[k % sizes.length]);
+        await store.withTransaction((tx) => projection.handleBatch(batch, tx));
+        at += batch.length;
+      }
+    }
+
+    it('builds the same read models from batches of any size as from one event at a time', async () => {
+      const { id, stored } = await conversationOf(history());
+      await feed(stored);
+      const once = await readModelsOf(id);
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(fc.integer({ min: 1, max: stored.length }), { minLength: 1, maxLength: 5 }),
+          async (sizes) => {
+            await db.pool.query('DELETE FROM conversations WHERE id = $1', [id]); // its messages go with it
+            await feedInBatches(stored, sizes);
+            expect(await readModelsOf(id)).toEqual(once);
+          },
+        ),
+        { numRuns: 15 },
+      );
+      // a batch holding every event twice (redelivered within the batch) changes nothing either
+      await store.withTransaction((tx) => projection.handleBatch([...stored, ...stored], tx));
+      expect(await readModelsOf(id)).toEqual(once);
+    });
+
+    it('leaves nothing of a conversation deleted within the batch that started it', async () => {
+      const { id, stored } = await conversationOf([
+        ...history(),
+        { type: 'ConversationDeleted', data: {} as Record<string, never> },
+      ]);
+      await store.withTransaction((tx) => projection.handleBatch(stored, tx));
+      expect(await readModelsOf(id)).toEqual({ conversation: [], messages: [] });
+    });
+
     it('keeps a live conversation as it was', async () => {
       const { id, stored } = await conversationOf(history());
       const once = await expectRedeliveryHarmless(id, stored);

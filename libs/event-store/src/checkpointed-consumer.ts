@@ -10,6 +10,8 @@ export interface LogConsumer {
   readonly name: string;
   readonly outsideTransaction?: false;
   handle(event: StoredEvent, tx: PoolClient): Promise<void>;
+  /** The batch at once, in fewer statements; must leave what handling each event in order would. */
+  handleBatch?(events: StoredEvent[], tx: PoolClient): Promise<void>;
 }
 
 /**
@@ -190,7 +192,8 @@ export class CheckpointedConsumerRunner {
       await this.moveCheckpoint(this.store.pool, from, to);
     } else {
       await this.store.withTransaction(async (tx) => {
-        for (const event of events) await consumer.handle(event, tx);
+        if (consumer.handleBatch) await consumer.handleBatch(events, tx);
+        else for (const event of events) await consumer.handle(event, tx);
         await this.moveCheckpoint(tx, from, to);
       });
     }

@@ -1,0 +1,118 @@
+import { PoolClient } from 'pg';
+
+export interface ConversationRow {
+  id: string;
+  owner_id: string;
+  book_id: string | null;
+  title: string | null;
+  reading_position: number | null;
+  forked_from: unknown;
+  version: number;
+  message_count: number;
+  created_at: Date;
+  last_activity_at: Date;
+}
+
+export interface MessageRow {
+  id: string;
+  conversation_id: string;
+  version: number;
+  role: 'user' | 'assistant' | 'tool_result';
+  turn_id: string;
+  content: string;
+  selected_text?: string | null;
+  tool_invocations?: unknown[];
+  citations?: unknown[];
+  model?: string;
+  usage?: unknown;
+  cost_usd?: number;
+  is_error?: boolean;
+  created_at: Date;
+}
+
+export interface ToolCall {
+  toolUseId: string;
+  name: string;
+  input: unknown;
+}
+
+/** The projection's SQL: each call is one statement for any number of rows. */
+export class ReadModelWrites {
+  constructor(private readonly tx: PoolClient) {}
+
+  async conversations(ids: string[]): Promise<Map<string, ConversationRow>> {
+    const { rows } = await this.tx.query<ConversationRow>(
+      `SELECT id, owner_id, book_id, title, reading_position, forked_from, version, message_count, created_at,
+              last_activity_at
+         FROM conversations WHERE id = ANY($1::uuid[])`,
+      [ids],
+    );
+    return new Map(rows.map((r) => [r.id, r]));
+  }
+
+  async streamsWithDeletion(streamIds: string[]): Promise<Set<string>> {
+    const { rows } = await this.tx.query<{ stream_id: string }>(
+      `SELECT DISTINCT stream_id FROM events WHERE stream_id = ANY($1::text[]) AND type = 'ConversationDeleted'`,
+      [streamIds],
+    );
+    return new Set(rows.map((r) => r.stream_id));
+  }
+
+  /** Each turn's ToolInvoked calls in log order, keyed `streamId/turnId`. */
+  async toolCallsOfTurns(turns: Array<{ streamId: string; turnId: string }>): Promise<Map<string, ToolCall[]>> {
+    const { rows } = await this.tx.query<{ stream_id: string; data: ToolCall & { turnId: string } }>(
+      `SELECT e.stream_id, e.data FROM events e
+         JOIN (SELECT DISTINCT * FROM unnest($1::text[], $2::text[]) AS t(stream_id, turn_id)) t
+           ON e.stream_id = t.stream_id AND e.data->>'turnId' = t.turn_id
+        WHERE e.type = 'ToolInvoked'
+        ORDER BY e.stream_id, e.version`,
+      [turns.map((t) => t.streamId), turns.map((t) => t.turnId)],
+    );
+    const calls = new Map<string, ToolCall[]>();
+    for (const { stream_id, data } of rows) {
+      const key = `${stream_id}/${data.turnId}`;
+      const list = calls.get(key) ?? [];
+      list.push({ toolUseId: data.toolUseId, name: data.name, input: data.input });
+      calls.set(key, list);
+    }
+    return calls;
+  }
+
+  async deleteConversations(ids: string[]): Promise<void> {
+    if (ids.length > 0) await this.tx.query('DELETE FROM conversations WHERE id = ANY($1::uuid[])', [ids]);
+  }
+
+  /** New rows are inserted; a stored row changes only to a later version than it has. */
+  async upsertConversations(rows: ConversationRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.tx.query(
+      `INSERT INTO conversations AS c (id, owner_id, book_id, title, reading_position, forked_from, version,
+                                      message_count, created_at, last_activity_at)
+       SELECT id, owner_id, book_id, title, reading_position, forked_from, version, message_count, created_at,
+              last_activity_at
+         FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, owner_id text, book_id uuid, title text,
+              reading_position integer, forked_from jsonb, version integer, message_count integer,
+              created_at timestamptz, last_activity_at timestamptz)
+       ON CONFLICT (id) DO UPDATE SET title = excluded.title, reading_position = excluded.reading_position,
+              version = excluded.version, message_count = excluded.message_count,
+              last_activity_at = excluded.last_activity_at
+        WHERE c.version < excluded.version`,
+      [JSON.stringify(rows)],
+    );
+  }
+
+  async insertMessages(messages: MessageRow[]): Promise<void> {
+    if (messages.length === 0) return;
+    await this.tx.query(
+      `INSERT INTO messages (id, conversation_id, version, role, turn_id, content, selected_text, tool_invocations,
+                             citations, model, usage, cost_usd, is_error, created_at)
+       SELECT id, conversation_id, version, role, turn_id, content, selected_text, tool_invocations, citations,
+              model, usage, cost_usd, is_error, created_at
+         FROM jsonb_to_recordset($1::jsonb) AS m(id text, conversation_id uuid, version integer, role text,
+              turn_id uuid, content text, selected_text text, tool_invocations jsonb, citations jsonb, model text,
+              usage jsonb, cost_usd double precision, is_error boolean, created_at timestamptz)
+       ON CONFLICT (conversation_id, version) DO NOTHING`,
+      [JSON.stringify(messages)],
+    );
+  }
+}
