@@ -1,23 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import { InjectQueue } from '@nestjs/bullmq';
 import { Queue } from 'bullmq';
-import {
-  AGENT_TURNS_QUEUE,
-  JobName,
-  legacyRunTurnJobId,
-  RUN_TURN_JOB_OPTIONS,
-  runTurnJobId,
-  turnsOf,
-} from '@parley/agent';
-import { ConversationEvent, conversationStreamId } from '@parley/conversation';
-import { EventStore } from '@parley/event-store';
+import { AGENT_TURNS_QUEUE, JobName, legacyRunTurnJobId, RUN_TURN_JOB_OPTIONS, runTurnJobId } from '@parley/agent';
+import { pendingTurns } from '@parley/conversation';
+import { ConversationFolds } from './turn-state';
 
 /** Enqueues turns (idempotently, by job id) and wakes a conversation's next turn when one ends. */
 @Injectable()
 export class TurnSequencer {
   constructor(
     @InjectQueue(AGENT_TURNS_QUEUE) private readonly queue: Queue,
-    private readonly store: EventStore,
+    private readonly folds: ConversationFolds,
   ) {}
 
   async enqueue(conversationId: string, turnId: string): Promise<void> {
@@ -49,8 +42,8 @@ export class TurnSequencer {
 
   /** The conversation's oldest pending turn runs now instead of waiting out its delay. */
   async promoteNext(conversationId: string): Promise<void> {
-    const events = await this.store.readStream<ConversationEvent>(conversationStreamId(conversationId));
-    const next = turnsOf(events).find((t) => !t.ending);
+    const { state } = await this.folds.load(conversationId);
+    const [next] = pendingTurns(state);
     if (!next) return;
     const job = await this.findJob(conversationId, next.turnId);
     if (job && (await job.isDelayed())) await job.promote().catch(() => undefined);
