@@ -418,6 +418,23 @@ describe(CheckpointedConsumerRunner.name, () => {
     expect(await runners[0].checkpoint()).toEqual(checkpointOf(appended.events[appended.events.length - 1]));
   });
 
+  it('starts over when its checkpoint row is deleted under it (a rebuild), instead of writing back the position it remembers', async () => {
+    const name = `rebuilt-${randomUUID()}`;
+    const runner = new CheckpointedConsumerRunner(store, recorder(name));
+    const first = await store.append(`rebuilt-${randomUUID()}`, [newEvent('Before')], { expectedVersion: 'no_stream' });
+    await runner.drain();
+    const appliedOnce = (await appliedBy(name)).length;
+    expect((await appliedBy(name)).map((r) => r.event_id)).toContain(first.events[0].id);
+
+    await db.pool.query('DELETE FROM consumer_checkpoints WHERE consumer = $1', [name]);
+    await store.append(`rebuilt-${randomUUID()}`, [newEvent('After')], { expectedVersion: 'no_stream' });
+    await runner.drain(); // loses its compare-and-set: the row it remembers is gone
+    await runner.drain(); // reads the checkpoint again: the start of the log
+    const applied = await appliedBy(name);
+    expect(applied.filter((r) => r.event_id === first.events[0].id)).toHaveLength(2); // the log served again from the start
+    expect(applied.length).toBe(2 * appliedOnce + 1);
+  });
+
   it('lets two runners of one consumer race without applying anything twice', async () => {
     await appendMany(200);
     const a = new CheckpointedConsumerRunner(store, recorder('race'), undefined, { batchSize: 10, pollMs: 5 });

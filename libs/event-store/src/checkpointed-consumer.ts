@@ -131,8 +131,12 @@ export class CheckpointedConsumerRunner {
         this.troubles++;
       }
       if (this.troubles > 0 && this.running) await this.pause(backoffMs(this.troubles, this.opts.maxBackoffMs));
-      // a batch short of full took all there was: wait for the next append (one during the batch wakes at once)
-      else if (applied < this.batchSize && this.running) await this.wakeup.wait(this.pollMs);
+      // a batch short of full took all there was: wait for the next append (one during the batch
+      // wakes at once); a quiet poll period reads the stored checkpoint again, in case it was moved
+      // from outside (rewound to replay the log)
+      else if (applied < this.batchSize && this.running && !(await this.wakeup.wait(this.pollMs))) {
+        this.known = undefined;
+      }
     }
   }
 
@@ -231,19 +235,29 @@ export class CheckpointedConsumerRunner {
   }
 
   /**
-   * Compare-and-set in one statement: the update moves only a checkpoint still at `from`; a
-   * consumer without a row yet read LOG_START, and of two runners inserting it the second finds
-   * the row moved.
+   * Compare-and-set in one statement: the checkpoint moves only from `from`. A consumer without a
+   * row starts from LOG_START, so only a move from there may insert it (of two runners inserting,
+   * the second finds the row moved); a row deleted under a runner that remembers a later position
+   * (a rebuild starting over) is not brought back at that position.
    */
   private async moveCheckpoint(db: Pick<Pool, 'query'>, from: LogCheckpoint, to: LogCheckpoint): Promise<void> {
-    const moved = await db.query({
-      name: 'parley_move_checkpoint',
-      text: `INSERT INTO consumer_checkpoints AS c (consumer, transaction_id, position)
-             VALUES ($1, $4::xid8, $5)
-             ON CONFLICT (consumer) DO UPDATE SET transaction_id = $4::xid8, position = $5, updated_at = now()
-              WHERE c.transaction_id = $2::xid8 AND c.position = $3`,
-      values: [this.consumer.name, from.transactionId, from.position, to.transactionId, to.position],
-    });
+    const fromStart = from.transactionId === LOG_START.transactionId && from.position === LOG_START.position;
+    const moved = await db.query(
+      fromStart
+        ? {
+            name: 'parley_start_checkpoint',
+            text: `INSERT INTO consumer_checkpoints AS c (consumer, transaction_id, position) VALUES ($1, $2::xid8, $3::bigint)
+                   ON CONFLICT (consumer) DO UPDATE SET transaction_id = $2::xid8, position = $3::bigint, updated_at = now()
+                    WHERE c.transaction_id = '0'::xid8 AND c.position = 0`,
+            values: [this.consumer.name, to.transactionId, to.position],
+          }
+        : {
+            name: 'parley_move_checkpoint',
+            text: `UPDATE consumer_checkpoints SET transaction_id = $4::xid8, position = $5, updated_at = now()
+                    WHERE consumer = $1 AND transaction_id = $2::xid8 AND position = $3`,
+            values: [this.consumer.name, from.transactionId, from.position, to.transactionId, to.position],
+          },
+    );
     if (moved.rowCount !== 1) throw new CheckpointMoved();
   }
 }
