@@ -1,0 +1,18 @@
+import { StoredEvent } from '@parley/event-store';
+import { toEnvelope } from './event-envelope';
+
+/** A stored event as SSE sends it, serialized once however many clients it is written to. */
+export interface StreamFrame {
+  version: number;
+  type: string;
+  /** the whole frame: `id:`, `event:`, `data:` and the blank line */
+  text: string;
+}
+
+export function toStreamFrame(e: StoredEvent): StreamFrame {
+  return {
+    version: e.version,
+    type: e.type,
+    text: `id: ${e.version}\nevent: ${e.type}\ndata: ${JSON.stringify(toEnvelope(e))}\n\n`,
+  };
+}
