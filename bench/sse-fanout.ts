@@ -2,10 +2,10 @@
  * SSE fan-out: N clients follow conversations on one API process (built dist/, as production
  * runs it); each round renames the conversations and times, per client, from the PATCH until its
  * `ConversationRenamed` frame arrived. Also the API's memory and the database's transactions per
- * second while every stream is idle. The clients live in a child process, so they are not what
+ * second while every stream is idle. The clients live in child processes, so they are not what
  * is measured.
  *
- *   node dist/bench/sse-fanout.js [clients=1000] [conversations=1] [rounds=5]
+ *   node dist/bench/sse-fanout.js [clients=1000] [conversations=1] [rounds=5] [clientProcesses=2]
  */
 import { fork, ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -20,6 +20,8 @@ export interface SseFanoutOptions {
   clients: number;
   conversations: number;
   rounds: number;
+  /** child processes the clients are spread over (default 2), so reading them is not what is timed */
+  clientProcesses?: number;
   /** when not already run by the caller (npm run bench does) */
   setup?: boolean;
 }
@@ -42,6 +44,7 @@ const statusKb = (pid: number, field: string) =>
   Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const nowMs = () => performance.timeOrigin + performance.now();
+const RENAMED = Buffer.from('event: ConversationRenamed');
 
 // ---- the client process ----------------------------------------------------------------------
 
@@ -61,20 +64,14 @@ function runClients(): void {
         const c = { conv, renamedAt: [] as number[], ready: false };
         conns.push(c);
         const socket = net.connect(m.port, '127.0.0.1');
-        socket.setEncoding('utf8');
         socket.write(
           `GET /v1/conversations/${m.conversations[conv]}/stream HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${m.token}\r\n\r\n`,
         );
-        let buffer = '';
-        socket.on('data', (chunk: string) => {
-          buffer += chunk;
-          let cut: number;
-          while ((cut = buffer.indexOf('\n\n')) >= 0) {
-            const frame = buffer.slice(0, cut);
-            buffer = buffer.slice(cut + 2);
-            if (frame.includes('id: 1\n')) c.ready = true;
-            if (frame.includes('event: ConversationRenamed')) c.renamedAt.push(nowMs());
-          }
+        // cheap on purpose (the client must not be the bottleneck): small frames come in one
+        // chunk, so markers are looked for in each chunk as it arrives, without parsing frames
+        socket.on('data', (chunk: Buffer) => {
+          if (!c.ready && chunk.includes('id: 1\n')) c.ready = true;
+          for (let at = chunk.indexOf(RENAMED); at >= 0; at = chunk.indexOf(RENAMED, at + 1)) c.renamedAt.push(nowMs());
         });
         socket.on('error', () => undefined);
         if (i % 200 === 199) {
@@ -129,7 +126,9 @@ export async function sseFanoutBench(opts: SseFanoutOptions): Promise<SseFanoutR
     await pool.query('SELECT pg_stat_clear_snapshot()');
     return ((await statements()) - a) / (ms / 1000);
   };
-  const child = fork(__filename, ['--clients'], { stdio: 'inherit' });
+  const children = Array.from({ length: opts.clientProcesses ?? 2 }, () =>
+    fork(__filename, ['--clients'], { stdio: 'inherit' }),
+  );
   try {
     const alice = clientFor(stack.base, `bench-sse-${randomUUID()}`);
     const ids: string[] = [];
@@ -141,17 +140,12 @@ export async function sseFanoutBench(opts: SseFanoutOptions): Promise<SseFanoutR
     }
     const baseline = await perSecond(5_000);
     const apiPid = stack.apis[0].child.pid!;
-    await ask(
-      child,
-      {
-        kind: 'open',
-        port: Number(new URL(stack.base).port),
-        token: alice.token,
-        conversations: ids,
-        count: opts.clients,
-      },
-      'ready',
-    );
+    // each process follows every conversation with its share of the clients, one process after another
+    for (const child of children) {
+      const port = Number(new URL(stack.base).port);
+      const count = Math.ceil(opts.clients / children.length);
+      await ask(child, { kind: 'open', port, token: alice.token, conversations: ids, count }, 'ready');
+    }
     await sleep(1_000);
     const idle = await perSecond(5_000);
     const latencies: number[] = [];
@@ -166,12 +160,14 @@ export async function sseFanoutBench(opts: SseFanoutOptions): Promise<SseFanoutR
           }),
         );
       }
-      const { arrivals } = await ask(child, { kind: 'collect', round }, 'arrivals');
-      for (const [conv, at] of arrivals) latencies.push(at - started.get(conv)!);
+      for (const child of children) {
+        const { arrivals } = await ask(child, { kind: 'collect', round }, 'arrivals');
+        for (const [conv, at] of arrivals) latencies.push(at - started.get(conv)!);
+      }
       await sleep(500);
     }
     return {
-      clients: opts.clients,
+      clients: Math.ceil(opts.clients / children.length) * children.length,
       conversations: opts.conversations,
       p50Ms: pct(latencies, 0.5),
       p99Ms: pct(latencies, 0.99),
@@ -182,7 +178,7 @@ export async function sseFanoutBench(opts: SseFanoutOptions): Promise<SseFanoutR
       baselineTransactionsPerSecond: baseline,
     };
   } finally {
-    child.kill();
+    for (const child of children) child.kill();
     await pool.end();
     await stack.stop();
     if (opts.setup) await globalTeardown();
@@ -192,8 +188,8 @@ export async function sseFanoutBench(opts: SseFanoutOptions): Promise<SseFanoutR
 if (require.main === module) {
   if (process.argv.includes('--clients')) runClients();
   else {
-    const [clients = 1000, conversations = 1, rounds = 5] = process.argv.slice(2).map(Number);
-    sseFanoutBench({ clients, conversations, rounds, setup: true }).then(
+    const [clients = 1000, conversations = 1, rounds = 5, clientProcesses = 2] = process.argv.slice(2).map(Number);
+    sseFanoutBench({ clients, conversations, rounds, clientProcesses, setup: true }).then(
       (r) => {
         const f = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : 'missed');
         console.log(

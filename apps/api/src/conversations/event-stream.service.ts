@@ -26,7 +26,7 @@ export class EventStreamService implements BeforeApplicationShutdown, OnModuleDe
   /** open streams, each with how to end it when this process stops */
   private readonly open = new Set<() => void>();
   /** each delta serialized once, however many connections it is written to */
-  private readonly deltaFrames = new WeakMap<AssistantTextDelta, string>();
+  private readonly deltaFrames = new WeakMap<AssistantTextDelta, Buffer>();
 
   constructor(
     store: EventStore,
@@ -95,7 +95,7 @@ export class EventStreamService implements BeforeApplicationShutdown, OnModuleDe
 
       const subscription = this.hub.subscribe(conversationStreamId(conversationId), after, {
         write: (f: StreamFrame) => {
-          res.write(f.text);
+          res.write(f.bytes);
           if (f.type === 'ConversationDeleted') return finish();
           if (tooSlow()) fellBehind();
         },
@@ -108,7 +108,10 @@ export class EventStreamService implements BeforeApplicationShutdown, OnModuleDe
         if (closed) return;
         if (tooSlow()) return drop();
         let frame = this.deltaFrames.get(d);
-        if (!frame) this.deltaFrames.set(d, (frame = `event: AssistantTextDelta\ndata: ${JSON.stringify(d)}\n\n`));
+        if (!frame) {
+          frame = Buffer.from(`event: AssistantTextDelta\ndata: ${JSON.stringify(d)}\n\n`);
+          this.deltaFrames.set(d, frame);
+        }
         res.write(frame);
       });
       const ping = setInterval(() => {

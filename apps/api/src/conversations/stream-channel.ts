@@ -124,11 +124,11 @@ export class StreamChannel {
     if (fresh.length === 0) return;
     for (const f of fresh) {
       this.tail.push(f);
-      this.tailBytes += f.text.length;
+      this.tailBytes += f.bytes.length;
     }
     this.head = fresh[fresh.length - 1].version;
     while (this.tail.length > 1 && (this.tail.length > TAIL_MAX_EVENTS || this.tailBytes > TAIL_MAX_BYTES)) {
-      this.tailBytes -= this.tail.shift()!.text.length;
+      this.tailBytes -= this.tail.shift()!.bytes.length;
     }
     // a copy: writing may drop a subscriber (slow, deleted conversation) while we go through them
     for (const sub of [...this.live]) sub.deliver(fresh);

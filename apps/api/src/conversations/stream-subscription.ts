@@ -74,10 +74,6 @@ export class StreamSubscription {
     this.wakeup.poke();
   }
 
-  get isLive(): boolean {
-    return !this.paused && !this.closed && !this.catchingUp;
-  }
-
   private async catchUp(): Promise<void> {
     if (this.catchingUp) return; // a loop is running (paused and resumed while it awaited a read): it carries on
     this.catchingUp = true;
