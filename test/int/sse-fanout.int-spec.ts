@@ -157,7 +157,8 @@ describe('SSE fan-out (one reader per stream per process)', () => {
     const clients = range(1, 50).map(() => follow(port, id));
     await waitFor('every client to be caught up', () => clients.every((c) => c.has(3)));
     await sleep(100); // the last joiners are live
-    const pages = jest.spyOn(StreamReads.prototype, 'page');
+    // counted on the event store itself, which the old per-connection loop called as well
+    const pages = jest.spyOn(store, 'readStream');
     const versions = jest.spyOn(StreamReads.prototype, 'versions');
     await sleep(1_500); // idle: the old service read once per eventPollMs per connection (here 250 reads)
     expect(pages).toHaveBeenCalledTimes(0);

@@ -34,7 +34,7 @@ export class StreamChannel {
     private readonly onEmpty: (channel: StreamChannel) => void,
   ) {}
 
-  /** Call once the channel is woken by appends: learns the stream's version, from which it reads. */
+  /** Call once, after the stream is watched: learns the stream's version, from which it reads on. */
   start(): void {
     void this.learnHead();
   }
