@@ -1,0 +1,30 @@
+import { EventStore } from '@parley/event-store';
+import { StreamFrame, toStreamFrame } from './stream-frame';
+
+/** Events read per statement, by the hub's readers and by subscribers catching up alike. */
+export const PAGE_SIZE = 200;
+
+/** The queries the stream hub makes: pages of one stream, and the current versions of many. */
+export class StreamReads {
+  constructor(private readonly store: EventStore) {}
+
+  /** Up to PAGE_SIZE events with version > after, oldest first, as frames. */
+  async page(streamId: string, after: number): Promise<StreamFrame[]> {
+    const events = await this.store.readStream(streamId, { after, limit: PAGE_SIZE });
+    return events.map(toStreamFrame);
+  }
+
+  /**
+   * The version of each stream (0 for a stream without events), all in one statement: one
+   * backward probe of the (stream_id, version) index per stream, however long the streams are.
+   */
+  async versions(streamIds: string[]): Promise<Map<string, number>> {
+    if (streamIds.length === 0) return new Map();
+    const { rows } = await this.store.pool.query<{ id: string; version: number | null }>(
+      `SELECT s.id, (SELECT max(version) FROM events WHERE stream_id = s.id) AS version
+         FROM unnest($1::text[]) AS s(id)`,
+      [streamIds],
+    );
+    return new Map(rows.map((r) => [r.id, r.version ?? 0]));
+  }
+}
