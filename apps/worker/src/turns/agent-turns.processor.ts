@@ -99,7 +99,21 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
       [JobName.RunTurn]: (job, token) => this.runTurn(job, token),
     };
 
+  /**
+   * Jobs this worker gave back (moved to delayed or wait) and has not started again: their locks
+   * are gone on purpose, and a renewal tick that runs before BullMQ stops tracking them reports
+   * them as lost. Those reports are not losses. Kept a few lock periods, then forgotten.
+   */
+  private readonly givenBack = new Map<string, number>();
+
+  private giveBack(jobId: string): void {
+    const now = Date.now();
+    for (const [id, at] of this.givenBack) if (now - at > 3 * LOCK_MS) this.givenBack.delete(id);
+    this.givenBack.set(jobId, now);
+  }
+
   async process(job: Job, token?: string): Promise<void> {
+    if (job.id) this.givenBack.delete(job.id);
     const handler = this.handlers[job.name as keyof JobPayloads];
     if (!handler) throw new Error(`no handler for job ${job.name}`); // a job from a newer build
     return handler(job, token);
@@ -121,11 +135,13 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
     });
     if (outcome.kind === 'handed-back') {
       // not a failure: another worker takes it at once, without spending one of its attempts
+      this.giveBack(job.id!);
       await job.moveToWait(token);
       throw new WaitingError();
     }
     if (outcome.kind === 'wait') {
       // an earlier turn of this conversation is still running: come back when it ends (or soon)
+      this.giveBack(job.id!);
       await job.moveToDelayed(Date.now() + 1_000, token);
       throw new DelayedError();
     }
@@ -140,7 +156,9 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
 
   /** This worker lost a lock it still holds: its event loop or Redis was away longer than the margin. */
   @OnWorkerEvent('lockRenewalFailed')
-  onLockRenewalFailed(jobIds: string[]): void {
+  onLockRenewalFailed(failed: string[]): void {
+    const jobIds = failed.filter((id) => !this.givenBack.has(id));
+    if (jobIds.length === 0) return;
     this.logger.warn(
       `lost the lock of job(s) ${jobIds.join(', ')} (worst event loop stall ${Math.round(this.eventLoop.worst)} ms); another worker may take them`,
     );
