@@ -59,6 +59,7 @@ export async function soakBench(o: SoakOptions): Promise<void> {
         const posted: Array<{ conv: number; turnId: string; at: number; ms?: number; endedAt?: number }> = [];
         let fiveXx = 0;
         let otherFail = 0;
+        const statuses: Record<number, number> = {};
         const rss: Array<{ at: number; mb: Record<string, number> }> = [];
         const sseStats = { sessions: 0, frames: 0, lost: 0, repeated: 0 };
         const t0 = performance.now();
@@ -83,17 +84,19 @@ export async function soakBench(o: SoakOptions): Promise<void> {
             await sleep(3_000 + Math.random() * 12_000);
             // before leaving, make sure the stream is caught up: whatever it has not seen by then counts as lost
             const now = (await alice.req('GET', `/v1/conversations/${convs[c]}`)).body?.version as number;
-            await sleep(1_000);
+            for (let w = 0; w < 50 && last < now; w++) await sleep(100);
             if (last < now) sseStats.lost += now - last;
             s.close();
           }
         });
 
-        const sampler = setInterval(() => {
+        const sample = () => {
           const mb: Record<string, number> = {};
           for (const p of procs) mb[p.name] = rssMb(p.pid);
           rss.push({ at: performance.now() - t0, mb });
-        }, 10_000);
+        };
+        sample();
+        const sampler = setInterval(sample, 10_000);
         const snaps: NodeJS.Timeout[] = [];
         if (o.heapSnapshots)
           for (const min of [5, 30])
@@ -113,6 +116,7 @@ export async function soakBench(o: SoakOptions): Promise<void> {
               const r = await alice
                 .req('POST', `/v1/conversations/${convs[conv]}/messages`, { content: `soak question ${i}` })
                 .catch(() => ({ status: 0, body: undefined }));
+              statuses[r.status] = (statuses[r.status] ?? 0) + 1;
               if (r.status >= 500) fiveXx++;
               if (r.status !== 202) {
                 if (r.status < 500) otherFail++;
@@ -186,6 +190,8 @@ export async function soakBench(o: SoakOptions): Promise<void> {
               .join(', ')}`,
           );
         }
+        const answeredAll = posted.filter((p) => p.ms !== undefined).length;
+        const lastEnd = Math.max(0, ...posted.map((p) => p.endedAt ?? 0));
         const window = o.minutes >= 10 ? 5 : Math.max(1, Math.round(buckets / 5));
         const lat = (from: number, to: number) =>
           posted.filter((p) => p.ms !== undefined && p.at >= from && p.at < to).map((p) => p.ms!);
@@ -195,7 +201,7 @@ export async function soakBench(o: SoakOptions): Promise<void> {
         add({
           section: 'soak',
           figure: `${o.minutes} min, ${rate} turns/s offered over ${nConv} conversations, 2 workers, ${nSse} SSE clients churning`,
-          value: `${posted.length} posted, ${endedOnce} ended exactly once, ${notOnce} not; ${fiveXx} 5xx, ${otherFail} other refusals`,
+          value: `${posted.length} posted, ${endedOnce} ended exactly once, ${notOnce} not; ${fiveXx} 5xx, ${otherFail} other refusals (statuses ${JSON.stringify(statuses)})`,
           n: notOnce + fiveXx,
           goal: 'every turn ends once, no 5xx',
           ok: notOnce === 0 && fiveXx === 0 && otherFail === 0,
@@ -203,7 +209,7 @@ export async function soakBench(o: SoakOptions): Promise<void> {
         add({
           section: 'soak',
           figure: 'soak throughput and latency (whole run)',
-          value: `${fmt(posted.filter((p) => p.ms !== undefined).length / (durationMs / 1000), 2)} answered/s; p50 ${fmt(pct(lat(0, durationMs), 0.5), 0)} ms, p99 ${fmt(pct(lat(0, durationMs), 0.99), 0)} ms`,
+          value: `${fmt(answeredAll / (Math.max(durationMs, lastEnd) / 1000), 2)} answered/s till the last answer (${fmt(lastEnd / 1000, 0)} s); p50 ${fmt(pct(lat(0, durationMs), 0.5), 0)} ms, p99 ${fmt(pct(lat(0, durationMs), 0.99), 0)} ms`,
           n: pct(lat(0, durationMs), 0.99),
         });
         add({

@@ -190,15 +190,17 @@ export async function workerScalingBench(): Promise<void> {
         );
         await closedLoop(convs.slice(0, 4), 2); // warm up
         fake.reset();
+        const calls0 = proxy.records.length;
         const T = secs(20, 6);
         const r = await closedLoop(convs, T);
+        const callsPerTurn = (proxy.records.length - calls0) / r.lat.length;
         convs.forEach((c) => c.close());
         perSec[workers] = r.perSec;
         const ideal = (workers * concurrency) / 0.5;
         add({
           section: 'scaling',
           figure: `${workers} worker${workers > 1 ? 's' : ''}, model answers after 500 ms, ${convs.length} conversations, ${T} s`,
-          value: `${fmt(r.perSec, 1)} turns/s (p50 ${fmt(pct(r.lat, 0.5), 0)} ms)`,
+          value: `${fmt(r.perSec, 1)} turns/s (p50 ${fmt(pct(r.lat, 0.5), 0)} ms, ${fmt(callsPerTurn, 2)} model calls a turn)`,
           n: r.perSec,
           anchor: `ideal ${fmt(ideal, 0)} turns/s (${workers}×${concurrency} slots / 0.5 s)`,
           ratio: r.perSec / ideal,
