@@ -59,7 +59,7 @@ export async function soakBench(o: SoakOptions): Promise<void> {
         const posted: Array<{ conv: number; turnId: string; at: number; ms?: number; endedAt?: number }> = [];
         let fiveXx = 0;
         let otherFail = 0;
-        const statuses: Record<number, number> = {};
+        const statuses: Record<string, number> = {};
         const rss: Array<{ at: number; mb: Record<string, number> }> = [];
         const sseStats = { sessions: 0, frames: 0, lost: 0, repeated: 0 };
         const t0 = performance.now();
@@ -116,7 +116,8 @@ export async function soakBench(o: SoakOptions): Promise<void> {
               const r = await alice
                 .req('POST', `/v1/conversations/${convs[conv]}/messages`, { content: `soak question ${i}` })
                 .catch(() => ({ status: 0, body: undefined }));
-              statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+              const code = r.status === 202 ? '' : ` ${(r.body as { code?: string } | undefined)?.code ?? ''}`;
+              statuses[`${r.status}${code}`.trim()] = (statuses[`${r.status}${code}`.trim()] ?? 0) + 1;
               if (r.status >= 500) fiveXx++;
               if (r.status !== 202) {
                 if (r.status < 500) otherFail++;
