@@ -23,7 +23,7 @@ import { longConversationBench } from './long-conversation';
 import { errors, printTable, writeJson } from './report';
 import { soakBench } from './soak';
 import { agentOffBench, crashBench, scriptedTurnsBench, workerScalingBench } from './turns';
-import { QUICK } from './util';
+import { onAbort, QUICK } from './util';
 
 export interface RunOptions {
   soakMinutes?: number;
@@ -62,11 +62,20 @@ export async function runMain(names: string[], o: RunOptions): Promise<void> {
   if (unknown.length)
     throw new Error(`unknown section(s) ${unknown.join(', ')}; known: ${Object.keys(SECTIONS).join(', ')}`);
   const started = new Date();
-  const stop = () => {
-    // Ctrl-C: let the sections' finally blocks run (they stop processes, drop databases)
-    console.error('interrupted');
+  // Ctrl-C or SIGTERM: stop the running stacks' processes, drop this run's databases, exit.
+  const abort = (signal: string) => {
+    console.error(`${signal}: stopping processes and dropping this run's databases`);
+    const timeout = new Promise((r) => setTimeout(r, 20_000).unref());
+    void Promise.race([
+      (async () => {
+        await Promise.all([...onAbort].map((stop) => stop().catch(() => undefined)));
+        await globalTeardown().catch(() => undefined);
+      })(),
+      timeout,
+    ]).then(() => process.exit(130));
   };
-  process.once('SIGINT', stop);
+  process.once('SIGINT', () => abort('SIGINT'));
+  process.once('SIGTERM', () => abort('SIGTERM'));
   let code = 0;
   await globalSetup();
   try {

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { clientFor, startStack, Stack, type Client } from '../test/support/stack';
-import { turnWatcher } from './util';
+import { onAbort, turnWatcher } from './util';
 
 /** Env every bench stack gets: no rate limit in the way, quiet logs. */
 export const BENCH_ENV = { LOG_LEVEL: 'error', RATE_LIMIT_POSTS_PER_MIN: '100000000' };
@@ -14,9 +14,12 @@ export async function withStack<T>(
   fn: (stack: Stack) => Promise<T>,
 ): Promise<T> {
   const stack = await startStack({ ...opts, env: { ...BENCH_ENV, ...opts?.env } });
+  const stop = () => stack.stop();
+  onAbort.add(stop);
   try {
     return await fn(stack);
   } finally {
+    onAbort.delete(stop);
     await stack.stop();
   }
 }

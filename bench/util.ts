@@ -173,11 +173,5 @@ export async function delayingProxy(
   };
 }
 
-/** Runs `fn`, always running `cleanup` after it, whatever happens. */
-export async function using<T>(cleanup: Array<() => Promise<unknown> | undefined>, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } finally {
-    for (const c of cleanup.reverse()) await Promise.resolve(c()).catch(() => undefined);
-  }
-}
+/** Stops for what is running now (stacks of processes), run by bench/run.ts on Ctrl-C or SIGTERM. */
+export const onAbort = new Set<() => Promise<unknown>>();
