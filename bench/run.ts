@@ -1,261 +1,132 @@
 /**
- * `npm run bench`: speed and memory of the event store, the projections and the running service
- * (API + workers as separate processes, scripted LLM), on this machine's Postgres and Redis.
- * Prints one line per figure; bench/README.md records a run.
+ * `npm run bench`: every figure of the two performance issues, each next to its anchor from the
+ * same run, on this machine's Postgres and Redis. Runs the sections in order, prints one table
+ * (figure | value | anchor | ratio | goal) and writes bench/results/<iso-date>.json.
+ *
+ *   BENCH_ONLY=anchors,event-store   only these sections (names below)
+ *   --quick (or BENCH_QUICK=1)       short phases, for a smoke test of the harness
+ *   LONG_TURNS=200                   turns of the long conversation (default 500)
+ *   SOAK_MINUTES=2                   minutes of the soak inside `npm run bench` (default 2)
+ *   SSE_CLIENTS=500                  clients of the SSE fan-out
+ * Sections that fail are reported and the run goes on; the exit code is then 1.
  */
-import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { EventStore, checkpointOf, LOG_START, NewEvent } from '@parley/event-store';
-import { conversationStreamId } from '@parley/conversation';
-import { rebuildReadModels } from '@parley/read-models';
+import { existsSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import globalSetup from '../test/support/global-setup';
 import globalTeardown from '../test/support/global-teardown';
-import { createTestDatabase } from '../test/support/test-database';
-import { clientFor, startStack } from '../test/support/stack';
-import { waitFor } from '../test/support/wait-for';
-import { tinyBookMarkdown } from '../test/support/factories/books';
+import { anchorsBench } from './anchors';
+import { eventStoreBench, rebuildBench } from './event-store';
+import { fanOutBench } from './fan-out';
+import { floorBench } from './floor';
+import { longConversationBench } from './long-conversation';
+import { errors, printTable, writeJson } from './report';
+import { soakBench } from './soak';
+import { agentOffBench, crashBench, scriptedTurnsBench, workerScalingBench } from './turns';
+import { onAbort, QUICK } from './util';
 
-const pct = (xs: number[], p: number) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
-const fmt = (n: number, d = 1) => n.toFixed(d);
-const report = (what: string, value: string) => console.log(`${what.padEnd(58)} ${value}`);
-const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
-
-async function eventStoreBench(): Promise<void> {
-  const db = await createTestDatabase();
-  const store = new EventStore(db.pool);
-  const ev = (type = 'Bench'): NewEvent => ({ id: randomUUID(), type, data: { text: 'x'.repeat(200) } });
-  try {
-    const lat: number[] = [];
-    const stream = `bench-${randomUUID()}`;
-    let t = performance.now();
-    for (let i = 0; i < 3_000; i++) {
-      const s = performance.now();
-      await store.append(stream, [ev()], { expectedVersion: i });
-      lat.push(performance.now() - s);
-    }
-    let ms = performance.now() - t;
-    report(
-      'append, 1 writer, 1 event per append',
-      `${fmt(3_000 / (ms / 1000), 0)} events/s, p50 ${fmt(pct(lat, 0.5), 2)} ms, p99 ${fmt(pct(lat, 0.99), 2)} ms`,
-    );
-
-    t = performance.now();
-    await Promise.all(
-      Array.from({ length: 8 }, async () => {
-        const s = `bench-${randomUUID()}`;
-        for (let i = 0; i < 1_000; i++) await store.append(s, [ev()], { expectedVersion: i });
-      }),
-    );
-    ms = performance.now() - t;
-    report('append, 8 concurrent writers', `${fmt(8_000 / (ms / 1000), 0)} events/s`);
-
-    t = performance.now();
-    const batchStream = `bench-${randomUUID()}`;
-    for (let i = 0; i < 100; i++)
-      await store.append(
-        batchStream,
-        Array.from({ length: 100 }, () => ev()),
-        { expectedVersion: i * 100 },
-      );
-    ms = performance.now() - t;
-    report('append, batches of 100 events', `${fmt(10_000 / (ms / 1000), 0)} events/s`);
-
-    t = performance.now();
-    let at = LOG_START;
-    let read = 0;
-    for (;;) {
-      const batch = await store.readAll({ after: at, limit: 1_000 });
-      if (!batch.length) break;
-      read += batch.length;
-      at = checkpointOf(batch[batch.length - 1]);
-    }
-    ms = performance.now() - t;
-    report('readAll tailing (batches of 1,000)', `${fmt(read / (ms / 1000), 0)} events/s over ${read} events`);
-
-    // a realistic log for the projections: 300 conversations × 5 answered turns
-    for (let c = 0; c < 300; c++) {
-      const id = randomUUID();
-      const events: NewEvent[] = [
-        {
-          id: randomUUID(),
-          type: 'ConversationStarted',
-          data: { ownerId: 'bench', bookId: null, title: null, readingPosition: null },
-        },
-      ];
-      for (let turn = 0; turn < 5; turn++) {
-        const turnId = randomUUID();
-        const toolUseId = `toolu_${randomUUID()}`;
-        events.push(
-          {
-            id: randomUUID(),
-            type: 'UserMessagePosted',
-            data: { messageId: randomUUID(), turnId, content: 'Who is the Cheshire Cat?' },
-          },
-          {
-            id: randomUUID(),
-            type: 'ToolInvoked',
-            data: { turnId, toolUseId, name: 'search_book', input: { query: 'Cheshire Cat' }, iteration: 1 },
-          },
-          {
-            id: randomUUID(),
-            type: 'ToolResultRecorded',
-            data: { turnId, toolUseId, content: 'p'.repeat(2_000), isError: false, chunks: [] },
-          },
-          {
-            id: randomUUID(),
-            type: 'AssistantReplied',
-            data: {
-              turnId,
-              messageId: randomUUID(),
-              content: 'a'.repeat(600),
-              model: 'scripted-1',
-              stopReason: 'end_turn',
-              usage: {},
-              costUsd: 0,
-              citations: [],
-              iterations: 2,
-              latencyMs: 1,
-            },
-          },
-        );
-      }
-      await store.append(conversationStreamId(id), events, { expectedVersion: 'no_stream' });
-    }
-    const rebuilt = await rebuildReadModels(store);
-    report(
-      'projections rebuild (conversations + messages)',
-      `${fmt(rebuilt.events / (rebuilt.ms / 1000), 0)} events/s over ${rebuilt.events} events`,
-    );
-  } finally {
-    await db.drop();
-  }
+export interface RunOptions {
+  soakMinutes?: number;
+  heapSnapshots?: boolean;
+  longTurns?: number;
+  sseClients?: number;
 }
 
-async function serviceBench(): Promise<void> {
-  const stack = await startStack({ apis: 1, workers: 2, env: { LLM_PROVIDER: 'scripted', LOG_LEVEL: 'error' } });
-  try {
-    const alice = clientFor(stack.base, `bench-${randomUUID()}`);
-    const book = await alice.req('POST', '/v1/books', {
-      title: 'Bench',
-      format: 'markdown',
-      content: tinyBookMarkdown(),
-    });
-    const conversations = await Promise.all(
-      Array.from(
-        { length: 100 },
-        async () => (await alice.req('POST', '/v1/conversations', { bookId: book.body.id })).body.id as string,
-      ),
-    );
-    const quiet = clientFor(stack.base, `bench-quiet-${randomUUID()}`);
-    const quietId = (await quiet.req('POST', '/v1/conversations', {})).body.id as string;
-    const oneByOne: number[] = [];
-    for (let i = 0; i < 50; i++) {
-      const s = performance.now();
-      await quiet.req('POST', `/v1/conversations/${quietId}/messages?multitask=enqueue`, { content: `q${i}` });
-      oneByOne.push(performance.now() - s);
-    }
-    report(
-      'POST message → 202, one at a time',
-      `p50 ${fmt(pct(oneByOne, 0.5))} ms, p95 ${fmt(pct(oneByOne, 0.95))} ms`,
-    );
-    await waitFor(
-      'the quiet turns to drain',
-      async () => {
-        const items = (await quiet.req('GET', `/v1/conversations/${quietId}/events?after=0`)).body.items as any[];
-        return items.filter((e) => e.type === 'AssistantReplied').length === 50;
-      },
-      120_000,
-      200,
-    );
-
-    const postLat: number[] = [];
-    const turnLat: number[] = [];
-    const t = performance.now();
-    await Promise.all(
-      conversations.map(async (id) => {
-        const s = performance.now();
-        const r = await alice.req('POST', `/v1/conversations/${id}/messages`, {
-          content: 'What did Marisol find in the lamp room?',
-        });
-        postLat.push(performance.now() - s);
-        await waitFor(
-          'reply',
-          async () =>
-            ((await alice.req('GET', `/v1/conversations/${id}/events?after=2`)).body.items as any[]).some(
-              (e) => e.type === 'AssistantReplied',
-            ),
-          120_000,
-          50,
-        );
-        turnLat.push(performance.now() - s);
-        return r;
-      }),
-    );
-    const ms = performance.now() - t;
-    report(
-      'POST message → 202 (100 concurrent)',
-      `p50 ${fmt(pct(postLat, 0.5))} ms, p95 ${fmt(pct(postLat, 0.95))} ms`,
-    );
-    report(
-      'turn: post → AssistantReplied (scripted LLM, 2 workers)',
-      `p50 ${fmt(pct(turnLat, 0.5))} ms, p95 ${fmt(pct(turnLat, 0.95))} ms, ${fmt(100 / (ms / 1000))} turns/s`,
-    );
-
-    const id = conversations[0];
-    const rssBefore = rssMb(stack.apis[0].child.pid!);
-    const version = (await alice.req('GET', `/v1/conversations/${id}`)).body.version as number;
-    const clients = Array.from({ length: 500 }, () =>
-      fetch(`${stack.base}/v1/conversations/${id}/stream?after=${version}`, { headers: alice.auth }).then((r) => ({
-        r,
-        reader: r.body!.getReader(),
-      })),
-    );
-    const opened = await Promise.all(clients);
-    const renamedAt = performance.now();
-    await alice.req('PATCH', `/v1/conversations/${id}`, { title: 'fan-out' });
-    const arrivals = await Promise.all(
-      opened.map(async ({ reader }) => {
-        const dec = new TextDecoder();
-        let buf = '';
-        while (!buf.includes('ConversationRenamed')) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          buf += dec.decode(value);
-        }
-        return performance.now() - renamedAt;
-      }),
-    );
-    const rssAfter = rssMb(stack.apis[0].child.pid!);
-    report(
-      'SSE fan-out: 500 clients on one conversation',
-      `all received in ${fmt(Math.max(...arrivals))} ms (p50 ${fmt(pct(arrivals, 0.5))} ms)`,
-    );
-    report(
-      'API memory with 500 open SSE streams',
-      `${fmt(rssAfter, 0)} MB RSS (${fmt(rssBefore, 0)} MB before, ${fmt(((rssAfter - rssBefore) * 1024) / 500, 0)} KB a stream)`,
-    );
-    await Promise.all(opened.map(({ reader }) => reader.cancel().catch(() => undefined)));
-  } finally {
-    await stack.stop();
+async function sseFanOut(clients: number): Promise<void> {
+  // bench/sse-fanout.ts, when someone has written it, replaces the simple fan-out kept here
+  const other = path.join(__dirname, 'sse-fanout.js');
+  if (existsSync(other)) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const m = require(other) as { sseFanoutBench?: (clients?: number) => Promise<void> };
+    if (m.sseFanoutBench) return m.sseFanoutBench(clients);
   }
+  return fanOutBench(clients);
 }
 
-async function main(): Promise<void> {
+export const SECTIONS: Record<string, (o: RunOptions) => Promise<void>> = {
+  anchors: () => anchorsBench(),
+  'event-store': () => eventStoreBench(),
+  floor: () => floorBench(),
+  turns: () => scriptedTurnsBench(),
+  'agent-off': () => agentOffBench(),
+  rebuild: () => rebuildBench(),
+  scaling: () => workerScalingBench(),
+  crash: () => crashBench(),
+  'long-conversation': (o) => longConversationBench(o.longTurns ?? (QUICK ? 30 : 500)),
+  'sse-fanout': (o) => sseFanOut(o.sseClients ?? 500),
+  soak: (o) => soakBench({ minutes: o.soakMinutes ?? (QUICK ? 0.5 : 2), heapSnapshots: o.heapSnapshots }),
+};
+
+export async function runMain(names: string[], o: RunOptions): Promise<void> {
+  const unknown = names.filter((n) => !SECTIONS[n]);
+  if (unknown.length)
+    throw new Error(`unknown section(s) ${unknown.join(', ')}; known: ${Object.keys(SECTIONS).join(', ')}`);
+  const started = new Date();
+  // Ctrl-C or SIGTERM: stop the running stacks' processes, drop this run's databases, exit.
+  const abort = (signal: string) => {
+    console.error(`${signal}: stopping processes and dropping this run's databases`);
+    const timeout = new Promise((r) => setTimeout(r, 20_000).unref());
+    void Promise.race([
+      (async () => {
+        await Promise.all([...onAbort].map((stop) => stop().catch(() => undefined)));
+        await globalTeardown().catch(() => undefined);
+      })(),
+      timeout,
+    ]).then(() => process.exit(130));
+  };
+  process.once('SIGINT', () => abort('SIGINT'));
+  process.once('SIGTERM', () => abort('SIGTERM'));
+  let code = 0;
   await globalSetup();
   try {
-    console.log(`parley bench — ${new Date().toISOString()}`);
-    await eventStoreBench();
-    await serviceBench();
+    console.log(
+      `parley bench — ${started.toISOString()}${QUICK ? ' (quick)' : ''}; load average ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+    );
+    for (const name of names) {
+      console.log(`\n== ${name}`);
+      const t = performance.now();
+      try {
+        await SECTIONS[name](o);
+      } catch (e) {
+        errors.push({ section: name, error: String((e as Error)?.stack ?? e) });
+        console.error(`section ${name} failed:`, e);
+        code = 1;
+      }
+      console.log(`   (${((performance.now() - t) / 1000).toFixed(0)} s)`);
+    }
   } finally {
-    await globalTeardown();
+    await globalTeardown().catch((e) => console.error('teardown:', e));
   }
+  printTable();
+  const file = writeJson(
+    {
+      startedAt: started.toISOString(),
+      finishedAt: new Date().toISOString(),
+      quick: QUICK,
+      sections: names,
+      options: o,
+      machine: { cpus: os.cpus().length, loadavgAtEnd: os.loadavg(), node: process.version },
+    },
+    started.toISOString(),
+  );
+  console.log(`\nwritten ${path.relative(process.cwd(), file)}`);
+  process.exit(code);
 }
 
-main().then(
-  () => process.exit(0),
-  (e) => {
+if (require.main === module) {
+  const only = process.env.BENCH_ONLY?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const all = Object.keys(SECTIONS);
+  runMain(only?.length ? only : all, {
+    soakMinutes: process.env.SOAK_MINUTES ? Number(process.env.SOAK_MINUTES) : undefined,
+    longTurns: process.env.LONG_TURNS ? Number(process.env.LONG_TURNS) : undefined,
+    sseClients: process.env.SSE_CLIENTS ? Number(process.env.SSE_CLIENTS) : undefined,
+  }).catch((e) => {
     console.error(e);
     process.exit(1);
-  },
-);
+  });
+}

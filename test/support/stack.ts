@@ -72,7 +72,14 @@ export function startProcess(name: string, args: string[], env: Record<string, s
 }
 
 export async function startStack(
-  opts: { apis?: number; workers?: number; env?: Record<string, string>; database?: TestDatabase } = {},
+  opts: {
+    apis?: number;
+    workers?: number;
+    env?: Record<string, string>;
+    database?: TestDatabase;
+    /** extra arguments for node before each process's script (e.g. --heapsnapshot-signal=SIGUSR2) */
+    nodeArgs?: string[];
+  } = {},
 ): Promise<Stack> {
   const db = opts.database ?? (await createTestDatabase());
   const env: Record<string, string> = {
@@ -91,13 +98,20 @@ export async function startStack(
   const apis: Stack['apis'] = [];
   const workers: Proc[] = [];
   const startWorker = async () => {
-    const w = startProcess(`worker${workers.length}`, [path.join(ROOT, 'dist/apps/worker/src/main.js')], env);
+    const w = startProcess(
+      `worker${workers.length}`,
+      [...(opts.nodeArgs ?? []), path.join(ROOT, 'dist/apps/worker/src/main.js')],
+      env,
+    );
     workers.push(w);
     return w;
   };
   for (let i = 0; i < (opts.apis ?? 1); i++) {
     const port = await freePort();
-    const p = startProcess(`api${i}`, [path.join(ROOT, 'dist/apps/api/src/main.js')], { ...env, PORT: String(port) });
+    const p = startProcess(`api${i}`, [...(opts.nodeArgs ?? []), path.join(ROOT, 'dist/apps/api/src/main.js')], {
+      ...env,
+      PORT: String(port),
+    });
     apis.push({ ...p, base: `http://127.0.0.1:${port}` });
   }
   for (let i = 0; i < (opts.workers ?? 1); i++) await startWorker();

@@ -1,0 +1,267 @@
+/**
+ * Figure 11, the soak (`npm run bench:soak -- --minutes 60`; 2 minutes inside `npm run bench`):
+ * 10 turns/s offered open-loop (on a schedule, whatever the replies) over 40 conversations with a
+ * book, each turn a search then an answer from the fake Messages API held 300 ms a call, 1 API and
+ * 2 workers; 100 SSE clients connect and disconnect over time, each checking it gets every event
+ * once, in order, by version. Per minute: p50/p99 POST → AssistantReplied, answered/s, RSS of
+ * every process. At the end: every turn ended exactly once, 5xx count, SSE lost/repeated.
+ * `--heap-snapshots` has the workers write heap snapshots at 5 and 30 min (bench/results/heap/).
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { TURN_ENDING_TYPES } from '@parley/conversation';
+import { projectRoot } from '../libs/platform/src/project-root';
+import { newBook } from '../test/support/factories/books';
+import { FakeAnthropic } from '../test/support/fake-anthropic/fake-anthropic.server';
+import { fakeAnthropicEnv } from '../test/support/stack';
+import { add } from './report';
+import { benchClient, newConversation, withStack } from './service';
+import { delayingProxy, fmt, openSse, pct, rssMb, sleep, turnWatcher } from './util';
+
+export interface SoakOptions {
+  minutes: number;
+  heapSnapshots?: boolean;
+  rate?: number;
+  conversations?: number;
+  sseClients?: number;
+}
+
+export async function soakBench(o: SoakOptions): Promise<void> {
+  const rate = o.rate ?? 10;
+  const nConv = o.conversations ?? 40;
+  const nSse = o.sseClients ?? 100;
+  const durationMs = o.minutes * 60_000;
+  const heapDir = path.join(projectRoot(__dirname), 'bench/results/heap');
+  if (o.heapSnapshots) mkdirSync(heapDir, { recursive: true });
+  const fake = await FakeAnthropic.start();
+  const proxy = await delayingProxy(fake.url, 300);
+  const resetTimer = setInterval(() => {
+    fake.reset();
+    proxy.records.length = 0;
+  }, 5_000);
+  try {
+    await withStack(
+      {
+        apis: 1,
+        workers: 2,
+        env: { ...fakeAnthropicEnv(proxy.url) },
+        nodeArgs: o.heapSnapshots ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${heapDir}`] : undefined,
+      },
+      async (stack) => {
+        const alice = benchClient(stack);
+        const { id: bookId } = await newBook(alice);
+        const convs = await Promise.all(Array.from({ length: nConv }, () => newConversation(alice, bookId)));
+        const watchers = await Promise.all(convs.map((id) => turnWatcher(stack.base, alice.auth, id)));
+        const procs = [
+          { name: 'api', pid: stack.apis[0].child.pid! },
+          ...stack.workers.map((w) => ({ name: w.name, pid: w.child.pid! })),
+        ];
+        const posted: Array<{ conv: number; turnId: string; at: number; ms?: number; endedAt?: number }> = [];
+        let fiveXx = 0;
+        let otherFail = 0;
+        const statuses: Record<string, number> = {};
+        const rss: Array<{ at: number; mb: Record<string, number> }> = [];
+        const sseStats = { sessions: 0, frames: 0, lost: 0, repeated: 0 };
+        const t0 = performance.now();
+        const until = t0 + durationMs;
+
+        // SSE clients coming and going: each session on a random conversation for 3–15 s
+        const sseLoops = Array.from({ length: nSse }, async (_, k) => {
+          await sleep((k * 3_000) / nSse);
+          while (performance.now() < until - 3_000) {
+            const c = Math.floor(Math.random() * nConv);
+            const v = (await alice.req('GET', `/v1/conversations/${convs[c]}`)).body?.version as number;
+            let last = v;
+            const s = await openSse(`${stack.base}/v1/conversations/${convs[c]}/stream?after=${v}`, alice.auth, (f) => {
+              if (f.id === undefined || Number.isNaN(f.id)) return;
+              sseStats.frames++;
+              if (f.id <= last) sseStats.repeated++;
+              else if (f.id > last + 1) sseStats.lost += f.id - last - 1;
+              last = Math.max(last, f.id);
+            }).catch(() => undefined);
+            if (!s) continue;
+            sseStats.sessions++;
+            await sleep(3_000 + Math.random() * 12_000);
+            // before leaving, make sure the stream is caught up: whatever it has not seen by then counts as lost
+            const now = (await alice.req('GET', `/v1/conversations/${convs[c]}`)).body?.version as number;
+            for (let w = 0; w < 50 && last < now; w++) await sleep(100);
+            if (last < now) sseStats.lost += now - last;
+            s.close();
+          }
+        });
+
+        const sample = () => {
+          const mb: Record<string, number> = {};
+          for (const p of procs) mb[p.name] = rssMb(p.pid);
+          rss.push({ at: performance.now() - t0, mb });
+        };
+        sample();
+        const sampler = setInterval(sample, 10_000);
+        const snaps: NodeJS.Timeout[] = [];
+        if (o.heapSnapshots)
+          for (const min of [5, 30])
+            snaps.push(setTimeout(() => stack.workers.forEach((w) => w.child.kill('SIGUSR2')), min * 60_000));
+
+        // open loop: one post every 1/rate s, round robin over the conversations
+        const waits: Promise<void>[] = [];
+        for (let i = 0; ; i++) {
+          const at = t0 + (i * 1000) / rate;
+          if (at >= until) break;
+          const wait = at - performance.now();
+          if (wait > 0) await sleep(wait);
+          const conv = i % nConv;
+          waits.push(
+            (async () => {
+              const s = performance.now();
+              const r = await alice
+                .req('POST', `/v1/conversations/${convs[conv]}/messages`, { content: `soak question ${i}` })
+                .catch(() => ({ status: 0, body: undefined }));
+              const code = r.status === 202 ? '' : ` ${(r.body as { code?: string } | undefined)?.code ?? ''}`;
+              statuses[`${r.status}${code}`.trim()] = (statuses[`${r.status}${code}`.trim()] ?? 0) + 1;
+              if (r.status >= 500) fiveXx++;
+              if (r.status !== 202) {
+                if (r.status < 500) otherFail++;
+                return;
+              }
+              const rec = { conv, turnId: r.body.turnId as string, at: s - t0 } as (typeof posted)[number];
+              posted.push(rec);
+              const end = await watchers[conv].waitReply(rec.turnId, 300_000).catch(() => undefined);
+              if (end) {
+                rec.ms = end.at - s;
+                rec.endedAt = end.at - t0;
+              }
+            })(),
+          );
+        }
+        await Promise.all(waits);
+        await Promise.all(sseLoops);
+        clearInterval(sampler);
+        snaps.forEach(clearTimeout);
+        watchers.forEach((w) => w.close());
+
+        // every turn ended exactly once, counted in the events
+        let endedOnce = 0;
+        let notOnce = 0;
+        const byConv = new Map<number, string[]>();
+        for (const p of posted) byConv.set(p.conv, [...(byConv.get(p.conv) ?? []), p.turnId]);
+        for (const [conv, turnIds] of byConv) {
+          const items: any[] = [];
+          for (let after = 0; ;) {
+            const page = (await alice.req('GET', `/v1/conversations/${convs[conv]}/events?after=${after}&limit=1000`))
+              .body;
+            const got = (page?.items ?? []) as any[];
+            if (!got.length) break;
+            items.push(...got);
+            after = got[got.length - 1].version;
+          }
+          for (const t of turnIds) {
+            const n = items.filter((e) => TURN_ENDING_TYPES.includes(e.type) && e.data?.turnId === t).length;
+            if (n === 1) endedOnce++;
+            else notOnce++;
+          }
+        }
+
+        // per minute (or per fifth when shorter than 5 minutes)
+        const bucketMs = o.minutes >= 5 ? 60_000 : durationMs / 5;
+        const buckets = Math.ceil(durationMs / bucketMs);
+        const per: Array<{ p50: number; p99: number; answeredPerSec: number; rss: Record<string, number> }> = [];
+        for (let b = 0; b < buckets; b++) {
+          const inB = posted.filter((p) => p.at >= b * bucketMs && p.at < (b + 1) * bucketMs && p.ms !== undefined);
+          const answered = posted.filter(
+            (p) => p.endedAt !== undefined && p.endedAt >= b * bucketMs && p.endedAt < (b + 1) * bucketMs,
+          ).length;
+          const r = [...rss].reverse().find((x) => x.at < (b + 1) * bucketMs)?.mb ?? {};
+          per.push({
+            p50: pct(
+              inB.map((p) => p.ms!),
+              0.5,
+            ),
+            p99: pct(
+              inB.map((p) => p.ms!),
+              0.99,
+            ),
+            answeredPerSec: answered / (bucketMs / 1000),
+            rss: r,
+          });
+          console.log(
+            `    ${o.minutes >= 5 ? `minute ${b + 1}` : `fifth ${b + 1}`}: p50 ${fmt(per[b].p50, 0)} ms, p99 ${fmt(per[b].p99, 0)} ms, ${fmt(per[b].answeredPerSec, 1)} answered/s, RSS ${Object.entries(
+              r,
+            )
+              .map(([k, v]) => `${k} ${fmt(v, 0)} MB`)
+              .join(', ')}`,
+          );
+        }
+        const answeredAll = posted.filter((p) => p.ms !== undefined).length;
+        const lastEnd = Math.max(0, ...posted.map((p) => p.endedAt ?? 0));
+        const window = o.minutes >= 10 ? 5 : Math.max(1, Math.round(buckets / 5));
+        const lat = (from: number, to: number) =>
+          posted.filter((p) => p.ms !== undefined && p.at >= from && p.at < to).map((p) => p.ms!);
+        const first = lat(0, window * bucketMs);
+        const last = lat(durationMs - window * bucketMs, durationMs);
+        const label = o.minutes >= 10 ? '5 min' : o.minutes >= 5 ? `${window} min` : 'fifth';
+        add({
+          section: 'soak',
+          figure: `${o.minutes} min, ${rate} turns/s offered over ${nConv} conversations, 2 workers, ${nSse} SSE clients churning`,
+          value: `${posted.length} posted, ${endedOnce} ended exactly once, ${notOnce} not; ${fiveXx} 5xx, ${otherFail} other refusals (statuses ${JSON.stringify(statuses)})`,
+          n: notOnce + fiveXx,
+          goal: 'every turn ends once, no 5xx',
+          ok: notOnce === 0 && fiveXx === 0 && otherFail === 0,
+        });
+        add({
+          section: 'soak',
+          figure: 'soak throughput and latency (whole run)',
+          value: `${fmt(answeredAll / (Math.max(durationMs, lastEnd) / 1000), 2)} answered/s till the last answer (${fmt(lastEnd / 1000, 0)} s); p50 ${fmt(pct(lat(0, durationMs), 0.5), 0)} ms, p99 ${fmt(pct(lat(0, durationMs), 0.99), 0)} ms`,
+          n: pct(lat(0, durationMs), 0.99),
+        });
+        add({
+          section: 'soak',
+          figure: `soak p99, last ${label} / first ${label}`,
+          value: `${fmt(pct(last, 0.99), 0)} ms`,
+          n: pct(last, 0.99),
+          anchor: `first ${label} p99 ${fmt(pct(first, 0.99), 0)} ms`,
+          ratio: pct(last, 0.99) / pct(first, 0.99),
+        });
+        add({
+          section: 'soak',
+          figure: `SSE clients: ${sseStats.sessions} sessions, ${sseStats.frames} events`,
+          value: `${sseStats.lost} lost, ${sseStats.repeated} repeated`,
+          n: sseStats.lost + sseStats.repeated,
+          goal: '0 lost, 0 repeated',
+          ok: sseStats.lost + sseStats.repeated === 0,
+        });
+        // RSS growth after warm-up: from the sample at the end of the first fifth (or minute 5) to the end
+        const warm = rss.find((x) => x.at >= Math.min(5 * 60_000, durationMs / 5)) ?? rss[0];
+        const end = rss[rss.length - 1];
+        if (warm && end)
+          for (const p of procs) {
+            const g = end.mb[p.name] / warm.mb[p.name];
+            add({
+              section: 'soak',
+              figure: `RSS ${p.name}, end / after warm-up (${fmt(warm.at / 1000, 0)} s)`,
+              value: `${fmt(end.mb[p.name], 0)} MB`,
+              n: end.mb[p.name],
+              anchor: `${fmt(warm.mb[p.name], 0)} MB`,
+              ratio: g,
+              goal: '≤ +10%',
+              ok: g <= 1.1,
+            });
+          }
+        return per;
+      },
+    );
+  } finally {
+    clearInterval(resetTimer);
+    await proxy.close();
+    await fake.close();
+  }
+}
+
+if (require.main === module) {
+  // npm run bench:soak -- --minutes 60 [--heap-snapshots]
+  void (async () => {
+    const { runMain } = await import('./run');
+    const i = process.argv.indexOf('--minutes');
+    const minutes = i >= 0 ? Number(process.argv[i + 1]) : 60;
+    await runMain(['soak'], { soakMinutes: minutes, heapSnapshots: process.argv.includes('--heap-snapshots') });
+  })();
+}

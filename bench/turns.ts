@@ -1,0 +1,274 @@
+/**
+ * The running service (1 API + workers as processes, from dist/):
+ *  4. turn overhead: POST → AssistantReplied on SSE, one at a time, scripted model, no book,
+ *     against the floor's p50/p99;
+ *  5. end-to-end turns/s: 16 conversations in a closed loop;
+ *  -  Redis commands and Postgres transactions per one-call turn;
+ *  6. POST accepted/s with the agent off (AGENT_ENABLED=false), 16 in flight, against raw INSERT;
+ *  8. worker scaling: a model answering after 500 ms, 1 vs 2 worker processes;
+ *  9. crash recovery: kill -9 of one of two workers while 2 s model calls are in flight.
+ */
+import { Redis } from 'ioredis';
+import { Client as PgClient } from 'pg';
+import { FakeAnthropic, type FakeReply } from '../test/support/fake-anthropic/fake-anthropic.server';
+import { fakeAnthropicEnv, type Stack } from '../test/support/stack';
+import { redisUrl } from '../test/support/test-database';
+import { waitFor } from '../test/support/wait-for';
+import { add, anchors } from './report';
+import { benchClient, liveConversation, newConversation, withStack } from './service';
+import { delayingProxy, fmt, pct, secs, sleep } from './util';
+
+/** Closed loop: each conversation posts its next message once the previous turn ended. */
+async function closedLoop(
+  convs: Array<Awaited<ReturnType<typeof liveConversation>>>,
+  seconds: number,
+): Promise<{ perSec: number; lat: number[] }> {
+  const lat: number[] = [];
+  let answered = 0;
+  const t0 = performance.now();
+  const until = t0 + seconds * 1000;
+  await Promise.all(
+    convs.map(async (c, k) => {
+      for (let i = 0; performance.now() < until; i++) {
+        const r = await c.turn(`conversation ${c.id} question ${k}.${i}`);
+        if (r.type === 'AssistantReplied') answered++;
+        lat.push(r.ms);
+      }
+    }),
+  );
+  return { perSec: answered / ((performance.now() - t0) / 1000), lat };
+}
+
+async function xactCommits(stack: Stack): Promise<number> {
+  const c = new PgClient({ connectionString: stack.db.url });
+  await c.connect();
+  try {
+    await c.query('SELECT pg_stat_force_next_flush()').catch(() => undefined);
+    const r = await c.query('SELECT xact_commit::bigint AS n FROM pg_stat_database WHERE datname = current_database()');
+    return Number(r.rows[0].n);
+  } finally {
+    await c.end();
+  }
+}
+
+export async function scriptedTurnsBench(): Promise<void> {
+  await withStack({ apis: 1, workers: 1, env: { LLM_PROVIDER: 'scripted' } }, async (stack) => {
+    const alice = benchClient(stack);
+    // 4. turn overhead, one at a time
+    const one = await liveConversation(alice);
+    const lat: number[] = [];
+    const n = secs(200, 40);
+    for (let i = 0; i < n + 10; i++) {
+      const r = await one.turn(`question ${i}`);
+      if (i >= 10) lat.push(r.ms);
+    }
+    const p50 = pct(lat, 0.5);
+    const p99 = pct(lat, 0.99);
+    const f50 = anchors.floor_p50;
+    const f99 = anchors.floor_p99;
+    add({
+      section: 'turns',
+      figure: `turn overhead p50: POST → AssistantReplied on SSE (${n} sequential, scripted, no book)`,
+      value: `${fmt(p50, 1)} ms`,
+      n: p50,
+      anchor: f50 ? `floor p50 ${fmt(f50, 2)} ms` : undefined,
+      ratio: f50 ? p50 / f50 : undefined,
+      goal: '≤ 2× floor',
+      ok: f50 ? p50 / f50 <= 2 : undefined,
+    });
+    add({
+      section: 'turns',
+      figure: 'turn overhead p99',
+      value: `${fmt(p99, 1)} ms`,
+      n: p99,
+      anchor: f99 ? `floor p99 ${fmt(f99, 2)} ms` : undefined,
+      ratio: f99 ? p99 / f99 : undefined,
+      goal: '≤ 4× floor',
+      ok: f99 ? p99 / f99 <= 4 : undefined,
+    });
+
+    // Redis commands and Postgres transactions per one-call turn (over ~50 sequential turns)
+    const prefix = stack.env.QUEUE_PREFIX;
+    const monitor = new Redis(redisUrl());
+    const mon = await monitor.monitor();
+    let ours = 0;
+    let oursLua = 0;
+    mon.on('monitor', (_time: string, args: string[], source: string) => {
+      if (!args.some((a) => typeof a === 'string' && a.includes(prefix))) return;
+      if (source.includes('lua')) oursLua++;
+      else ours++;
+    });
+    const turns = secs(50, 20);
+    await sleep(1_100);
+    const x0 = await xactCommits(stack);
+    for (let i = 0; i < turns; i++) await one.turn(`count ${i}`);
+    await sleep(1_100);
+    const x1 = await xactCommits(stack);
+    mon.disconnect();
+    monitor.disconnect();
+    add({
+      section: 'turns',
+      figure: `Redis commands per one-call turn (MONITOR, keys under the stack's prefix, ${turns} turns)`,
+      value: `${fmt(ours / turns, 1)} commands + ${fmt(oursLua / turns, 1)} inside Lua scripts`,
+      n: ours / turns,
+    });
+    add({
+      section: 'turns',
+      figure: `Postgres transactions per one-call turn (pg_stat_database xact_commit, ${turns} turns)`,
+      value: `${fmt((x1 - x0 - 2) / turns, 1)} commits`,
+      n: (x1 - x0 - 2) / turns,
+    });
+    one.close();
+
+    // 5. end-to-end turns/s, 16 conversations in a closed loop
+    const convs = await Promise.all(Array.from({ length: 16 }, () => liveConversation(alice)));
+    const T = secs(20, 5);
+    const r = await closedLoop(convs, T);
+    convs.forEach((c) => c.close());
+    add({
+      section: 'turns',
+      figure: `end-to-end turns/s, 16 conversations closed loop, 1 API + 1 worker, ${T} s`,
+      value: `${fmt(r.perSec, 1)} turns/s (p50 ${fmt(pct(r.lat, 0.5), 0)} ms, p99 ${fmt(pct(r.lat, 0.99), 0)} ms)`,
+      n: r.perSec,
+      goal: '≥ 500 turns/s',
+      ok: r.perSec >= 500,
+    });
+  });
+}
+
+export async function agentOffBench(): Promise<void> {
+  await withStack({ apis: 1, workers: 1, env: { LLM_PROVIDER: 'scripted', AGENT_ENABLED: 'false' } }, async (stack) => {
+    const alice = benchClient(stack);
+    const ids = await Promise.all(Array.from({ length: 128 }, () => newConversation(alice)));
+    const T = secs(10, 3);
+    let accepted = 0;
+    let other = 0;
+    const lat: number[] = [];
+    const t0 = performance.now();
+    const until = t0 + T * 1000;
+    await Promise.all(
+      Array.from({ length: 16 }, async (_, k) => {
+        for (let i = 0; performance.now() < until; i++) {
+          const s = performance.now();
+          const r = await alice.req('POST', `/v1/conversations/${ids[(k + i * 16) % ids.length]}/messages`, {
+            content: `q ${k}.${i}`,
+          });
+          lat.push(performance.now() - s);
+          if (r.status === 202) accepted++;
+          else other++;
+        }
+      }),
+    );
+    const perSec = accepted / ((performance.now() - t0) / 1000);
+    const raw = anchors.insert_c16;
+    add({
+      section: 'turns',
+      figure: `POST accepted/s, agent off, 16 in flight over 128 conversations, ${T} s`,
+      value: `${fmt(perSec, 0)} /s (p50 ${fmt(pct(lat, 0.5), 1)} ms${other ? `, ${other} not 202` : ''})`,
+      n: perSec,
+      anchor: raw ? `${fmt(raw, 0)} tps pgbench INSERT -c 16` : undefined,
+      ratio: raw ? perSec / raw : undefined,
+      goal: '≥ 0.3 of raw',
+      ok: raw ? perSec / raw >= 0.3 : undefined,
+    });
+  });
+}
+
+const textReply = (): FakeReply => ({ content: [{ type: 'text', text: 'A short answer from the slow model.' }] });
+
+export async function workerScalingBench(): Promise<void> {
+  const fake = await FakeAnthropic.start({ defaultResponder: textReply });
+  const proxy = await delayingProxy(fake.url, 500);
+  try {
+    const perSec: Record<number, number> = {};
+    const concurrency = 16;
+    for (const workers of [1, 2]) {
+      await withStack({ apis: 1, workers, env: { ...fakeAnthropicEnv(proxy.url) } }, async (stack) => {
+        const alice = benchClient(stack);
+        const convs = await Promise.all(
+          Array.from({ length: workers * concurrency + 8 }, () => liveConversation(alice)),
+        );
+        await closedLoop(convs.slice(0, 4), 2); // warm up
+        fake.reset();
+        const calls0 = proxy.records.length;
+        const T = secs(20, 6);
+        const r = await closedLoop(convs, T);
+        const callsPerTurn = (proxy.records.length - calls0) / r.lat.length;
+        convs.forEach((c) => c.close());
+        perSec[workers] = r.perSec;
+        const ideal = (workers * concurrency) / 0.5;
+        add({
+          section: 'scaling',
+          figure: `${workers} worker${workers > 1 ? 's' : ''}, model answers after 500 ms, ${convs.length} conversations, ${T} s`,
+          value: `${fmt(r.perSec, 1)} turns/s (p50 ${fmt(pct(r.lat, 0.5), 0)} ms, ${fmt(callsPerTurn, 2)} model calls a turn)`,
+          n: r.perSec,
+          anchor: `ideal ${fmt(ideal, 0)} turns/s (${workers}×${concurrency} slots / 0.5 s)`,
+          ratio: r.perSec / ideal,
+          goal: '≥ 0.9 of ideal',
+          ok: r.perSec / ideal >= 0.9,
+        });
+      });
+    }
+    add({
+      section: 'scaling',
+      figure: '2 workers / 1 worker',
+      value: `${fmt(perSec[2], 1)} vs ${fmt(perSec[1], 1)} turns/s`,
+      n: perSec[2] / perSec[1],
+      anchor: `1 worker ${fmt(perSec[1], 1)} turns/s`,
+      ratio: perSec[2] / perSec[1],
+      goal: '≥ 1.8×',
+      ok: perSec[2] / perSec[1] >= 1.8,
+    });
+  } finally {
+    await proxy.close();
+    await fake.close();
+  }
+}
+
+const conversationOf = (body: string) => /conversation ([0-9a-f-]{36})/.exec(body)?.[1];
+
+export async function crashBench(): Promise<void> {
+  const fake = await FakeAnthropic.start({ defaultResponder: textReply });
+  const proxy = await delayingProxy(fake.url, 2_000);
+  try {
+    await withStack(
+      { apis: 1, workers: 2, env: { ...fakeAnthropicEnv(proxy.url), WORKER_CONCURRENCY: '4' } },
+      async (stack) => {
+        const alice = benchClient(stack);
+        const ids = await Promise.all(Array.from({ length: 8 }, () => newConversation(alice)));
+        for (const id of ids)
+          await alice.req('POST', `/v1/conversations/${id}/messages`, { content: `conversation ${id} turn 0` });
+        await waitFor('model calls in flight on both workers', () => proxy.records.length >= 8, 30_000);
+        await sleep(300);
+        const victim = stack.workers[0];
+        const killedAt = Date.now();
+        victim.child.kill('SIGKILL');
+        await waitFor(
+          'the killed worker to exit',
+          () => victim.child.exitCode !== null || victim.child.signalCode !== null,
+        );
+        await sleep(200);
+        const cut = proxy.records.filter((r) => r.aborted && r.at <= killedAt);
+        const cutConvs = [...new Set(cut.map((r) => conversationOf(r.body)))];
+        await waitFor(
+          'every cut turn to reach the model again',
+          () => cutConvs.every((c) => proxy.records.some((r) => r.at > killedAt && conversationOf(r.body) === c)),
+          120_000,
+          100,
+        );
+        const after = cutConvs.map(
+          (c) => proxy.records.find((r) => r.at > killedAt && conversationOf(r.body) === c)!.at - killedAt,
+        );
+        add({
+          section: 'recovery',
+          figure: `kill -9 of 1 of 2 workers → cut turn's next model request (${cutConvs.length} cut turns)`,
+          value: `max ${fmt(Math.max(...after) / 1000, 1)} s, median ${fmt(pct(after, 0.5) / 1000, 1)} s`,
+          n: Math.max(...after),
+        });
+      },
+    );
+  } finally {
+    await proxy.close();
+    await fake.close();
+  }
+}
