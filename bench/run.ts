@@ -10,17 +10,16 @@
  *   SSE_CLIENTS=500                  clients of the SSE fan-out
  * Sections that fail are reported and the run goes on; the exit code is then 1.
  */
-import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import globalSetup from '../test/support/global-setup';
 import globalTeardown from '../test/support/global-teardown';
 import { anchorsBench } from './anchors';
 import { eventStoreBench, rebuildBench } from './event-store';
-import { fanOutBench } from './fan-out';
 import { floorBench } from './floor';
 import { longConversationBench } from './long-conversation';
-import { errors, printTable, writeJson } from './report';
+import { add, errors, printTable, writeJson } from './report';
+import { sseFanoutBench } from './sse-fanout';
 import { soakBench } from './soak';
 import { agentOffBench, crashBench, scriptedTurnsBench, workerScalingBench } from './turns';
 import { onAbort, QUICK } from './util';
@@ -32,15 +31,35 @@ export interface RunOptions {
   sseClients?: number;
 }
 
+/** Subscribers on one conversation, then the same number over a hundredth as many conversations. */
 async function sseFanOut(clients: number): Promise<void> {
-  // bench/sse-fanout.ts, when someone has written it, replaces the simple fan-out kept here
-  const other = path.join(__dirname, 'sse-fanout.js');
-  if (existsSync(other)) {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const m = require(other) as { sseFanoutBench?: (clients?: number) => Promise<void> };
-    if (m.sseFanoutBench) return m.sseFanoutBench(clients);
+  for (const conversations of [1, Math.max(1, Math.round(clients / 10))]) {
+    const r = await sseFanoutBench({ clients, conversations, rounds: QUICK ? 2 : 5 });
+    const where = `${clients.toLocaleString('en')} subscribers on ${conversations.toLocaleString('en')} conversation(s)`;
+    add({
+      section: 'sse',
+      figure: `fan-out, ${where}: rename → seen by all`,
+      value: `p50 ${r.p50Ms.toFixed(0)} ms, p99 ${r.p99Ms.toFixed(0)} ms`,
+      n: r.p99Ms,
+      goal: 'p99 ≤ 200 ms',
+      ok: r.p99Ms <= 200,
+    });
+    add({
+      section: 'sse',
+      figure: `API RSS with ${where}`,
+      value: `${r.apiRssMb.toFixed(0)} MB (peak ${r.apiPeakRssMb.toFixed(0)} MB)`,
+      n: r.apiRssMb,
+      goal: '≤ 500 MiB',
+      ok: r.apiPeakRssMb <= 500 * 1.048576,
+    });
+    add({
+      section: 'sse',
+      figure: `idle Postgres transactions/s with ${where}`,
+      value: `${r.idleTransactionsPerSecond.toFixed(1)}/s`,
+      n: r.idleTransactionsPerSecond,
+      anchor: `${r.baselineTransactionsPerSecond.toFixed(1)}/s with no stream open`,
+    });
   }
-  return fanOutBench(clients);
 }
 
 export const SECTIONS: Record<string, (o: RunOptions) => Promise<void>> = {
@@ -53,7 +72,7 @@ export const SECTIONS: Record<string, (o: RunOptions) => Promise<void>> = {
   scaling: () => workerScalingBench(),
   crash: () => crashBench(),
   'long-conversation': (o) => longConversationBench(o.longTurns ?? (QUICK ? 30 : 500)),
-  'sse-fanout': (o) => sseFanOut(o.sseClients ?? 500),
+  'sse-fanout': (o) => sseFanOut(o.sseClients ?? (QUICK ? 500 : 10_000)),
   soak: (o) => soakBench({ minutes: o.soakMinutes ?? (QUICK ? 0.5 : 2), heapSnapshots: o.heapSnapshots }),
 };
 
