@@ -93,7 +93,18 @@ export async function eventStoreBench(): Promise<void> {
     }
   } finally {
     await emmett.close().catch(() => undefined);
-    await edb.drop();
+    // Emmett may keep idle connections without an error listener; dropping the database ends them
+    // (57P01), which would be an unhandled 'error' event: ignore exactly that while dropping
+    const endedByDrop = (e: unknown) => {
+      if ((e as { code?: string })?.code !== '57P01') throw e;
+    };
+    process.on('uncaughtException', endedByDrop);
+    try {
+      await edb.drop();
+      await new Promise((r) => setTimeout(r, 200));
+    } finally {
+      process.off('uncaughtException', endedByDrop);
+    }
   }
 }
 
