@@ -64,6 +64,38 @@ function loadCpus(): ChildProcess[] {
   );
 }
 
+/**
+ * An API and two workers (default concurrency, 16: a survivor has a free slot for every turn it
+ * takes over) on the slow fake model, with every core kept busy by loops, for one describe.
+ * Getters, as the processes start in beforeAll.
+ */
+function busyStack(): { readonly fake: FakeAnthropic; readonly stack: Stack; readonly busy: ChildProcess[] } {
+  let fake: FakeAnthropic | undefined;
+  let stack: Stack | undefined;
+  let busy: ChildProcess[] = [];
+  beforeAll(async () => {
+    fake = await FakeAnthropic.start({ defaultResponder: slowModel });
+    stack = await startStack({ apis: 1, workers: 2, env: { ...fakeAnthropicEnv(fake.url), LOG_LEVEL: 'debug' } });
+    busy = loadCpus();
+  }, 60_000);
+  afterAll(async () => {
+    for (const c of busy) c.kill('SIGKILL');
+    await stack?.stop();
+    await fake?.close();
+  });
+  return {
+    get fake() {
+      return fake!;
+    },
+    get stack() {
+      return stack!;
+    },
+    get busy() {
+      return busy;
+    },
+  };
+}
+
 const busyLoopsAlive = (loops: ChildProcess[]) => loops.every((c) => c.exitCode === null && c.signalCode === null);
 
 const conversationOfJob = (jobId: string) => jobId.match(/^turn[_:]([0-9a-f-]{36})[_:]/)?.[1];
@@ -106,27 +138,10 @@ const RECOVERY_BOUND_MS = 5_000;
 const RECOVERY_TOLERANCE_MS = 1_000;
 
 describe('worker crash (e2e): kill -9 of one of two workers mid-turn, both cores busy', () => {
-  let fake: FakeAnthropic;
-  let stack: Stack;
-  let busy: ChildProcess[] = [];
-
-  beforeAll(async () => {
-    fake = await FakeAnthropic.start({ defaultResponder: slowModel });
-    stack = await startStack({
-      apis: 1,
-      workers: 2,
-      // default concurrency (16): the survivor has a free slot for every turn it takes over
-      env: { ...fakeAnthropicEnv(fake.url), LOG_LEVEL: 'debug' },
-    });
-    busy = loadCpus();
-  }, 60_000);
-  afterAll(async () => {
-    for (const c of busy) c.kill('SIGKILL');
-    await stack?.stop();
-    await fake?.close();
-  });
+  const running = busyStack();
 
   it('resumes the cut turns within 5 s, takes nothing from the live worker, ends every turn once, repeats no tool call', async () => {
+    const { fake, stack, busy } = running;
     const alice = clientFor(stack.base, `crash-${randomUUID()}`);
     const { id: bookId } = await newBook(alice);
     const turns: Array<{ conversationId: string; turnId: string }> = [];
@@ -219,6 +234,7 @@ describe('worker crash (e2e): kill -9 of one of two workers mid-turn, both cores
   }, 120_000);
 
   it('hands turns a stopping worker had in flight (SIGTERM) to another worker, which ends them', async () => {
+    const { fake, stack } = running;
     const alice = clientFor(stack.base, `stop-${randomUUID()}`);
     const { id: bookId } = await newBook(alice);
     const live = stack.workers.filter((w) => w.child.exitCode === null && w.child.signalCode === null);
@@ -248,22 +264,10 @@ describe('worker crash (e2e): kill -9 of one of two workers mid-turn, both cores
 });
 
 describe('no worker killed, both cores busy (e2e): no turn is taken from a live worker', () => {
-  let fake: FakeAnthropic;
-  let stack: Stack;
-  let busy: ChildProcess[] = [];
-
-  beforeAll(async () => {
-    fake = await FakeAnthropic.start({ defaultResponder: slowModel });
-    stack = await startStack({ apis: 1, workers: 2, env: { ...fakeAnthropicEnv(fake.url), LOG_LEVEL: 'debug' } });
-    busy = loadCpus();
-  }, 60_000);
-  afterAll(async () => {
-    for (const c of busy) c.kill('SIGKILL');
-    await stack?.stop();
-    await fake?.close();
-  });
+  const running = busyStack();
 
   it('calls the model once per turn step, and no stalled check moves a job', async () => {
+    const { fake, stack, busy } = running;
     const alice = clientFor(stack.base, `loaded-${randomUUID()}`);
     const { id: bookId } = await newBook(alice);
     // a novel ingested by the same workers meanwhile: its storing shares their event loops
