@@ -8,13 +8,13 @@
  *   node dist/bench/sse-fanout.js [clients=1000] [conversations=1] [rounds=5] [clientProcesses=2]
  */
 import { fork, ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import globalSetup from '../test/support/global-setup';
 import globalTeardown from '../test/support/global-teardown';
 import { clientFor, startStack } from '../test/support/stack';
+import { pct, procMemoryMb, sleep } from './util';
 
 export interface SseFanoutOptions {
   clients: number;
@@ -38,11 +38,6 @@ export interface SseFanoutResult {
   baselineTransactionsPerSecond: number;
 }
 
-const pct = (xs: number[], p: number) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
-const statusKb = (pid: number, field: string) =>
-  Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const nowMs = () => performance.timeOrigin + performance.now();
 const RENAMED = Buffer.from('event: ConversationRenamed');
 
@@ -172,8 +167,8 @@ export async function sseFanoutBench(opts: SseFanoutOptions): Promise<SseFanoutR
       p50Ms: pct(latencies, 0.5),
       p99Ms: pct(latencies, 0.99),
       maxMs: Math.max(...latencies),
-      apiRssMb: statusKb(apiPid, 'VmRSS') / 1024,
-      apiPeakRssMb: statusKb(apiPid, 'VmHWM') / 1024,
+      apiRssMb: procMemoryMb(apiPid, 'VmRSS'),
+      apiPeakRssMb: procMemoryMb(apiPid, 'VmHWM'),
       idleTransactionsPerSecond: idle,
       baselineTransactionsPerSecond: baseline,
     };

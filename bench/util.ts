@@ -32,11 +32,13 @@ export function cpuMs(pid: number): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // fields from 3 (state) on
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK; // utime (14), stime (15)
 }
-/** VmRSS of a process, in MB. */
-export function rssMb(pid: number): number {
-  const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+/** A memory field of a process's /proc/<pid>/status (VmRSS, VmHWM: the peak RSS, …), in MB. */
+export function procMemoryMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const m = new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : NaN;
 }
+/** VmRSS of a process, in MB. */
+export const rssMb = (pid: number): number => procMemoryMb(pid, 'VmRSS');
 
 export interface SseFrame {
   id?: number;
