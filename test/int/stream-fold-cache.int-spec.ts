@@ -90,4 +90,22 @@ describe(StreamFoldCache.name, () => {
     await sut.load(b);
     expect(readsAfter).toEqual([1, 0]); // a was kept, b read again from the start
   });
+
+  it('keeps the state as its fold compacts it, and folds later events onto that', async () => {
+    // keeps the sum and only the last two numbers: what a decision may still need
+    const lastTwo = {
+      initial: () => ({ sum: 0, recent: [] as number[] }),
+      evolve: (s: { sum: number; recent: number[] }, e: StoredEvent) => {
+        const n = (e.data as { n: number }).n;
+        return { sum: s.sum + n, recent: [...s.recent, n] };
+      },
+      compact: (s: { sum: number; recent: number[] }) => ({ ...s, recent: s.recent.slice(-2) }),
+    };
+    const sut = new StreamFoldCache(store, lastTwo);
+    const stream = `compact-${randomUUID()}`;
+    await store.append(stream, [counted(1), counted(2), counted(3)], { expectedVersion: 'no_stream' });
+    expect((await sut.load(stream)).state).toEqual({ sum: 6, recent: [2, 3] });
+    await store.append(stream, [counted(4)], { expectedVersion: 3 });
+    expect((await sut.load(stream)).state).toEqual({ sum: 10, recent: [3, 4] });
+  });
 });

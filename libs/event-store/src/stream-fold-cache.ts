@@ -5,6 +5,12 @@ import { EventShape, StoredEvent } from './event.types';
 export interface StreamFold<E extends EventShape, S> {
   initial(): S;
   evolve(state: S, event: StoredEvent<E>): S;
+  /**
+   * The state as it is kept between loads: what no later decision can need may be dropped here,
+   * so a long stream costs memory for what is still in use, not for everything it ever held.
+   * Applied after the events of a load are folded in.
+   */
+  compact?(state: S): S;
 }
 
 export interface FoldedStream<S> {
@@ -40,10 +46,14 @@ export class StreamFoldCache<E extends EventShape, S> {
         ? known
         : {
             version: events[events.length - 1].version,
-            state: events.reduce((s, e) => this.fold.evolve(s, e), known.state),
+            state: this.compact(events.reduce((s, e) => this.fold.evolve(s, e), known.state)),
           };
     this.keep(streamId, now);
     return now;
+  }
+
+  private compact(state: S): S {
+    return this.fold.compact ? this.fold.compact(state) : state;
   }
 
   get size(): number {

@@ -1,6 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { evolveTurns, ToolContext, TurnRecord } from '@parley/agent';
+import { evolveTurns, ToolContext, TurnRecord, turnsStillNeeded } from '@parley/agent';
+import { AppConfig, CONFIG } from '@parley/config';
 import {
   ConversationEvent,
   ConversationEventType,
@@ -14,27 +15,33 @@ import { EventStore, NewEvent, StoredEvent, StreamFold, StreamFoldCache } from '
 /** What a worker needs of a conversation to run its turns: the decision state and the turns. */
 export interface ConversationFold {
   state: ConversationState;
+  /** the turns still needed: those not ended and the ended ones a history can still reach */
   turns: TurnRecord[];
   /** the last event, which a turn's next event follows from (causation) */
   lastEventId: string | undefined;
 }
 
-const conversationFold: StreamFold<ConversationEvent, ConversationFold> = {
+/** The fold a worker keeps: ended turns past the reach of the context budget are let go. */
+export const conversationFold = (contextTokens: number): StreamFold<ConversationEvent, ConversationFold> => ({
   initial: () => ({ state: initialState(), turns: [], lastEventId: undefined }),
   evolve: (f, e: StoredEvent<ConversationEvent>) => ({
     state: evolve(f.state, e),
     turns: evolveTurns(f.turns, e),
     lastEventId: e.id,
   }),
-};
+  compact: (f) => {
+    const turns = turnsStillNeeded(f.turns, contextTokens);
+    return turns === f.turns ? f : { ...f, turns };
+  },
+});
 
 /** Conversations this worker has folded, caught up from the log on each load. */
 @Injectable()
 export class ConversationFolds {
   private readonly cache: StreamFoldCache<ConversationEvent, ConversationFold>;
 
-  constructor(store: EventStore) {
-    this.cache = new StreamFoldCache(store, conversationFold);
+  constructor(store: EventStore, @Inject(CONFIG) config: Pick<AppConfig, 'agent'>) {
+    this.cache = new StreamFoldCache(store, conversationFold(config.agent.contextTokens));
   }
 
   async load(conversationId: string): Promise<{ version: number } & ConversationFold> {

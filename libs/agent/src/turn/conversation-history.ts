@@ -144,3 +144,25 @@ function mergeUserRuns(messages: LlmMessage[]): LlmMessage[] {
   }
   return out;
 }
+
+/**
+ * The turns a conversation still needs for the turns to come: every turn from the oldest one not
+ * yet ended, and before it the ended turns that a history within `budgetTokens` can still reach
+ * (at least `keepEnded` of them, which a reformulated question quotes). A turn to come only ever
+ * reaches as far back as one starting right after the ended turns with the whole budget, and the
+ * cheaper measure (without tool exchanges) reaches furthest, so nothing dropped here is ever sent
+ * again. What is dropped has ended: a late job for it finds no turn, which reads as ended.
+ */
+export function turnsStillNeeded(turns: TurnRecord[], budgetTokens: number, keepEnded = 3): TurnRecord[] {
+  let firstOpen = turns.findIndex((t) => !t.ending);
+  if (firstOpen < 0) firstOpen = turns.length;
+  let budget = budgetTokens;
+  let from = firstOpen;
+  while (from > 0) {
+    const { tokens } = pastTurnMessages(turns[from - 1], false);
+    if (tokens > budget && firstOpen - from >= keepEnded) break;
+    budget -= tokens;
+    from--;
+  }
+  return from === 0 ? turns : turns.slice(from);
+}

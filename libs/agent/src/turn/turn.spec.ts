@@ -1,4 +1,4 @@
-import { buildHistory, estimateTokens } from './conversation-history';
+import { buildHistory, estimateTokens, turnsStillNeeded } from './conversation-history';
 import { citedPassages } from './citations';
 import { CITATION_BLOCK, citationStartFor, nextRetrievalStep, nextStep } from './turn-plan';
 import { evolveTurns, TurnEvent, TurnRecord, turnsOf } from './turn-records';
@@ -195,5 +195,47 @@ describe(evolveTurns.name, () => {
     expect(one[1].iterations).toEqual([]);
     expect(evolveTurns(two, invoked('unknown', 'y'))).toBe(two);
     expect(evolveTurns(two, replied('t1', 'a second ending'))).toBe(two);
+  });
+});
+
+describe(turnsStillNeeded.name, () => {
+  /** n answered turns of varied sizes, some with a search, then `open` turns not yet answered */
+  const conversation = (n: number, open: number): TurnEvent[] =>
+    Array.from({ length: n + open }, (_, i) => {
+      const id = `t${i}`;
+      const asked = posted(id, `question ${i} ${'w'.repeat((i * 37) % 300)}`);
+      if (i >= n) return [asked];
+      const search = i % 3 === 0 ? [invoked(id, `s${i}`), result(id, `s${i}`)] : [];
+      return [asked, ...search, replied(id, `answer ${i} ${'v'.repeat((i * 53) % 400)}`)];
+    }).flat();
+
+  it('lets go of old ended turns without changing any history a turn to come is sent', () => {
+    const turns = turnsOf([...conversation(40, 2)]);
+    const budget = 600;
+    const kept = turnsStillNeeded(turns, budget);
+    expect(kept.length).toBeLessThan(turns.length / 2);
+    expect(kept).toEqual(turns.slice(turns.length - kept.length)); // a suffix, the same records
+    const later = [...turns, ...turnsOf([posted('next')])];
+    const keptLater = [...kept, later[later.length - 1]];
+    for (const withTools of [true, false])
+      for (const id of ['t40', 't41', 'next']) {
+        const all = id === 'next' ? later : turns;
+        const some = id === 'next' ? keptLater : kept;
+        expect(buildHistory(some, id, budget, { withTools })).toEqual(buildHistory(all, id, budget, { withTools }));
+      }
+  });
+
+  it('keeps every turn from the oldest one not ended, and at least three ended ones before it', () => {
+    const turns = turnsOf(conversation(10, 0));
+    const unanswered = turnsOf([...conversation(10, 0), posted('late')]);
+    expect(turnsStillNeeded(turns, 1).map((t) => t.turnId)).toEqual(['t7', 't8', 't9']);
+    expect(turnsStillNeeded(unanswered, 1).map((t) => t.turnId)).toEqual(['t7', 't8', 't9', 'late']);
+    const stuck = turnsOf([posted('a'), replied('a'), posted('b'), ...conversation(10, 0)]);
+    expect(turnsStillNeeded(stuck, 1)).toBe(stuck); // 'b' never ended: everything after it may still run
+  });
+
+  it('returns the same array when the budget reaches every turn', () => {
+    const turns = turnsOf(conversation(5, 1));
+    expect(turnsStillNeeded(turns, 1_000_000)).toBe(turns);
   });
 });
