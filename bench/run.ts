@@ -26,7 +26,7 @@ import { onAbort, QUICK } from './util';
 
 export interface RunOptions {
   soakMinutes?: number;
-  heapSnapshots?: boolean;
+  heapSnapshotsAt?: number[];
   longTurns?: number;
   sseClients?: number;
 }
@@ -73,7 +73,7 @@ export const SECTIONS: Record<string, (o: RunOptions) => Promise<void>> = {
   crash: () => crashBench(),
   'long-conversation': (o) => longConversationBench(o.longTurns ?? (QUICK ? 30 : 500)),
   'sse-fanout': (o) => sseFanOut(o.sseClients ?? (QUICK ? 500 : 10_000)),
-  soak: (o) => soakBench({ minutes: o.soakMinutes ?? (QUICK ? 0.5 : 2), heapSnapshots: o.heapSnapshots }),
+  soak: (o) => soakBench({ minutes: o.soakMinutes ?? (QUICK ? 0.5 : 2), heapSnapshotsAt: o.heapSnapshotsAt }),
 };
 
 export async function runMain(names: string[], o: RunOptions): Promise<void> {

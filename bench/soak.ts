@@ -5,7 +5,7 @@
  * 2 workers; 100 SSE clients connect and disconnect over time, each checking it gets every event
  * once, in order, by version. Per minute: p50/p99 POST → AssistantReplied, answered/s, RSS of
  * every process. At the end: every turn ended exactly once, 5xx count, SSE lost/repeated.
- * `--heap-snapshots` has the workers write heap snapshots at 5 and 30 min (bench/results/heap/).
+ * `--heap-snapshots [5,30]` has the workers write heap snapshots at those minutes (bench/results/heap/).
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -20,7 +20,8 @@ import { delayingProxy, fmt, openSse, pct, rssMb, sleep, turnWatcher } from './u
 
 export interface SoakOptions {
   minutes: number;
-  heapSnapshots?: boolean;
+  /** minutes at which each worker writes a heap snapshot */
+  heapSnapshotsAt?: number[];
   rate?: number;
   conversations?: number;
   sseClients?: number;
@@ -32,7 +33,7 @@ export async function soakBench(o: SoakOptions): Promise<void> {
   const nSse = o.sseClients ?? 100;
   const durationMs = o.minutes * 60_000;
   const heapDir = path.join(projectRoot(__dirname), 'bench/results/heap');
-  if (o.heapSnapshots) mkdirSync(heapDir, { recursive: true });
+  if (o.heapSnapshotsAt?.length) mkdirSync(heapDir, { recursive: true });
   const fake = await FakeAnthropic.start();
   const proxy = await delayingProxy(fake.url, 300);
   const resetTimer = setInterval(() => {
@@ -45,7 +46,9 @@ export async function soakBench(o: SoakOptions): Promise<void> {
         apis: 1,
         workers: 2,
         env: { ...fakeAnthropicEnv(proxy.url) },
-        nodeArgs: o.heapSnapshots ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${heapDir}`] : undefined,
+        nodeArgs: o.heapSnapshotsAt?.length
+          ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${heapDir}`]
+          : undefined,
       },
       async (stack) => {
         const alice = benchClient(stack);
@@ -98,9 +101,16 @@ export async function soakBench(o: SoakOptions): Promise<void> {
         sample();
         const sampler = setInterval(sample, 10_000);
         const snaps: NodeJS.Timeout[] = [];
-        if (o.heapSnapshots)
-          for (const min of [5, 30])
-            snaps.push(setTimeout(() => stack.workers.forEach((w) => w.child.kill('SIGUSR2')), min * 60_000));
+        for (const min of o.heapSnapshotsAt ?? [])
+          snaps.push(setTimeout(() => stack.workers.forEach((w) => w.child.kill('SIGUSR2')), min * 60_000));
+        // a process that leaves mid-run is the finding: say which, how and what it said last
+        for (const p of [...stack.apis, ...stack.workers])
+          p.child.once('exit', (code, signal) => {
+            if (performance.now() < until)
+              console.error(
+                `  ${p.name} exited mid-run (code ${code}, signal ${signal}); its last output:\n${p.output().slice(-3000)}`,
+              );
+          });
 
         // open loop: one post every 1/rate s, round robin over the conversations
         const waits: Promise<void>[] = [];
@@ -257,11 +267,21 @@ export async function soakBench(o: SoakOptions): Promise<void> {
 }
 
 if (require.main === module) {
-  // npm run bench:soak -- --minutes 60 [--heap-snapshots]
+  // npm run bench:soak -- --minutes 60 [--heap-snapshots [5,30]]
   void (async () => {
     const { runMain } = await import('./run');
-    const i = process.argv.indexOf('--minutes');
-    const minutes = i >= 0 ? Number(process.argv[i + 1]) : 60;
-    await runMain(['soak'], { soakMinutes: minutes, heapSnapshots: process.argv.includes('--heap-snapshots') });
+    const arg = (name: string) => {
+      const i = process.argv.indexOf(name);
+      return i < 0 ? undefined : (process.argv[i + 1] ?? '');
+    };
+    const minutes = Number(arg('--minutes') ?? 60);
+    const snapshots = arg('--heap-snapshots');
+    const heapSnapshotsAt =
+      snapshots === undefined
+        ? undefined
+        : /^[\d.,]+$/.test(snapshots)
+          ? snapshots.split(',').map(Number)
+          : [Math.min(5, minutes / 4), minutes / 2];
+    await runMain(['soak'], { soakMinutes: minutes, heapSnapshotsAt });
   })();
 }

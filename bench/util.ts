@@ -34,7 +34,13 @@ export function cpuMs(pid: number): number {
 }
 /** A memory field of a process's /proc/<pid>/status (VmRSS, VmHWM: the peak RSS, …), in MB. */
 export function procMemoryMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
-  const m = new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  let status: string;
+  try {
+    status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    return NaN; // the process is gone: the run says so where it reads the figure
+  }
+  const m = new RegExp(`${field}:\\s+(\\d+)`).exec(status);
   return m ? Number(m[1]) / 1024 : NaN;
 }
 /** VmRSS of a process, in MB. */

@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { expectOk, expectProblem, isEvent } from '../support/api';
 import { Client, clientFor, startStack, Stack, tokenFor } from '../support/stack';
 import { waitFor } from '../support/wait-for';
@@ -103,4 +106,27 @@ describe('operations (e2e)', () => {
     expect(leaks).toEqual([]);
     expect(logged()).toEqual(urls.map(() => expect.stringMatching(/access(_|%5F)token=\[REDACTED\]/)));
   });
+
+  it('writes a heap snapshot on SIGUSR2 and goes on serving: a diagnostic signal is not a shutdown', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'parley-heap-'));
+    const diag = await startStack({
+      env: { AGENT_ENABLED: 'false' },
+      nodeArgs: ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${dir}`],
+    });
+    try {
+      const procs = [...diag.apis, ...diag.workers];
+      const exits = procs.map((p) => new Promise<string>((r) => p.child.once('exit', () => r(p.name))));
+      procs.forEach((p) => p.child.kill('SIGUSR2'));
+      await waitFor('a snapshot from each process', () => readdirSync(dir).length >= procs.length, 30_000);
+      // a shutdown takes its hooks' time (a worker's drain, the API's SSE goodbyes), then exits
+      const exited = await Promise.race([...exits, new Promise((r) => setTimeout(() => r('none'), 10_000))]);
+      expect(exited).toBe('none');
+      expect(readdirSync(dir)).toHaveLength(procs.length); // one each: the signal was not raised again
+      const alice = clientFor(diag.base, `heap-${randomUUID()}`);
+      await newConversation(alice);
+    } finally {
+      await diag.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
 });

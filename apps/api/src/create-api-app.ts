@@ -5,6 +5,7 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { Logger } from 'nestjs-pino';
+import { SHUTDOWN_SIGNALS } from '@parley/platform';
 import { ApiModule } from './api.module';
 import { validationProblem } from './http/validation-problem';
 import { EventEnvelopeDto } from './openapi/event-envelope.dto';
@@ -40,7 +41,7 @@ export async function createApiApp(): Promise<INestApplication> {
     }),
   );
   app.set('trust proxy', true);
-  app.enableShutdownHooks();
+  app.enableShutdownHooks(SHUTDOWN_SIGNALS);
   SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app));
   return app;
 }

@@ -7,3 +7,4 @@ export * from './live-deltas';
 export * from './stream-watcher';
 export * from './queue.module';
 export * from './redact-url';
+export * from './shutdown-signals';
