@@ -14,6 +14,7 @@ import {
   type FakeReply,
   type RecordedRequest,
 } from '../support/fake-anthropic/fake-anthropic.server';
+import { honestBook } from '../support/hostile-books';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 
 /** A book of a few chapters; the word "zeppelin" is nowhere in it. */
@@ -168,5 +169,40 @@ describe('contextual retrieval (a context per passage, written by the model, ind
     expect(fake.requests.some((r) => r.body.messages[0].content[1].text.includes('croquet'))).toBe(false);
     expect((await contextOf(b.id)).every((x) => x)).toBe(true);
     expect(await state(b.id)).toMatchObject({ status: 'ready', done: b.chunkCount });
+  });
+  it('many lanes at once: contexts sharing new words do not deadlock on the vocabulary', async () => {
+    const b = await lexicalOnly().ingest(`u-${randomUUID()}`, {
+      title: 'Wide',
+      format: 'text',
+      content: honestBook(0.15),
+    });
+    expect(b.chunkCount).toBeGreaterThan(60);
+    // each context: 25 of 40 words the book lacks, in a different order each time
+    const vocab = Array.from(
+      { length: 40 },
+      (_, i) => `zed${'abcdefghijklmnopqrstuvwxyz'[i % 26]}${'xy'[i >> 5] ?? 'w'}`,
+    );
+    let seed = 1;
+    const shuffled = () =>
+      [...vocab]
+        .sort(() => ((seed = (seed * 16807) % 2147483647) % 3) - 1)
+        .slice(0, 25)
+        .join(' ');
+    fake.enqueue(
+      ...Array.from({ length: b.chunkCount }, () => (): FakeReply => ({
+        content: [{ type: 'text', text: shuffled() }],
+      })),
+    );
+    await contexts({ concurrency: 8 }).contextualizeBook(b.id);
+    expect((await contextOf(b.id)).every((x) => x)).toBe(true);
+    // each new word counted once per passage that gained it
+    const { rows } = await db.pool.query<{ lexeme: string; ndoc: number; n: number }>(
+      `SELECT t.lexeme, t.ndoc,
+              (SELECT count(*)::int FROM book_chunks c WHERE c.book_id = $1 AND c.tsv @@ t.lexeme::tsquery) AS n
+         FROM book_terms t WHERE t.book_id = $1 AND t.lexeme LIKE 'zed%'`,
+      [b.id],
+    );
+    expect(rows.length).toBeGreaterThan(20);
+    expect(rows.filter((r) => r.ndoc !== r.n)).toEqual([]);
   });
 });

@@ -57,7 +57,9 @@ export class ContextsRepository {
   /**
    * Stores a passage's context (once: a passage that has one keeps it), in one statement: the
    * words the regenerated tsv gained are counted into book_terms, and its vectors are dropped.
-   * The CTEs share one snapshot, so `before` reads the tsv as it was before the update.
+   * The CTEs share one snapshot, so `before` reads the tsv as it was before the update. The
+   * vocabulary rows are locked in lexeme order: concurrent stores of one book (the run's lanes)
+   * otherwise deadlock on the words their contexts share.
    */
   async store(bookId: string, chunkId: string, context: string): Promise<void> {
     await this.pool.query(
@@ -71,7 +73,7 @@ export class ContextsRepository {
             ),
             vectors AS (DELETE FROM book_chunk_embeddings WHERE chunk_id = $2 AND EXISTS (SELECT 1 FROM updated))
        INSERT INTO book_terms (book_id, lexeme, ndoc)
-       SELECT $1, lexeme, 1 FROM gained
+       SELECT $1, lexeme, 1 FROM gained ORDER BY lexeme
        ON CONFLICT (book_id, lexeme) DO UPDATE SET ndoc = book_terms.ndoc + 1`,
       [bookId, chunkId, context],
     );
