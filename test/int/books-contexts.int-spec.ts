@@ -205,4 +205,14 @@ describe('contextual retrieval (a context per passage, written by the model, ind
     expect(rows.length).toBeGreaterThan(20);
     expect(rows.filter((r) => r.ndoc !== r.n)).toEqual([]);
   });
+  it('a book deleted during the run: no more calls are paid for', async () => {
+    const b = await lexicalOnly().ingest(`u-${randomUUID()}`, { title: 'Gone', format: 'markdown', content: book() });
+    const c = contexts({ concurrency: 1 });
+    const run = c.contextualizeBook(b.id, async ({ done }) => {
+      if (done === 1) await db.pool.query('DELETE FROM books WHERE id = $1', [b.id]);
+    });
+    await expect(run).rejects.toMatchObject({ code: '23503' });
+    expect(fake.requests).toHaveLength(2); // the one answered before the delete was seen, and no more
+    expect(b.chunkCount).toBeGreaterThan(2);
+  });
 });

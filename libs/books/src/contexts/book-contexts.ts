@@ -15,6 +15,11 @@ import {
 } from './contextual-prompt';
 import { ContextsRepository, ContextualizationState, PassageToSituate } from './contexts.repository';
 
+/** At most this often is the run's state (done, usage so far) written to the book. */
+const PROGRESS_EVERY_MS = 1_000;
+
+const round6 = (usd: number) => Math.round(usd * 1e6) / 1e6;
+
 export interface ContextProgress {
   done: number;
   total: number;
@@ -73,17 +78,19 @@ export class BookContexts {
     onProgress: (p: ContextProgress) => Promise<void> | void = () => undefined,
   ): Promise<ContextRun> {
     const { prefix, pending, estimate } = await this.prepare(bookId);
+    const previous = await this.repo.state(bookId);
     // nothing left to ask: the finished run's record (estimate and usage) is kept as it is
-    const previous = pending.length ? null : await this.repo.state(bookId);
-    if (previous?.status === 'ready') return { estimate, state: previous };
+    if (!pending.length && previous?.status === 'ready') return { estimate, state: previous };
     const counts = await this.repo.counts(bookId);
     this.logger.log(`book ${bookId}: contextual retrieval, estimated ${describeEstimate(estimate)}`);
-    let usage: ContextTokens = NO_TOKENS;
+    // the usage recorded is the total over every run of the book (a failed run was paid for too)
+    const spent = previous?.usage ?? { ...NO_TOKENS, usd: 0 };
+    let usage: ContextTokens = NO_TOKENS; // this run's
     const state = (status: ContextualizationState['status'], done: number, error?: string): ContextualizationState => ({
       status,
       model: this.config.model,
       estimate,
-      usage: { ...usage, usd: costUsd(this.config.model, usage) },
+      usage: { ...addTokens(spent, usage), usd: round6(spent.usd + costUsd(this.config.model, usage)) },
       done,
       total: counts.total,
       ...(error ? { error } : {}),
@@ -91,6 +98,7 @@ export class BookContexts {
     let done = counts.done;
     await this.repo.setState(bookId, state('running', done));
     await onProgress({ done, total: counts.total });
+    let recorded = Date.now();
 
     const situate = async (p: PassageToSituate) => {
       const reply = await this.client.messages.create(
@@ -105,9 +113,13 @@ export class BookContexts {
       const text = reply.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join(' ');
       const context = cleanContext(text);
       if (!context) throw new Error(`the model wrote no context for passage ${p.id}`);
-      await this.repo.store(bookId, p.id, context);
+      if (!(await this.repo.store(bookId, p.id, context)) && !(await this.repo.title(bookId)))
+        throw Object.assign(new Error(`book ${bookId} was deleted`), { code: '23503' }); // stop paying for it
       done++;
       await onProgress({ done, total: counts.total });
+      if (Date.now() - recorded < PROGRESS_EVERY_MS) return;
+      recorded = Date.now();
+      await this.repo.setState(bookId, state('running', done));
     };
 
     try {

@@ -12,7 +12,7 @@ export interface ContextualizationState {
   status: 'running' | 'ready' | 'failed';
   model: string;
   estimate: ContextEstimate;
-  /** tokens the API reported (and their price) over this run */
+  /** tokens the API reported (and their price), summed over every run of the book */
   usage: ContextTokens & { usd: number };
   done: number;
   total: number;
@@ -55,14 +55,14 @@ export class ContextsRepository {
   }
 
   /**
-   * Stores a passage's context (once: a passage that has one keeps it), in one statement: the
-   * words the regenerated tsv gained are counted into book_terms, and its vectors are dropped.
-   * The CTEs share one snapshot, so `before` reads the tsv as it was before the update. The
+   * Stores a passage's context (once: a passage that has one keeps it; false when it had one or
+   * is gone), in one statement: the words the regenerated tsv gained are counted into
+   * book_terms, and its vectors are dropped. The CTEs share one snapshot, so `before` reads the tsv as it was before the update. The
    * vocabulary rows are locked in lexeme order: concurrent stores of one book (the run's lanes)
    * otherwise deadlock on the words their contexts share.
    */
-  async store(bookId: string, chunkId: string, context: string): Promise<void> {
-    await this.pool.query(
+  async store(bookId: string, chunkId: string, context: string): Promise<boolean> {
+    const { rows } = await this.pool.query<{ n: number }>(
       `WITH before AS (SELECT tsv FROM book_chunks WHERE id = $2 AND book_id = $1 AND context IS NULL),
             updated AS (
               UPDATE book_chunks SET context = $3 WHERE id = $2 AND book_id = $1 AND context IS NULL RETURNING tsv
@@ -71,12 +71,16 @@ export class ContextsRepository {
               SELECT unnest(tsvector_to_array(u.tsv)) AS lexeme FROM updated u
               EXCEPT SELECT unnest(tsvector_to_array(b.tsv)) FROM before b
             ),
-            vectors AS (DELETE FROM book_chunk_embeddings WHERE chunk_id = $2 AND EXISTS (SELECT 1 FROM updated))
-       INSERT INTO book_terms (book_id, lexeme, ndoc)
-       SELECT $1, lexeme, 1 FROM gained ORDER BY lexeme
-       ON CONFLICT (book_id, lexeme) DO UPDATE SET ndoc = book_terms.ndoc + 1`,
+            vectors AS (DELETE FROM book_chunk_embeddings WHERE chunk_id = $2 AND EXISTS (SELECT 1 FROM updated)),
+            terms AS (
+              INSERT INTO book_terms (book_id, lexeme, ndoc)
+              SELECT $1, lexeme, 1 FROM gained ORDER BY lexeme
+              ON CONFLICT (book_id, lexeme) DO UPDATE SET ndoc = book_terms.ndoc + 1
+            )
+       SELECT count(*)::int AS n FROM updated`,
       [bookId, chunkId, context],
     );
+    return rows[0].n > 0;
   }
 
   async setState(bookId: string, state: ContextualizationState): Promise<void> {
