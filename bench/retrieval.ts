@@ -7,15 +7,28 @@
  * search settings were chosen on it) or `held-out` (never used to choose anything); the summary
  * gives the mean recall@5 of each group. time_machine.txt is reserved and has no set.
  *
+ * With an embeddings provider configured by the service's own variables (EMBEDDINGS_*), the books
+ * are then embedded and every set runs again through hybrid search, printed beside the lexical
+ * rows; without one it says hybrid was not measured. Contextual retrieval (CONTEXTUAL_RETRIEVAL
+ * and ANTHROPIC_API_KEY) costs real model calls: its estimate is printed, and it runs only with
+ * BENCH_CONTEXTUAL=1 (then lexical and hybrid are measured again over the contextualised books).
+ * Nothing here tunes anything: the rows are measurements.
+ *
  *   npm run build && node dist/bench/retrieval.js
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Pool } from 'pg';
-import { loadDatabaseUrl } from '../libs/config/src';
+import { ConfigError, loadContextualConfig, loadDatabaseUrl, loadEmbeddingsConfig } from '../libs/config/src';
 import { projectRoot } from '../libs/platform/src/project-root';
 import { BooksRepository } from '../libs/books/src/books.repository';
 import { BooksService } from '../libs/books/src/books.service';
+import { BookEmbeddings } from '../libs/books/src/embeddings/book-embeddings';
+import { createEmbedder } from '../libs/books/src/embeddings/embedder';
+import { EmbeddingsRepository } from '../libs/books/src/embeddings/embeddings.repository';
+import { BookContexts } from '../libs/books/src/contexts/book-contexts';
+import { ContextsRepository } from '../libs/books/src/contexts/contexts.repository';
+import { describeEstimate } from '../libs/books/src/contexts/contextual-prompt';
 import { percentile, recreateDatabase } from './bench-db';
 
 const BOOKS = ['alice.txt', 'pride_and_prejudice.txt', 'frankenstein.txt', 'sherlock_holmes.txt', 'dracula.txt'];
@@ -60,7 +73,21 @@ export interface QuestionSetReport {
   misses: { q: string; chapter: string; must_contain: string; got: string[] }[];
 }
 
+/** One set's figures under another retrieval mode (hybrid, or with contexts). */
+export interface ModeRow {
+  name: string;
+  role: QuestionSetRole;
+  hits: number;
+  questions: number;
+  recallAt5: number;
+  p95Ms: number;
+}
+
 export interface RetrievalReport {
+  /** hybrid rows, or why hybrid was not measured */
+  hybrid?: ModeRow[] | { notMeasured: string };
+  /** lexical (and hybrid, when configured) rows over contextualised books, or why not measured */
+  contextual?: { lexical: ModeRow[]; hybrid: ModeRow[] | null } | { notMeasured: string };
   ingest: { file: string; bytes: number; chapters: number; chunks: number; ms: number; mbPerSec: number }[];
   /** alice.qa.jsonl, the figure the goal is set on */
   recallAt5: number;
@@ -75,7 +102,8 @@ const normalise = (s: string) => s.replace(/\s+/g, ' ').trim().toLowerCase();
 
 export async function runRetrievalBench(log: (line: string) => void = console.log): Promise<RetrievalReport> {
   const url = new URL(loadDatabaseUrl());
-  url.pathname = '/parley_bench';
+  // BENCH_RETRIEVAL_DB: another name, so two checkouts on one server do not drop each other's run
+  url.pathname = `/${process.env.BENCH_RETRIEVAL_DB ?? 'parley_bench'}`;
   await recreateDatabase(url.toString());
   const pool = new Pool({ connectionString: url.toString(), max: 4 });
   try {
@@ -139,10 +167,106 @@ export async function runRetrievalBench(log: (line: string) => void = console.lo
     }
     log(`  mean recall@${K}, tuning sets:   ${report.tuningRecallAt5.toFixed(2)}`);
     log(`  mean recall@${K}, held-out sets: ${report.heldOutRecallAt5.toFixed(2)}`);
+
+    const embeddings = hybridEmbeddings(pool);
+    if ('notMeasured' in embeddings) {
+      report.hybrid = embeddings;
+      log(`\nHybrid: not measured (${embeddings.notMeasured})`);
+    } else {
+      log(`\nHybrid (${embeddings.model}): embedding the books`);
+      for (const file of BOOKS) await embeddings.embedBook(ids[file]);
+      const hybrid = new BooksService(new BooksRepository(pool), undefined, embeddings);
+      report.hybrid = await modeRows(hybrid, ids, dataDir);
+      printBeside(log, 'hybrid', report.sets, report.hybrid);
+    }
+    report.contextual = await measureContextual(log, pool, ids, dataDir, report.sets, embeddings);
     return report;
   } finally {
     await pool.end();
   }
+}
+
+/** The embeddings of the environment (the service's variables), or why there are none. */
+function hybridEmbeddings(pool: Pool): BookEmbeddings | { notMeasured: string } {
+  const embedder = createEmbedder(loadEmbeddingsConfig());
+  if (!embedder)
+    return {
+      notMeasured:
+        'no embeddings provider is configured: EMBEDDINGS_PROVIDER=none; set EMBEDDINGS_PROVIDER (and its key or base URL) as for the service',
+    };
+  return new BookEmbeddings(embedder, new EmbeddingsRepository(pool));
+}
+
+/** Every set through `books.search`, reduced to recall@5 and p95. */
+async function modeRows(books: BooksService, ids: Record<string, string>, dataDir: string): Promise<ModeRow[]> {
+  const rows: ModeRow[] = [];
+  for (const set of QUESTION_SETS) {
+    const name = `${set.book}.qa.jsonl`;
+    const r = await runQuestions(books, ids[`${set.book}.txt`], name, set.role, path.join(dataDir, name));
+    rows.push({ name, role: r.role, hits: r.hits, questions: r.questions, recallAt5: r.recallAt5, p95Ms: r.p95Ms });
+  }
+  return rows;
+}
+
+function printBeside(log: (line: string) => void, label: string, lexical: QuestionSetReport[], other: ModeRow[]) {
+  log(`  ${''.padEnd(8)}  ${'set'.padEnd(30)} ${'lexical recall@5 / p95'.padEnd(26)} ${label} recall@${K} / p95`);
+  for (const o of other) {
+    const l = lexical.find((x) => x.name === o.name)!;
+    log(
+      `  ${o.role.padEnd(8)}  ${o.name.padEnd(30)} ${`${l.hits}/${l.questions} = ${l.recallAt5.toFixed(2)} / ${l.p95Ms} ms`.padEnd(26)} ` +
+        `${o.hits}/${o.questions} = ${o.recallAt5.toFixed(2)} / ${o.p95Ms} ms`,
+    );
+  }
+  for (const role of ['tuning', 'held-out'] as const) {
+    const of = other.filter((o) => o.role === role);
+    const mean = of.reduce((s, o) => s + o.recallAt5, 0) / (of.length || 1);
+    log(
+      `  mean recall@${K}, ${role} sets: lexical ${meanRecall(lexical, role).toFixed(2)}, ${label} ${mean.toFixed(2)}`,
+    );
+  }
+}
+
+/**
+ * Contextual retrieval, measured only when configured and asked for (BENCH_CONTEXTUAL=1): it
+ * calls a real model for every passage of five books. Prints the cost estimate in any case.
+ */
+async function measureContextual(
+  log: (line: string) => void,
+  pool: Pool,
+  ids: Record<string, string>,
+  dataDir: string,
+  lexical: QuestionSetReport[],
+  embeddings: BookEmbeddings | { notMeasured: string },
+): Promise<RetrievalReport['contextual']> {
+  let config;
+  try {
+    config = loadContextualConfig();
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    return notMeasured(log, e.message.replace(/\s+/g, ' '));
+  }
+  if (!config) return notMeasured(log, 'no LLM configured for it: CONTEXTUAL_RETRIEVAL is off');
+  const contexts = new BookContexts(config, new ContextsRepository(pool));
+  log(`\nContextual retrieval (${config.model}): estimate`);
+  for (const file of BOOKS) log(`  ${file.padEnd(26)} ${describeEstimate(await contexts.estimate(ids[file]))}`);
+  if (process.env.BENCH_CONTEXTUAL !== '1')
+    return notMeasured(log, 'it calls the model for every passage; set BENCH_CONTEXTUAL=1 to spend the estimate above');
+  for (const file of BOOKS) {
+    const { state } = await contexts.contextualizeBook(ids[file]);
+    log(`  ${file.padEnd(26)} contexts written, $${state.usage.usd.toFixed(4)}`);
+  }
+  const withContexts = await modeRows(new BooksService(new BooksRepository(pool)), ids, dataDir);
+  printBeside(log, 'contextual lexical', lexical, withContexts);
+  if ('notMeasured' in embeddings) return { lexical: withContexts, hybrid: null };
+  for (const file of BOOKS) await embeddings.embedBook(ids[file]); // the passages that gained a context
+  const hybrid = await modeRows(new BooksService(new BooksRepository(pool), undefined, embeddings), ids, dataDir);
+  printBeside(log, 'contextual hybrid', lexical, hybrid);
+  return { lexical: withContexts, hybrid };
+}
+
+function notMeasured(log: (line: string) => void, why: string) {
+  log(`\nContextual retrieval: not measured (${why})`);
+  return { notMeasured: why };
 }
 
 /** Unweighted mean over the sets of one role (a set of 10 questions counts as much as one of 38). */

@@ -20,6 +20,7 @@ const USAGE = `usage: npm run cli -- <command>
   token --user <id> [--ttl <seconds>]
   projections rebuild
   embeddings reembed
+  contexts estimate [<bookId>] | contexts add [<bookId>]
 client commands take --user <id> to act as that user when no PARLEY_TOKEN is set (docs/cli.md)`;
 
 /** Strict parsing: an unknown option or a missing value is a usage error, not a stack trace. */
@@ -152,6 +153,14 @@ const commands: Record<string, Command> = {
     if (argv[0] !== 'reembed') throw new UsageError('usage: npm run cli -- embeddings reembed');
     const { reembedBooks } = await import('./cli/embeddings-reembed');
     return reembedBooks();
+  },
+  /** Admin, on the database: contextual retrieval's cost estimate, or the contexts themselves. */
+  async contexts(argv) {
+    const [action, bookId, ...rest] = argv;
+    if ((action !== 'estimate' && action !== 'add') || rest.length)
+      throw new UsageError('usage: npm run cli -- contexts estimate|add [<bookId>]');
+    const { contexts } = await import('./cli/contexts');
+    return contexts(action, bookId);
   },
 };
 

@@ -2,7 +2,9 @@ import { Module } from '@nestjs/common';
 import { AppConfig, CONFIG } from '@parley/config';
 import { BooksRepository } from './books.repository';
 import { Pool } from 'pg';
-import { BOOK_EMBEDDINGS, BOOK_LIMITS, BooksService } from './books.service';
+import { BOOK_CONTEXTS, BOOK_EMBEDDINGS, BOOK_LIMITS, BooksService } from './books.service';
+import { BookContexts } from './contexts/book-contexts';
+import { ContextsRepository } from './contexts/contexts.repository';
 import { BookEmbeddings } from './embeddings/book-embeddings';
 import { createEmbedder } from './embeddings/embedder';
 import { EmbeddingsRepository } from './embeddings/embeddings.repository';
@@ -25,6 +27,12 @@ import { SearchBookTool } from './search-book.tool';
         const embedder = createEmbedder(c.embeddings);
         return embedder ? new BookEmbeddings(embedder, new EmbeddingsRepository(pool)) : null;
       },
+    },
+    {
+      provide: BOOK_CONTEXTS,
+      inject: [CONFIG, Pool],
+      useFactory: (c: AppConfig, pool: Pool) =>
+        c.contextual ? new BookContexts(c.contextual, new ContextsRepository(pool)) : null,
     },
   ],
   exports: [BooksRepository, BooksService, SearchBookTool],

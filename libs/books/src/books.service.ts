@@ -16,6 +16,7 @@ import { decodeText, looksLikePdf } from './parsing/parse-book';
 import { BooksRepository, IngestCaps, INGEST_BATCH } from './books.repository';
 import { queryText } from './search/query-text';
 import { BookEmbeddings } from './embeddings/book-embeddings';
+import { BookContexts } from './contexts/book-contexts';
 import { FUSION_CANDIDATES, fuseRankings } from './search/hybrid-search';
 
 export const DEFAULT_SEARCH_K = 5;
@@ -27,6 +28,9 @@ export const BOOK_LIMITS = 'BOOK_LIMITS';
 
 /** Injection token of the BookEmbeddings (null when no embeddings provider is configured). */
 export const BOOK_EMBEDDINGS = 'BOOK_EMBEDDINGS';
+
+/** Injection token of the BookContexts (null unless contextual retrieval is on). */
+export const BOOK_CONTEXTS = 'BOOK_CONTEXTS';
 
 /** The config schema's defaults, for callers without a config (the CLI's direct ingest, tests). */
 export const DEFAULT_BOOK_LIMITS: BookLimits = loadBookLimits({});
@@ -52,14 +56,17 @@ export class BooksService {
   private readonly logger = new Logger(BooksService.name);
   private readonly limits: BookLimits;
   readonly embeddings: BookEmbeddings | null;
+  readonly contexts: BookContexts | null;
 
   constructor(
     private readonly repo: BooksRepository,
     @Optional() @Inject(BOOK_LIMITS) limits?: BookLimits,
     @Optional() @Inject(BOOK_EMBEDDINGS) embeddings?: BookEmbeddings | null,
+    @Optional() @Inject(BOOK_CONTEXTS) contexts?: BookContexts | null,
   ) {
     this.limits = limits ?? DEFAULT_BOOK_LIMITS;
     this.embeddings = embeddings ?? null;
+    this.contexts = contexts ?? null;
   }
 
   /** 'hybrid' when an embeddings provider is configured (full text and vectors, fused), else 'lexical'. */
@@ -121,6 +128,8 @@ export class BooksService {
       }
       await report({ chunksWritten: Math.min(i + INGEST_BATCH, chunks.length) });
     }
+    // contexts first: the embedding pass then embeds each passage with its context
+    await this.contextualize(bookId);
     await this.embed(bookId, (p) => report({ phase: 'embedding', ...p }));
     return this.repo.markReady(bookId, chapters, chunks, { ...progress, phase: 'done', chunksWritten: chunks.length });
   }
@@ -141,6 +150,26 @@ export class BooksService {
     } catch (e) {
       if ((e as { code?: string }).code === '23503') return; // the book was deleted meanwhile
       this.logger.warn(`book ${bookId}: embedding failed, full-text search only: ${(e as Error).message}`);
+    }
+  }
+
+  /**
+   * Contextual retrieval (when on): a context for each passage without one. A failure is logged
+   * and recorded on the book (books.contextualization); the book is indexed without the missing
+   * contexts, and a re-run (`npm run cli -- contexts add`) asks only for those.
+   */
+  private async contextualize(bookId: string): Promise<void> {
+    if (!this.contexts) return;
+    let logged = 0;
+    try {
+      await this.contexts.contextualizeBook(bookId, ({ done, total }) => {
+        if (Date.now() - logged < 10_000 && done < total) return;
+        logged = Date.now();
+        this.logger.log(`book ${bookId}: contexts ${done}/${total}`);
+      });
+    } catch (e) {
+      if ((e as { code?: string }).code === '23503') return; // the book was deleted meanwhile
+      this.logger.warn(`book ${bookId}: contextual retrieval failed, indexed without: ${(e as Error).message}`);
     }
   }
 

@@ -13,3 +13,6 @@ export * from './embeddings/embedder';
 export * from './embeddings/embeddings.repository';
 export * from './embeddings/book-embeddings';
 export * from './search/hybrid-search';
+export * from './contexts/contextual-prompt';
+export * from './contexts/contexts.repository';
+export * from './contexts/book-contexts';

@@ -66,6 +66,14 @@ const envSchema = z.object({
   EMBEDDINGS_BATCH_SIZE: positiveInt.default(128),
   EMBEDDINGS_TIMEOUT_MS: positiveInt.default(30_000),
   EMBEDDINGS_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(4),
+  // contextual retrieval at ingest, opt-in: it costs model calls (docs/configuration.md)
+  CONTEXTUAL_RETRIEVAL: bool.default(false),
+  CONTEXTUAL_MODEL: z.string().min(1).default('claude-haiku-4-5'),
+  CONTEXTUAL_CONCURRENCY: positiveInt.max(32).default(4),
+  CONTEXTUAL_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(4),
+  CONTEXTUAL_MAX_BOOK_TOKENS: positiveInt.default(150_000),
+  CONTEXTUAL_MAX_OUTPUT_TOKENS: positiveInt.default(150),
+  CONTEXTUAL_TIMEOUT_MS: positiveInt.default(120_000),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -110,6 +118,23 @@ export interface AppConfig {
   eventPollMs: number;
   books: BookLimits;
   embeddings: EmbeddingsConfig;
+  /** null: contextual retrieval is off (CONTEXTUAL_RETRIEVAL unset or false) */
+  contextual: ContextualConfig | null;
+}
+
+/** Contextual retrieval: the model that writes each passage's context, and how it is called. */
+export interface ContextualConfig {
+  model: string;
+  apiKey?: string;
+  baseUrl?: string;
+  /** requests in flight at once, after the first (which writes the book to the cache alone) */
+  concurrency: number;
+  /** the SDK's retries of 429, 5xx and 529 (with its backoff) before a passage counts as failed */
+  maxRetries: number;
+  /** the cached book prefix is cut to this many tokens (the model's window, less room for the rest) */
+  maxBookTokens: number;
+  maxOutputTokens: number;
+  timeoutMs: number;
 }
 
 /** Which embeddings API (if any) search uses beside full text, and how it is called. */
@@ -202,6 +227,27 @@ function embeddingsConfig(e: Env): EmbeddingsConfig {
   };
 }
 
+function contextualConfig(e: Env): ContextualConfig | null {
+  if (!e.CONTEXTUAL_RETRIEVAL) return null;
+  if (!e.ANTHROPIC_API_KEY)
+    throw new ConfigError('Invalid environment:\n  ANTHROPIC_API_KEY: required with CONTEXTUAL_RETRIEVAL=true');
+  return {
+    model: e.CONTEXTUAL_MODEL,
+    apiKey: e.ANTHROPIC_API_KEY,
+    baseUrl: e.ANTHROPIC_BASE_URL,
+    concurrency: e.CONTEXTUAL_CONCURRENCY,
+    maxRetries: e.CONTEXTUAL_MAX_RETRIES,
+    maxBookTokens: e.CONTEXTUAL_MAX_BOOK_TOKENS,
+    maxOutputTokens: e.CONTEXTUAL_MAX_OUTPUT_TOKENS,
+    timeoutMs: e.CONTEXTUAL_TIMEOUT_MS,
+  };
+}
+
+/** The contextual retrieval settings alone (null: off), for the CLI and the benchmark. */
+export function loadContextualConfig(source: NodeJS.ProcessEnv = process.env): ContextualConfig | null {
+  return contextualConfig(parseEnv(source));
+}
+
 /** The embeddings settings alone, for the CLI's `embeddings reembed` (which needs no JWT secret). */
 export function loadEmbeddingsConfig(source: NodeJS.ProcessEnv = process.env): EmbeddingsConfig {
   return embeddingsConfig(parseEnv(source));
@@ -277,5 +323,6 @@ function toAppConfig(e: Env, auth: AppConfig['auth']): AppConfig {
     eventPollMs: e.EVENT_POLL_MS,
     books: bookLimits(e),
     embeddings: embeddingsConfig(e),
+    contextual: contextualConfig(e),
   };
 }

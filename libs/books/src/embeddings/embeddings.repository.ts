@@ -37,8 +37,9 @@ export class EmbeddingsRepository {
 
   /** The book's passages without a vector of this model, in reading order. */
   async missing(bookId: string, model: string): Promise<ChunkToEmbed[]> {
+    // a passage's context (contextual retrieval) is embedded with it; only the text is shown
     const { rows } = await this.pool.query<{ id: string; chapter_index: number; text: string }>(
-      `SELECT c.id, c.chapter_index, c.text FROM book_chunks c
+      `SELECT c.id, c.chapter_index, coalesce(c.context || E'\n\n', '') || c.text AS text FROM book_chunks c
         WHERE c.book_id = $1
           AND NOT EXISTS (SELECT 1 FROM book_chunk_embeddings e WHERE e.book_id = $1 AND e.model = $2 AND e.chunk_id = c.id)
         ORDER BY c.ordinal`,

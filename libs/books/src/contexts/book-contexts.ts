@@ -1,0 +1,171 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { Logger } from '@nestjs/common';
+import type { ContextualConfig } from '@parley/config';
+import { costUsd } from '@parley/agent';
+import {
+  addTokens,
+  bookPrefix,
+  cleanContext,
+  ContextEstimate,
+  contextRequest,
+  ContextTokens,
+  describeEstimate,
+  estimateCost,
+  NO_TOKENS,
+} from './contextual-prompt';
+import { ContextsRepository, ContextualizationState, PassageToSituate } from './contexts.repository';
+
+/** At most this often is the run's state (done, usage so far) written to the book. */
+const PROGRESS_EVERY_MS = 1_000;
+
+const round6 = (usd: number) => Math.round(usd * 1e6) / 1e6;
+
+export interface ContextProgress {
+  done: number;
+  total: number;
+}
+
+export interface ContextRun {
+  estimate: ContextEstimate;
+  state: ContextualizationState;
+}
+
+/**
+ * Contextual retrieval as a pass after a book is stored (like BookEmbeddings): asks the model for
+ * the context of each passage that has none (so a re-run asks nothing twice), stores each as it
+ * comes, records the estimate before the first call and the usage as calls return. The first
+ * request runs alone so the book is in the cache before the others read it.
+ */
+export class BookContexts {
+  private readonly logger = new Logger(BookContexts.name);
+
+  constructor(
+    readonly config: ContextualConfig,
+    private readonly repo: ContextsRepository,
+    private readonly client = new Anthropic({
+      apiKey: config.apiKey,
+      baseURL: config.baseUrl,
+      maxRetries: config.maxRetries,
+      timeout: config.timeoutMs,
+    }),
+  ) {}
+
+  /** What contextualising the book's remaining passages would cost; nothing is sent. */
+  async estimate(bookId: string): Promise<ContextEstimate> {
+    const { estimate } = await this.prepare(bookId);
+    return estimate;
+  }
+
+  private async prepare(bookId: string) {
+    const title = (await this.repo.title(bookId)) ?? 'Untitled';
+    const prefix = bookPrefix(title, await this.repo.passages(bookId), this.config.maxBookTokens);
+    const pending = await this.repo.pending(bookId);
+    const estimate = estimateCost(
+      this.config.model,
+      prefix,
+      pending.map((p) => p.text),
+    );
+    return { prefix: prefix.text, pending, estimate };
+  }
+
+  /**
+   * Contextualises the passages without a context. A passage whose request fails after the
+   * SDK's retries ends the run: the state is recorded 'failed' with the error and the contexts
+   * written so far stay (a re-run asks only for the rest); the error is rethrown.
+   */
+  async contextualizeBook(
+    bookId: string,
+    onProgress: (p: ContextProgress) => Promise<void> | void = () => undefined,
+  ): Promise<ContextRun> {
+    const { prefix, pending, estimate } = await this.prepare(bookId);
+    const previous = await this.repo.state(bookId);
+    // nothing left to ask: the finished run's record (estimate and usage) is kept as it is
+    if (!pending.length && previous?.status === 'ready') return { estimate, state: previous };
+    const counts = await this.repo.counts(bookId);
+    this.logger.log(`book ${bookId}: contextual retrieval, estimated ${describeEstimate(estimate)}`);
+    // the usage recorded is the total over every run of the book (a failed run was paid for too)
+    const spent = previous?.usage ?? { ...NO_TOKENS, usd: 0 };
+    let usage: ContextTokens = NO_TOKENS; // this run's
+    const state = (status: ContextualizationState['status'], done: number, error?: string): ContextualizationState => ({
+      status,
+      model: this.config.model,
+      estimate,
+      usage: { ...addTokens(spent, usage), usd: round6(spent.usd + costUsd(this.config.model, usage)) },
+      done,
+      total: counts.total,
+      ...(error ? { error } : {}),
+    });
+    let done = counts.done;
+    await this.repo.setState(bookId, state('running', done));
+    await onProgress({ done, total: counts.total });
+    let recorded = Date.now();
+
+    const situate = async (p: PassageToSituate) => {
+      const reply = await this.client.messages.create(
+        contextRequest(this.config.model, this.config.maxOutputTokens, prefix, p.text),
+      );
+      usage = addTokens(usage, {
+        inputTokens: reply.usage.input_tokens,
+        outputTokens: reply.usage.output_tokens,
+        cacheCreationInputTokens: reply.usage.cache_creation_input_tokens ?? 0,
+        cacheReadInputTokens: reply.usage.cache_read_input_tokens ?? 0,
+      });
+      const text = reply.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join(' ');
+      const context = cleanContext(text);
+      if (!context) throw new Error(`the model wrote no context for passage ${p.id}`);
+      if (!(await this.repo.store(bookId, p.id, context)) && !(await this.repo.title(bookId)))
+        throw Object.assign(new Error(`book ${bookId} was deleted`), { code: '23503' }); // stop paying for it
+      done++;
+      await onProgress({ done, total: counts.total });
+      if (Date.now() - recorded < PROGRESS_EVERY_MS) return;
+      recorded = Date.now();
+      await this.repo.setState(bookId, state('running', done));
+    };
+
+    try {
+      if (pending.length) await situate(pending[0]);
+      await pool(pending.slice(1), this.config.concurrency, situate);
+    } catch (e) {
+      const message = (e as Error).message;
+      await this.repo.setState(bookId, state('failed', done, message)).catch(() => undefined);
+      this.logger.warn(`book ${bookId}: contextual retrieval failed after ${done}/${counts.total}: ${message}`);
+      throw e;
+    }
+    const final = state('ready', done);
+    await this.repo.setState(bookId, final);
+    this.logger.log(
+      `book ${bookId}: ${pending.length} contexts written, $${final.usage.usd.toFixed(4)} (estimated $${estimate.usd.toFixed(4)})`,
+    );
+    return { estimate, state: final };
+  }
+
+  /** Ready books with passages still lacking a context. */
+  booksToSituate() {
+    return this.repo.booksToSituate();
+  }
+
+  state(bookId: string) {
+    return this.repo.state(bookId);
+  }
+}
+
+/**
+ * Runs `work` over the items with at most `limit` at once. On the first failure no new item is
+ * started; those in flight finish (their contexts are kept), then the failure is thrown.
+ */
+export async function pool<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failure: { error: unknown } | null = null;
+  const lane = async () => {
+    while (!failure && next < items.length) {
+      const item = items[next++];
+      try {
+        await work(item);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, lane));
+  if (failure) throw (failure as { error: unknown }).error;
+}

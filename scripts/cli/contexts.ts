@@ -1,0 +1,48 @@
+/**
+ * `contexts estimate|add [<bookId>]`: contextual retrieval for books already ingested, an admin
+ * tool on the database of DATABASE_URL with the CONTEXTUAL_* and ANTHROPIC_* settings. `estimate`
+ * prints what the calls would cost and sends nothing; `add` prints the same estimate, then writes
+ * the missing contexts (a re-run asks only for passages without one) and, with an embeddings
+ * provider configured, embeds those passages again with their context.
+ */
+import { Pool } from 'pg';
+import { loadContextualConfig, loadDatabaseUrl, loadEmbeddingsConfig } from '@parley/config';
+import {
+  BookContexts,
+  BookEmbeddings,
+  ContextsRepository,
+  createEmbedder,
+  describeEstimate,
+  EmbeddingsRepository,
+} from '@parley/books';
+import { EXIT } from './errors';
+
+export async function contexts(action: 'estimate' | 'add', bookId: string | undefined): Promise<number> {
+  const config = loadContextualConfig({ CONTEXTUAL_RETRIEVAL: 'true', ...process.env });
+  if (!config) return EXIT.usage; // CONTEXTUAL_RETRIEVAL=false given explicitly
+  const pool = new Pool({ connectionString: loadDatabaseUrl() });
+  try {
+    const c = new BookContexts(config, new ContextsRepository(pool));
+    const embedder = createEmbedder(loadEmbeddingsConfig());
+    const embeddings = embedder ? new BookEmbeddings(embedder, new EmbeddingsRepository(pool)) : null;
+    const books = bookId ? [{ id: bookId, title: bookId }] : await c.booksToSituate();
+    let failed = 0;
+    for (const b of books) {
+      console.log(`${b.title} (${b.id}): ${describeEstimate(await c.estimate(b.id))}`);
+      if (action === 'estimate') continue;
+      try {
+        const { state } = await c.contextualizeBook(b.id, ({ done, total }) => {
+          if (done % 25 === 0 || done === total) console.log(`  contexts ${done}/${total}`);
+        });
+        console.log(`  done: $${state.usage.usd.toFixed(4)} (${JSON.stringify(state.usage)})`);
+        if (embeddings) await embeddings.embedBook(b.id);
+      } catch (e) {
+        failed++;
+        console.error(`  failed: ${(e as Error).message} (a re-run resumes)`);
+      }
+    }
+    return failed ? EXIT.server : EXIT.ok;
+  } finally {
+    await pool.end();
+  }
+}

@@ -1,0 +1,218 @@
+import { randomUUID } from 'node:crypto';
+import {
+  BookContexts,
+  BooksRepository,
+  BooksService,
+  ContextsRepository,
+  EmbeddingsRepository,
+  type ContextualizationState,
+} from '@parley/books';
+import { loadContextualConfig, type ContextualConfig } from '@parley/config';
+import {
+  apiError,
+  FakeAnthropic,
+  type FakeReply,
+  type RecordedRequest,
+} from '../support/fake-anthropic/fake-anthropic.server';
+import { honestBook } from '../support/hostile-books';
+import { createTestDatabase, TestDatabase } from '../support/test-database';
+
+/** A book of a few chapters; the word "zeppelin" is nowhere in it. */
+function book(): string {
+  const filler = (n: number, what: string) =>
+    Array.from({ length: n }, (_, i) => `The ${what} lay quiet by the mill on day number ${i}.`).join(' ');
+  return [
+    '# Chapter 1: The Garden',
+    `The queen ordered the gardeners to paint the roses red before the croquet game began. ${filler(20, 'river')}`,
+    '# Chapter 2: The Kitchen',
+    `A grinning cat sat on the kitchen dresser while the cook threw pepper into the soup. ${filler(20, 'field')}`,
+    '# Chapter 3: The Trial',
+    `At the trial the king asked the hatter about the stolen tarts. ${filler(20, 'meadow')}`,
+  ].join('\n\n');
+}
+
+/** The fake model's context: one with a word the book lacks for the croquet passage. */
+function contextReply(req: RecordedRequest): FakeReply {
+  const passage: string = req.body.messages[0].content[1].text;
+  const text = passage.includes('croquet')
+    ? 'In the garden chapter the zeppelin herald watches the queen prepare for croquet.'
+    : 'A quiet passage of the book.';
+  return { content: [{ type: 'text', text }] };
+}
+
+describe('contextual retrieval (a context per passage, written by the model, indexed with it)', () => {
+  let db: TestDatabase;
+  let fake: FakeAnthropic;
+  const config = (over: Partial<ContextualConfig> = {}): ContextualConfig => ({
+    ...loadContextualConfig({
+      CONTEXTUAL_RETRIEVAL: 'true',
+      ANTHROPIC_API_KEY: 'test-key',
+      ANTHROPIC_BASE_URL: fake.url,
+    })!,
+    maxRetries: 1,
+    concurrency: 2,
+    timeoutMs: 10_000,
+    ...over,
+  });
+  const contexts = (over: Partial<ContextualConfig> = {}) =>
+    new BookContexts(config(over), new ContextsRepository(db.pool));
+  const service = (c: BookContexts | null) => new BooksService(new BooksRepository(db.pool), undefined, null, c);
+  const lexicalOnly = () => service(null);
+  const state = async (id: string) => (await new ContextsRepository(db.pool).state(id)) as ContextualizationState;
+  const contextOf = async (id: string) =>
+    (
+      await db.pool.query<{ context: string | null }>(
+        'SELECT context FROM book_chunks WHERE book_id = $1 ORDER BY ordinal',
+        [id],
+      )
+    ).rows.map((r) => r.context);
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    fake = await FakeAnthropic.start({ defaultResponder: contextReply });
+  });
+  afterAll(async () => {
+    await fake.close();
+    await db.drop();
+  });
+  beforeEach(() => fake.reset());
+
+  it('off by default: no config, no calls', () => {
+    expect(loadContextualConfig({})).toBeNull();
+    expect(() => loadContextualConfig({ CONTEXTUAL_RETRIEVAL: 'true' })).toThrow(/ANTHROPIC_API_KEY/);
+  });
+
+  it('ingest: cached book prefix, well-formed requests, contexts stored and searchable, estimate then usage', async () => {
+    const c = contexts();
+    const books = service(c);
+    const b = await books.ingest(`u-${randomUUID()}`, { title: 'Wonder', format: 'markdown', content: book() });
+    expect(b.status).toBe('ready');
+    expect(b.chunkCount).toBeGreaterThan(2);
+    expect(fake.rejected).toEqual([]);
+    expect(fake.requests).toHaveLength(b.chunkCount);
+    for (const r of fake.requests) {
+      expect(r.body).not.toHaveProperty('temperature');
+      expect(r.body.model).toBe('claude-haiku-4-5');
+      const [prefix, passage] = r.body.messages[0].content;
+      expect(prefix.cache_control).toEqual({ type: 'ephemeral' });
+      expect(prefix.text).toContain('The queen ordered the gardeners');
+      expect(prefix.text).toContain('## Chapter 3: The Trial');
+      expect(passage.cache_control).toBeUndefined();
+      expect(passage.text).toMatch(/^<passage>/);
+    }
+    // one prefix for all: byte-identical
+    expect(new Set(fake.requests.map((r) => r.body.messages[0].content[0].text)).size).toBe(1);
+
+    const s = await state(b.id);
+    expect(s).toMatchObject({ status: 'ready', model: 'claude-haiku-4-5', done: b.chunkCount, total: b.chunkCount });
+    // the book was written to the cache once and read from it by every other request
+    expect(s.usage.cacheCreationInputTokens).toBeGreaterThan(0);
+    expect(s.usage.cacheReadInputTokens).toBe(s.usage.cacheCreationInputTokens * (b.chunkCount - 1));
+    expect(s.usage.outputTokens).toBeGreaterThan(0);
+    expect(s.estimate).toMatchObject({ passages: b.chunkCount, truncated: false });
+    expect(s.estimate.usd).toBeGreaterThan(0);
+    expect(s.usage.usd).toBeGreaterThan(0);
+
+    // the context is indexed, the passage shown is the text alone
+    const { items } = await books.search(null, b.id, 'zeppelin herald');
+    expect(items[0]?.text).toMatch(/^The queen ordered the gardeners/);
+    expect(items[0].text).not.toContain('zeppelin');
+    // and the embedding pass would embed context and text together
+    const toEmbed = await new EmbeddingsRepository(db.pool).missing(b.id, 'any-model');
+    expect(toEmbed[0].text).toMatch(/^In the garden chapter the zeppelin herald.*\n\nThe queen ordered/s);
+
+    // a re-run asks for nothing: every passage has its context
+    await c.contextualizeBook(b.id);
+    expect(fake.requests).toHaveLength(b.chunkCount);
+    expect(await state(b.id)).toEqual(s); // and the run's record stays
+  });
+
+  it('shows the estimate before the first call, and records it on the book', async () => {
+    const b = await lexicalOnly().ingest(`u-${randomUUID()}`, { title: 'Plain', format: 'markdown', content: book() });
+    expect(fake.requests).toHaveLength(0);
+    expect((await lexicalOnly().search(null, b.id, 'zeppelin herald')).items).toEqual([]);
+    const c = contexts();
+    const estimate = await c.estimate(b.id);
+    expect(fake.requests).toHaveLength(0); // an estimate sends nothing
+    expect(estimate.passages).toBe(b.chunkCount);
+    expect(estimate.tokens.cacheCreationInputTokens).toBe(estimate.bookTokens);
+    expect(estimate.tokens.cacheReadInputTokens).toBe(estimate.bookTokens * (b.chunkCount - 1));
+    let before: ContextualizationState | null = null;
+    await c.contextualizeBook(b.id, async () => {
+      before ??= await state(b.id);
+      expect(before).toBeTruthy();
+    });
+    expect(before).toMatchObject({ status: 'running', done: 0, estimate });
+    expect(fake.requests.length).toBe(b.chunkCount);
+    // contextualised after ingest, the book is found by its context words
+    expect((await lexicalOnly().search(null, b.id, 'zeppelin herald')).items[0]?.text).toMatch(/^The queen/);
+  });
+
+  it('retries a failing call, then records the failure and keeps the contexts done; a re-run finishes', async () => {
+    const b = await lexicalOnly().ingest(`u-${randomUUID()}`, { title: 'Flaky', format: 'markdown', content: book() });
+    const c = contexts({ concurrency: 1, maxRetries: 1 });
+    // the first passage is answered; the second fails on its call and on its one retry
+    fake.enqueue(contextReply, apiError(529), apiError(529));
+    await expect(c.contextualizeBook(b.id)).rejects.toThrow();
+    expect(fake.requests).toHaveLength(3);
+    const failed = await state(b.id);
+    expect(failed).toMatchObject({ status: 'failed', done: 1, total: b.chunkCount });
+    expect(failed.error).toBeTruthy();
+    const kept = await contextOf(b.id);
+    expect(kept[0]).toMatch(/zeppelin/);
+    expect(kept.slice(1).every((x) => x === null)).toBe(true);
+
+    fake.reset();
+    await c.contextualizeBook(b.id);
+    // only the passages without a context were asked for
+    expect(fake.requests).toHaveLength(b.chunkCount - 1);
+    expect(fake.requests.some((r) => r.body.messages[0].content[1].text.includes('croquet'))).toBe(false);
+    expect((await contextOf(b.id)).every((x) => x)).toBe(true);
+    expect(await state(b.id)).toMatchObject({ status: 'ready', done: b.chunkCount });
+  });
+  it('many lanes at once: contexts sharing new words do not deadlock on the vocabulary', async () => {
+    const b = await lexicalOnly().ingest(`u-${randomUUID()}`, {
+      title: 'Wide',
+      format: 'text',
+      content: honestBook(0.15),
+    });
+    expect(b.chunkCount).toBeGreaterThan(60);
+    // each context: 25 of 40 words the book lacks, in a different order each time
+    const vocab = Array.from(
+      { length: 40 },
+      (_, i) => `zed${'abcdefghijklmnopqrstuvwxyz'[i % 26]}${'xy'[i >> 5] ?? 'w'}`,
+    );
+    let seed = 1;
+    const shuffled = () =>
+      [...vocab]
+        .sort(() => ((seed = (seed * 16807) % 2147483647) % 3) - 1)
+        .slice(0, 25)
+        .join(' ');
+    fake.enqueue(
+      ...Array.from({ length: b.chunkCount }, () => (): FakeReply => ({
+        content: [{ type: 'text', text: shuffled() }],
+      })),
+    );
+    await contexts({ concurrency: 8 }).contextualizeBook(b.id);
+    expect((await contextOf(b.id)).every((x) => x)).toBe(true);
+    // each new word counted once per passage that gained it
+    const { rows } = await db.pool.query<{ lexeme: string; ndoc: number; n: number }>(
+      `SELECT t.lexeme, t.ndoc,
+              (SELECT count(*)::int FROM book_chunks c WHERE c.book_id = $1 AND c.tsv @@ t.lexeme::tsquery) AS n
+         FROM book_terms t WHERE t.book_id = $1 AND t.lexeme LIKE 'zed%'`,
+      [b.id],
+    );
+    expect(rows.length).toBeGreaterThan(20);
+    expect(rows.filter((r) => r.ndoc !== r.n)).toEqual([]);
+  });
+  it('a book deleted during the run: no more calls are paid for', async () => {
+    const b = await lexicalOnly().ingest(`u-${randomUUID()}`, { title: 'Gone', format: 'markdown', content: book() });
+    const c = contexts({ concurrency: 1 });
+    const run = c.contextualizeBook(b.id, async ({ done }) => {
+      if (done === 1) await db.pool.query('DELETE FROM books WHERE id = $1', [b.id]);
+    });
+    await expect(run).rejects.toMatchObject({ code: '23503' });
+    expect(fake.requests).toHaveLength(2); // the one answered before the delete was seen, and no more
+    expect(b.chunkCount).toBeGreaterThan(2);
+  });
+});
