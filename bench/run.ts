@@ -27,6 +27,7 @@ import { onAbort, QUICK } from './util';
 export interface RunOptions {
   soakMinutes?: number;
   heapSnapshotsAt?: number[];
+  allocator?: 'jemalloc' | 'glibc';
   longTurns?: number;
   sseClients?: number;
 }
@@ -73,7 +74,12 @@ export const SECTIONS: Record<string, (o: RunOptions) => Promise<void>> = {
   crash: () => crashBench(),
   'long-conversation': (o) => longConversationBench(o.longTurns ?? (QUICK ? 30 : 500)),
   'sse-fanout': (o) => sseFanOut(o.sseClients ?? (QUICK ? 500 : 10_000)),
-  soak: (o) => soakBench({ minutes: o.soakMinutes ?? (QUICK ? 0.5 : 2), heapSnapshotsAt: o.heapSnapshotsAt }),
+  soak: (o) =>
+    soakBench({
+      minutes: o.soakMinutes ?? (QUICK ? 0.5 : 2),
+      heapSnapshotsAt: o.heapSnapshotsAt,
+      allocator: o.allocator,
+    }),
 };
 
 export async function runMain(names: string[], o: RunOptions): Promise<void> {

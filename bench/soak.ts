@@ -6,8 +6,10 @@
  * once, in order, by version. Per minute: p50/p99 POST → AssistantReplied, answered/s, RSS of
  * every process. At the end: every turn ended exactly once, 5xx count, SSE lost/repeated.
  * `--heap-snapshots [5,30]` has the workers write heap snapshots at those minutes (bench/results/heap/).
+ * The processes run with jemalloc preloaded, as the Docker image runs them; `--allocator glibc`
+ * runs them on the C library's malloc, whose main arena keeps what a worker frees (RSS grows).
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { TURN_ENDING_TYPES } from '@parley/conversation';
 import { projectRoot } from '../libs/platform/src/project-root';
@@ -20,11 +22,23 @@ import { delayingProxy, fmt, openSse, pct, rssMb, sleep, turnWatcher } from './u
 
 export interface SoakOptions {
   minutes: number;
+  /** the processes' malloc: jemalloc (preloaded, where installed) or the C library's own */
+  allocator?: 'jemalloc' | 'glibc';
   /** minutes at which each worker writes a heap snapshot */
   heapSnapshotsAt?: number[];
   rate?: number;
   conversations?: number;
   sseClients?: number;
+}
+
+/** Where Debian's libjemalloc2 puts it (Redis depends on it, so it is there wherever Redis is). */
+export const JEMALLOC = '/usr/lib/x86_64-linux-gnu/libjemalloc.so.2';
+
+/** The environment that gives the service's processes this allocator; glibc when jemalloc is absent. */
+function allocatorEnv(allocator: 'jemalloc' | 'glibc'): Record<string, string> {
+  if (allocator === 'jemalloc' && existsSync(JEMALLOC)) return { LD_PRELOAD: JEMALLOC };
+  if (allocator === 'jemalloc') console.log(`  ${JEMALLOC} not found: the processes use glibc's malloc`);
+  return {};
 }
 
 export async function soakBench(o: SoakOptions): Promise<void> {
@@ -34,6 +48,8 @@ export async function soakBench(o: SoakOptions): Promise<void> {
   const durationMs = o.minutes * 60_000;
   const heapDir = path.join(projectRoot(__dirname), 'bench/results/heap');
   if (o.heapSnapshotsAt?.length) mkdirSync(heapDir, { recursive: true });
+  const allocator = allocatorEnv(o.allocator ?? 'jemalloc');
+  const allocatorName = allocator.LD_PRELOAD ? 'jemalloc' : "glibc's malloc";
   const fake = await FakeAnthropic.start();
   const proxy = await delayingProxy(fake.url, 300);
   const resetTimer = setInterval(() => {
@@ -45,7 +61,7 @@ export async function soakBench(o: SoakOptions): Promise<void> {
       {
         apis: 1,
         workers: 2,
-        env: { ...fakeAnthropicEnv(proxy.url) },
+        env: { ...fakeAnthropicEnv(proxy.url), ...allocator },
         nodeArgs: o.heapSnapshotsAt?.length
           ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${heapDir}`]
           : undefined,
@@ -211,7 +227,7 @@ export async function soakBench(o: SoakOptions): Promise<void> {
         const label = o.minutes >= 10 ? '5 min' : o.minutes >= 5 ? `${window} min` : 'fifth';
         add({
           section: 'soak',
-          figure: `${o.minutes} min, ${rate} turns/s offered over ${nConv} conversations, 2 workers, ${nSse} SSE clients churning`,
+          figure: `${o.minutes} min, ${rate} turns/s offered over ${nConv} conversations, 2 workers, ${nSse} SSE clients churning, ${allocatorName}`,
           value: `${posted.length} posted, ${endedOnce} ended exactly once, ${notOnce} not; ${fiveXx} 5xx, ${otherFail} other refusals (statuses ${JSON.stringify(statuses)})`,
           n: notOnce + fiveXx,
           goal: 'every turn ends once, no 5xx',
@@ -267,7 +283,7 @@ export async function soakBench(o: SoakOptions): Promise<void> {
 }
 
 if (require.main === module) {
-  // npm run bench:soak -- --minutes 60 [--heap-snapshots [5,30]]
+  // npm run bench:soak -- --minutes 60 [--heap-snapshots [5,30]] [--allocator glibc]
   void (async () => {
     const { runMain } = await import('./run');
     const arg = (name: string) => {
@@ -282,6 +298,7 @@ if (require.main === module) {
         : /^[\d.,]+$/.test(snapshots)
           ? snapshots.split(',').map(Number)
           : [Math.min(5, minutes / 4), minutes / 2];
-    await runMain(['soak'], { soakMinutes: minutes, heapSnapshotsAt });
+    const allocator = arg('--allocator') === 'glibc' ? 'glibc' : 'jemalloc';
+    await runMain(['soak'], { soakMinutes: minutes, heapSnapshotsAt, allocator });
   })();
 }
