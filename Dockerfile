@@ -7,6 +7,11 @@ COPY . .
 RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
+# jemalloc instead of glibc's malloc: glibc's main arena keeps what a busy worker frees, and its
+# RSS grows for hours (docs/operations.md, "A process's memory")
+RUN apt-get update && apt-get install -y --no-install-recommends libjemalloc2 && rm -rf /var/lib/apt/lists/* \
+  && ln -s "$(find /usr/lib -name libjemalloc.so.2 | head -n 1)" /usr/local/lib/libjemalloc.so.2
+ENV LD_PRELOAD=/usr/local/lib/libjemalloc.so.2
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /app/package.json ./

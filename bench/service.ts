@@ -25,7 +25,8 @@ export async function withStack<T>(
 }
 
 export function benchClient(stack: Stack): Client {
-  return clientFor(stack.base, `bench-${randomUUID()}`);
+  // a day: a soak runs for an hour or more after its client signs in
+  return clientFor(stack.base, `bench-${randomUUID()}`, { ttlSeconds: 86_400 });
 }
 
 export async function newConversation(c: Client, bookId?: string): Promise<string> {

@@ -168,8 +168,8 @@ export interface Reply<T = any> {
  * document (what the e2e tests use for well-formed calls); `req` is raw fetch with a bearer
  * token, for what a typed client cannot send (malformed bodies, forged headers).
  */
-export function clientFor(base: string, userId: string) {
-  const token = tokenFor(userId);
+export function clientFor(base: string, userId: string, opts: { ttlSeconds?: number } = {}) {
+  const token = tokenFor(userId, opts);
   const auth = { authorization: `Bearer ${token}` };
   async function req<T = any>(
     method: string,

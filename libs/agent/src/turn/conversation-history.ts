@@ -110,6 +110,8 @@ export function buildHistory(
   let budget = budgetTokens - estimateTokens(current);
   const earlier: LlmMessage[][] = [];
   for (let i = index - 1; i >= 0; i--) {
+    // a turn kept without its tool exchanges is past what a history with tools reaches
+    if (withTools && turns[i].toolExchangesDropped) break;
     const { messages: m, tokens: cost } = pastTurnMessages(turns[i], withTools);
     if (cost > budget) break;
     budget -= cost;
@@ -148,21 +150,37 @@ function mergeUserRuns(messages: LlmMessage[]): LlmMessage[] {
 /**
  * The turns a conversation still needs for the turns to come: every turn from the oldest one not
  * yet ended, and before it the ended turns that a history within `budgetTokens` can still reach
- * (at least `keepEnded` of them, which a reformulated question quotes). A turn to come only ever
- * reaches as far back as one starting right after the ended turns with the whole budget, and the
- * cheaper measure (without tool exchanges) reaches furthest, so nothing dropped here is ever sent
- * again. What is dropped has ended: a late job for it finds no turn, which reads as ended.
+ * (at least `keepEnded` of them, which a reformulated question quotes). A turn to come reaches
+ * back at most as far as one starting right after the ended turns with the whole budget. A
+ * history with tool exchanges reaches fewer turns than one without (question and answer only,
+ * the always-retrieve plan's), so the turns only the latter can reach are kept without their
+ * tool exchanges, and those neither can reach are let go: nothing a history could send is lost,
+ * and what is kept is bounded by the budget, not by the conversation. What is let go has ended:
+ * a late job for it finds no turn, which reads as ended.
  */
 export function turnsStillNeeded(turns: TurnRecord[], budgetTokens: number, keepEnded = 3): TurnRecord[] {
   let firstOpen = turns.findIndex((t) => !t.ending);
   if (firstOpen < 0) firstOpen = turns.length;
-  let budget = budgetTokens;
-  let from = firstOpen;
-  while (from > 0) {
-    const { tokens } = pastTurnMessages(turns[from - 1], false);
-    if (tokens > budget && firstOpen - from >= keepEnded) break;
-    budget -= tokens;
-    from--;
-  }
-  return from === 0 ? turns : turns.slice(from);
+  const reach = (withTools: boolean): number => {
+    let budget = budgetTokens;
+    let from = firstOpen;
+    while (from > 0) {
+      const { tokens } = pastTurnMessages(turns[from - 1], withTools);
+      if (tokens > budget && firstOpen - from >= keepEnded) break;
+      budget -= tokens;
+      from--;
+    }
+    return from;
+  };
+  const withToolsFrom = reach(true);
+  const from = Math.min(reach(false), withToolsFrom);
+  if (from === 0 && withToolsFrom === 0) return turns;
+  const kept = turns.slice(from);
+  for (let i = 0; i < withToolsFrom - from; i++) kept[i] = withoutToolExchanges(kept[i]);
+  return from === 0 && kept.every((t, i) => t === turns[i]) ? turns : kept;
+}
+
+/** An ended turn as a history without tools sends it: its question and its answer. */
+function withoutToolExchanges(turn: TurnRecord): TurnRecord {
+  return turn.toolExchangesDropped ? turn : { ...turn, iterations: [], toolExchangesDropped: true };
 }

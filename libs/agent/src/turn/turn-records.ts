@@ -36,6 +36,8 @@ export interface TurnRecord {
   postedAt: Date;
   iterations: IterationRecord[];
   ending?: { type: 'AssistantReplied'; content: string } | { type: 'TurnFailed' | 'TurnCancelled' };
+  /** kept by a worker's fold for histories without tools only (`turnsStillNeeded`); iterations emptied */
+  toolExchangesDropped?: true;
 }
 
 /** Folds a conversation's events into its turns, in posting order. */

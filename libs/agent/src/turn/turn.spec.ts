@@ -214,7 +214,7 @@ describe(turnsStillNeeded.name, () => {
     const budget = 600;
     const kept = turnsStillNeeded(turns, budget);
     expect(kept.length).toBeLessThan(turns.length / 2);
-    expect(kept).toEqual(turns.slice(turns.length - kept.length)); // a suffix, the same records
+    expect(kept.map((t) => t.turnId)).toEqual(turns.slice(turns.length - kept.length).map((t) => t.turnId));
     const later = [...turns, ...turnsOf([posted('next')])];
     const keptLater = [...kept, later[later.length - 1]];
     for (const withTools of [true, false])
@@ -232,6 +232,31 @@ describe(turnsStillNeeded.name, () => {
     expect(turnsStillNeeded(unanswered, 1).map((t) => t.turnId)).toEqual(['t7', 't8', 't9', 'late']);
     const stuck = turnsOf([posted('a'), replied('a'), posted('b'), ...conversation(10, 0)]);
     expect(turnsStillNeeded(stuck, 1)).toBe(stuck); // 'b' never ended: everything after it may still run
+  });
+
+  it('keeps the turns only a history without tools reaches as question and answer, and lets the rest go', () => {
+    // every turn searched, with results ten times the size of its question and answer
+    const big = (i: number) =>
+      e('ToolResultRecorded', { turnId: `t${i}`, toolUseId: `s${i}`, content: 'r'.repeat(2_000), isError: false });
+    const events = Array.from({ length: 150 }, (_, i) => [
+      posted(`t${i}`),
+      invoked(`t${i}`, `s${i}`),
+      big(i),
+      replied(`t${i}`),
+    ]).flat();
+    const turns = turnsOf([...events, posted('next')]);
+    const budget = 3_000;
+    const kept = turnsStillNeeded(turns, budget);
+    const slim = kept.filter((t) => t.toolExchangesDropped);
+    expect(slim.length).toBeGreaterThan(0);
+    expect(kept.length - slim.length).toBeLessThan(10); // full records: the few a history with tools reaches
+    expect(kept.length).toBeLessThan(turns.length);
+    for (const withTools of [true, false])
+      expect(buildHistory(kept, 'next', budget, { withTools })).toEqual(
+        buildHistory(turns, 'next', budget, { withTools }),
+      );
+    // compacting again changes nothing: the same records, so their built messages are reused
+    expect(turnsStillNeeded(kept, budget)).toBe(kept);
   });
 
   it('returns the same array when the budget reaches every turn', () => {
