@@ -114,7 +114,8 @@ function toParam(m: LlmMessage, breakpoint: boolean): MessageParam {
   return { role: m.role, content: blocks } as MessageParam;
 }
 
-function toUsage(u: Anthropic.Messages.Usage): Usage {
+/** The API's usage in Parley's terms (the same fields, camelCase, absent counts as 0). */
+export function toUsage(u: Anthropic.Messages.Usage): Usage {
   return {
     inputTokens: u.input_tokens ?? 0,
     outputTokens: u.output_tokens ?? 0,

@@ -1,17 +1,14 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { Logger } from '@nestjs/common';
 import type { ContextualConfig } from '@parley/config';
-import { costUsd } from '@parley/agent';
+import { addUsage, costUsd, toUsage, zeroUsage } from '@parley/agent';
 import {
-  addTokens,
   bookPrefix,
   cleanContext,
   ContextEstimate,
   contextRequest,
-  ContextTokens,
   describeEstimate,
   estimateCost,
-  NO_TOKENS,
 } from './contextual-prompt';
 import { ContextsRepository, ContextualizationState, PassageToSituate } from './contexts.repository';
 
@@ -58,14 +55,15 @@ export class BookContexts {
 
   private async prepare(bookId: string) {
     const title = (await this.repo.title(bookId)) ?? 'Untitled';
-    const prefix = bookPrefix(title, await this.repo.passages(bookId), this.config.maxBookTokens);
+    const passages = await this.repo.passages(bookId);
+    const prefix = bookPrefix(title, passages, this.config.maxBookTokens);
     const pending = await this.repo.pending(bookId);
     const estimate = estimateCost(
       this.config.model,
       prefix,
       pending.map((p) => p.text),
     );
-    return { prefix: prefix.text, pending, estimate };
+    return { prefix: prefix.text, pending, estimate, total: passages.length };
   }
 
   /**
@@ -77,46 +75,40 @@ export class BookContexts {
     bookId: string,
     onProgress: (p: ContextProgress) => Promise<void> | void = () => undefined,
   ): Promise<ContextRun> {
-    const { prefix, pending, estimate } = await this.prepare(bookId);
+    const { prefix, pending, estimate, total } = await this.prepare(bookId);
     const previous = await this.repo.state(bookId);
     // nothing left to ask: the finished run's record (estimate and usage) is kept as it is
     if (!pending.length && previous?.status === 'ready') return { estimate, state: previous };
-    const counts = await this.repo.counts(bookId);
     this.logger.log(`book ${bookId}: contextual retrieval, estimated ${describeEstimate(estimate)}`);
     // the usage recorded is the total over every run of the book (a failed run was paid for too)
-    const spent = previous?.usage ?? { ...NO_TOKENS, usd: 0 };
-    let usage: ContextTokens = NO_TOKENS; // this run's
+    const spent = previous?.usage ?? { ...zeroUsage(), usd: 0 };
+    let usage = zeroUsage(); // this run's
     const state = (status: ContextualizationState['status'], done: number, error?: string): ContextualizationState => ({
       status,
       model: this.config.model,
       estimate,
-      usage: { ...addTokens(spent, usage), usd: round6(spent.usd + costUsd(this.config.model, usage)) },
+      usage: { ...addUsage(spent, usage), usd: round6(spent.usd + costUsd(this.config.model, usage)) },
       done,
-      total: counts.total,
+      total,
       ...(error ? { error } : {}),
     });
-    let done = counts.done;
+    let done = total - pending.length;
     await this.repo.setState(bookId, state('running', done));
-    await onProgress({ done, total: counts.total });
+    await onProgress({ done, total });
     let recorded = Date.now();
 
     const situate = async (p: PassageToSituate) => {
       const reply = await this.client.messages.create(
         contextRequest(this.config.model, this.config.maxOutputTokens, prefix, p.text),
       );
-      usage = addTokens(usage, {
-        inputTokens: reply.usage.input_tokens,
-        outputTokens: reply.usage.output_tokens,
-        cacheCreationInputTokens: reply.usage.cache_creation_input_tokens ?? 0,
-        cacheReadInputTokens: reply.usage.cache_read_input_tokens ?? 0,
-      });
+      usage = addUsage(usage, toUsage(reply.usage));
       const text = reply.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join(' ');
       const context = cleanContext(text);
       if (!context) throw new Error(`the model wrote no context for passage ${p.id}`);
       if (!(await this.repo.store(bookId, p.id, context)) && !(await this.repo.title(bookId)))
         throw Object.assign(new Error(`book ${bookId} was deleted`), { code: '23503' }); // stop paying for it
       done++;
-      await onProgress({ done, total: counts.total });
+      await onProgress({ done, total });
       if (Date.now() - recorded < PROGRESS_EVERY_MS) return;
       recorded = Date.now();
       await this.repo.setState(bookId, state('running', done));
@@ -128,7 +120,7 @@ export class BookContexts {
     } catch (e) {
       const message = (e as Error).message;
       await this.repo.setState(bookId, state('failed', done, message)).catch(() => undefined);
-      this.logger.warn(`book ${bookId}: contextual retrieval failed after ${done}/${counts.total}: ${message}`);
+      this.logger.warn(`book ${bookId}: contextual retrieval failed after ${done}/${total}: ${message}`);
       throw e;
     }
     const final = state('ready', done);

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Pool } from 'pg';
-import type { BookPassage, ContextEstimate, ContextTokens } from './contextual-prompt';
+import type { Usage } from '@parley/conversation';
+import type { BookPassage, ContextEstimate } from './contextual-prompt';
 
 export interface PassageToSituate {
   id: string;
@@ -13,7 +14,7 @@ export interface ContextualizationState {
   model: string;
   estimate: ContextEstimate;
   /** tokens the API reported (and their price), summed over every run of the book */
-  usage: ContextTokens & { usd: number };
+  usage: Usage & { usd: number };
   done: number;
   total: number;
   error?: string;
@@ -44,14 +45,6 @@ export class ContextsRepository {
       [bookId],
     );
     return rows;
-  }
-
-  async counts(bookId: string): Promise<{ done: number; total: number }> {
-    const { rows } = await this.pool.query<{ done: number; total: number }>(
-      'SELECT count(context)::int AS done, count(*)::int AS total FROM book_chunks WHERE book_id = $1',
-      [bookId],
-    );
-    return rows[0];
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { MessageCreateParamsNonStreaming } from '@anthropic-ai/sdk/resources/messages';
 import { costUsd } from '@parley/agent';
+import type { Usage } from '@parley/conversation';
 
 /*
  * Anthropic's contextual retrieval (anthropic.com/news/contextual-retrieval): for each passage
@@ -78,14 +79,6 @@ export function cleanContext(text: string, maxChars = 600): string {
   return flat.length > maxChars ? flat.slice(0, maxChars) : flat;
 }
 
-/** Tokens in the Anthropic usage's terms. */
-export interface ContextTokens {
-  inputTokens: number;
-  outputTokens: number;
-  cacheCreationInputTokens: number;
-  cacheReadInputTokens: number;
-}
-
 export interface ContextEstimate {
   model: string;
   /** passages still without a context (those the run would send) */
@@ -93,7 +86,7 @@ export interface ContextEstimate {
   /** tokens of the cached book prefix, and whether the book had to be cut to fit */
   bookTokens: number;
   truncated: boolean;
-  tokens: ContextTokens;
+  tokens: Usage;
   /** by the pricing table (libs/agent/src/llm/pricing.ts); 0 for a model it does not know */
   usd: number;
 }
@@ -113,7 +106,7 @@ export function estimateCost(
 ): ContextEstimate {
   const bookTokens = tokensOf(prefix.text.length);
   const n = passages.length;
-  const tokens: ContextTokens = {
+  const tokens: Usage = {
     cacheCreationInputTokens: n ? bookTokens : 0,
     cacheReadInputTokens: n > 1 ? bookTokens * (n - 1) : 0,
     inputTokens: passages.reduce((s, p) => s + tokensOf(p.length + CONTEXT_INSTRUCTIONS.length + 30), 0),
@@ -121,22 +114,6 @@ export function estimateCost(
   };
   return { model, passages: n, bookTokens, truncated: prefix.truncated, tokens, usd: costUsd(model, tokens) };
 }
-
-export function addTokens(a: ContextTokens, b: ContextTokens): ContextTokens {
-  return {
-    inputTokens: a.inputTokens + b.inputTokens,
-    outputTokens: a.outputTokens + b.outputTokens,
-    cacheCreationInputTokens: a.cacheCreationInputTokens + b.cacheCreationInputTokens,
-    cacheReadInputTokens: a.cacheReadInputTokens + b.cacheReadInputTokens,
-  };
-}
-
-export const NO_TOKENS: ContextTokens = {
-  inputTokens: 0,
-  outputTokens: 0,
-  cacheCreationInputTokens: 0,
-  cacheReadInputTokens: 0,
-};
 
 /** A one-line summary for logs and the CLI. */
 export function describeEstimate(e: ContextEstimate): string {
