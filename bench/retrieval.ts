@@ -218,10 +218,8 @@ function printBeside(log: (line: string) => void, label: string, lexical: Questi
     );
   }
   for (const role of ['tuning', 'held-out'] as const) {
-    const of = other.filter((o) => o.role === role);
-    const mean = of.reduce((s, o) => s + o.recallAt5, 0) / (of.length || 1);
     log(
-      `  mean recall@${K}, ${role} sets: lexical ${meanRecall(lexical, role).toFixed(2)}, ${label} ${mean.toFixed(2)}`,
+      `  mean recall@${K}, ${role} sets: lexical ${meanRecall(lexical, role).toFixed(2)}, ${label} ${meanRecall(other, role).toFixed(2)}`,
     );
   }
 }
@@ -270,7 +268,7 @@ function notMeasured(log: (line: string) => void, why: string) {
 }
 
 /** Unweighted mean over the sets of one role (a set of 10 questions counts as much as one of 38). */
-function meanRecall(sets: QuestionSetReport[], role: QuestionSetRole): number {
+function meanRecall(sets: Array<Pick<ModeRow, 'role' | 'recallAt5'>>, role: QuestionSetRole): number {
   const of = sets.filter((s) => s.role === role);
   return of.length ? of.reduce((sum, s) => sum + s.recallAt5, 0) / of.length : 0;
 }
