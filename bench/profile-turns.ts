@@ -1,0 +1,162 @@
+/**
+ * `npm run bench:profile`: where a worker's CPU goes in a search turn. One API and one worker
+ * (projections in the same process, as the default deployment runs them) under `node --cpu-prof`,
+ * the fake Messages API answering each turn with one search_book call and then a text answer.
+ * The worker is warmed with WARM turns of one conversation, then FRESH conversations each get one
+ * turn (turn 1: the issue's "search turn at turn 1", on a warm process), timed by the worker's
+ * CPU from /proc. The profile, cut to those turns, is summarised by package and by function
+ * (bench/cpu-profile.ts) and left in bench/results/prof/ for Chrome DevTools.
+ *
+ *   npm run bench:profile -- [--fresh 60] [--warm 20] [--no-prof]
+ */
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { projectRoot } from '../libs/platform/src/project-root';
+import { waitForBook } from '../test/support/factories/books';
+import { FakeAnthropic } from '../test/support/fake-anthropic/fake-anthropic.server';
+import globalSetup from '../test/support/global-setup';
+import globalTeardown from '../test/support/global-teardown';
+import { fakeAnthropicEnv } from '../test/support/stack';
+import { waitFor } from '../test/support/wait-for';
+import { summariseCpuProfile } from './cpu-profile';
+import { benchClient, liveConversation, withStack } from './service';
+import { argValue, cpuMs, fmt, mean, pct } from './util';
+
+const ROOT = projectRoot(__dirname);
+const PROF_DIR = path.join(ROOT, 'bench/results/prof');
+
+const questions = () =>
+  readFileSync(path.join(ROOT, 'data/books/alice.qa.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l).q as string);
+
+export async function profileTurns(opts: { fresh: number; warm: number; profile: boolean }): Promise<void> {
+  const fake = await FakeAnthropic.start();
+  rmSync(PROF_DIR, { recursive: true, force: true });
+  mkdirSync(PROF_DIR, { recursive: true });
+  const cpu: number[] = [];
+  let workerPid = 0;
+  let roundTrips: Array<{ name: string } & RoundTrips> = [];
+  const window = { fromUs: 0, toUs: 0 };
+  const nowUs = () => Number(process.hrtime.bigint() / 1000n);
+  try {
+    await withStack(
+      {
+        apis: 1,
+        workers: 1,
+        nodeArgs: [
+          ...(opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${PROF_DIR}`] : []),
+          '-r',
+          path.join(ROOT, 'dist/bench/trace-round-trips.js'),
+        ],
+        env: { ...fakeAnthropicEnv(fake.url), TRACE_ROUND_TRIPS_FILE: path.join(PROF_DIR, 'round-trips') },
+      },
+      async (stack) => {
+        workerPid = stack.workers[0].child.pid!;
+        const reader = benchClient(stack);
+        const up = await reader.req('POST', '/v1/books', {
+          title: "Alice's Adventures in Wonderland",
+          format: 'text',
+          content: readFileSync(path.join(ROOT, 'data/books/alice.txt'), 'utf8'),
+        });
+        if (up.status !== 202) throw new Error(`book upload: ${up.status} ${up.text}`);
+        await waitForBook(reader, up.body.id, 120_000);
+        const qs = questions();
+        const warm = await liveConversation(reader, up.body.id);
+        for (let t = 0; t < opts.warm; t++) await warm.turn(qs[t % qs.length]);
+        warm.close();
+        const processes = [...stack.apis, ...stack.workers].map((p) => p.child);
+        await markRoundTrips(processes, 0);
+        window.fromUs = nowUs();
+        for (let i = 0; i < opts.fresh; i++) {
+          const conv = await liveConversation(reader, up.body.id);
+          const c0 = cpuMs(workerPid);
+          const r = await conv.turn(qs[i % qs.length]);
+          cpu.push(cpuMs(workerPid) - c0);
+          conv.close();
+          if (r.type !== 'AssistantReplied') throw new Error(`turn ended ${r.type}`);
+        }
+        window.toUs = nowUs();
+        await markRoundTrips(processes, 1);
+        roundTrips = processes.map((p, i) => ({
+          name: i < stack.apis.length ? `api${i}` : `worker${i - stack.apis.length}`,
+          ...roundTripsBetween(p.pid!, 0, 1),
+        }));
+      },
+    );
+  } finally {
+    await fake.close();
+  }
+  console.log(
+    `worker CPU per search turn at turn 1 (warm process, ${cpu.length} conversations): ` +
+      `mean ${fmt(mean(cpu), 1)} ms, p50 ${fmt(pct(cpu, 0.5), 1)} ms, p90 ${fmt(pct(cpu, 0.9), 1)} ms`,
+  );
+  for (const p of roundTrips) console.log(`\n${p.name}: round trips per turn\n${describeRoundTrips(p, cpu.length)}`);
+  if (!opts.profile) return;
+  const file = readdirSync(PROF_DIR).find((f) => f.includes(`.${workerPid}.`) && f.endsWith('.cpuprofile'));
+  if (!file) throw new Error(`no profile of the worker (pid ${workerPid}) in ${PROF_DIR}`);
+  console.log(`\nworker profile: ${path.join(PROF_DIR, file)}; the fresh conversations' turns:\n`);
+  const profile = JSON.parse(readFileSync(path.join(PROF_DIR, file), 'utf8'));
+  console.log(summariseCpuProfile(profile, 30, window));
+  console.log(`per turn: divide by ${cpu.length}`);
+}
+
+interface RoundTrips {
+  statements: Record<string, number>;
+  commands: Record<string, number>;
+}
+
+const roundTripsFile = (pid: number, mark: number) => path.join(PROF_DIR, `round-trips.${pid}.${mark}.json`);
+
+/** Asks each process (preloaded with trace-round-trips) to write its counts so far. */
+async function markRoundTrips(processes: ChildProcess[], mark: number): Promise<void> {
+  for (const p of processes) p.kill('SIGUSR2');
+  await waitFor('round-trip counts', () => processes.every((p) => existsSync(roundTripsFile(p.pid!, mark))), 10_000);
+}
+
+function roundTripsBetween(pid: number, from: number, to: number): RoundTrips {
+  const read = (m: number): RoundTrips => JSON.parse(readFileSync(roundTripsFile(pid, m), 'utf8'));
+  const a = read(from);
+  const b = read(to);
+  const diff = (x: Record<string, number>, y: Record<string, number>) =>
+    Object.fromEntries(
+      Object.entries(y)
+        .map(([k, n]) => [k, n - (x[k] ?? 0)] as const)
+        .filter(([, n]) => n > 0),
+    );
+  return { statements: diff(a.statements, b.statements), commands: diff(a.commands, b.commands) };
+}
+
+function describeRoundTrips(r: RoundTrips, turns: number): string {
+  const lines = (m: Record<string, number>) =>
+    Object.entries(m)
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, n]) => `  ${fmt(n / turns, 2).padStart(6)}  ${k}`);
+  const total = (m: Record<string, number>) => Object.values(m).reduce((a, b) => a + b, 0) / turns;
+  return [
+    `Postgres statements: ${fmt(total(r.statements), 1)}`,
+    ...lines(r.statements),
+    `Redis commands: ${fmt(total(r.commands), 1)}`,
+    ...lines(r.commands),
+  ].join('\n');
+}
+
+if (require.main === module) {
+  void (async () => {
+    await globalSetup(); // the migrated template private databases are cloned from
+    try {
+      await profileTurns({
+        fresh: Number(argValue('fresh') ?? 60),
+        warm: Number(argValue('warm') ?? 20),
+        profile: !process.argv.includes('--no-prof'),
+      });
+    } catch (e) {
+      console.error(e);
+      process.exitCode = 1;
+    } finally {
+      await globalTeardown();
+    }
+  })();
+}
