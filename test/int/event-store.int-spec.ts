@@ -511,7 +511,7 @@ describe(`${CheckpointedConsumerRunner.name} under faults`, () => {
       store,
       {
         name: 'transient',
-        async handle(e) {
+        async handle(e: StoredEvent) {
           if (e.streamId !== stream) return;
           if (++tries <= 6) throw deadlock();
           applied.push(e.id);
@@ -536,7 +536,7 @@ describe(`${CheckpointedConsumerRunner.name} under faults`, () => {
       store,
       {
         name: 'spaced',
-        async handle(e) {
+        async handle(e: StoredEvent) {
           if (e.streamId !== stream) return;
           triedAt.push(Date.now());
           throw new Error('cannot handle this event');

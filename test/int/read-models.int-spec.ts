@@ -63,7 +63,7 @@ describe(ConversationsProjection.name, () => {
   }
 
   const feed = async (events: StoredEvent[]) => {
-    for (const e of events) await store.withTransaction((tx) => projection.handle(e, tx));
+    for (const e of events) await projection.applyBatch([e], db.pool);
   };
 
   const messagesOf = async (conversationId: string) =>
@@ -77,6 +77,81 @@ describe(ConversationsProjection.name, () => {
       [{ toolUseId: 'toolu_same', name: 'search_book', input: { query: 'first' } }],
       [{ toolUseId: 'toolu_same', name: 'search_book', input: { query: 'second' } }],
     ]);
+  });
+
+  describe('one statement a batch', () => {
+    /** A pool that records the text of every statement sent through it. */
+    function countingPool() {
+      const statements: string[] = [];
+      const pool = Object.create(db.pool) as typeof db.pool;
+      pool.query = ((q: string | { text: string }, ...rest: unknown[]) => {
+        statements.push(typeof q === 'string' ? q : q.text);
+        return (db.pool.query as (...a: unknown[]) => unknown)(q, ...rest);
+      }) as typeof db.pool.query;
+      return { pool, statements };
+    }
+
+    const readModelsOf = async (conversationId: string) => ({
+      conversation: (await db.pool.query('SELECT * FROM conversations WHERE id = $1', [conversationId])).rows,
+      messages: await messagesOf(conversationId),
+    });
+
+    it('projects a live conversation event by event with one statement each, and the rows a projection reading them back writes', async () => {
+      const { id, stored } = await conversationOf([
+        ...turn(`toolu_${randomUUID()}`, 'the Hatter'),
+        { type: 'ConversationRenamed', data: { title: 'Tea' } },
+        ...turn(`toolu_${randomUUID()}`, 'the Queen'),
+      ]);
+      const live = new ConversationsProjection();
+      const { pool, statements } = countingPool();
+      const perEvent: number[] = [];
+      for (const e of stored) {
+        const before = statements.length;
+        await live.applyBatch([e], pool);
+        perEvent.push(statements.length - before);
+      }
+      // the start reads whether the stream was deleted and the row; every later event is its write alone
+      expect(perEvent.slice(1)).toEqual(stored.slice(1).map(() => 1));
+      const fromMemory = await readModelsOf(id);
+      expect(fromMemory.messages.filter((m) => m.role === 'assistant').map((m) => m.tool_invocations)).toEqual([
+        [expect.objectContaining({ name: 'search_book', input: { query: 'the Hatter' } })],
+        [expect.objectContaining({ name: 'search_book', input: { query: 'the Queen' } })],
+      ]);
+
+      await db.pool.query('DELETE FROM conversations WHERE id = $1', [id]);
+      const reading = new ConversationsProjection();
+      for (const e of stored) {
+        reading.forget(); // nothing kept: every batch reads its rows and tool calls back
+        await reading.applyBatch([e], db.pool);
+      }
+      expect(await readModelsOf(id)).toEqual(fromMemory);
+    });
+
+    it('writes nothing, and says so, when the checkpoint is not where the batch started', async () => {
+      const consumer = `read-models-${randomUUID()}`;
+      const { id, stored } = await conversationOf(turn(`toolu_${randomUUID()}`, 'the Duchess'));
+      const last = stored[stored.length - 1];
+      const to = { transactionId: last.transactionId, position: last.position };
+      const sut = new ConversationsProjection();
+      const elsewhere = { transactionId: '1', position: '1' };
+      await db.pool.query(
+        `INSERT INTO consumer_checkpoints (consumer, transaction_id, position) VALUES ($1, $2::xid8, $3)`,
+        [consumer, elsewhere.transactionId, elsewhere.position],
+      );
+      // the runner thinks the checkpoint is at the start, another runner has moved it
+      expect(await sut.applyBatch(stored, db.pool, { consumer, from: { transactionId: '0', position: '0' }, to })).toBe(
+        false,
+      );
+      expect(await readModelsOf(id)).toEqual({ conversation: [], messages: [] });
+      sut.forget(); // as its runner does on losing the chain
+      expect(await sut.applyBatch(stored, db.pool, { consumer, from: elsewhere, to })).toBe(true);
+      expect((await readModelsOf(id)).messages).toHaveLength(3);
+      const { rows } = await db.pool.query(
+        'SELECT transaction_id::text AS t, position::text AS p FROM consumer_checkpoints WHERE consumer = $1',
+        [consumer],
+      );
+      expect(rows).toEqual([{ t: to.transactionId, p: String(to.position) }]);
+    });
   });
 
   describe('a redelivered event (the log delivering it twice) changes nothing', () => {
@@ -123,7 +198,7 @@ describe(ConversationsProjection.name, () => {
     async function feedInBatches(events: StoredEvent[], sizes: number[]) {
       for (let at = 0, k = 0; at < events.length; k++) {
         const batch = events.slice(at, at + sizes[k % sizes.length]);
-        await store.withTransaction((tx) => projection.handleBatch(batch, tx));
+        await projection.applyBatch(batch, db.pool);
         at += batch.length;
       }
     }
@@ -137,6 +212,7 @@ describe(ConversationsProjection.name, () => {
           fc.array(fc.integer({ min: 1, max: stored.length }), { minLength: 1, maxLength: 5 }),
           async (sizes) => {
             await db.pool.query('DELETE FROM conversations WHERE id = $1', [id]); // its messages go with it
+            projection.forget(); // the rows it kept are gone from under it
             await feedInBatches(stored, sizes);
             expect(await readModelsOf(id)).toEqual(once);
           },
@@ -144,7 +220,7 @@ describe(ConversationsProjection.name, () => {
         { numRuns: 15 },
       );
       // a batch holding every event twice (redelivered within the batch) changes nothing either
-      await store.withTransaction((tx) => projection.handleBatch([...stored, ...stored], tx));
+      await projection.applyBatch([...stored, ...stored], db.pool);
       expect(await readModelsOf(id)).toEqual(once);
     });
 
@@ -153,7 +229,7 @@ describe(ConversationsProjection.name, () => {
         ...history(),
         { type: 'ConversationDeleted', data: {} as Record<string, never> },
       ]);
-      await store.withTransaction((tx) => projection.handleBatch(stored, tx));
+      await projection.applyBatch(stored, db.pool);
       expect(await readModelsOf(id)).toEqual({ conversation: [], messages: [] });
     });
 

@@ -25,6 +25,59 @@ export interface OutsideLogConsumer {
   handle(event: StoredEvent): Promise<void>;
 }
 
+/** A checkpoint's move from where its runner found it to the end of a batch. */
+export interface CheckpointMove {
+  consumer: string;
+  from: LogCheckpoint;
+  to: LogCheckpoint;
+}
+
+/**
+ * A consumer that writes its whole batch in one statement which also moves its checkpoint
+ * (`checkpointMoveSql` as a CTE its writes depend on): one round trip a batch instead of a
+ * transaction's five or more, and nothing written when another runner moved the checkpoint first.
+ */
+export interface SingleStatementLogConsumer {
+  readonly name: string;
+  readonly singleStatement: true;
+  /** Applies the batch and moves the checkpoint; false when the checkpoint was not at `move.from` (nothing written). */
+  applyBatch(events: StoredEvent[], db: Pick<Pool, 'query'>, move: CheckpointMove): Promise<boolean>;
+  /**
+   * The runner lost its chain of moves (another runner moved the checkpoint, it was rewound, or
+   * an error left it unsure): anything the consumer remembers of its tables may be stale now.
+   */
+  forget?(): void;
+}
+
+export type AnyLogConsumer = LogConsumer | OutsideLogConsumer | SingleStatementLogConsumer;
+
+/** Whether a move starts from LOG_START (the statement that may insert the row): a prepared statement per shape. */
+export const movesFromStart = (move: CheckpointMove): boolean =>
+  move.from.transactionId === LOG_START.transactionId && move.from.position === LOG_START.position;
+
+/**
+ * The compare-and-set of a checkpoint as the body of a CTE (`moved AS (…)`, one row when it
+ * moved), parameters from `$<first>` on: the runner's own move and a single-statement consumer's
+ * writes share it. A consumer without a row starts from LOG_START, so only a move from there may
+ * insert it (of two runners inserting, the second finds the row moved); a row deleted under a
+ * runner that remembers a later position (a rebuild starting over) is not brought back there.
+ */
+export function checkpointMoveSql(move: CheckpointMove, first = 1): { sql: string; values: unknown[] } {
+  const [consumer, fromTx, fromPos, toTx, toPos] = [0, 1, 2, 3, 4].map((i) => `$${first + i}`);
+  const sql = movesFromStart(move)
+    ? `INSERT INTO consumer_checkpoints AS c (consumer, transaction_id, position) VALUES (${consumer}, ${toTx}::xid8, ${toPos}::bigint)
+         ON CONFLICT (consumer) DO UPDATE SET transaction_id = ${toTx}::xid8, position = ${toPos}::bigint, updated_at = now()
+          WHERE c.transaction_id = ${fromTx}::xid8 AND c.position = ${fromPos}::bigint
+       RETURNING 1 AS moved`
+    : `UPDATE consumer_checkpoints SET transaction_id = ${toTx}::xid8, position = ${toPos}::bigint, updated_at = now()
+        WHERE consumer = ${consumer} AND transaction_id = ${fromTx}::xid8 AND position = ${fromPos}::bigint
+       RETURNING 1 AS moved`;
+  return {
+    sql,
+    values: [move.consumer, move.from.transactionId, move.from.position, move.to.transactionId, move.to.position],
+  };
+}
+
 export interface ConsumerRunnerOptions {
   batchSize?: number;
   pollMs?: number;
@@ -61,7 +114,7 @@ export class CheckpointedConsumerRunner {
 
   constructor(
     private readonly store: EventStore,
-    private readonly consumer: LogConsumer | OutsideLogConsumer,
+    private readonly consumer: AnyLogConsumer,
     private readonly notifier?: AppendNotifier,
     private readonly opts: ConsumerRunnerOptions = {},
   ) {
@@ -135,7 +188,7 @@ export class CheckpointedConsumerRunner {
       // wakes at once); a quiet poll period reads the stored checkpoint again, in case it was moved
       // from outside (rewound to replay the log)
       else if (applied < this.batchSize && this.running && !(await this.wakeup.wait(this.pollMs))) {
-        this.known = undefined;
+        this.loseTrack();
       }
     }
   }
@@ -145,9 +198,15 @@ export class CheckpointedConsumerRunner {
     try {
       return await this.stepFromKnown();
     } catch (e) {
-      this.known = undefined; // whatever went wrong, start the next step from the stored checkpoint
+      this.loseTrack(); // whatever went wrong, start the next step from the stored checkpoint
       throw e;
     }
+  }
+
+  /** The next step reads the stored checkpoint again, and the consumer forgets what it kept of its tables. */
+  private loseTrack(): void {
+    this.known = undefined;
+    if ('forget' in this.consumer) this.consumer.forget?.();
   }
 
   private async stepFromKnown(): Promise<number> {
@@ -161,7 +220,7 @@ export class CheckpointedConsumerRunner {
       return await this.apply(from, batch);
     } catch (e) {
       if (e instanceof CheckpointMoved) {
-        this.known = undefined;
+        this.loseTrack();
         return 0;
       }
       if (isTransientDbError(e)) throw e; // the database, not the batch: back off and read again
@@ -177,7 +236,7 @@ export class CheckpointedConsumerRunner {
         await this.apply(at, [event]);
       } catch (e) {
         if (e instanceof CheckpointMoved) {
-          this.known = undefined;
+          this.loseTrack();
           return 0;
         }
         if (isTransientDbError(e)) throw e;
@@ -191,7 +250,10 @@ export class CheckpointedConsumerRunner {
   private async apply(from: LogCheckpoint, events: StoredEvent[]): Promise<number> {
     const to = checkpointOf(events[events.length - 1]);
     const consumer = this.consumer;
-    if (consumer.outsideTransaction) {
+    if ('singleStatement' in consumer) {
+      const moved = await consumer.applyBatch(events, this.store.pool, { consumer: consumer.name, from, to });
+      if (!moved) throw new CheckpointMoved();
+    } else if (consumer.outsideTransaction) {
       for (const event of events) await consumer.handle(event);
       await this.moveCheckpoint(this.store.pool, from, to);
     } else {
@@ -226,7 +288,7 @@ export class CheckpointedConsumerRunner {
         () => (this.known = checkpointOf(event)),
         (e) => {
           if (!(e instanceof CheckpointMoved)) throw e;
-          this.known = undefined;
+          this.loseTrack();
         },
       );
     this.failures.delete(event.id);
@@ -234,31 +296,16 @@ export class CheckpointedConsumerRunner {
     return 1;
   }
 
-  /**
-   * Compare-and-set in one statement: the checkpoint moves only from `from`. A consumer without a
-   * row starts from LOG_START, so only a move from there may insert it (of two runners inserting,
-   * the second finds the row moved); a row deleted under a runner that remembers a later position
-   * (a rebuild starting over) is not brought back at that position.
-   */
+  /** Compare-and-set in one statement (checkpointMoveSql): the checkpoint moves only from `from`. */
   private async moveCheckpoint(db: Pick<Pool, 'query'>, from: LogCheckpoint, to: LogCheckpoint): Promise<void> {
-    const fromStart = from.transactionId === LOG_START.transactionId && from.position === LOG_START.position;
-    const moved = await db.query(
-      fromStart
-        ? {
-            name: 'parley_start_checkpoint',
-            text: `INSERT INTO consumer_checkpoints AS c (consumer, transaction_id, position) VALUES ($1, $2::xid8, $3::bigint)
-                   ON CONFLICT (consumer) DO UPDATE SET transaction_id = $2::xid8, position = $3::bigint, updated_at = now()
-                    WHERE c.transaction_id = '0'::xid8 AND c.position = 0`,
-            values: [this.consumer.name, to.transactionId, to.position],
-          }
-        : {
-            name: 'parley_move_checkpoint',
-            text: `UPDATE consumer_checkpoints SET transaction_id = $4::xid8, position = $5, updated_at = now()
-                    WHERE consumer = $1 AND transaction_id = $2::xid8 AND position = $3`,
-            values: [this.consumer.name, from.transactionId, from.position, to.transactionId, to.position],
-          },
-    );
-    if (moved.rowCount !== 1) throw new CheckpointMoved();
+    const move = { consumer: this.consumer.name, from, to };
+    const { sql, values } = checkpointMoveSql(move);
+    const moved = await db.query({
+      name: movesFromStart(move) ? 'parley_start_checkpoint' : 'parley_move_checkpoint',
+      text: `WITH moved AS (${sql}) SELECT count(*)::int AS n FROM moved`,
+      values,
+    });
+    if (moved.rows[0].n !== 1) throw new CheckpointMoved();
   }
 }
 

@@ -1,40 +1,63 @@
-import { PoolClient } from 'pg';
+import { Pool } from 'pg';
 import { ConversationEvent, conversationIdOf, isConversationEvent, titleFromMessage } from '@parley/conversation';
-import { LogConsumer, StoredEvent } from '@parley/event-store';
-import { MessageRow, ReadModelWrites } from './read-model.writes';
+import { CheckpointMove, SingleStatementLogConsumer, StoredEvent } from '@parley/event-store';
+import { ConversationRow, MessageRow, ReadModelWrites, ToolCall } from './read-model.writes';
 
 export const READ_MODELS_CONSUMER = 'read-models';
 
 /** A message row to write, and whether it still needs the tool calls it shows (its own, or its turn's). */
 type PendingMessage = MessageRow & { streamId: string; needsInvocations?: 'one' | 'turn' };
 
+/** How many conversation rows, and open turns' tool calls, the projection keeps in memory. */
+const KEPT_CONVERSATIONS = 10_000;
+const KEPT_TURNS = 10_000;
+
 /**
  * Builds the `conversations` and `messages` read models from the log, a batch at a time: the
- * batch's conversations are read in one statement, its events applied to them in memory, and the
- * result written back in a few statements, however many events the batch holds (a rebuild feeds
+ * batch's events are applied in memory to its conversations and the result written back, with
+ * the checkpoint's move, in one statement however many events the batch holds (a rebuild feeds
  * batches of 1,000). Each change is guarded by the stream version (and a start by the stream's
  * deletion), so replaying an event (at-least-once delivery, or the log delivering it twice)
  * changes nothing.
+ *
+ * The rows it wrote and the tool calls of turns still open are kept in memory while its runner's
+ * chain of checkpoint moves holds (nobody else wrote in between), so a live batch reads nothing
+ * back: a turn's events cost one statement each instead of a transaction with three reads. What
+ * it does not hold (a conversation it has not seen, a turn that began before the chain) it reads.
  */
-export class ConversationsProjection implements LogConsumer {
+export class ConversationsProjection implements SingleStatementLogConsumer {
   readonly name = READ_MODELS_CONSUMER;
+  readonly singleStatement = true;
+  /** conversation id → its row as written (null: no row), least recently used first */
+  private readonly rows = new Map<string, ConversationRow | null>();
+  /** `streamId/turnId` → the tool calls of a turn whose UserMessagePosted this chain applied */
+  private readonly turnCalls = new Map<string, ToolCall[]>();
 
-  handle(stored: StoredEvent, tx: PoolClient): Promise<void> {
-    return this.handleBatch([stored], tx);
+  forget(): void {
+    this.rows.clear();
+    this.turnCalls.clear();
   }
 
-  async handleBatch(batch: StoredEvent[], tx: PoolClient): Promise<void> {
+  /**
+   * Applies a batch; with `move`, only if the checkpoint is still at `move.from` (false: nothing
+   * written). Without one the writes go in unguarded, for a caller that feeds events itself.
+   */
+  async applyBatch(batch: StoredEvent[], pool: Pick<Pool, 'query'>, move?: CheckpointMove): Promise<boolean> {
     // types from a newer build, and other streams: nothing to show for them here
     const events = batch.filter(
       (e): e is StoredEvent<ConversationEvent> => isConversationEvent(e) && conversationIdOf(e.streamId) !== undefined,
     );
-    if (events.length === 0) return;
-    const db = new ReadModelWrites(tx);
+    const db = new ReadModelWrites(pool);
+    if (events.length === 0) return move ? db.write({ deleted: [], conversations: [], messages: [] }, move) : true;
     const ids = [...new Set(events.map((e) => conversationIdOf(e.streamId)!))];
-    const rows = await db.conversations(ids);
+    const rows = await this.rowsOf(ids, db);
+    // the batch's changes to the kept tool calls (undefined: the turn ended), kept once written
+    const calls = new Map<string, ToolCall[] | undefined>();
+    const callsOf = (key: string) => (calls.has(key) ? calls.get(key) : this.turnCalls.get(key));
     const starts = events.filter((e) => e.type === 'ConversationStarted').map((e) => e.streamId);
     // the row is gone once deleted, so no version can guard a start: look for the deletion in the log
     const deletedInLog = starts.length > 0 ? await db.streamsWithDeletion(starts) : new Set<string>();
+    const keyOf = (e: StoredEvent<ConversationEvent>) => `${e.streamId}/${(e.data as { turnId?: string }).turnId}`;
 
     const changed = new Set<string>();
     const deleted = new Set<string>();
@@ -80,6 +103,7 @@ export class ConversationsProjection implements LogConsumer {
           row.reading_position = e.data.readingPosition;
           break;
         case 'UserMessagePosted':
+          calls.set(keyOf(e), []);
           row.message_count++;
           row.title ??= titleFromMessage(e.data.content);
           message({
@@ -90,7 +114,14 @@ export class ConversationsProjection implements LogConsumer {
             selected_text: e.data.selectedText ?? null,
           });
           break;
-        case 'ToolResultRecorded':
+        case 'ToolInvoked': {
+          const known = callsOf(keyOf(e));
+          const { toolUseId, name, input } = e.data;
+          if (known) calls.set(keyOf(e), [...known, { toolUseId, name, input }]);
+          break;
+        }
+        case 'ToolResultRecorded': {
+          const own = callsOf(keyOf(e))?.find((c) => c.toolUseId === e.data.toolUseId);
           message({
             id: e.data.toolUseId,
             role: 'tool_result',
@@ -98,11 +129,14 @@ export class ConversationsProjection implements LogConsumer {
             content: e.data.content,
             is_error: e.data.isError,
             citations: e.data.chunks ?? [],
-            tool_invocations: [],
-            needsInvocations: 'one',
+            tool_invocations: own ? [own] : [],
+            needsInvocations: callsOf(keyOf(e)) ? undefined : 'one',
           });
           break;
-        case 'AssistantReplied':
+        }
+        case 'AssistantReplied': {
+          const known = callsOf(keyOf(e));
+          calls.set(keyOf(e), undefined);
           row.message_count++;
           message({
             id: e.data.messageId,
@@ -113,9 +147,14 @@ export class ConversationsProjection implements LogConsumer {
             model: e.data.model,
             usage: e.data.usage,
             cost_usd: e.data.costUsd,
-            tool_invocations: [],
-            needsInvocations: 'turn',
+            tool_invocations: known ?? [],
+            needsInvocations: known ? undefined : 'turn',
           });
+          break;
+        }
+        case 'TurnFailed':
+        case 'TurnCancelled':
+          calls.set(keyOf(e), undefined);
           break;
         case 'ConversationDeleted':
           rows.delete(id);
@@ -123,20 +162,54 @@ export class ConversationsProjection implements LogConsumer {
           deleted.add(id);
           break;
         default:
-          break; // ToolInvoked, TurnFailed, TurnCancelled: the version and activity only
+          break; // the version and activity only
       }
     }
 
     const kept = messages.filter((m) => !deleted.has(m.conversation_id));
     await this.attachInvocations(db, kept);
-    await db.deleteConversations([...deleted]);
-    await db.upsertConversations([...changed].map((id) => rows.get(id)!));
-    await db.insertMessages(kept.map(({ needsInvocations: _n, streamId: _s, ...m }) => m));
+    const written = await db.write(
+      {
+        deleted: [...deleted],
+        conversations: [...changed].map((id) => rows.get(id)!),
+        messages: kept.map(({ needsInvocations: _n, streamId: _s, ...m }) => m),
+      },
+      move,
+    );
+    if (written) this.keep(ids, rows, calls);
+    return written;
+  }
+
+  /** The batch's conversations as copies, from memory where kept, the rest read in one statement. */
+  private async rowsOf(ids: string[], db: ReadModelWrites): Promise<Map<string, ConversationRow>> {
+    const rows = new Map<string, ConversationRow>();
+    const missing = ids.filter((id) => !this.rows.has(id));
+    const read = missing.length > 0 ? await db.conversations(missing) : new Map<string, ConversationRow>();
+    for (const id of ids) {
+      const row = this.rows.has(id) ? this.rows.get(id) : read.get(id);
+      if (row) rows.set(id, { ...row });
+    }
+    return rows;
+  }
+
+  /** After a write: the batch's rows as written, and its turns' tool calls. */
+  private keep(ids: string[], rows: Map<string, ConversationRow>, calls: Map<string, ToolCall[] | undefined>): void {
+    for (const id of ids) {
+      this.rows.delete(id);
+      this.rows.set(id, rows.get(id) ?? null);
+    }
+    while (this.rows.size > KEPT_CONVERSATIONS) this.rows.delete(this.rows.keys().next().value!);
+    for (const [key, list] of calls) {
+      if (list) this.turnCalls.set(key, list);
+      else this.turnCalls.delete(key);
+    }
+    if (this.turnCalls.size > KEPT_TURNS) this.turnCalls.clear(); // turns left open: read from the log instead
   }
 
   /**
    * The tool calls a tool result answers (its own call) or an answer followed (every call of its
-   * turn), read from the log: the ToolInvoked events are stored there, in this batch or before.
+   * turn) when memory does not hold them, read from the log: the ToolInvoked events are stored
+   * there, in this batch or before.
    */
   private async attachInvocations(db: ReadModelWrites, messages: PendingMessage[]): Promise<void> {
     const needing = messages.filter((m) => m.needsInvocations);

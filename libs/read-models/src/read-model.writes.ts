@@ -1,4 +1,5 @@
-import { PoolClient } from 'pg';
+import { Pool } from 'pg';
+import { CheckpointMove, checkpointMoveSql, movesFromStart } from '@parley/event-store';
 
 export interface ConversationRow {
   id: string;
@@ -36,9 +37,16 @@ export interface ToolCall {
   input: unknown;
 }
 
+/** What one batch leaves to write: rows to delete, conversations to upsert, messages to insert. */
+export interface ReadModelChanges {
+  deleted: string[];
+  conversations: ConversationRow[];
+  messages: MessageRow[];
+}
+
 /** The projection's SQL: each call is one statement for any number of rows. */
 export class ReadModelWrites {
-  constructor(private readonly tx: PoolClient) {}
+  constructor(private readonly tx: Pick<Pool, 'query'>) {}
 
   async conversations(ids: string[]): Promise<Map<string, ConversationRow>> {
     const { rows } = await this.tx.query<ConversationRow>(
@@ -78,41 +86,54 @@ export class ReadModelWrites {
     return calls;
   }
 
-  async deleteConversations(ids: string[]): Promise<void> {
-    if (ids.length > 0) await this.tx.query('DELETE FROM conversations WHERE id = ANY($1::uuid[])', [ids]);
-  }
-
-  /** New rows are inserted; a stored row changes only to a later version than it has. */
-  async upsertConversations(rows: ConversationRow[]): Promise<void> {
-    if (rows.length === 0) return;
-    await this.tx.query(
-      `INSERT INTO conversations AS c (id, owner_id, book_id, title, reading_position, forked_from, version,
-                                      message_count, created_at, last_activity_at)
-       SELECT id, owner_id, book_id, title, reading_position, forked_from, version, message_count, created_at,
-              last_activity_at
-         FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, owner_id text, book_id uuid, title text,
-              reading_position integer, forked_from jsonb, version integer, message_count integer,
-              created_at timestamptz, last_activity_at timestamptz)
-       ON CONFLICT (id) DO UPDATE SET title = excluded.title, reading_position = excluded.reading_position,
-              version = excluded.version, message_count = excluded.message_count,
-              last_activity_at = excluded.last_activity_at
-        WHERE c.version < excluded.version`,
-      [JSON.stringify(rows)],
-    );
-  }
-
-  async insertMessages(messages: MessageRow[]): Promise<void> {
-    if (messages.length === 0) return;
-    await this.tx.query(
-      `INSERT INTO messages (id, conversation_id, version, role, turn_id, content, selected_text, tool_invocations,
-                             citations, model, usage, cost_usd, is_error, created_at)
-       SELECT id, conversation_id, version, role, turn_id, content, selected_text, tool_invocations, citations,
-              model, usage, cost_usd, is_error, created_at
-         FROM jsonb_to_recordset($1::jsonb) AS m(id text, conversation_id uuid, version integer, role text,
-              turn_id uuid, content text, selected_text text, tool_invocations jsonb, citations jsonb, model text,
-              usage jsonb, cost_usd double precision, is_error boolean, created_at timestamptz)
-       ON CONFLICT (conversation_id, version) DO NOTHING`,
-      [JSON.stringify(messages)],
-    );
+  /**
+   * A batch's changes and its checkpoint's move in one statement: every write is joined to the
+   * move (`moved`), so when the checkpoint was not where the batch started nothing is written.
+   * Without a move (a caller feeding events by hand) the writes go in unguarded. New rows are
+   * inserted; a stored conversation changes only to a later version than it has; a message
+   * already there (by conversation and version) is left as it is.
+   */
+  async write(changes: ReadModelChanges, move?: CheckpointMove): Promise<boolean> {
+    const checkpoint = move ? checkpointMoveSql(move, 4) : undefined;
+    const { rows } = await this.tx.query<{ moved: number }>({
+      name: !move
+        ? 'parley_read_models_write_unguarded'
+        : `parley_read_models_write${movesFromStart(move) ? '_from_start' : ''}`,
+      text: `WITH moved AS (${checkpoint?.sql ?? 'SELECT 1 AS moved'}),
+      deleted AS (
+        DELETE FROM conversations WHERE id = ANY($1::uuid[]) AND EXISTS (SELECT 1 FROM moved)
+      ), upserted AS (
+        INSERT INTO conversations AS c (id, owner_id, book_id, title, reading_position, forked_from, version,
+                                        message_count, created_at, last_activity_at)
+        SELECT id, owner_id, book_id, title, reading_position, forked_from, version, message_count, created_at,
+               last_activity_at
+          FROM jsonb_to_recordset($2::jsonb) AS r(id uuid, owner_id text, book_id uuid, title text,
+               reading_position integer, forked_from jsonb, version integer, message_count integer,
+               created_at timestamptz, last_activity_at timestamptz)
+         WHERE EXISTS (SELECT 1 FROM moved)
+        ON CONFLICT (id) DO UPDATE SET title = excluded.title, reading_position = excluded.reading_position,
+               version = excluded.version, message_count = excluded.message_count,
+               last_activity_at = excluded.last_activity_at
+         WHERE c.version < excluded.version
+      ), inserted AS (
+        INSERT INTO messages (id, conversation_id, version, role, turn_id, content, selected_text, tool_invocations,
+                              citations, model, usage, cost_usd, is_error, created_at)
+        SELECT id, conversation_id, version, role, turn_id, content, selected_text, tool_invocations, citations,
+               model, usage, cost_usd, is_error, created_at
+          FROM jsonb_to_recordset($3::jsonb) AS m(id text, conversation_id uuid, version integer, role text,
+               turn_id uuid, content text, selected_text text, tool_invocations jsonb, citations jsonb, model text,
+               usage jsonb, cost_usd double precision, is_error boolean, created_at timestamptz)
+         WHERE EXISTS (SELECT 1 FROM moved)
+        ON CONFLICT (conversation_id, version) DO NOTHING
+      )
+      SELECT count(*)::int AS moved FROM moved`,
+      values: [
+        changes.deleted,
+        JSON.stringify(changes.conversations),
+        JSON.stringify(changes.messages),
+        ...(checkpoint?.values ?? []),
+      ],
+    });
+    return rows[0].moved === 1;
   }
 }
