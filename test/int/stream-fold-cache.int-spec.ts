@@ -50,6 +50,25 @@ describe(StreamFoldCache.name, () => {
     expect((await sut.load(stream)).state).toEqual({ sum: 116 });
   });
 
+  it("folds in its own process's append without reading, and declines when its fold is not at the version before", async () => {
+    const sut = new StreamFoldCache(store, sumFold);
+    const stream = `own-${randomUUID()}`;
+    await store.append(stream, [counted(1)], { expectedVersion: 'no_stream' });
+    await sut.load(stream);
+    readsAfter = [];
+    const own = await store.append(stream, [counted(2), counted(3)], { expectedVersion: 1 });
+    expect(sut.appended(stream, own.events)).toEqual({ version: 3, state: { sum: 6 } });
+    expect(readsAfter).toEqual([]);
+    expect(await sut.load(stream)).toEqual({ version: 3, state: { sum: 6 } }); // and it is what it keeps
+
+    // someone else appended in between: the fold is not at the version before these, so no state from memory
+    await new EventStore(db.pool).append(stream, [counted(100)], { expectedVersion: 3 });
+    const later = await store.append(stream, [counted(1000)], { expectedVersion: 4 });
+    expect(sut.appended(stream, later.events)).toBeUndefined();
+    expect((await sut.load(stream)).state).toEqual({ sum: 1106 });
+    expect(sut.appended(`never-loaded-${randomUUID()}`, later.events)).toBeUndefined();
+  });
+
   it('keeps the later of two loads that finish out of order', async () => {
     const stream = `race-${randomUUID()}`;
     await store.append(stream, [counted(1)], { expectedVersion: 'no_stream' });

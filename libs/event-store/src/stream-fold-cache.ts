@@ -52,6 +52,24 @@ export class StreamFoldCache<E extends EventShape, S> {
     return now;
   }
 
+  /**
+   * The state after events this process has just appended, without reading the stream: an append
+   * at the folded version that went in proves nothing came between. Undefined when the kept fold
+   * is not at the version just before them (not kept, or another load moved it on): load instead.
+   * A caller that decides on this state still appends at its version, so anything appended since
+   * by someone else makes that append fail and the caller load.
+   */
+  appended(streamId: string, events: StoredEvent<E>[]): FoldedStream<S> | undefined {
+    const known = this.folded.get(streamId);
+    if (!known || events.length === 0 || known.version !== events[0].version - 1) return undefined;
+    const now = {
+      version: events[events.length - 1].version,
+      state: this.compact(events.reduce((s, e) => this.fold.evolve(s, e), known.state)),
+    };
+    this.keep(streamId, now);
+    return now;
+  }
+
   private compact(state: S): S {
     return this.fold.compact ? this.fold.compact(state) : state;
   }

@@ -2,9 +2,16 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { isAbort, LlmError, NextStep, nextRetrievalStep, nextStep, RetrievalStep, TurnRecord } from '@parley/agent';
 import { AppConfig, CONFIG } from '@parley/config';
 import { ConversationEvent, conversationStreamId, findTurn } from '@parley/conversation';
-import { backoffMs, EventStore, isTransientDbError, NewEvent, WrongExpectedVersionError } from '@parley/event-store';
+import {
+  backoffMs,
+  EventStore,
+  isTransientDbError,
+  NewEvent,
+  StoredEvent,
+  WrongExpectedVersionError,
+} from '@parley/event-store';
 import { MemoryStepKeeper, StepKeeper } from './step-keeper';
-import { ConversationFolds, LoadedTurn, loadTurn, turnEvent } from './turn-state';
+import { ConversationFolds, FoldedConversation, LoadedTurn, loadTurn, turnEvent, turnOf } from './turn-state';
 import { TurnSteps } from './turn-steps';
 
 export type TurnOutcome = { kind: 'ended' } | { kind: 'wait'; forTurnId: string };
@@ -60,9 +67,17 @@ export class AgentTurnRunner {
     keeper: StepKeeper = new MemoryStepKeeper(),
   ): Promise<TurnOutcome> {
     let outage = { tries: 0, since: 0 }; // consecutive transient database errors
+    // after this worker's own append the next step starts from memory: the append at the folded
+    // version proved nothing came between, and the next append at the new version proves it again
+    let afterOwnAppend: FoldedConversation | undefined;
     for (;;) {
       try {
-        const s = await loadTurn(this.folds, conversationId, turnId, signal);
+        // (an abort sends it to the log instead: a cancel is there for the next step to see)
+        const s =
+          afterOwnAppend && !signal.aborted
+            ? turnOf(afterOwnAppend, conversationId, turnId, signal)
+            : await loadTurn(this.folds, conversationId, turnId, signal);
+        afterOwnAppend = undefined;
         const step = s.deleted
           ? ({ kind: 'ended' } as const)
           : this.steps.alwaysRetrieve(s)
@@ -74,7 +89,8 @@ export class AgentTurnRunner {
         const key = stepKey(s.turn!, step);
         const kept = keeper.kept?.step === key ? keeper.kept.events : undefined;
         const events = kept ?? (await this.perform(s, step, signal, keeper, key));
-        await this.append(conversationId, s.version, events);
+        const appended = await this.append(conversationId, s.version, events);
+        afterOwnAppend = appended && this.folds.appended(conversationId, appended);
         outage = { tries: 0, since: 0 };
       } catch (e) {
         // the stream moved on (a follow-up message, a rename): re-read; a kept answer is appended at the new version
@@ -150,12 +166,13 @@ export class AgentTurnRunner {
     }
   }
 
+  /** Appends at the folded version; the events as stored (none when there was nothing to append). */
   private async append(
     conversationId: string,
     expectedVersion: number,
     events: NewEvent<ConversationEvent>[],
-  ): Promise<void> {
-    if (events.length === 0) return;
-    await this.store.append(conversationStreamId(conversationId), events, { expectedVersion });
+  ): Promise<StoredEvent<ConversationEvent>[] | undefined> {
+    if (events.length === 0) return undefined;
+    return (await this.store.append(conversationStreamId(conversationId), events, { expectedVersion })).events;
   }
 }

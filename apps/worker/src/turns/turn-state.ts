@@ -44,11 +44,19 @@ export class ConversationFolds {
     this.cache = new StreamFoldCache(store, conversationFold(config.agent.contextTokens));
   }
 
-  async load(conversationId: string): Promise<{ version: number } & ConversationFold> {
+  async load(conversationId: string): Promise<FoldedConversation> {
     const { version, state } = await this.cache.load(conversationStreamId(conversationId));
     return { version, ...state };
   }
+
+  /** The conversation after this worker's own append, from memory (StreamFoldCache.appended). */
+  appended(conversationId: string, events: StoredEvent<ConversationEvent>[]): FoldedConversation | undefined {
+    const folded = this.cache.appended(conversationStreamId(conversationId), events);
+    return folded && { version: folded.version, ...folded.state };
+  }
 }
+
+export type FoldedConversation = { version: number } & ConversationFold;
 
 /** A turn as the log says it stands: the conversation folded, and the turn among its turns. */
 export interface LoadedTurn {
@@ -67,7 +75,16 @@ export async function loadTurn(
   turnId: string,
   signal: AbortSignal,
 ): Promise<LoadedTurn> {
-  const { version, state, turns, lastEventId } = await folds.load(conversationId);
+  return turnOf(await folds.load(conversationId), conversationId, turnId, signal);
+}
+
+/** The turn within a folded conversation. */
+export function turnOf(
+  { version, state, turns, lastEventId }: FoldedConversation,
+  conversationId: string,
+  turnId: string,
+  signal: AbortSignal,
+): LoadedTurn {
   return {
     version,
     turns,
