@@ -54,11 +54,13 @@ Redis.prototype.defineCommand = function (this: unknown, name: string, def: { lu
   return define.call(this, name, def);
 };
 
+/** The counts so far, for a bench that loads this module in its own process (a peer measured in-process). */
+export function roundTripCounts(): { statements: Record<string, number>; commands: Record<string, number> } {
+  return { statements: Object.fromEntries(statements), commands: Object.fromEntries(commands) };
+}
+
 let marks = 0;
 process.on('SIGUSR2', () => {
   const file = `${process.env.TRACE_ROUND_TRIPS_FILE ?? '/tmp/round-trips'}.${process.pid}.${marks++}.json`;
-  writeFileSync(
-    file,
-    JSON.stringify({ statements: Object.fromEntries(statements), commands: Object.fromEntries(commands) }),
-  );
+  writeFileSync(file, JSON.stringify(roundTripCounts()));
 });
