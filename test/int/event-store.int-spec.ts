@@ -410,6 +410,43 @@ describe(CheckpointedConsumerRunner.name, () => {
     }
   });
 
+  it('reads appends that come close together in one batch when told to wait for them after a wake-up', async () => {
+    const name = `coalesce-${randomUUID()}`;
+    const notifier = new AppendNotifier(db.url);
+    await notifier.start();
+    const stream = `coalesce-${randomUUID()}`;
+    const batches: number[] = [];
+    const caughtUp = `caught-up-${randomUUID()}`;
+    let seenCaughtUp = false;
+    const consumer = {
+      name,
+      async handle() {},
+      async handleBatch(events: StoredEvent[]) {
+        seenCaughtUp ||= events.some((e) => e.streamId === caughtUp);
+        const mine = events.filter((e) => e.streamId === stream).length;
+        if (mine > 0) batches.push(mine);
+      },
+    };
+    const runner = new CheckpointedConsumerRunner(store, consumer, notifier, { pollMs: 60_000, coalesceMs: 400 });
+    runner.start();
+    try {
+      // the log of the suites before: read up to a marker before the appends that count
+      await store.append(caughtUp, [newEvent('Marker')], { expectedVersion: 'no_stream' });
+      await waitFor('the runner to reach the marker', () => seenCaughtUp, 10_000);
+      for (let i = 0; i < 5; i++) {
+        await store.append(stream, [newEvent('Close')], { expectedVersion: i === 0 ? 'no_stream' : i });
+        await new Promise((r) => setTimeout(r, 20)); // five appends over ~100 ms, each announced
+      }
+      await waitFor('the five events applied', () => batches.reduce((a, b) => a + b, 0) === 5, 10_000);
+      // without the wait each append is a batch of its own; an event held back by another
+      // suite's transaction on this server may split them once
+      expect(batches.length).toBeLessThanOrEqual(2);
+    } finally {
+      await runner.stop();
+      await notifier.stop();
+    }
+  });
+
   it('runs a consumer with effects outside Postgres without a transaction, each event at least once, to the end of the log', async () => {
     const name = `outside-${randomUUID()}`;
     const seen: string[] = [];

@@ -82,6 +82,11 @@ export interface ConsumerRunnerOptions {
   batchSize?: number;
   pollMs?: number;
   maxAttempts?: number;
+  /**
+   * How long to wait after being woken before reading: appends that follow within it share one
+   * batch (one read and one write instead of one each), at the cost of that much delay.
+   */
+  coalesceMs?: number;
   /** the longest pause between tries after errors (default 5 s) */
   maxBackoffMs?: number;
   onError?: (err: unknown, event?: StoredEvent) => void;
@@ -187,8 +192,10 @@ export class CheckpointedConsumerRunner {
       // a batch short of full took all there was: wait for the next append (one during the batch
       // wakes at once); a quiet poll period reads the stored checkpoint again, in case it was moved
       // from outside (rewound to replay the log)
-      else if (applied < this.batchSize && this.running && !(await this.wakeup.wait(this.pollMs))) {
-        this.loseTrack();
+      else if (applied < this.batchSize && this.running) {
+        if (!(await this.wakeup.wait(this.pollMs))) this.loseTrack();
+        // woken by an append: let the appends right behind it land, to read them in the same batch
+        else if (this.opts.coalesceMs) await new Promise((r) => setTimeout(r, this.opts.coalesceMs));
       }
     }
   }

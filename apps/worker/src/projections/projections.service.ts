@@ -3,6 +3,12 @@ import { AppConfig, CONFIG } from '@parley/config';
 import { AppendNotifier, CheckpointedConsumerRunner, EventStore } from '@parley/event-store';
 import { ConversationsProjection } from '@parley/read-models';
 
+/**
+ * How long the read models lag the log at most for the sake of batching: a turn's appends come
+ * tens of milliseconds apart, and the clients that follow a turn read the log (SSE), not these.
+ */
+const PROJECTION_COALESCE_MS = 25;
+
 /** Keeps the read models up with the log. Any number of workers may run it: the checkpoint CAS serialises them. */
 @Injectable()
 export class ProjectionsService implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -16,6 +22,7 @@ export class ProjectionsService implements OnApplicationBootstrap, OnApplication
   ) {
     this.runner = new CheckpointedConsumerRunner(store, new ConversationsProjection(), notifier, {
       pollMs: config.eventPollMs,
+      coalesceMs: PROJECTION_COALESCE_MS,
       onError: (e, event) =>
         this.logger.error(
           `read-models failed${event ? ` on ${event.type} ${event.id}` : ''}: ${String((e as Error)?.message ?? e)}`,
