@@ -76,7 +76,7 @@ describe('AgentTurnRunner (in process, real AnthropicLlm against the fake API)',
     deltas = new LiveDeltas(redis, config);
     tool = new FactsTool();
     const steps = new TurnSteps(llm, new ToolRegistry([tool]), deltas, new BooksRepository(db.pool), config);
-    sut = new AgentTurnRunner(store, new ConversationFolds(store, config), steps, config);
+    sut = new AgentTurnRunner(store, new ConversationFolds(store, config, llm), steps, config);
   });
   afterEach(() => {
     fake.reset();

@@ -1,6 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { evolveTurns, ToolContext, TurnRecord, turnsStillNeeded } from '@parley/agent';
+import {
+  evolveTurns,
+  LLM_CLIENT,
+  LlmClient,
+  ToolContext,
+  TurnRecord,
+  turnsStillNeeded,
+  usesAlwaysRetrieve,
+} from '@parley/agent';
 import { AppConfig, CONFIG } from '@parley/config';
 import {
   ConversationEvent,
@@ -21,8 +29,15 @@ export interface ConversationFold {
   lastEventId: string | undefined;
 }
 
-/** The fold a worker keeps: ended turns past the reach of the context budget are let go. */
-export const conversationFold = (contextTokens: number): StreamFold<ConversationEvent, ConversationFold> => ({
+/**
+ * The fold a worker keeps: ended turns past the reach of the context budget are let go, and the
+ * question-and-answer turns only a history without tools reaches are kept only by a worker that
+ * sends such histories (the always-retrieve plan).
+ */
+export const conversationFold = (
+  contextTokens: number,
+  historiesWithoutTools = true,
+): StreamFold<ConversationEvent, ConversationFold> => ({
   initial: () => ({ state: initialState(), turns: [], lastEventId: undefined }),
   evolve: (f, e: StoredEvent<ConversationEvent>) => ({
     state: evolve(f.state, e),
@@ -30,7 +45,7 @@ export const conversationFold = (contextTokens: number): StreamFold<Conversation
     lastEventId: e.id,
   }),
   compact: (f) => {
-    const turns = turnsStillNeeded(f.turns, contextTokens);
+    const turns = turnsStillNeeded(f.turns, contextTokens, { historiesWithoutTools });
     return turns === f.turns ? f : { ...f, turns };
   },
 });
@@ -40,8 +55,13 @@ export const conversationFold = (contextTokens: number): StreamFold<Conversation
 export class ConversationFolds {
   private readonly cache: StreamFoldCache<ConversationEvent, ConversationFold>;
 
-  constructor(store: EventStore, @Inject(CONFIG) config: Pick<AppConfig, 'agent'>) {
-    this.cache = new StreamFoldCache(store, conversationFold(config.agent.contextTokens));
+  constructor(
+    store: EventStore,
+    @Inject(CONFIG) config: Pick<AppConfig, 'agent' | 'llm'>,
+    @Inject(LLM_CLIENT) llm: Pick<LlmClient, 'supportsTools'>,
+  ) {
+    const historiesWithoutTools = usesAlwaysRetrieve(config.llm.retrievalMode, llm.supportsTools);
+    this.cache = new StreamFoldCache(store, conversationFold(config.agent.contextTokens, historiesWithoutTools));
   }
 
   async load(conversationId: string): Promise<FoldedConversation> {

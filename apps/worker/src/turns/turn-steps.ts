@@ -13,6 +13,7 @@ import {
   LlmToolSpec,
   renderPrompt,
   ToolRegistry,
+  usesAlwaysRetrieve,
   zeroUsage,
 } from '@parley/agent';
 import { BooksRepository } from '@parley/books';
@@ -164,8 +165,7 @@ export class TurnSteps {
   /** Providers without tool use (or LLM_RETRIEVAL_MODE=always-retrieve) search first, then answer. */
   alwaysRetrieve(s: LoadedTurn): boolean {
     if (!s.ctx.bookId || !this.tools.specsFor(s.ctx).some((t) => t.name === 'search_book')) return false;
-    const mode = this.config.llm.retrievalMode;
-    return mode === 'always-retrieve' || (mode === 'auto' && !this.llm.supportsTools);
+    return usesAlwaysRetrieve(this.config.llm.retrievalMode, this.llm.supportsTools);
   }
 
   /**

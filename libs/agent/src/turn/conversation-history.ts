@@ -156,9 +156,15 @@ function mergeUserRuns(messages: LlmMessage[]): LlmMessage[] {
  * the always-retrieve plan's), so the turns only the latter can reach are kept without their
  * tool exchanges, and those neither can reach are let go: nothing a history could send is lost,
  * and what is kept is bounded by the budget, not by the conversation. What is let go has ended:
- * a late job for it finds no turn, which reads as ended.
+ * a late job for it finds no turn, which reads as ended. A worker that never sends a history
+ * without tools (`historiesWithoutTools: false`: the tool-use loop only) keeps no such turns at
+ * all, so its folds reach their bound within a few turns.
  */
-export function turnsStillNeeded(turns: TurnRecord[], budgetTokens: number, keepEnded = 3): TurnRecord[] {
+export function turnsStillNeeded(
+  turns: TurnRecord[],
+  budgetTokens: number,
+  { keepEnded = 3, historiesWithoutTools = true }: { keepEnded?: number; historiesWithoutTools?: boolean } = {},
+): TurnRecord[] {
   let firstOpen = turns.findIndex((t) => !t.ending);
   if (firstOpen < 0) firstOpen = turns.length;
   const reach = (withTools: boolean): number => {
@@ -173,7 +179,7 @@ export function turnsStillNeeded(turns: TurnRecord[], budgetTokens: number, keep
     return from;
   };
   const withToolsFrom = reach(true);
-  const from = Math.min(reach(false), withToolsFrom);
+  const from = historiesWithoutTools ? Math.min(reach(false), withToolsFrom) : withToolsFrom;
   if (from === 0 && withToolsFrom === 0) return turns;
   const kept = turns.slice(from);
   for (let i = 0; i < withToolsFrom - from; i++) kept[i] = withoutToolExchanges(kept[i]);

@@ -38,6 +38,18 @@ export function citationStartFor(turn: TurnRecord, toolUseId: string): number {
 }
 
 /**
+ * Whether turns with a book run the always-retrieve plan: with LLM_RETRIEVAL_MODE=always-retrieve,
+ * or in `auto` with a provider without tool use. Its answers send histories without tool
+ * exchanges; the tool-use loop sends them with.
+ */
+export function usesAlwaysRetrieve(
+  mode: 'auto' | 'tools' | 'always-retrieve',
+  providerSupportsTools: boolean,
+): boolean {
+  return mode === 'always-retrieve' || (mode === 'auto' && !providerSupportsTools);
+}
+
+/**
  * The always-retrieve plan, for providers without tool use (or when forced): reformulate the
  * question into one search, run it, then answer with the passages in the prompt.
  */

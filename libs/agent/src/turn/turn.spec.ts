@@ -259,6 +259,25 @@ describe(turnsStillNeeded.name, () => {
     expect(turnsStillNeeded(kept, budget)).toBe(kept);
   });
 
+  it('keeps no question-and-answer turns for a worker that only sends histories with tools', () => {
+    const big = (i: number) =>
+      e('ToolResultRecorded', { turnId: `t${i}`, toolUseId: `s${i}`, content: 'r'.repeat(2_000), isError: false });
+    const events = Array.from({ length: 150 }, (_, i) => [
+      posted(`t${i}`),
+      invoked(`t${i}`, `s${i}`),
+      big(i),
+      replied(`t${i}`),
+    ]).flat();
+    const turns = turnsOf([...events, posted('next')]);
+    const budget = 3_000;
+    const both = turnsStillNeeded(turns, budget);
+    const toolsOnly = turnsStillNeeded(turns, budget, { historiesWithoutTools: false });
+    expect(toolsOnly.some((t) => t.toolExchangesDropped)).toBe(false);
+    expect(toolsOnly.length).toBeLessThan(both.length); // the slim records are what it saves
+    expect(toolsOnly).toEqual(both.filter((t) => !t.toolExchangesDropped));
+    expect(buildHistory(toolsOnly, 'next', budget)).toEqual(buildHistory(turns, 'next', budget));
+  });
+
   it('returns the same array when the budget reaches every turn', () => {
     const turns = turnsOf(conversation(5, 1));
     expect(turnsStillNeeded(turns, 1_000_000)).toBe(turns);
