@@ -16,7 +16,7 @@ import {
   type RecordedRequest,
   type RejectedRequest,
 } from './fake-anthropic.types';
-import { PromptCache } from './prompt-cache';
+import { estimateTokens, PromptCache } from './prompt-cache';
 import { newId, renderMessage, streamEvents } from './render-reply';
 import { startSse, writeSse } from './sse-writer';
 import { checkHeaders, CURRENT_VERSION, header, validateBody, type Violation } from './validate-request';
@@ -131,7 +131,15 @@ export class FakeAnthropic {
     const body = recorded.body;
     const answer = body.max_tokens === 0 ? cacheWarmup() : this.nextAnswer(recorded);
     if (isFakeError(answer)) return sendError(res, answer.error, requestId);
-    const message = renderMessage(answer, body.model, this.cache.account(body));
+    const usage =
+      this.options.simulatePromptCache === false
+        ? {
+            input_tokens: Math.max(1, estimateTokens(recorded.rawBody.length)),
+            cache_read_input_tokens: 0,
+            cache_creation_input_tokens: 0,
+          }
+        : this.cache.account(body);
+    const message = renderMessage(answer, body.model, usage);
     if (!body.stream) return sendJson(res, 200, message);
 
     const clientGone = new AbortController();

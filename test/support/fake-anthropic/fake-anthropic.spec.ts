@@ -183,4 +183,31 @@ describe(FakeAnthropic.name, () => {
     expect(second.usage.cache_read_input_tokens).toBe(first.usage.cache_creation_input_tokens);
     expect(second.usage.cache_creation_input_tokens).toBeGreaterThan(0);
   });
+
+  it('counts every input token as uncached when its prompt-cache simulation is off', async () => {
+    const light = await FakeAnthropic.start({ simulatePromptCache: false });
+    try {
+      const client = new Anthropic({ apiKey: 'sk-fake', baseURL: light.url, maxRetries: 0 });
+      const system = [
+        {
+          type: 'text' as const,
+          text: 'You discuss books. '.repeat(50),
+          cache_control: { type: 'ephemeral' as const },
+        },
+      ];
+      const request = {
+        model: MODEL,
+        max_tokens: 64,
+        system,
+        messages: [{ role: 'user' as const, content: 'Who is Ahab?' }],
+      };
+      await client.messages.create(request);
+      const again = await client.messages.create(request);
+      expect(again.usage.cache_read_input_tokens).toBe(0);
+      expect(again.usage.cache_creation_input_tokens).toBe(0);
+      expect(again.usage.input_tokens).toBeGreaterThan(200); // ~chars / 4 of the request
+    } finally {
+      await light.close();
+    }
+  });
 });

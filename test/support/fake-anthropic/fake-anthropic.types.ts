@@ -54,6 +54,11 @@ export interface FakeAnthropicOptions {
   defaultResponder?: (req: RecordedRequest) => FakeReply;
   /** Prefixes shorter than this are never cached (the real minimum is ~1024 tokens); default 0. */
   minCacheableTokens?: number;
+  /**
+   * Off: no prompt-cache accounting (every input token counted as uncached). It hashes every
+   * block of every request, which a load test on a small machine cannot spare; default on.
+   */
+  simulatePromptCache?: boolean;
 }
 
 export function isFakeError(x: FakeReply | FakeError): x is FakeError {
