@@ -23,6 +23,8 @@ export interface OutsideLogConsumer {
   readonly name: string;
   readonly outsideTransaction: true;
   handle(event: StoredEvent): Promise<void>;
+  /** The batch at once (what a later event of it makes unneeded can be skipped); must leave what `handle` would. */
+  handleBatch?(events: StoredEvent[]): Promise<void>;
 }
 
 /** A checkpoint's move from where its runner found it to the end of a batch. */
@@ -261,7 +263,8 @@ export class CheckpointedConsumerRunner {
       const moved = await consumer.applyBatch(events, this.store.pool, { consumer: consumer.name, from, to });
       if (!moved) throw new CheckpointMoved();
     } else if (consumer.outsideTransaction) {
-      for (const event of events) await consumer.handle(event);
+      if (consumer.handleBatch) await consumer.handleBatch(events);
+      else for (const event of events) await consumer.handle(event);
       await this.moveCheckpoint(this.store.pool, from, to);
     } else {
       await this.store.withTransaction(async (tx) => {

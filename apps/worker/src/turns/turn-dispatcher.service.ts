@@ -1,8 +1,10 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig, CONFIG } from '@parley/config';
-import { conversationIdOf, isConversationEvent } from '@parley/conversation';
+import { conversationIdOf, isConversationEvent, TURN_ENDING_TYPES } from '@parley/conversation';
 import { CheckpointedConsumerRunner, EventStore, OutsideLogConsumer, StoredEvent } from '@parley/event-store';
 import { TurnSequencer } from './turn-sequencer';
+
+const turnIdOf = (e: StoredEvent): string | undefined => (e.data as { turnId?: string } | null)?.turnId;
 
 /**
  * Enqueues a job for every UserMessagePosted in the log, so a turn is answered even when the API
@@ -36,6 +38,16 @@ export class TurnDispatcher implements OutsideLogConsumer, OnApplicationBootstra
     const conversationId = conversationIdOf(event.streamId);
     if (!conversationId) return;
     await this.sequencer.enqueue(conversationId, event.data.turnId);
+  }
+
+  /** A turn that already ended within the batch was run: it needs no job (most turns, at a poll a second). */
+  async handleBatch(events: StoredEvent[]): Promise<void> {
+    const ended = new Set(
+      events.flatMap((e) =>
+        isConversationEvent(e) && TURN_ENDING_TYPES.includes(e.type) ? [`${e.streamId}/${turnIdOf(e)}`] : [],
+      ),
+    );
+    for (const e of events) if (!ended.has(`${e.streamId}/${turnIdOf(e)}`)) await this.handle(e);
   }
 
   onApplicationBootstrap(): void {
