@@ -494,6 +494,36 @@ describe(CheckpointedConsumerRunner.name, () => {
     expect(applied.length).toBe(2 * appliedOnce + 1);
   });
 
+  it('lets one runner of an exclusive consumer work at a time, and another take over when it stops', async () => {
+    const name = `exclusive-${randomUUID()}`;
+    const handledBy = { a: 0, b: 0 };
+    const counting = (who: 'a' | 'b') => ({
+      ...recorder(name),
+      async handle(event: StoredEvent, tx: PoolClient) {
+        handledBy[who]++;
+        await recorder(name).handle(event, tx);
+      },
+    });
+    const options = { batchSize: 10, pollMs: 20, exclusive: true };
+    const a = new CheckpointedConsumerRunner(store, counting('a'), undefined, options);
+    const b = new CheckpointedConsumerRunner(store, counting('b'), undefined, options);
+    const total = await storedCount();
+    a.start();
+    await waitFor('a to lead and catch up', async () => (await appliedBy(name)).length === total, 20_000);
+    b.start();
+    await appendMany(30);
+    await waitFor('a to apply the new events', async () => (await appliedBy(name)).length === total + 30, 20_000);
+    expect(handledBy.b).toBe(0); // b waited: it never read, let alone wrote, a batch
+
+    await a.stop(); // its lease goes with it
+    await appendMany(30);
+    await waitFor('b to take over', async () => (await appliedBy(name)).length === total + 60, 20_000);
+    await b.stop();
+    expect(handledBy.b).toBeGreaterThanOrEqual(30);
+    const applied = await appliedBy(name);
+    expect(new Set(applied.map((r) => r.event_id)).size).toBe(applied.length); // each once
+  });
+
   it('lets two runners of one consumer race without applying anything twice', async () => {
     await appendMany(200);
     const a = new CheckpointedConsumerRunner(store, recorder('race'), undefined, { batchSize: 10, pollMs: 5 });

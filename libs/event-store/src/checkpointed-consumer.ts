@@ -1,5 +1,6 @@
 import { Pool, PoolClient } from 'pg';
 import { AppendNotifier } from './append-notifier';
+import { ConsumerLease } from './consumer-lease';
 import { EventStore, checkpointOf } from './event-store';
 import { LogCheckpoint, LOG_START, StoredEvent } from './event.types';
 import { backoffMs, isTransientDbError } from './transient-errors';
@@ -85,6 +86,11 @@ export interface ConsumerRunnerOptions {
   pollMs?: number;
   maxAttempts?: number;
   /**
+   * One runner of this consumer at a time across processes (ConsumerLease): the others wait,
+   * trying to take over every pollMs, instead of reading and writing every batch in vain.
+   */
+  exclusive?: boolean;
+  /**
    * How long to wait after being woken before reading: appends that follow within it share one
    * batch (one read and one write instead of one each), at the cost of that much delay.
    */
@@ -118,6 +124,7 @@ export class CheckpointedConsumerRunner {
    */
   private known?: LogCheckpoint;
   private readonly maxAttempts: number;
+  private readonly lease?: ConsumerLease;
 
   constructor(
     private readonly store: EventStore,
@@ -128,6 +135,7 @@ export class CheckpointedConsumerRunner {
     this.batchSize = opts.batchSize ?? 200;
     this.pollMs = opts.pollMs ?? 1_000;
     this.maxAttempts = opts.maxAttempts ?? 3;
+    if (opts.exclusive) this.lease = new ConsumerLease(store.pool, consumer.name);
   }
 
   start(): void {
@@ -144,6 +152,7 @@ export class CheckpointedConsumerRunner {
     this.notifier?.off('reconnected', this.poke);
     this.poke();
     await this.loop;
+    this.lease?.release();
   }
 
   /** Processes everything committed so far; returns how many events were applied. */
@@ -185,6 +194,12 @@ export class CheckpointedConsumerRunner {
       let applied = 0;
       this.wakeup.reset();
       try {
+        if (this.lease && !(await this.lease.held())) {
+          // another process leads: what this one kept may be stale by the time it takes over
+          this.loseTrack();
+          await this.pause(this.pollMs);
+          continue;
+        }
         applied = await this.step();
       } catch (e) {
         this.opts.onError?.(e);

@@ -3,6 +3,7 @@ export * from './event-store';
 export * from './append-notifier';
 export * from './append-announcer';
 export * from './checkpointed-consumer';
+export * from './consumer-lease';
 export * from './wakeup';
 export * from './transaction';
 export * from './transient-errors';

@@ -9,7 +9,10 @@ import { ConversationsProjection } from '@parley/read-models';
  */
 const PROJECTION_COALESCE_MS = 25;
 
-/** Keeps the read models up with the log. Any number of workers may run it: the checkpoint CAS serialises them. */
+/**
+ * Keeps the read models up with the log. Any number of workers may run it: one leads (a lease),
+ * the others stand by to take over, and the checkpoint CAS serialises them anyway.
+ */
 @Injectable()
 export class ProjectionsService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(ProjectionsService.name);
@@ -23,6 +26,7 @@ export class ProjectionsService implements OnApplicationBootstrap, OnApplication
     this.runner = new CheckpointedConsumerRunner(store, new ConversationsProjection(), notifier, {
       pollMs: config.eventPollMs,
       coalesceMs: PROJECTION_COALESCE_MS,
+      exclusive: true, // one worker projects at a time; the rest stand by
       onError: (e, event) =>
         this.logger.error(
           `read-models failed${event ? ` on ${event.type} ${event.id}` : ''}: ${String((e as Error)?.message ?? e)}`,

@@ -29,6 +29,7 @@ export class TurnDispatcher implements OutsideLogConsumer, OnApplicationBootstra
   ) {
     this.runner = new CheckpointedConsumerRunner(store, this, undefined, {
       pollMs: config.eventPollMs,
+      exclusive: true, // one worker dispatches at a time; the rest stand by
       onError: (e) => this.logger.error(`dispatch failed: ${(e as Error)?.message ?? e}`),
     });
   }
