@@ -20,6 +20,7 @@ import globalTeardown from '../test/support/global-teardown';
 import { fakeAnthropicEnv } from '../test/support/stack';
 import { waitFor } from '../test/support/wait-for';
 import { summariseCpuProfile } from './cpu-profile';
+import { add, printTable } from './report';
 import { benchClient, liveConversation, withStack } from './service';
 import { argValue, cpuMs, fmt, mean, pct } from './util';
 
@@ -89,10 +90,22 @@ export async function profileTurns(opts: { fresh: number; warm: number; profile:
   } finally {
     await fake.close();
   }
-  console.log(
-    `worker CPU per search turn at turn 1 (warm process, ${cpu.length} conversations): ` +
-      `mean ${fmt(mean(cpu), 1)} ms, p50 ${fmt(pct(cpu, 0.5), 1)} ms, p90 ${fmt(pct(cpu, 0.9), 1)} ms`,
-  );
+  add({
+    section: 'profile',
+    figure: `worker CPU per search turn at turn 1 (warm worker, ${cpu.length} new conversations, /proc at 10 ms ticks)`,
+    value: `mean ${fmt(mean(cpu), 1)} ms, p50 ${fmt(pct(cpu, 0.5), 1)} ms, p90 ${fmt(pct(cpu, 0.9), 1)} ms`,
+    n: mean(cpu),
+    goal: '≤ 10 ms',
+    ok: mean(cpu) <= 10,
+  });
+  const per = (m: Record<string, number>) => Object.values(m).reduce((a, b) => a + b, 0) / cpu.length;
+  for (const kind of ['statements', 'commands'] as const)
+    add({
+      section: 'profile',
+      figure: `${kind === 'statements' ? 'Postgres statements' : 'Redis commands (round trips)'} per search turn at turn 1`,
+      value: roundTrips.map((p) => `${p.name} ${fmt(per(p[kind]), 1)}`).join(', '),
+      n: roundTrips.reduce((sum, p) => sum + per(p[kind]), 0),
+    });
   for (const p of roundTrips) console.log(`\n${p.name}: round trips per turn\n${describeRoundTrips(p, cpu.length)}`);
   if (!opts.profile) return;
   const file = readdirSync(PROF_DIR).find((f) => f.includes(`.${workerPid}.`) && f.endsWith('.cpuprofile'));
@@ -152,6 +165,7 @@ if (require.main === module) {
         warm: Number(argValue('warm') ?? 20),
         profile: !process.argv.includes('--no-prof'),
       });
+      printTable();
     } catch (e) {
       console.error(e);
       process.exitCode = 1;

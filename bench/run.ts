@@ -18,6 +18,7 @@ import { anchorsBench } from './anchors';
 import { eventStoreBench, rebuildBench } from './event-store';
 import { floorBench } from './floor';
 import { longConversationBench } from './long-conversation';
+import { profileTurns } from './profile-turns';
 import { add, errors, printTable, writeJson } from './report';
 import { sseFanoutBench } from './sse-fanout';
 import { soakBench } from './soak';
@@ -72,6 +73,7 @@ export const SECTIONS: Record<string, (o: RunOptions) => Promise<void>> = {
   rebuild: () => rebuildBench(),
   scaling: () => workerScalingBench(),
   crash: () => crashBench(),
+  profile: () => profileTurns({ fresh: QUICK ? 10 : 60, warm: QUICK ? 5 : 20, profile: false }),
   'long-conversation': (o) => longConversationBench(o.longTurns ?? (QUICK ? 30 : 500)),
   'sse-fanout': (o) => sseFanOut(o.sseClients ?? (QUICK ? 500 : 10_000)),
   soak: (o) =>

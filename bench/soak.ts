@@ -9,13 +9,14 @@
  * The processes run with jemalloc preloaded, as the Docker image runs them; `--allocator glibc`
  * runs them on the C library's malloc, whose main arena keeps what a worker frees (RSS grows).
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { TURN_ENDING_TYPES } from '@parley/conversation';
 import { projectRoot } from '../libs/platform/src/project-root';
 import { newBook } from '../test/support/factories/books';
 import { FakeAnthropic } from '../test/support/fake-anthropic/fake-anthropic.server';
 import { fakeAnthropicEnv } from '../test/support/stack';
+import type { MemorySample } from './memory-probe';
 import { add } from './report';
 import { benchClient, newConversation, withStack } from './service';
 import { delayingProxy, fmt, openSse, pct, rssMb, sleep, turnWatcher } from './util';
@@ -41,16 +42,53 @@ function allocatorEnv(allocator: 'jemalloc' | 'glibc'): Record<string, string> {
   return {};
 }
 
+let memoryProbeDir = '';
+
+/**
+ * What the memory probe (bench/memory-probe.ts) saw of a process at `from` and at `to`: the JS
+ * heap in use and reserved, memory outside it (Buffers), and the rest of RSS (the allocator's
+ * and native code's), so a growing RSS says where it grows.
+ */
+function memoryBetween(pid: number, from: number, to: number): string | undefined {
+  let samples: MemorySample[];
+  try {
+    samples = readFileSync(path.join(memoryProbeDir, `memory.${pid}.jsonl`), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
+  } catch {
+    return undefined;
+  }
+  const a = samples.find((x) => x.at >= from);
+  const b = [...samples].reverse().find((x) => x.at <= to);
+  if (!a || !b) return undefined;
+  const mb = (n: number) => fmt(n / 2 ** 20, 0);
+  const rest = (x: MemorySample) => x.rss - x.heapTotal - x.external;
+  const pair = (f: (x: MemorySample) => number) => `${mb(f(a))} → ${mb(f(b))}`;
+  return [
+    `heap used ${pair((x) => x.heapUsed)}`,
+    `heap reserved ${pair((x) => x.heapTotal)}`,
+    `external ${pair((x) => x.external)} (ArrayBuffers ${pair((x) => x.arrayBuffers)})`,
+    `rest of RSS ${pair(rest)}`,
+  ].join('; ');
+}
+
 export async function soakBench(o: SoakOptions): Promise<void> {
   const rate = o.rate ?? 10;
   const nConv = o.conversations ?? 40;
   const nSse = o.sseClients ?? 100;
   const durationMs = o.minutes * 60_000;
   const heapDir = path.join(projectRoot(__dirname), 'bench/results/heap');
+  const probeDir = path.join(projectRoot(__dirname), 'bench/results/memory');
+  rmSync(probeDir, { recursive: true, force: true });
+  mkdirSync(probeDir, { recursive: true });
+  memoryProbeDir = probeDir;
   if (o.heapSnapshotsAt?.length) mkdirSync(heapDir, { recursive: true });
   const allocator = allocatorEnv(o.allocator ?? 'jemalloc');
   const allocatorName = allocator.LD_PRELOAD ? 'jemalloc' : "glibc's malloc";
-  const fake = await FakeAnthropic.start();
+  // the model's stand-in shares this machine's two cores: spare it the prompt-cache simulation,
+  // which hashes every block of two ~240 KB requests a turn once conversations fill the budget
+  const fake = await FakeAnthropic.start({ simulatePromptCache: false });
   const proxy = await delayingProxy(fake.url, 300);
   const resetTimer = setInterval(() => {
     fake.reset();
@@ -61,10 +99,12 @@ export async function soakBench(o: SoakOptions): Promise<void> {
       {
         apis: 1,
         workers: 2,
-        env: { ...fakeAnthropicEnv(proxy.url), ...allocator },
-        nodeArgs: o.heapSnapshotsAt?.length
-          ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${heapDir}`]
-          : undefined,
+        env: { ...fakeAnthropicEnv(proxy.url), ...allocator, MEMORY_PROBE_FILE: path.join(probeDir, 'memory') },
+        nodeArgs: [
+          '-r',
+          path.join(projectRoot(__dirname), 'dist/bench/memory-probe.js'),
+          ...(o.heapSnapshotsAt?.length ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${heapDir}`] : []),
+        ],
       },
       async (stack) => {
         const alice = benchClient(stack);
@@ -82,6 +122,7 @@ export async function soakBench(o: SoakOptions): Promise<void> {
         const rss: Array<{ at: number; mb: Record<string, number> }> = [];
         const sseStats = { sessions: 0, frames: 0, lost: 0, repeated: 0 };
         const t0 = performance.now();
+        const startedAt = Date.now();
         const until = t0 + durationMs;
 
         // SSE clients coming and going: each session on a random conversation for 3–15 s
@@ -271,6 +312,13 @@ export async function soakBench(o: SoakOptions): Promise<void> {
               goal: '≤ +10%',
               ok: g <= 1.1,
             });
+            const probe = memoryBetween(p.pid, startedAt + warm.at, Date.now());
+            if (probe)
+              add({
+                section: 'soak',
+                figure: `memory of ${p.name}, after warm-up → end (MB)`,
+                value: probe,
+              });
           }
         return per;
       },
