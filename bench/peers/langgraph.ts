@@ -28,7 +28,7 @@ export async function langGraphPeer(fakeUrl: string, turns = 40): Promise<PeerRe
         schema: z.object({ query: z.string() }),
       });
       const llm = new ChatAnthropic({
-        model: 'claude-sonnet-4-5',
+        model: 'claude-sonnet-5-5',
         apiKey: 'sk-fake',
         anthropicApiUrl: fakeUrl,
         streaming: true,

@@ -5,6 +5,7 @@ import { projectRoot } from '../../libs/platform/src/project-root';
 import { startProcess } from '../../test/support/stack';
 import { waitFor } from '../../test/support/wait-for';
 import { PeerResult } from './common';
+import { dbosPeer } from './dbos';
 import { langGraphPeer } from './langgraph';
 
 const ROOT = projectRoot(__dirname);
@@ -32,6 +33,7 @@ async function main(): Promise<void> {
   try {
     const which = process.argv[2];
     if (!which || which === 'langgraph') print('LangGraph createReactAgent + PostgresSaver', await langGraphPeer(url));
+    if (!which || which === 'dbos') print('DBOS workflow per turn (steps: model calls, tool)', await dbosPeer(url));
   } finally {
     await proc.kill();
   }
