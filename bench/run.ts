@@ -73,6 +73,8 @@ export const SECTIONS: Record<string, (o: RunOptions) => Promise<void>> = {
   rebuild: () => rebuildBench(),
   scaling: () => workerScalingBench(),
   crash: () => crashBench(),
+  // loaded only here: it patches pg in this process to count the peers' statements
+  peers: async () => (await import('./peers/run-peers')).peersBench(),
   profile: () => profileTurns({ fresh: QUICK ? 10 : 60, warm: QUICK ? 5 : 20, profile: false }),
   'long-conversation': (o) => longConversationBench(o.longTurns ?? (QUICK ? 30 : 500)),
   'sse-fanout': (o) => sseFanOut(o.sseClients ?? (QUICK ? 500 : 10_000)),
