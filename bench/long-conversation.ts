@@ -6,23 +6,17 @@
  * alone (no database, a search tool returning a fixed passage) in this process, CPU per turn.
  */
 import Anthropic from '@anthropic-ai/sdk';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { projectRoot } from '../libs/platform/src/project-root';
-import { waitForBook } from '../test/support/factories/books';
 import { FakeAnthropic } from '../test/support/fake-anthropic/fake-anthropic.server';
 import { fakeAnthropicEnv, startProcess } from '../test/support/stack';
 import { waitFor } from '../test/support/wait-for';
+import { ALICE_PASSAGE, aliceQuestions, uploadAlice } from './alice';
 import { add } from './report';
 import { benchClient, liveConversation, withStack } from './service';
 import { cpuMs, fmt, mean, pct } from './util';
 
 const ROOT = projectRoot(__dirname);
-const questions = () =>
-  readFileSync(path.join(ROOT, 'data/books/alice.qa.jsonl'), 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l).q as string);
 
 interface TurnRecord {
   turn: number;
@@ -37,16 +31,9 @@ export async function longConversationBench(turns = 500): Promise<void> {
   try {
     await withStack({ apis: 1, workers: 1, env: { ...fakeAnthropicEnv(fake.url) } }, async (stack) => {
       const alice = benchClient(stack);
-      const up = await alice.req('POST', '/v1/books', {
-        title: "Alice's Adventures in Wonderland",
-        format: 'text',
-        content: readFileSync(path.join(ROOT, 'data/books/alice.txt'), 'utf8'),
-      });
-      if (up.status !== 202) throw new Error(`book upload: ${up.status} ${up.text}`);
-      await waitForBook(alice, up.body.id, 120_000);
-      const conv = await liveConversation(alice, up.body.id);
+      const conv = await liveConversation(alice, await uploadAlice(alice));
       const pid = stack.workers[0].child.pid!;
-      const qs = questions();
+      const qs = aliceQuestions();
       fake.reset();
       try {
         for (let t = 1; t <= turns; t++) {
@@ -131,8 +118,6 @@ export async function longConversationBench(turns = 500): Promise<void> {
   return;
 }
 
-const PASSAGE = 'Alice was beginning to get very tired of sitting by her sister on the bank. '.repeat(25);
-
 /** CPU of this process per search turn, the fake in a process of its own; history kept, as a chat would. */
 async function sdkLoopAnchor(turns = 40): Promise<number> {
   const fakeProc = startProcess('fake', [path.join(ROOT, 'dist/bench/fake-server.js')], {});
@@ -155,7 +140,7 @@ async function sdkLoopAnchor(turns = 40): Promise<number> {
       },
     ];
     const messages: Anthropic.MessageParam[] = [];
-    const qs = questions();
+    const qs = aliceQuestions();
     const cpu: number[] = [];
     for (let t = 0; t < turns; t++) {
       const c0 = process.cpuUsage();
@@ -175,7 +160,7 @@ async function sdkLoopAnchor(turns = 40): Promise<number> {
         if (!uses.length) break;
         messages.push({
           role: 'user',
-          content: uses.map((u) => ({ type: 'tool_result' as const, tool_use_id: u.id, content: PASSAGE })),
+          content: uses.map((u) => ({ type: 'tool_result' as const, tool_use_id: u.id, content: ALICE_PASSAGE })),
         });
       }
       const d = process.cpuUsage(c0);

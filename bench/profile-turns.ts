@@ -13,12 +13,12 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { projectRoot } from '../libs/platform/src/project-root';
-import { waitForBook } from '../test/support/factories/books';
 import { FakeAnthropic } from '../test/support/fake-anthropic/fake-anthropic.server';
 import globalSetup from '../test/support/global-setup';
 import globalTeardown from '../test/support/global-teardown';
 import { fakeAnthropicEnv } from '../test/support/stack';
 import { waitFor } from '../test/support/wait-for';
+import { aliceQuestions, uploadAlice } from './alice';
 import { summariseCpuProfile } from './cpu-profile';
 import { add, printTable } from './report';
 import { benchClient, liveConversation, withStack } from './service';
@@ -26,12 +26,6 @@ import { argValue, cpuMs, fmt, mean, pct } from './util';
 
 const ROOT = projectRoot(__dirname);
 const PROF_DIR = path.join(ROOT, 'bench/results/prof');
-
-const questions = () =>
-  readFileSync(path.join(ROOT, 'data/books/alice.qa.jsonl'), 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l).q as string);
 
 export async function profileTurns(opts: { fresh: number; warm: number; profile: boolean }): Promise<void> {
   const fake = await FakeAnthropic.start();
@@ -57,22 +51,16 @@ export async function profileTurns(opts: { fresh: number; warm: number; profile:
       async (stack) => {
         workerPid = stack.workers[0].child.pid!;
         const reader = benchClient(stack);
-        const up = await reader.req('POST', '/v1/books', {
-          title: "Alice's Adventures in Wonderland",
-          format: 'text',
-          content: readFileSync(path.join(ROOT, 'data/books/alice.txt'), 'utf8'),
-        });
-        if (up.status !== 202) throw new Error(`book upload: ${up.status} ${up.text}`);
-        await waitForBook(reader, up.body.id, 120_000);
-        const qs = questions();
-        const warm = await liveConversation(reader, up.body.id);
+        const bookId = await uploadAlice(reader);
+        const qs = aliceQuestions();
+        const warm = await liveConversation(reader, bookId);
         for (let t = 0; t < opts.warm; t++) await warm.turn(qs[t % qs.length]);
         warm.close();
         const processes = [...stack.apis, ...stack.workers].map((p) => p.child);
         await markRoundTrips(processes, 0);
         window.fromUs = nowUs();
         for (let i = 0; i < opts.fresh; i++) {
-          const conv = await liveConversation(reader, up.body.id);
+          const conv = await liveConversation(reader, bookId);
           const c0 = cpuMs(workerPid);
           const r = await conv.turn(qs[i % qs.length]);
           cpu.push(cpuMs(workerPid) - c0);

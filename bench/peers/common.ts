@@ -1,11 +1,9 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { Client } from 'pg';
-import { projectRoot } from '../../libs/platform/src/project-root';
 import { mean } from '../util';
 
-export const PASSAGE = 'Alice was beginning to get very tired of sitting by her sister on the bank. '.repeat(25);
-const ROOT = projectRoot(__dirname);
+import { aliceQuestions } from '../alice';
+
+export { ALICE_PASSAGE as PASSAGE } from '../alice';
 const ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 
 export interface PeerResult {
@@ -14,12 +12,6 @@ export interface PeerResult {
   statements: Record<string, number>;
   turns: number;
 }
-
-export const questions = (): string[] =>
-  readFileSync(path.join(ROOT, 'data/books/alice.qa.jsonl'), 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l).q as string);
 
 async function admin<T>(fn: (c: Client) => Promise<T>): Promise<T> {
   const c = new Client({ connectionString: ADMIN_URL });
@@ -58,7 +50,7 @@ export async function measureTurns(
   counts: () => { statements: Record<string, number> },
   warmup = 10,
 ): Promise<PeerResult> {
-  const qs = questions();
+  const qs = aliceQuestions();
   const cpu: number[] = [];
   let before: Record<string, number> = {};
   for (let t = 0; t < turns; t++) {

@@ -12,6 +12,7 @@ import {
   StoredEvent,
   WrongExpectedVersionError,
 } from '@parley/event-store';
+import { countingPool } from '../support/counting-pool';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 import { waitFor } from '../support/wait-for';
 
@@ -90,12 +91,7 @@ describe(EventStore.name, () => {
   });
 
   it('appends in one statement: no transaction block, no separate version or id lookups', async () => {
-    const statements: string[] = [];
-    const counting = Object.create(db.pool) as typeof db.pool;
-    counting.query = ((q: string | { text: string }, ...rest: unknown[]) => {
-      statements.push(typeof q === 'string' ? q : q.text);
-      return (db.pool.query as (...a: unknown[]) => unknown)(q, ...rest);
-    }) as typeof db.pool.query;
+    const { pool: counting, statements } = countingPool(db.pool);
     const store = new EventStore(counting);
     const stream = `s-${randomUUID()}`;
     await store.append(stream, [newEvent('A'), newEvent('B')], { expectedVersion: 'no_stream' });

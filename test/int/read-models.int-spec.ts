@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { ConversationEvent, conversationStreamId } from '@parley/conversation';
 import { EventStore, StoredEvent } from '@parley/event-store';
 import { ConversationsProjection } from '@parley/read-models';
+import { countingPool } from '../support/counting-pool';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 
 type Data<T extends ConversationEvent['type']> = Extract<ConversationEvent, { type: T }>['data'];
@@ -69,6 +70,12 @@ describe(ConversationsProjection.name, () => {
   const messagesOf = async (conversationId: string) =>
     (await db.pool.query('SELECT * FROM messages WHERE conversation_id = $1 ORDER BY version', [conversationId])).rows;
 
+  /** The conversation's read models: its row and its messages. */
+  const readModelsOf = async (conversationId: string) => ({
+    conversation: (await db.pool.query('SELECT * FROM conversations WHERE id = $1', [conversationId])).rows,
+    messages: await messagesOf(conversationId),
+  });
+
   it("shows a tool result with its own turn's invocation when an earlier turn reused the tool id", async () => {
     const { id, stored } = await conversationOf([...turn('toolu_same', 'first'), ...turn('toolu_same', 'second')]);
     await feed(stored);
@@ -80,22 +87,6 @@ describe(ConversationsProjection.name, () => {
   });
 
   describe('one statement a batch', () => {
-    /** A pool that records the text of every statement sent through it. */
-    function countingPool() {
-      const statements: string[] = [];
-      const pool = Object.create(db.pool) as typeof db.pool;
-      pool.query = ((q: string | { text: string }, ...rest: unknown[]) => {
-        statements.push(typeof q === 'string' ? q : q.text);
-        return (db.pool.query as (...a: unknown[]) => unknown)(q, ...rest);
-      }) as typeof db.pool.query;
-      return { pool, statements };
-    }
-
-    const readModelsOf = async (conversationId: string) => ({
-      conversation: (await db.pool.query('SELECT * FROM conversations WHERE id = $1', [conversationId])).rows,
-      messages: await messagesOf(conversationId),
-    });
-
     it('projects a live conversation event by event with one statement each, and the rows a projection reading them back writes', async () => {
       const { id, stored } = await conversationOf([
         ...turn(`toolu_${randomUUID()}`, 'the Hatter'),
@@ -103,7 +94,7 @@ describe(ConversationsProjection.name, () => {
         ...turn(`toolu_${randomUUID()}`, 'the Queen'),
       ]);
       const live = new ConversationsProjection();
-      const { pool, statements } = countingPool();
+      const { pool, statements } = countingPool(db.pool);
       const perEvent: number[] = [];
       for (const e of stored) {
         const before = statements.length;
@@ -155,12 +146,6 @@ describe(ConversationsProjection.name, () => {
   });
 
   describe('a redelivered event (the log delivering it twice) changes nothing', () => {
-    /** The conversation's read models: its row and its messages. */
-    const readModelsOf = async (conversationId: string) => ({
-      conversation: (await db.pool.query('SELECT * FROM conversations WHERE id = $1', [conversationId])).rows,
-      messages: await messagesOf(conversationId),
-    });
-
     const history = (): ConversationEvent[] => {
       const failed = randomUUID();
       const cancelled = randomUUID();

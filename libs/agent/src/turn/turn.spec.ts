@@ -234,8 +234,8 @@ describe(turnsStillNeeded.name, () => {
     expect(turnsStillNeeded(stuck, 1)).toBe(stuck); // 'b' never ended: everything after it may still run
   });
 
-  it('keeps the turns only a history without tools reaches as question and answer, and lets the rest go', () => {
-    // every turn searched, with results ten times the size of its question and answer
+  /** 150 answered turns that each searched, with results ten times the size of question and answer; then 'next' */
+  const searchedTurns = () => {
     const big = (i: number) =>
       e('ToolResultRecorded', { turnId: `t${i}`, toolUseId: `s${i}`, content: 'r'.repeat(2_000), isError: false });
     const events = Array.from({ length: 150 }, (_, i) => [
@@ -244,7 +244,11 @@ describe(turnsStillNeeded.name, () => {
       big(i),
       replied(`t${i}`),
     ]).flat();
-    const turns = turnsOf([...events, posted('next')]);
+    return turnsOf([...events, posted('next')]);
+  };
+
+  it('keeps the turns only a history without tools reaches as question and answer, and lets the rest go', () => {
+    const turns = searchedTurns();
     const budget = 3_000;
     const kept = turnsStillNeeded(turns, budget);
     const slim = kept.filter((t) => t.toolExchangesDropped);
@@ -260,15 +264,7 @@ describe(turnsStillNeeded.name, () => {
   });
 
   it('keeps no question-and-answer turns for a worker that only sends histories with tools', () => {
-    const big = (i: number) =>
-      e('ToolResultRecorded', { turnId: `t${i}`, toolUseId: `s${i}`, content: 'r'.repeat(2_000), isError: false });
-    const events = Array.from({ length: 150 }, (_, i) => [
-      posted(`t${i}`),
-      invoked(`t${i}`, `s${i}`),
-      big(i),
-      replied(`t${i}`),
-    ]).flat();
-    const turns = turnsOf([...events, posted('next')]);
+    const turns = searchedTurns();
     const budget = 3_000;
     const both = turnsStillNeeded(turns, budget);
     const toolsOnly = turnsStillNeeded(turns, budget, { historiesWithoutTools: false });
