@@ -41,13 +41,7 @@ export class StreamFoldCache<E extends EventShape, S> {
   async load(streamId: string): Promise<FoldedStream<S>> {
     const known = this.folded.get(streamId) ?? { version: 0, state: this.fold.initial() };
     const events = await this.store.readStream<E>(streamId, { after: known.version });
-    const now =
-      events.length === 0
-        ? known
-        : {
-            version: events[events.length - 1].version,
-            state: this.compact(events.reduce((s, e) => this.fold.evolve(s, e), known.state)),
-          };
+    const now = events.length === 0 ? known : this.foldIn(known, events);
     this.keep(streamId, now);
     return now;
   }
@@ -62,12 +56,17 @@ export class StreamFoldCache<E extends EventShape, S> {
   appended(streamId: string, events: StoredEvent<E>[]): FoldedStream<S> | undefined {
     const known = this.folded.get(streamId);
     if (!known || events.length === 0 || known.version !== events[0].version - 1) return undefined;
-    const now = {
+    const now = this.foldIn(known, events);
+    this.keep(streamId, now);
+    return now;
+  }
+
+  /** A kept fold with the events that follow it folded in, compacted. */
+  private foldIn(known: FoldedStream<S>, events: StoredEvent<E>[]): FoldedStream<S> {
+    return {
       version: events[events.length - 1].version,
       state: this.compact(events.reduce((s, e) => this.fold.evolve(s, e), known.state)),
     };
-    this.keep(streamId, now);
-    return now;
   }
 
   private compact(state: S): S {

@@ -46,10 +46,10 @@ export interface ReadModelChanges {
 
 /** The projection's SQL: each call is one statement for any number of rows. */
 export class ReadModelWrites {
-  constructor(private readonly tx: Pick<Pool, 'query'>) {}
+  constructor(private readonly db: Pick<Pool, 'query'>) {}
 
   async conversations(ids: string[]): Promise<Map<string, ConversationRow>> {
-    const { rows } = await this.tx.query<ConversationRow>(
+    const { rows } = await this.db.query<ConversationRow>(
       `SELECT id, owner_id, book_id, title, reading_position, forked_from, version, message_count, created_at,
               last_activity_at
          FROM conversations WHERE id = ANY($1::uuid[])`,
@@ -59,7 +59,7 @@ export class ReadModelWrites {
   }
 
   async streamsWithDeletion(streamIds: string[]): Promise<Set<string>> {
-    const { rows } = await this.tx.query<{ stream_id: string }>(
+    const { rows } = await this.db.query<{ stream_id: string }>(
       `SELECT DISTINCT stream_id FROM events WHERE stream_id = ANY($1::text[]) AND type = 'ConversationDeleted'`,
       [streamIds],
     );
@@ -68,7 +68,7 @@ export class ReadModelWrites {
 
   /** Each turn's ToolInvoked calls in log order, keyed `streamId/turnId`. */
   async toolCallsOfTurns(turns: Array<{ streamId: string; turnId: string }>): Promise<Map<string, ToolCall[]>> {
-    const { rows } = await this.tx.query<{ stream_id: string; data: ToolCall & { turnId: string } }>(
+    const { rows } = await this.db.query<{ stream_id: string; data: ToolCall & { turnId: string } }>(
       `SELECT e.stream_id, e.data FROM events e
          JOIN (SELECT DISTINCT * FROM unnest($1::text[], $2::text[]) AS t(stream_id, turn_id)) t
            ON e.stream_id = t.stream_id AND e.data->>'turnId' = t.turn_id
@@ -95,7 +95,7 @@ export class ReadModelWrites {
    */
   async write(changes: ReadModelChanges, move?: CheckpointMove): Promise<boolean> {
     const checkpoint = move ? checkpointMoveSql(move, 4) : undefined;
-    const { rows } = await this.tx.query<{ moved: number }>({
+    const { rows } = await this.db.query<{ moved: number }>({
       name: !move
         ? 'parley_read_models_write_unguarded'
         : `parley_read_models_write${movesFromStart(move) ? '_from_start' : ''}`,
