@@ -6,6 +6,7 @@ import { newBook } from '../support/factories/books';
 import { openStream } from '../support/sse-client';
 import { clientFor, Client, startStack, Stack, fakeAnthropicEnv } from '../support/stack';
 import { waitFor } from '../support/wait-for';
+import { QUEUED_TURN_RECHECK_MS } from '../../apps/worker/src/turns/agent-turns.processor';
 
 /** What the current turn's user asked (the last user text that is not a tool result). */
 function question(req: RecordedRequest): string {
@@ -282,6 +283,13 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
     // one at a time: nothing of turn k+1 is recorded before turn k ends
     const order = evs.filter((e) => turnOf(e) && e.type !== 'UserMessagePosted').map((e) => turns.indexOf(turnOf(e)!));
     expect(order).toEqual([...order].sort((a, b) => a - b));
+    // each queued turn is woken by the end of the one before it, not by its recheck timer (2 s and up)
+    const at = (e: Envelope) => Date.parse(e.occurredAt);
+    for (let k = 1; k < turns.length; k++) {
+      const endOfPrevious = at(evs.find(ended(turns[k - 1]))!);
+      const firstStep = at(evs.find((e) => turnOf(e) === turns[k] && e.type !== 'UserMessagePosted')!);
+      expect(firstStep - endOfPrevious).toBeLessThan(QUEUED_TURN_RECHECK_MS / 2);
+    }
   }, 60_000);
 
   it("sends turn 2 a request whose prefix is byte-identical to turn 1's, and it reads the cache", async () => {

@@ -249,7 +249,7 @@ describe('AgentTurnRunner (in process, real AnthropicLlm against the fake API)',
     // when the second turn runs
     const outcome = await sut.run(conversationId, second, new AbortController().signal);
     // then it waits for the first
-    expect(outcome).toEqual({ kind: 'wait', forTurnId: first });
+    expect(outcome).toEqual({ kind: 'wait', forTurnId: first, behind: 1 });
     expect(fake.requests).toHaveLength(0);
   });
 });

@@ -1,5 +1,14 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { isAbort, LlmError, NextStep, nextRetrievalStep, nextStep, RetrievalStep, TurnRecord } from '@parley/agent';
+import {
+  isAbort,
+  LlmError,
+  NextStep,
+  nextRetrievalStep,
+  nextStep,
+  RetrievalStep,
+  TurnRecord,
+  TurnWait,
+} from '@parley/agent';
 import { AppConfig, CONFIG } from '@parley/config';
 import { ConversationEvent, conversationStreamId, findTurn } from '@parley/conversation';
 import {
@@ -14,7 +23,7 @@ import { MemoryStepKeeper, StepKeeper } from './step-keeper';
 import { ConversationFolds, FoldedConversation, LoadedTurn, loadTurn, turnEvent, turnOf } from './turn-state';
 import { TurnSteps } from './turn-steps';
 
-export type TurnOutcome = { kind: 'ended' } | { kind: 'wait'; forTurnId: string };
+export type TurnOutcome = { kind: 'ended' } | TurnWait;
 
 const DB_RETRY_MAX_MS = 2_000;
 

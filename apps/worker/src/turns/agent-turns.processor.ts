@@ -40,6 +40,19 @@ export const LOCK_MARGIN_MS = LOCK_MS - LOCK_RENEW_MS;
 export const EVENT_LOOP_WARN_MS = 1_000;
 export const TURN_ATTEMPTS = 5;
 
+/**
+ * How long a queued turn (an earlier turn of its conversation is open) stays delayed before it
+ * looks again: the sequencer promotes it when the turn before it ends, so this is only the net
+ * for a promotion that never came (Redis away at that moment). The further back in the queue,
+ * the longer: with a fixed 1 s poll every queued turn cost a job move and a fold a second, so a
+ * service behind on its turns spent more on polling the further behind it fell.
+ */
+export function queuedTurnRecheckMs(behind: number): number {
+  return Math.min(QUEUED_TURN_RECHECK_MAX_MS, QUEUED_TURN_RECHECK_MS * 2 ** Math.max(0, behind - 1));
+}
+export const QUEUED_TURN_RECHECK_MS = 2_000;
+export const QUEUED_TURN_RECHECK_MAX_MS = 30_000;
+
 @Processor(AGENT_TURNS_QUEUE, {
   lockDuration: LOCK_MS,
   lockRenewTime: LOCK_RENEW_MS,
@@ -140,9 +153,10 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
       throw new WaitingError();
     }
     if (outcome.kind === 'wait') {
-      // an earlier turn of this conversation is still running: come back when it ends (or soon)
+      // an earlier turn of this conversation is still running: the sequencer wakes this one when it ends
       this.giveBack(job.id!);
-      await job.moveToDelayed(Date.now() + 1_000, token);
+      await job.moveToDelayed(Date.now() + queuedTurnRecheckMs(outcome.behind), token);
+      await this.sequencer.promoteIfNext(conversationId, turnId, job);
       throw new DelayedError();
     }
     await this.sequencer.promoteNext(conversationId);

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectQueue } from '@nestjs/bullmq';
-import { Queue } from 'bullmq';
+import { Job, Queue } from 'bullmq';
 import { AGENT_TURNS_QUEUE, JobName, legacyRunTurnJobId, RUN_TURN_JOB_OPTIONS, runTurnJobId } from '@parley/agent';
 import { pendingTurns } from '@parley/conversation';
 import { ConversationFolds } from './turn-state';
@@ -38,6 +38,18 @@ export class TurnSequencer {
       (await this.queue.getJob(runTurnJobId(conversationId, turnId))) ??
       (await this.queue.getJob(legacyRunTurnJobId(conversationId, turnId)))
     );
+  }
+
+  /**
+   * After a queued turn's job went to delayed: if the turn it waited for has ended since it looked,
+   * the promotion for it may have come while the job was still active (and found nothing delayed
+   * to promote), so the job promotes itself. The ending is appended before the promoter looks, and
+   * this fold is read after the job went to delayed, so one of the two always sees the other.
+   */
+  async promoteIfNext(conversationId: string, turnId: string, job: Job): Promise<void> {
+    const { state } = await this.folds.load(conversationId);
+    const [next] = pendingTurns(state);
+    if (next?.turnId === turnId) await job.promote().catch(() => undefined);
   }
 
   /** The conversation's oldest pending turn runs now instead of waiting out its delay. */

@@ -6,16 +6,19 @@ import { isComplete, ToolCallRecord, TurnRecord } from './turn-records';
  */
 export type NextStep =
   | { kind: 'ended' }
-  | { kind: 'wait'; forTurnId: string }
+  | TurnWait
   | { kind: 'run-tools'; iteration: number; calls: ToolCallRecord[] }
   | { kind: 'call-llm'; iteration: number; allowTools: boolean };
+
+/** An earlier turn of the conversation is open: `forTurnId` is the first, `behind` how many are open before this one. */
+export type TurnWait = { kind: 'wait'; forTurnId: string; behind: number };
 
 export function nextStep(turns: TurnRecord[], turnId: string, maxIterations: number): NextStep {
   const index = turns.findIndex((t) => t.turnId === turnId);
   const turn = turns[index];
   if (!turn || turn.ending) return { kind: 'ended' };
-  const earlier = turns.slice(0, index).find((t) => !t.ending);
-  if (earlier) return { kind: 'wait', forTurnId: earlier.turnId };
+  const open = turns.slice(0, index).filter((t) => !t.ending);
+  if (open.length > 0) return { kind: 'wait', forTurnId: open[0].turnId, behind: open.length };
   const last = turn.iterations[turn.iterations.length - 1];
   if (last && !isComplete(last)) {
     return {
@@ -55,7 +58,7 @@ export function usesAlwaysRetrieve(
  */
 export type RetrievalStep =
   | { kind: 'ended' }
-  | { kind: 'wait'; forTurnId: string }
+  | TurnWait
   | { kind: 'reformulate' }
   | { kind: 'run-tools'; iteration: number; calls: ToolCallRecord[] }
   | { kind: 'answer' };

@@ -27,10 +27,17 @@ describe(nextStep.name, () => {
   });
 
   it('waits for an earlier unfinished turn', () => {
-    expect(nextStep(turnsOf([posted('t1'), posted('t2')]), 't2', 5)).toEqual({ kind: 'wait', forTurnId: 't1' });
+    expect(nextStep(turnsOf([posted('t1'), posted('t2')]), 't2', 5)).toEqual({
+      kind: 'wait',
+      forTurnId: 't1',
+      behind: 1,
+    });
     expect(nextStep(turnsOf([posted('t1'), posted('t2'), e('TurnCancelled', { turnId: 't1' })]), 't2', 5).kind).toBe(
       'call-llm',
     );
+    // behind counts the open turns before it, not the ended ones
+    const queue = turnsOf([posted('t1'), posted('t2'), replied('t2'), posted('t3'), posted('t4')]);
+    expect(nextStep(queue, 't4', 5)).toEqual({ kind: 'wait', forTurnId: 't1', behind: 2 });
   });
 
   it('forbids tools on the last allowed call', () => {
