@@ -27,6 +27,38 @@ describe(loadConfig.name, () => {
     expect(() => loadConfig({ NODE_ENV: 'development', QUEUE_PREFIX: 'a:b' })).toThrow(ConfigError);
   });
 
+  it('picks the Redis topology from the variables set: one server, a cluster, or sentinels', () => {
+    const dev = { NODE_ENV: 'development' } as const;
+    expect(loadConfig(dev).redis).toEqual({ kind: 'single', url: 'redis://127.0.0.1:6379' });
+    expect(
+      loadConfig({ ...dev, REDIS_CLUSTER_NODES: '10.0.0.1:7001, 10.0.0.2:7002', REDIS_URL: 'rediss://:s%40cret@x:1' })
+        .redis,
+    ).toEqual({
+      kind: 'cluster',
+      nodes: [
+        { host: '10.0.0.1', port: 7001 },
+        { host: '10.0.0.2', port: 7002 },
+      ],
+      password: 's@cret',
+      username: undefined,
+      tls: true,
+    });
+    expect(loadConfig({ ...dev, REDIS_SENTINELS: 'a:26379,b:26379' }).redis).toMatchObject({
+      kind: 'sentinel',
+      sentinels: [
+        { host: 'a', port: 26379 },
+        { host: 'b', port: 26379 },
+      ],
+      name: 'mymaster',
+      tls: false,
+    });
+    expect(() => loadConfig({ ...dev, REDIS_CLUSTER_NODES: 'a:1', REDIS_SENTINELS: 'b:2' })).toThrow(
+      /REDIS_CLUSTER_NODES, REDIS_SENTINELS/,
+    );
+    expect(() => loadConfig({ ...dev, REDIS_CLUSTER_NODES: 'a:1,b' })).toThrow(/REDIS_CLUSTER_NODES/);
+    expect(() => loadConfig({ ...dev, REDIS_SENTINELS: 'a:port' })).toThrow(/REDIS_SENTINELS/);
+  });
+
   it('never falls back to the public development secret unless NODE_ENV=development is explicit', () => {
     expect(() => loadConfig({})).toThrow(ConfigError);
     expect(() => loadConfig({})).toThrow(

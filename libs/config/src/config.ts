@@ -6,12 +6,16 @@ import { z } from 'zod';
  */
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 const positiveInt = z.coerce.number().int().positive();
+const HOST_PORT_LIST = /^\s*[^\s,:]+:\d{1,5}\s*(,\s*[^\s,:]+:\d{1,5}\s*)*$/;
 
 const envSchema = z.object({
   // unset means production: only an explicit development may use the public DEV_JWT_SECRET
   NODE_ENV: z.enum(['development', 'production', 'test']).default('production'),
   DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/parley'),
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
+  REDIS_CLUSTER_NODES: z.string().regex(HOST_PORT_LIST, 'host:port,host:port,...').optional(),
+  REDIS_SENTINELS: z.string().regex(HOST_PORT_LIST, 'host:port,host:port,...').optional(),
+  REDIS_SENTINEL_NAME: z.string().min(1).default('mymaster'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LLM_PROVIDER: z.enum(['anthropic', 'scripted']).optional(),
@@ -78,10 +82,51 @@ const envSchema = z.object({
 
 export type Env = z.infer<typeof envSchema>;
 
+export interface RedisNode {
+  host: string;
+  port: number;
+}
+
+/**
+ * One server (REDIS_URL), a Redis Cluster (REDIS_CLUSTER_NODES: any of its nodes; the rest are
+ * discovered), or Sentinel (REDIS_SENTINELS watching the primary named REDIS_SENTINEL_NAME). In the
+ * last two, REDIS_URL still gives the password and TLS (rediss:) the servers share, if any.
+ */
+export type RedisTopology =
+  | { kind: 'single'; url: string }
+  | { kind: 'cluster'; nodes: RedisNode[]; password?: string; username?: string; tls: boolean }
+  | { kind: 'sentinel'; sentinels: RedisNode[]; name: string; password?: string; username?: string; tls: boolean };
+
+function hostPorts(list: string): RedisNode[] {
+  return list.split(',').map((hp) => {
+    const [host, port] = hp.trim().split(':');
+    return { host, port: Number(port) };
+  });
+}
+
+function redisTopology(e: Env): RedisTopology {
+  if (e.REDIS_CLUSTER_NODES && e.REDIS_SENTINELS) {
+    throw new ConfigError('Invalid environment:\n  REDIS_CLUSTER_NODES, REDIS_SENTINELS: set one, not both');
+  }
+  const url = new URL(e.REDIS_URL);
+  const auth = {
+    password: url.password ? decodeURIComponent(url.password) : undefined,
+    username: url.username ? decodeURIComponent(url.username) : undefined,
+    tls: url.protocol === 'rediss:',
+  };
+  if (e.REDIS_CLUSTER_NODES) return { kind: 'cluster', nodes: hostPorts(e.REDIS_CLUSTER_NODES), ...auth };
+  if (e.REDIS_SENTINELS) {
+    return { kind: 'sentinel', sentinels: hostPorts(e.REDIS_SENTINELS), name: e.REDIS_SENTINEL_NAME, ...auth };
+  }
+  return { kind: 'single', url: e.REDIS_URL };
+}
+
 export interface AppConfig {
   env: Env['NODE_ENV'];
   databaseUrl: string;
   redisUrl: string;
+  /** which Redis: REDIS_URL's one server, a Redis Cluster, or the primary Sentinel names */
+  redis: RedisTopology;
   port: number;
   logLevel: Env['LOG_LEVEL'];
   auth: {
@@ -295,6 +340,7 @@ function toAppConfig(e: Env, auth: AppConfig['auth']): AppConfig {
     env: e.NODE_ENV,
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
+    redis: redisTopology(e),
     port: e.PORT,
     logLevel: e.LOG_LEVEL,
     auth,

@@ -1,8 +1,7 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
-import Redis from 'ioredis';
 import { AppConfig, CONFIG } from '@parley/config';
 import type { AssistantTextDelta } from '@parley/conversation';
-import { RedisConnections } from './redis-connections';
+import { RedisClient, RedisConnections } from './redis-connections';
 
 export type { AssistantTextDelta } from '@parley/conversation';
 
@@ -10,10 +9,14 @@ export type { AssistantTextDelta } from '@parley/conversation';
  * Token deltas over Redis pub/sub, one channel per conversation, so an SSE client on any API
  * replica sees the text a worker on any machine is writing. One subscriber connection per
  * process, channels reference-counted across that process's listeners.
+ *
+ * In a Redis Cluster the channels are sharded (SPUBLISH/SSUBSCRIBE): a delta goes to the one node
+ * that owns its channel's slot, not to every node of the cluster as PUBLISH does, so the cost of
+ * the stream of deltas spreads over the masters instead of landing on all of them.
  */
 @Injectable()
 export class LiveDeltas implements OnApplicationShutdown {
-  private subscriber?: Redis;
+  private subscriber?: RedisClient;
   private readonly listeners = new Map<string, Set<(d: AssistantTextDelta) => void>>();
 
   constructor(
@@ -26,7 +29,10 @@ export class LiveDeltas implements OnApplicationShutdown {
   }
 
   async publish(conversationId: string, delta: AssistantTextDelta): Promise<void> {
-    await this.redis.main.publish(this.channel(conversationId), JSON.stringify(delta));
+    const channel = this.channel(conversationId);
+    const message = JSON.stringify(delta);
+    if (this.redis.isCluster) await this.redis.main.spublish(channel, message);
+    else await this.redis.main.publish(channel, message);
   }
 
   subscribe(conversationId: string, listener: (d: AssistantTextDelta) => void): () => void {
@@ -37,7 +43,7 @@ export class LiveDeltas implements OnApplicationShutdown {
       set = new Set();
       this.listeners.set(channel, set);
       // not awaited: while Redis is away the stream of stored events must not wait for live deltas
-      sub.subscribe(channel).catch(() => undefined);
+      (this.redis.isCluster ? sub.ssubscribe(channel) : sub.subscribe(channel)).catch(() => undefined);
     }
     set.add(listener);
     return () => {
@@ -46,16 +52,16 @@ export class LiveDeltas implements OnApplicationShutdown {
       current.delete(listener);
       if (current.size === 0) {
         this.listeners.delete(channel);
-        sub.unsubscribe(channel).catch(() => undefined);
+        (this.redis.isCluster ? sub.sunsubscribe(channel) : sub.unsubscribe(channel)).catch(() => undefined);
       }
     };
   }
 
-  private ensureSubscriber(): Redis {
+  private ensureSubscriber(): RedisClient {
     if (this.subscriber) return this.subscriber;
-    // ioredis re-subscribes its channels by itself after a reconnect
-    const sub = this.redis.open('deltas-subscriber');
-    sub.on('message', (channel: string, message: string) => {
+    // ioredis re-subscribes its channels by itself after a reconnect (and, sharded, after a slot moves)
+    const sub = this.redis.open('deltas-subscriber', { shardedSubscribers: this.redis.isCluster });
+    sub.on(this.redis.isCluster ? 'smessage' : 'message', (channel: string, message: string) => {
       const set = this.listeners.get(channel);
       if (!set) return;
       let delta: AssistantTextDelta;

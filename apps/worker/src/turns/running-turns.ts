@@ -1,8 +1,7 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import Redis from 'ioredis';
 import { cancelChannel } from '@parley/agent';
 import { AppConfig, CONFIG } from '@parley/config';
-import { RedisConnections } from '@parley/platform';
+import { RedisClient, RedisConnections } from '@parley/platform';
 
 /**
  * The turns this process is running, each with an AbortController. A cancel request published by
@@ -11,7 +10,7 @@ import { RedisConnections } from '@parley/platform';
 @Injectable()
 export class RunningTurns implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly controllers = new Map<string, AbortController>();
-  private subscriber?: Redis;
+  private subscriber?: RedisClient;
 
   constructor(
     private readonly redis: RedisConnections,
