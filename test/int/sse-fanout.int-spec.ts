@@ -6,7 +6,7 @@ import type { Request, Response } from 'express';
 import { loadConfig } from '@parley/config';
 import { conversationStreamId } from '@parley/conversation';
 import { AppendNotifier, EventStore } from '@parley/event-store';
-import { LiveDeltas, StreamWatcher } from '@parley/platform';
+import { LiveDeltas, ReadReplica, StreamWatcher } from '@parley/platform';
 import { EventStreamService } from '../../apps/api/src/conversations/event-stream.service';
 import { StreamReads } from '../../apps/api/src/conversations/stream-reads';
 import type { MetricsService } from '../../apps/api/src/metrics/metrics.service';
@@ -44,7 +44,7 @@ describe('SSE fan-out (one reader per stream per process)', () => {
     const watcher = new StreamWatcher(notifier);
     const deltas = { subscribe: () => () => undefined } as unknown as LiveDeltas; // no Redis here: deltas are not what is tested
     const metrics = { sseConnections: { inc: () => undefined, dec: () => undefined } } as unknown as MetricsService;
-    const service = new EventStreamService(store, watcher, deltas, config, metrics);
+    const service = new EventStreamService(store, new ReadReplica(db.pool), watcher, deltas, config, metrics);
     const server = http.createServer((req, res) => {
       const url = new URL(req.url!, 'http://x');
       const after = Number(url.searchParams.get('after') ?? 0);

@@ -29,12 +29,24 @@ function run(cmd: string, args: string[]): void {
 
 export interface PrivatePostgres {
   port: number;
+  /** a streaming replica of this server (pg_basebackup, then a server of its own on another port) */
+  standby(): Promise<Standby>;
   /** a migrated database on this server, shaped like createTestDatabase()'s */
   database(): Promise<TestDatabase>;
   /** `pg_ctl stop -m fast`: open connections are closed, new ones refused */
   stop(): void;
   start(): void;
   destroy(): void;
+}
+
+export interface Standby {
+  port: number;
+  /** the replica's copy of the primary's `parley` database */
+  url: string;
+  /** stops applying the primary's changes (the replica lags from here), and starts again */
+  pauseReplay(): Promise<void>;
+  resumeReplay(): Promise<void>;
+  stop(): Promise<void>;
 }
 
 export async function startPrivatePostgres(): Promise<PrivatePostgres> {
@@ -50,10 +62,64 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     run(path.join(bin, 'pg_ctl'), ['-D', data, '-o', options, '-l', path.join(dir, 'log'), '-w', 'start']);
   const stop = () => run(path.join(bin, 'pg_ctl'), ['-D', data, '-m', 'fast', '-w', 'stop']);
   start();
+  const standbys: Array<() => void> = [];
   return {
     port,
     start,
     stop,
+    standby: async () => {
+      const standbyData = path.join(dir, `standby-${standbys.length}`);
+      const standbyPort = await freePort();
+      // -R writes standby.signal and the primary_conninfo that streams from the primary
+      run(path.join(bin, 'pg_basebackup'), [
+        '-h',
+        '127.0.0.1',
+        '-p',
+        String(port),
+        '-U',
+        'postgres',
+        '-D',
+        standbyData,
+        '-R',
+        '-X',
+        'stream',
+        // a checkpoint now, not spread over checkpoint_timeout
+        '--checkpoint=fast',
+      ]);
+      const standbyOptions = `-p ${standbyPort} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`;
+      run(path.join(bin, 'pg_ctl'), [
+        '-D',
+        standbyData,
+        '-o',
+        standbyOptions,
+        '-l',
+        path.join(dir, `log-standby-${standbyPort}`),
+        '-w',
+        'start',
+      ]);
+      const stopStandby = () => {
+        try {
+          run(path.join(bin, 'pg_ctl'), ['-D', standbyData, '-m', 'immediate', '-w', 'stop']);
+        } catch {
+          /* already stopped */
+        }
+      };
+      standbys.push(stopStandby);
+      const url = `postgres://postgres@127.0.0.1:${standbyPort}/parley`;
+      const { Pool } = await import('pg');
+      const admin = new Pool({ connectionString: url, max: 2 });
+      admin.on('error', () => undefined);
+      return {
+        port: standbyPort,
+        url,
+        pauseReplay: async () => void (await admin.query('SELECT pg_wal_replay_pause()')),
+        resumeReplay: async () => void (await admin.query('SELECT pg_wal_replay_resume()')),
+        stop: async () => {
+          await admin.end().catch(() => undefined);
+          stopStandby();
+        },
+      };
+    },
     database: async () => {
       const url = `postgres://postgres@127.0.0.1:${port}/parley`;
       await migrate(url);
@@ -63,6 +129,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
       return { url, pool, drop: async () => void (await pool.end().catch(() => undefined)) };
     },
     destroy: () => {
+      for (const stopStandby of standbys) stopStandby();
       try {
         stop();
       } catch {

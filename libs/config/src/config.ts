@@ -12,6 +12,7 @@ const envSchema = z.object({
   // unset means production: only an explicit development may use the public DEV_JWT_SECRET
   NODE_ENV: z.enum(['development', 'production', 'test']).default('production'),
   DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/parley'),
+  DATABASE_READ_URL: z.string().url().optional(),
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
   REDIS_CLUSTER_NODES: z.string().regex(HOST_PORT_LIST, 'host:port,host:port,...').optional(),
   REDIS_SENTINELS: z.string().regex(HOST_PORT_LIST, 'host:port,host:port,...').optional(),
@@ -124,6 +125,8 @@ function redisTopology(e: Env): RedisTopology {
 export interface AppConfig {
   env: Env['NODE_ENV'];
   databaseUrl: string;
+  /** a streaming replica for history pages, read models and SSE catch-up; unset: the primary serves them */
+  databaseReadUrl?: string;
   redisUrl: string;
   /** which Redis: REDIS_URL's one server, a Redis Cluster, or the primary Sentinel names */
   redis: RedisTopology;
@@ -339,6 +342,7 @@ function toAppConfig(e: Env, auth: AppConfig['auth']): AppConfig {
   return {
     env: e.NODE_ENV,
     databaseUrl: e.DATABASE_URL,
+    databaseReadUrl: e.DATABASE_READ_URL,
     redisUrl: e.REDIS_URL,
     redis: redisTopology(e),
     port: e.PORT,

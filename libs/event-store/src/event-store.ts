@@ -132,13 +132,15 @@ export class EventStore {
 
   /**
    * Events of one stream with version > after, oldest first. Versions commit in order. E is the
-   * stream's contract, as its writers appended it (readStream<ConversationEvent>).
+   * stream's contract, as its writers appended it (readStream<ConversationEvent>). `client`: a
+   * replica's pool, for reads it may serve.
    */
   async readStream<E extends EventShape = EventShape>(
     streamId: string,
     opts: { after?: number; limit?: number; upTo?: number } = {},
+    client: Pick<Pool, 'query'> = this.pool,
   ): Promise<StoredEvent<E>[]> {
-    const { rows } = await this.pool.query<EventRow>({
+    const { rows } = await client.query<EventRow>({
       name: 'parley_read_stream',
       text: `SELECT ${EVENT_COLUMNS} FROM events
                 WHERE stream_id = $1 AND version > $2 AND version <= $3

@@ -2,25 +2,38 @@ import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { Pool } from 'pg';
 import { AppConfig, CONFIG } from '@parley/config';
 import { AppendNotifier, EventStore } from '@parley/event-store';
+import { ReadReplica } from './read-replica';
 
-/** One pg Pool per process, the event store on it, and the LISTEN connection for appends. */
+/** The primary's pool settings, shared by the replica's. */
+function newPool(connectionString: string, application_name: string): Pool {
+  const pool = new Pool({
+    connectionString,
+    max: 20,
+    application_name,
+    // an unreachable server fails a request in seconds (a 503), never holds it open
+    connectionTimeoutMillis: 5_000,
+  });
+  pool.on('error', () => undefined); // an idle client's connection dropped: the pool replaces it
+  return pool;
+}
+
+/**
+ * One pg Pool per process, the event store on it, the LISTEN connection for appends, and the
+ * replica's pool for the reads it may serve (DATABASE_READ_URL).
+ */
 @Global()
 @Module({
   providers: [
     {
       provide: Pool,
       inject: [CONFIG],
-      useFactory: (config: AppConfig) => {
-        const pool = new Pool({
-          connectionString: config.databaseUrl,
-          max: 20,
-          application_name: 'parley',
-          // an unreachable server fails a request in seconds (a 503), never holds it open
-          connectionTimeoutMillis: 5_000,
-        });
-        pool.on('error', () => undefined); // an idle client's connection dropped: the pool replaces it
-        return pool;
-      },
+      useFactory: (config: AppConfig) => newPool(config.databaseUrl, 'parley'),
+    },
+    {
+      provide: ReadReplica,
+      inject: [CONFIG, Pool],
+      useFactory: (config: AppConfig, pool: Pool) =>
+        new ReadReplica(pool, config.databaseReadUrl ? newPool(config.databaseReadUrl, 'parley-reads') : undefined),
     },
     { provide: EventStore, inject: [Pool], useFactory: (pool: Pool) => new EventStore(pool) },
     {
@@ -33,16 +46,18 @@ import { AppendNotifier, EventStore } from '@parley/event-store';
       },
     },
   ],
-  exports: [Pool, EventStore, AppendNotifier],
+  exports: [Pool, EventStore, AppendNotifier, ReadReplica],
 })
 export class DatabaseModule implements OnApplicationShutdown {
   constructor(
     @Inject(Pool) private readonly pool: Pool,
     private readonly notifier: AppendNotifier,
+    private readonly reads: ReadReplica,
   ) {}
 
   async onApplicationShutdown(): Promise<void> {
     await this.notifier.stop();
     await this.pool.end();
+    if (this.reads.configured) await this.reads.laggingPool.end();
   }
 }

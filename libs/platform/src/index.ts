@@ -1,5 +1,6 @@
 export * from './project-root';
 export * from './database.module';
+export * from './read-replica';
 export * from './redis-connections';
 export * from './redis.module';
 export * from './logger';

@@ -60,9 +60,12 @@ const isActivityCursor = (v: unknown): v is ActivityCursor =>
 const isVersionCursor = (v: unknown): v is number =>
   Number.isInteger(v) && (v as number) >= 0 && (v as number) <= PG_INT_MAX;
 
+/** Where a query runs: a pool, or a choice made per query (a replica once it has caught up, else the primary). */
+export type ReadSource = () => Promise<Pick<Pool, 'query'>>;
+
 /** Queries over the read models; every one is scoped to its owner. */
 export class ReadModelQueries {
-  constructor(private readonly pool: Pool) {}
+  constructor(private readonly source: ReadSource) {}
 
   /** Newest activity first; the cursor is the last row's (last_activity_at, id). */
   async listConversations(
@@ -70,7 +73,8 @@ export class ReadModelQueries {
     opts: { bookId?: string; limit: number; cursor?: string },
   ): Promise<Page<ConversationSummary>> {
     const after = opts.cursor ? decodeCursor(opts.cursor, isActivityCursor) : null;
-    const { rows } = await this.pool.query(
+    const db = await this.source();
+    const { rows } = await db.query(
       `SELECT id, book_id, title, reading_position, forked_from, version, message_count, created_at,
               to_char(last_activity_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS activity_key, last_activity_at
          FROM conversations
@@ -102,7 +106,8 @@ export class ReadModelQueries {
   /** Oldest first, paged by stream version. */
   async listMessages(conversationId: string, opts: { limit: number; cursor?: string }): Promise<Page<MessageView>> {
     const after = opts.cursor ? decodeCursor(opts.cursor, isVersionCursor) : 0;
-    const { rows } = await this.pool.query(
+    const db = await this.source();
+    const { rows } = await db.query(
       `SELECT * FROM messages WHERE conversation_id = $1 AND version > $2 ORDER BY version LIMIT $3`,
       [conversationId, after, opts.limit + 1],
     );

@@ -13,6 +13,7 @@ import {
 import { Request, Response } from 'express';
 import { conversationStreamId } from '@parley/conversation';
 import { EventStore } from '@parley/event-store';
+import { ReadReplica } from '@parley/platform';
 import { InvalidCursorError, ReadModelQueries } from '@parley/read-models';
 import { AllowQueryToken, AuthUser } from '../auth/auth.guard';
 import { CurrentUser } from '../auth/current-user.decorator';
@@ -66,6 +67,7 @@ export class ConversationsController {
     private readonly rateLimiter: PostRateLimiter,
     private readonly enqueuer: TurnEnqueuer,
     private readonly queries: ReadModelQueries,
+    private readonly reads: ReadReplica,
   ) {}
 
   @Post()
@@ -183,7 +185,12 @@ export class ConversationsController {
   async events(@CurrentUser() user: AuthUser, @Param('id', Uuid('id')) id: string, @Query() q: EventsQueryDto) {
     await this.conversations.view(user.id, id);
     const limit = q.limit ?? 1000;
-    const events = await this.store.readStream(conversationStreamId(id), { after: q.after ?? 0, limit: limit + 1 });
+    // the replica serves the page once it has replayed every write committed before this request
+    const events = await this.store.readStream(
+      conversationStreamId(id),
+      { after: q.after ?? 0, limit: limit + 1 },
+      await this.reads.currentPool(),
+    );
     const page = events.slice(0, limit);
     return {
       items: page.map(toEnvelope),

@@ -3,7 +3,7 @@ import { Request, Response } from 'express';
 import { AppConfig, CONFIG } from '@parley/config';
 import { conversationStreamId } from '@parley/conversation';
 import { EventStore } from '@parley/event-store';
-import { AssistantTextDelta, LiveDeltas, StreamWatcher } from '@parley/platform';
+import { AssistantTextDelta, LiveDeltas, ReadReplica, StreamWatcher } from '@parley/platform';
 import { MetricsService } from '../metrics/metrics.service';
 import { StreamFrame } from './stream-frame';
 import { StreamHub } from './stream-hub';
@@ -30,12 +30,13 @@ export class EventStreamService implements BeforeApplicationShutdown, OnModuleDe
 
   constructor(
     store: EventStore,
+    replica: ReadReplica,
     watcher: StreamWatcher,
     private readonly deltas: LiveDeltas,
     @Inject(CONFIG) private readonly config: AppConfig,
     private readonly metrics: MetricsService,
   ) {
-    this.hub = new StreamHub(new StreamReads(store), watcher, config);
+    this.hub = new StreamHub(new StreamReads(store, replica), watcher, config);
   }
 
   /**

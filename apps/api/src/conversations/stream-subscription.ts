@@ -96,7 +96,7 @@ export class StreamSubscription {
         }
         let frames: StreamFrame[];
         try {
-          frames = await this.reads.page(this.channel.streamId, this.cursor);
+          frames = await this.reads.catchUpPage(this.channel.streamId, this.cursor, this.channel.head);
           outage = 0;
         } catch (e) {
           if (!isTransientDbError(e)) return this.fail(e);

@@ -1,0 +1,195 @@
+import http from 'node:http';
+import { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import type { Request, Response } from 'express';
+import { Pool } from 'pg';
+import { loadConfig } from '@parley/config';
+import { conversationStreamId } from '@parley/conversation';
+import { AppendNotifier, EventStore } from '@parley/event-store';
+import { LiveDeltas, ReadReplica, StreamWatcher } from '@parley/platform';
+import { ReadModelQueries } from '@parley/read-models';
+import { EventStreamService } from '../../apps/api/src/conversations/event-stream.service';
+import type { MetricsService } from '../../apps/api/src/metrics/metrics.service';
+import { countingPool } from '../support/counting-pool';
+import { conversationRenamed } from '../support/factories/events';
+import { PrivatePostgres, Standby, startPrivatePostgres } from '../support/private-postgres';
+import { TestDatabase } from '../support/test-database';
+import { waitFor } from '../support/wait-for';
+
+/**
+ * A real streaming replica (pg_basebackup of a private primary, a second server) whose replay the
+ * tests pause to make it lag, as a replica under load or behind a slow link does.
+ */
+describe('reads from a Postgres streaming replica (DATABASE_READ_URL)', () => {
+  let primary: PrivatePostgres;
+  let db: TestDatabase;
+  let standby: Standby;
+  let replicaPool: Pool;
+  let store: EventStore;
+
+  beforeAll(async () => {
+    primary = await startPrivatePostgres();
+    db = await primary.database();
+    standby = await primary.standby();
+    replicaPool = new Pool({ connectionString: standby.url, max: 5 });
+    replicaPool.on('error', () => undefined);
+    store = new EventStore(db.pool);
+  }, 120_000);
+  afterAll(async () => {
+    await replicaPool?.end().catch(() => undefined);
+    await standby?.stop();
+    await db?.drop();
+    primary?.destroy();
+  });
+  afterEach(async () => standby.resumeReplay());
+
+  /** A stream of `n` events (a start and renames), appended on the primary. */
+  async function streamOf(n: number): Promise<string> {
+    const streamId = conversationStreamId(randomUUID());
+    const events = Array.from({ length: n }, (_, i) => conversationRenamed(`title ${i + 1}`));
+    await store.append(streamId, events, { expectedVersion: 0 });
+    return streamId;
+  }
+
+  const onReplica = async (streamId: string) =>
+    (await replicaPool.query('SELECT count(*)::int AS n FROM events WHERE stream_id = $1', [streamId])).rows[0].n;
+
+  describe('ReadReplica.currentPool: every write committed before the read, from the replica when it has it', () => {
+    it('serves from the replica once it has replayed the primary, and from the primary while it lags', async () => {
+      const reads = new ReadReplica(db.pool, replicaPool, 200);
+      const caughtUp = await streamOf(1);
+      await waitFor('the replica to replay it', async () => (await onReplica(caughtUp)) === 1);
+      expect(await reads.currentPool()).toBe(replicaPool);
+
+      await standby.pauseReplay();
+      const written = await streamOf(3); // committed on the primary only
+      expect(await reads.currentPool()).toBe(db.pool);
+      expect(await onReplica(written)).toBe(0); // the replica does lag: the primary was the right answer
+
+      await standby.resumeReplay();
+      await waitFor('the replica to catch up', async () => (await reads.currentPool()) === replicaPool);
+      expect(await onReplica(written)).toBe(3);
+    });
+
+    it('read models through it show a write made just before, replica lagging or not', async () => {
+      const owner = randomUUID();
+      const reads = new ReadReplica(db.pool, replicaPool, 100);
+      const queries = new ReadModelQueries(() => reads.currentPool());
+      await standby.pauseReplay();
+      await db.pool.query(
+        `INSERT INTO conversations (id, owner_id, title, version, message_count, created_at, last_activity_at)
+         VALUES ($1, $2, 'fresh', 1, 0, now(), now())`,
+        [randomUUID(), owner],
+      );
+      expect((await queries.listConversations(owner, { limit: 10 })).items.map((c) => c.title)).toEqual(['fresh']);
+    });
+
+    it('goes to the primary when the replica is unreachable', async () => {
+      const gone = new Pool({
+        connectionString: 'postgres://postgres@127.0.0.1:1/parley',
+        connectionTimeoutMillis: 500,
+      });
+      gone.on('error', () => undefined);
+      expect(await new ReadReplica(db.pool, gone, 50).currentPool()).toBe(db.pool);
+      await gone.end();
+    });
+  });
+
+  describe('SSE catch-up from the replica', () => {
+    /** An SSE server as the API runs it, its catch-up reads on the replica, the primary's statements counted. */
+    async function startServer() {
+      const config = loadConfig({ NODE_ENV: 'development', DATABASE_URL: db.url, LOG_LEVEL: 'silent' });
+      const notifier = new AppendNotifier(db.url);
+      await notifier.start();
+      const watcher = new StreamWatcher(notifier);
+      const counted = countingPool(db.pool);
+      const replica = countingPool(replicaPool);
+      const deltas = { subscribe: () => () => undefined } as unknown as LiveDeltas; // no Redis: deltas are not what is tested
+      const metrics = { sseConnections: { inc: () => undefined, dec: () => undefined } } as unknown as MetricsService;
+      const service = new EventStreamService(
+        new EventStore(counted.pool),
+        new ReadReplica(counted.pool, replica.pool),
+        watcher,
+        deltas,
+        config,
+        metrics,
+      );
+      const server = http.createServer((req, res) => {
+        const url = new URL(req.url!, 'http://x');
+        const after = Number(url.searchParams.get('after') ?? 0);
+        void service.serve(url.pathname.slice(1), after, req as Request, res as unknown as Response);
+      });
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      const port = (server.address() as AddressInfo).port;
+      return {
+        primaryStatements: counted.statements,
+        replicaStatements: replica.statements,
+        /** the ids of the frames a client reading from `after` receives, until it has `until` */
+        read: async (streamId: string, after: number, until: number): Promise<number[]> => {
+          const ac = new AbortController();
+          const res = await fetch(`http://127.0.0.1:${port}/${streamId.split('-').slice(1).join('-')}?after=${after}`, {
+            signal: ac.signal,
+          });
+          const ids: number[] = [];
+          let text = '';
+          const reader = res.body!.getReader();
+          while (ids.at(-1) !== until) {
+            const { value, done } = await reader.read();
+            if (done) break;
+            text += Buffer.from(value).toString();
+            const frames = text.split('\n\n');
+            text = frames.pop()!;
+            for (const f of frames) {
+              const id = /^id: (\d+)$/m.exec(f)?.[1];
+              if (id) ids.push(Number(id));
+            }
+          }
+          ac.abort();
+          return ids;
+        },
+        stop: async () => {
+          service.beforeApplicationShutdown();
+          service.onModuleDestroy();
+          server.closeAllConnections();
+          await new Promise((r) => server.close(r));
+          watcher.onModuleDestroy();
+          await notifier.stop();
+        },
+      };
+    }
+
+    it('reads a long history from the replica and only the head from the primary', async () => {
+      const streamId = await streamOf(600);
+      await waitFor('the replica to replay it', async () => (await onReplica(streamId)) === 600);
+      const server = await startServer();
+      try {
+        const ids = await server.read(streamId, 0, 600);
+        expect(ids).toEqual(Array.from({ length: 600 }, (_, i) => i + 1));
+        const pages = (statements: string[]) => statements.filter((s) => s.includes('version > $2')).length;
+        expect(pages(server.replicaStatements)).toBeGreaterThanOrEqual(3); // 600 events in pages of 200
+        expect(pages(server.primaryStatements)).toBeLessThanOrEqual(1); // at most the check at the end
+      } finally {
+        await server.stop();
+      }
+    });
+
+    it('loses and repeats nothing while the replica lags: what it lacks comes from the primary', async () => {
+      const streamId = await streamOf(250);
+      await waitFor('the replica to replay it', async () => (await onReplica(streamId)) === 250);
+      await standby.pauseReplay();
+      await store.append(
+        streamId,
+        Array.from({ length: 150 }, (_, i) => conversationRenamed(`late ${i}`)),
+        { expectedVersion: 250 },
+      );
+      expect(await onReplica(streamId)).toBe(250);
+      const server = await startServer();
+      try {
+        const ids = await server.read(streamId, 10, 400);
+        expect(ids).toEqual(Array.from({ length: 390 }, (_, i) => i + 11));
+      } finally {
+        await server.stop();
+      }
+    });
+  });
+});
