@@ -168,14 +168,23 @@ describe('Parley on Redis Cluster and Sentinel (e2e, 2 APIs, 2 workers)', () => 
           ).turnId,
         );
       for (const [i, id] of ids.entries()) await post(i % 2 ? b : a, id, 'Where does the keeper keep his logbook?');
+      const watcher = openStream(`${a.base}/v1/conversations/${ids[0]}/stream`, { token: a.token });
+      await watcher.until('the stream to open', () => watcher.opens > 0);
       // the primary dies while the answers are streaming
       await waitFor('answers to be streaming', async () => {
         const all = (await Promise.all(ids.map((id) => events(a, id)))).flat();
         return all.some((e) => e.type === 'ToolResultRecorded');
       });
       const before = await sentinel.primaryPort();
+      const endedBefore = (await Promise.all(ids.map((id) => events(a, id))))
+        .flat()
+        .filter((e) => TURN_ENDING_TYPES.includes(e.type)).length;
+      expect(endedBefore).toBeLessThan(ids.length); // turns are in flight as it dies
       const after = await sentinel.killPrimary();
       expect(after).not.toBe(before);
+      // the stream held through the failover; its client leaves, to come back on the other API later
+      const lastSeen = watcher.durable().at(-1)?.id ?? '0';
+      watcher.close();
 
       // new turns work on the promoted replica, through both APIs, with no process restarted
       answerDelayMs = 0;
@@ -190,6 +199,18 @@ describe('Parley on Redis Cluster and Sentinel (e2e, 2 APIs, 2 workers)', () => 
       );
       await expectEachTurnEndedOnce(a, ids, turns);
       expect([...stack.apis, ...stack.workers].every((p) => p.child.exitCode === null)).toBe(true);
+      // the client comes back on the other API and misses nothing
+      const total = (await events(a, ids[0])).length;
+      const resumed = openStream(`${b.base}/v1/conversations/${ids[0]}/stream`, {
+        token: b.token,
+        headers: { 'last-event-id': lastSeen },
+      });
+      await resumed.until('the rest of the log', (f) =>
+        f.some((x) => x.event !== 'AssistantTextDelta' && Number(x.id) === total),
+      );
+      resumed.close();
+      const versions = [...watcher.durable(), ...resumed.durable()].map((f) => Number(f.id));
+      expect(versions).toEqual(Array.from({ length: total }, (_, i) => i + 1));
       // the queue lives on the promoted primary, not on the Redis that REDIS_URL names
       expect((await keysOn(after, `${stack.env.QUEUE_PREFIX}:*`)).length).toBeGreaterThan(0);
       expect(await keysOnDefaultRedis(`*${stack.env.QUEUE_PREFIX}*`)).toEqual([]);
