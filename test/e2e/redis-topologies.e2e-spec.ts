@@ -7,7 +7,7 @@ import { defaultReply } from '../support/fake-anthropic/default-responder';
 import { FakeAnthropic, RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
 import { newBook } from '../support/factories/books';
 import { startRedisCluster, startRedisSentinel, SentinelUnderTest } from '../support/redis-topologies';
-import { openStream } from '../support/sse-client';
+import { openStream, resumeUntil } from '../support/sse-client';
 import { Client, clientFor, fakeAnthropicEnv, Stack, startStack } from '../support/stack';
 import { waitFor } from '../support/wait-for';
 
@@ -92,7 +92,6 @@ describe('Parley on Redis Cluster and Sentinel (e2e, 2 APIs, 2 workers)', () => 
         );
       for (const id of ids) await post(id, 'Where does the keeper keep his logbook?');
       await watcher.until('the first answer', (f) => f.some((x) => x.event === 'AssistantReplied'), 30_000);
-      const lastSeen = watcher.durable().at(-1)!.id!;
       watcher.close();
 
       for (const id of ids) await post(id, 'And what does he write in it?');
@@ -109,18 +108,10 @@ describe('Parley on Redis Cluster and Sentinel (e2e, 2 APIs, 2 workers)', () => 
       // live text reached the first API's client though a worker wrote it and the second API took the post
       expect(watcher.frames.some((f) => f.event === 'AssistantTextDelta')).toBe(true);
       // the client comes back on the second API from where it left: every version once, in order
-      const resumed = openStream(`${b.base}/v1/conversations/${ids[0]}/stream`, {
-        token: b.token,
-        headers: { 'last-event-id': lastSeen },
-      });
       const total = (await events(a, ids[0])).length;
-      await resumed.until(
-        'the rest of the log',
-        (f) => f.filter((x) => x.event !== 'AssistantTextDelta').length >= total - Number(lastSeen),
+      expect(await resumeUntil(watcher, b.base, ids[0], b.token, total)).toEqual(
+        Array.from({ length: total }, (_, i) => i + 1),
       );
-      resumed.close();
-      const versions = [...watcher.durable(), ...resumed.durable()].map((f) => Number(f.id));
-      expect(versions).toEqual(Array.from({ length: total }, (_, i) => i + 1));
     }, 120_000);
 
     it("keeps each queue's keys in one slot (hash-tagged prefix), so BullMQ's scripts run in a cluster", async () => {
@@ -183,7 +174,6 @@ describe('Parley on Redis Cluster and Sentinel (e2e, 2 APIs, 2 workers)', () => 
       const after = await sentinel.killPrimary();
       expect(after).not.toBe(before);
       // the stream held through the failover; its client leaves, to come back on the other API later
-      const lastSeen = watcher.durable().at(-1)?.id ?? '0';
       watcher.close();
 
       // new turns work on the promoted replica, through both APIs, with no process restarted
@@ -201,16 +191,9 @@ describe('Parley on Redis Cluster and Sentinel (e2e, 2 APIs, 2 workers)', () => 
       expect([...stack.apis, ...stack.workers].every((p) => p.child.exitCode === null)).toBe(true);
       // the client comes back on the other API and misses nothing
       const total = (await events(a, ids[0])).length;
-      const resumed = openStream(`${b.base}/v1/conversations/${ids[0]}/stream`, {
-        token: b.token,
-        headers: { 'last-event-id': lastSeen },
-      });
-      await resumed.until('the rest of the log', (f) =>
-        f.some((x) => x.event !== 'AssistantTextDelta' && Number(x.id) === total),
+      expect(await resumeUntil(watcher, b.base, ids[0], b.token, total)).toEqual(
+        Array.from({ length: total }, (_, i) => i + 1),
       );
-      resumed.close();
-      const versions = [...watcher.durable(), ...resumed.durable()].map((f) => Number(f.id));
-      expect(versions).toEqual(Array.from({ length: total }, (_, i) => i + 1));
       // the queue lives on the promoted primary, not on the Redis that REDIS_URL names
       expect((await keysOn(after, `${stack.env.QUEUE_PREFIX}:*`)).length).toBeGreaterThan(0);
       expect(await keysOnDefaultRedis(`*${stack.env.QUEUE_PREFIX}*`)).toEqual([]);

@@ -1,19 +1,14 @@
-import http from 'node:http';
-import { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import type { Request, Response } from 'express';
 import { Pool } from 'pg';
-import { loadConfig } from '@parley/config';
 import { conversationStreamId } from '@parley/conversation';
-import { AppendNotifier, EventStore } from '@parley/event-store';
-import { LiveDeltas, ReadReplica, StreamWatcher } from '@parley/platform';
+import { EventStore } from '@parley/event-store';
+import { ReadReplica } from '@parley/platform';
 import { ReadModelQueries } from '@parley/read-models';
-import { EventStreamService } from '../../apps/api/src/conversations/event-stream.service';
-import type { MetricsService } from '../../apps/api/src/metrics/metrics.service';
 import { countingPool } from '../support/counting-pool';
 import { conversationRenamed } from '../support/factories/events';
 import { PrivatePostgres, Standby, startPrivatePostgres } from '../support/private-postgres';
 import { TestDatabase } from '../support/test-database';
+import { startSseServer } from '../support/sse-server';
 import { waitFor } from '../support/wait-for';
 
 /**
@@ -98,29 +93,13 @@ describe('reads from a Postgres streaming replica (DATABASE_READ_URL)', () => {
   describe('SSE catch-up from the replica', () => {
     /** An SSE server as the API runs it, its catch-up reads on the replica, the primary's statements counted. */
     async function startServer() {
-      const config = loadConfig({ NODE_ENV: 'development', DATABASE_URL: db.url, LOG_LEVEL: 'silent' });
-      const notifier = new AppendNotifier(db.url);
-      await notifier.start();
-      const watcher = new StreamWatcher(notifier);
       const counted = countingPool(db.pool);
       const replica = countingPool(replicaPool);
-      const deltas = { subscribe: () => () => undefined } as unknown as LiveDeltas; // no Redis: deltas are not what is tested
-      const metrics = { sseConnections: { inc: () => undefined, dec: () => undefined } } as unknown as MetricsService;
-      const service = new EventStreamService(
-        new EventStore(counted.pool),
-        new ReadReplica(counted.pool, replica.pool),
-        watcher,
-        deltas,
-        config,
-        metrics,
-      );
-      const server = http.createServer((req, res) => {
-        const url = new URL(req.url!, 'http://x');
-        const after = Number(url.searchParams.get('after') ?? 0);
-        void service.serve(url.pathname.slice(1), after, req as Request, res as unknown as Response);
+      const { port, stop } = await startSseServer({
+        databaseUrl: db.url,
+        store: new EventStore(counted.pool),
+        reads: new ReadReplica(counted.pool, replica.pool),
       });
-      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-      const port = (server.address() as AddressInfo).port;
       return {
         primaryStatements: counted.statements,
         replicaStatements: replica.statements,
@@ -147,14 +126,7 @@ describe('reads from a Postgres streaming replica (DATABASE_READ_URL)', () => {
           ac.abort();
           return ids;
         },
-        stop: async () => {
-          service.beforeApplicationShutdown();
-          service.onModuleDestroy();
-          server.closeAllConnections();
-          await new Promise((r) => server.close(r));
-          watcher.onModuleDestroy();
-          await notifier.stop();
-        },
+        stop,
       };
     }
 

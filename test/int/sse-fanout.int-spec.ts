@@ -1,17 +1,12 @@
 import http from 'node:http';
 import net from 'node:net';
-import { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import type { Request, Response } from 'express';
-import { loadConfig } from '@parley/config';
 import { conversationStreamId } from '@parley/conversation';
-import { AppendNotifier, EventStore } from '@parley/event-store';
-import { LiveDeltas, ReadReplica, StreamWatcher } from '@parley/platform';
-import { EventStreamService } from '../../apps/api/src/conversations/event-stream.service';
+import { EventStore } from '@parley/event-store';
 import { StreamReads } from '../../apps/api/src/conversations/stream-reads';
-import type { MetricsService } from '../../apps/api/src/metrics/metrics.service';
 import { conversationRenamed } from '../support/factories/events';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
+import { startSseServer } from '../support/sse-server';
 import { waitFor } from '../support/wait-for';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -38,30 +33,9 @@ describe('SSE fan-out (one reader per stream per process)', () => {
 
   /** An SSE server as the API runs it (deltas and metrics aside); `notify: false` loses every notification. */
   async function startServer(env: Record<string, string> = {}, opts: { notify?: boolean } = {}) {
-    const config = loadConfig({ NODE_ENV: 'development', DATABASE_URL: db.url, LOG_LEVEL: 'silent', ...env });
-    const notifier = new AppendNotifier(db.url);
-    if (opts.notify !== false) await notifier.start();
-    const watcher = new StreamWatcher(notifier);
-    const deltas = { subscribe: () => () => undefined } as unknown as LiveDeltas; // no Redis here: deltas are not what is tested
-    const metrics = { sseConnections: { inc: () => undefined, dec: () => undefined } } as unknown as MetricsService;
-    const service = new EventStreamService(store, new ReadReplica(db.pool), watcher, deltas, config, metrics);
-    const server = http.createServer((req, res) => {
-      const url = new URL(req.url!, 'http://x');
-      const after = Number(url.searchParams.get('after') ?? 0);
-      void service.serve(url.pathname.slice(1), after, req as Request, res as unknown as Response);
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const port = (server.address() as AddressInfo).port;
-    const stop = async () => {
-      service.beforeApplicationShutdown();
-      service.onModuleDestroy();
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
-      watcher.onModuleDestroy();
-      await notifier.stop();
-    };
-    servers.push(stop);
-    return { service, watcher, port, stop };
+    const server = await startSseServer({ databaseUrl: db.url, store, env, notify: opts.notify });
+    servers.push(server.stop);
+    return server;
   }
 
   /** A raw SSE client that records the ids of the stored events it receives. */

@@ -49,3 +49,30 @@ export function openStream(url: string, opts: { token?: string; headers?: Record
     close: () => es.close(),
   };
 }
+
+/**
+ * A client that read `first` and left comes back on `base` (another API, say) with Last-Event-ID
+ * and reads up to version `total`: the versions both sessions received, in order, for a test to
+ * compare with 1..total (nothing lost, nothing repeated).
+ */
+export async function resumeUntil(
+  first: ReturnType<typeof openStream>,
+  base: string,
+  conversationId: string,
+  token: string,
+  total: number,
+): Promise<number[]> {
+  const lastSeen = first.durable().at(-1)?.id ?? '0';
+  const resumed = openStream(`${base}/v1/conversations/${conversationId}/stream`, {
+    token,
+    headers: { 'last-event-id': lastSeen },
+  });
+  try {
+    if (Number(lastSeen) < total) {
+      await resumed.until('the rest of the log', () => resumed.durable().some((f) => Number(f.id) === total));
+    }
+  } finally {
+    resumed.close();
+  }
+  return [...first.durable(), ...resumed.durable()].map((f) => Number(f.id));
+}
