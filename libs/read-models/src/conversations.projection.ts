@@ -1,5 +1,12 @@
 import { Pool } from 'pg';
-import { ConversationEvent, conversationIdOf, isConversationEvent, titleFromMessage } from '@parley/conversation';
+import {
+  ConversationEvent,
+  conversationIdOf,
+  isConversationEvent,
+  titleFromMessage,
+  turnKey,
+  turnKeyOf,
+} from '@parley/conversation';
 import { CheckpointMove, SingleStatementLogConsumer, StoredEvent } from '@parley/event-store';
 import { ConversationRow, MessageRow, ReadModelWrites, ToolCall } from './read-model.writes';
 
@@ -30,7 +37,7 @@ export class ConversationsProjection implements SingleStatementLogConsumer {
   readonly singleStatement = true;
   /** conversation id → its row as written (null: no row), least recently used first */
   private readonly rows = new Map<string, ConversationRow | null>();
-  /** `streamId/turnId` → the tool calls of a turn whose UserMessagePosted this chain applied */
+  /** turnKey → the tool calls of a turn whose UserMessagePosted this chain applied */
   private readonly turnCalls = new Map<string, ToolCall[]>();
 
   forget(): void {
@@ -57,7 +64,6 @@ export class ConversationsProjection implements SingleStatementLogConsumer {
     const starts = events.filter((e) => e.type === 'ConversationStarted').map((e) => e.streamId);
     // the row is gone once deleted, so no version can guard a start: look for the deletion in the log
     const deletedInLog = starts.length > 0 ? await db.streamsWithDeletion(starts) : new Set<string>();
-    const keyOf = (e: StoredEvent<ConversationEvent>) => `${e.streamId}/${(e.data as { turnId?: string }).turnId}`;
 
     const changed = new Set<string>();
     const deleted = new Set<string>();
@@ -103,7 +109,7 @@ export class ConversationsProjection implements SingleStatementLogConsumer {
           row.reading_position = e.data.readingPosition;
           break;
         case 'UserMessagePosted':
-          calls.set(keyOf(e), []);
+          calls.set(turnKeyOf(e), []);
           row.message_count++;
           row.title ??= titleFromMessage(e.data.content);
           message({
@@ -115,13 +121,13 @@ export class ConversationsProjection implements SingleStatementLogConsumer {
           });
           break;
         case 'ToolInvoked': {
-          const known = callsOf(keyOf(e));
+          const known = callsOf(turnKeyOf(e));
           const { toolUseId, name, input } = e.data;
-          if (known) calls.set(keyOf(e), [...known, { toolUseId, name, input }]);
+          if (known) calls.set(turnKeyOf(e), [...known, { toolUseId, name, input }]);
           break;
         }
         case 'ToolResultRecorded': {
-          const own = callsOf(keyOf(e))?.find((c) => c.toolUseId === e.data.toolUseId);
+          const own = callsOf(turnKeyOf(e))?.find((c) => c.toolUseId === e.data.toolUseId);
           message({
             id: e.data.toolUseId,
             role: 'tool_result',
@@ -130,13 +136,13 @@ export class ConversationsProjection implements SingleStatementLogConsumer {
             is_error: e.data.isError,
             citations: e.data.chunks ?? [],
             tool_invocations: own ? [own] : [],
-            needsInvocations: callsOf(keyOf(e)) ? undefined : 'one',
+            needsInvocations: callsOf(turnKeyOf(e)) ? undefined : 'one',
           });
           break;
         }
         case 'AssistantReplied': {
-          const known = callsOf(keyOf(e));
-          calls.set(keyOf(e), undefined);
+          const known = callsOf(turnKeyOf(e));
+          calls.set(turnKeyOf(e), undefined);
           row.message_count++;
           message({
             id: e.data.messageId,
@@ -154,7 +160,7 @@ export class ConversationsProjection implements SingleStatementLogConsumer {
         }
         case 'TurnFailed':
         case 'TurnCancelled':
-          calls.set(keyOf(e), undefined);
+          calls.set(turnKeyOf(e), undefined);
           break;
         case 'ConversationDeleted':
           rows.delete(id);
@@ -216,7 +222,7 @@ export class ConversationsProjection implements SingleStatementLogConsumer {
     if (needing.length === 0) return;
     const calls = await db.toolCallsOfTurns(needing.map((m) => ({ streamId: m.streamId, turnId: m.turn_id })));
     for (const m of needing) {
-      const ofTurn = calls.get(`${m.streamId}/${m.turn_id}`) ?? [];
+      const ofTurn = calls.get(turnKey(m.streamId, m.turn_id)) ?? [];
       m.tool_invocations =
         m.needsInvocations === 'turn' ? ofTurn : ofTurn.filter((c) => c.toolUseId === m.id).slice(0, 1);
     }

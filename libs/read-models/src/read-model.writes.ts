@@ -1,5 +1,6 @@
 import { Pool } from 'pg';
 import { CheckpointMove, checkpointMoveSql, movesFromStart } from '@parley/event-store';
+import { turnKey } from '@parley/conversation';
 
 export interface ConversationRow {
   id: string;
@@ -78,7 +79,7 @@ export class ReadModelWrites {
     );
     const calls = new Map<string, ToolCall[]>();
     for (const { stream_id, data } of rows) {
-      const key = `${stream_id}/${data.turnId}`;
+      const key = turnKey(stream_id, data.turnId);
       const list = calls.get(key) ?? [];
       list.push({ toolUseId: data.toolUseId, name: data.name, input: data.input });
       calls.set(key, list);

@@ -1,10 +1,8 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig, CONFIG } from '@parley/config';
-import { conversationIdOf, isConversationEvent, TURN_ENDING_TYPES } from '@parley/conversation';
+import { conversationIdOf, isConversationEvent, TURN_ENDING_TYPES, turnKeyOf } from '@parley/conversation';
 import { CheckpointedConsumerRunner, EventStore, OutsideLogConsumer, StoredEvent } from '@parley/event-store';
 import { TurnSequencer } from './turn-sequencer';
-
-const turnIdOf = (e: StoredEvent): string | undefined => (e.data as { turnId?: string } | null)?.turnId;
 
 /**
  * Enqueues a job for every UserMessagePosted in the log, so a turn is answered even when the API
@@ -44,11 +42,9 @@ export class TurnDispatcher implements OutsideLogConsumer, OnApplicationBootstra
   /** A turn that already ended within the batch was run: it needs no job (most turns, at a poll a second). */
   async handleBatch(events: StoredEvent[]): Promise<void> {
     const ended = new Set(
-      events.flatMap((e) =>
-        isConversationEvent(e) && TURN_ENDING_TYPES.includes(e.type) ? [`${e.streamId}/${turnIdOf(e)}`] : [],
-      ),
+      events.flatMap((e) => (isConversationEvent(e) && TURN_ENDING_TYPES.includes(e.type) ? [turnKeyOf(e)] : [])),
     );
-    for (const e of events) if (!ended.has(`${e.streamId}/${turnIdOf(e)}`)) await this.handle(e);
+    for (const e of events) if (!ended.has(turnKeyOf(e))) await this.handle(e);
   }
 
   onApplicationBootstrap(): void {
