@@ -59,13 +59,11 @@ export async function startRedisCluster(): Promise<RedisTopologyUnderTest & { po
   const servers: Server[] = [];
   for (let i = 0; i < 3; i++) {
     const port = await freePort();
-    servers.push(
-      await startServer(
-        dir,
-        ['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', '2000'],
-        port,
-      ),
-    );
+    // the bus defaults to port + 10000, which may be taken or past 65535: give it a free port of its own
+    const busPort = await freePort();
+    const cluster = ['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`];
+    const timing = ['--cluster-node-timeout', '2000', '--cluster-port', String(busPort)];
+    servers.push(await startServer(dir, [...cluster, ...timing], port));
   }
   const nodes = servers.map((s) => `127.0.0.1:${s.port}`);
   await run('redis-cli', ['--cluster', 'create', ...nodes, '--cluster-replicas', '0', '--cluster-yes']);
