@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import net from 'node:net';
 import { Pool } from 'pg';
 import { conversationStreamId } from '@parley/conversation';
 import { EventStore } from '@parley/event-store';
@@ -88,6 +89,22 @@ describe('reads from a Postgres streaming replica (DATABASE_READ_URL)', () => {
       expect(await new ReadReplica(db.pool, gone, 50).currentPool()).toBe(db.pool);
       await gone.end();
     });
+
+    it('does not wait out the connect timeout of a replica that accepts and never answers', async () => {
+      const silent = net.createServer(() => undefined); // takes the connection, says nothing
+      await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+      const port = (silent.address() as net.AddressInfo).port;
+      const hanging = new Pool({
+        connectionString: `postgres://postgres@127.0.0.1:${port}/parley`,
+        connectionTimeoutMillis: 10_000,
+      });
+      hanging.on('error', () => undefined);
+      const started = Date.now();
+      expect(await new ReadReplica(db.pool, hanging, 100).currentPool()).toBe(db.pool);
+      expect(Date.now() - started).toBeLessThan(1_500); // well inside the replica's 3 s connect timeout
+      silent.close();
+      await hanging.end().catch(() => undefined);
+    }, 20_000);
   });
 
   describe('SSE catch-up from the replica', () => {

@@ -5,13 +5,13 @@ import { AppendNotifier, EventStore } from '@parley/event-store';
 import { ReadReplica } from './read-replica';
 
 /** The primary's pool settings, shared by the replica's. */
-function newPool(connectionString: string, application_name: string): Pool {
+function newPool(connectionString: string, application_name: string, connectionTimeoutMillis = 5_000): Pool {
   const pool = new Pool({
     connectionString,
     max: 20,
     application_name,
     // an unreachable server fails a request in seconds (a 503), never holds it open
-    connectionTimeoutMillis: 5_000,
+    connectionTimeoutMillis,
   });
   pool.on('error', () => undefined); // an idle client's connection dropped: the pool replaces it
   return pool;
@@ -33,7 +33,11 @@ function newPool(connectionString: string, application_name: string): Pool {
       provide: ReadReplica,
       inject: [CONFIG, Pool],
       useFactory: (config: AppConfig, pool: Pool) =>
-        new ReadReplica(pool, config.databaseReadUrl ? newPool(config.databaseReadUrl, 'parley-reads') : undefined),
+        // an unreachable replica is passed over for the primary: give up on it sooner than on the primary
+        new ReadReplica(
+          pool,
+          config.databaseReadUrl ? newPool(config.databaseReadUrl, 'parley-reads', 1_000) : undefined,
+        ),
     },
     { provide: EventStore, inject: [Pool], useFactory: (pool: Pool) => new EventStore(pool) },
     {

@@ -38,7 +38,9 @@ export class ReadReplica {
     const target = rows[0].lsn;
     const deadline = Date.now() + this.maxWaitMs;
     for (let pause = 5; ; pause *= 2) {
-      if (await this.replayedTo(target)) return this.replica;
+      // a replica that does not answer in time (a dropped link holds a connect for seconds) counts as behind
+      const inTime = new Promise<false>((r) => setTimeout(() => r(false), Math.max(0, deadline - Date.now())).unref());
+      if (await Promise.race([this.replayedTo(target), inTime])) return this.replica;
       if (Date.now() + pause > deadline) return this.primary;
       await new Promise((r) => setTimeout(r, pause));
     }
