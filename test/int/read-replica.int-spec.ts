@@ -96,7 +96,7 @@ describe('reads from a Postgres streaming replica (DATABASE_READ_URL)', () => {
       const port = (silent.address() as net.AddressInfo).port;
       const hanging = new Pool({
         connectionString: `postgres://postgres@127.0.0.1:${port}/parley`,
-        connectionTimeoutMillis: 10_000,
+        connectionTimeoutMillis: 3_000,
       });
       hanging.on('error', () => undefined);
       const started = Date.now();
