@@ -114,6 +114,35 @@ describe('Parley on Redis Cluster and Sentinel (e2e, 2 APIs, 2 workers)', () => 
       );
     }, 120_000);
 
+    it('carries a cancel from one API to the worker running the turn (pub/sub across the nodes)', async () => {
+      answerDelayMs = 100; // the answer streams for seconds
+      const user = `cluster-cancel-${randomUUID()}`;
+      const [a, b] = stack.apis.map((api) => clientFor(api.base, user));
+      const id = expectOk(await a.api.POST('/v1/conversations', { body: {} }), 201).id;
+      const abortedBefore = fake.aborted;
+      const requestsBefore = fake.requests.length;
+      const { turnId } = expectOk(
+        await a.api.POST('/v1/conversations/{id}/messages', {
+          params: { path: { id } },
+          body: { content: 'Tell me everything.' },
+        }),
+        202,
+      );
+      await waitFor('the answer to be streaming', () => fake.requests.length > requestsBefore);
+      expectOk(
+        await b.api.POST('/v1/conversations/{id}/turns/{turnId}/cancel', { params: { path: { id, turnId } } }),
+        202,
+      );
+      // the worker aborts its model request on the signal, long before the answer would have ended
+      await waitFor('the model request to be aborted', () => fake.aborted > abortedBefore, 3_000);
+      await waitFor('the turn to end', async () =>
+        (await events(a, id)).some((e) => TURN_ENDING_TYPES.includes(e.type)),
+      );
+      expect((await events(a, id)).filter((e) => TURN_ENDING_TYPES.includes(e.type)).map((e) => e.type)).toEqual([
+        'TurnCancelled',
+      ]);
+    }, 60_000);
+
     it("keeps each queue's keys in one slot (hash-tagged prefix), so BullMQ's scripts run in a cluster", async () => {
       const prefix = stack.env.QUEUE_PREFIX;
       const perNode = await Promise.all(cluster.ports.map((port) => keysOn(port, `{${prefix}}:*`)));
