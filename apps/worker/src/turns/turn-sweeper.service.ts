@@ -5,13 +5,20 @@ import { RedisConnections } from '@parley/platform';
 import { TurnSequencer } from './turn-sequencer';
 
 const SWEEP_EVERY_MS = 30_000;
-const LOOKBACK = '7 days';
+/** how far back a sweep looks at boot and when Redis comes back (it may have lost every job) */
+export const FULL_LOOKBACK = '7 days';
+/**
+ * how far back the periodic sweep looks: what it is there for is recent (a job that gave up while
+ * the database was away), and its cost is the posts in the window, so a week's would cost a busy
+ * service seconds every 30 s
+ */
+export const PERIODIC_LOOKBACK = '1 hour';
 
 /**
  * Re-enqueues turns that have no ending in the log and no job in Redis: the dispatcher's
  * checkpoint may be past them while Redis lost its queue (a restart without persistence).
- * Runs at boot, every 30 s, and whenever the Redis connection comes back. Enqueueing is by
- * job id, so any number of workers may sweep at once.
+ * Runs at boot and whenever the Redis connection comes back (over the last week), and every
+ * 30 s (over the last hour). Enqueueing is by job id, so any number of workers may sweep at once.
  */
 @Injectable()
 export class TurnSweeper implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -27,9 +34,9 @@ export class TurnSweeper implements OnApplicationBootstrap, OnApplicationShutdow
 
   onApplicationBootstrap(): void {
     if (!this.config.worker.dispatcherEnabled) return;
-    this.timer = setInterval(() => void this.sweep(), SWEEP_EVERY_MS);
-    this.redis.main.on('ready', () => void this.sweep());
-    void this.sweep();
+    this.timer = setInterval(() => void this.sweep(PERIODIC_LOOKBACK), SWEEP_EVERY_MS);
+    this.redis.main.on('ready', () => void this.sweep(FULL_LOOKBACK));
+    void this.sweep(FULL_LOOKBACK);
   }
 
   onApplicationShutdown(): void {
@@ -37,8 +44,8 @@ export class TurnSweeper implements OnApplicationBootstrap, OnApplicationShutdow
   }
 
   /** Returns how many turns were enqueued again. */
-  sweep(): Promise<number> {
-    this.sweeping ??= this.sweepOnce()
+  sweep(lookback = FULL_LOOKBACK): Promise<number> {
+    this.sweeping ??= this.sweepOnce(lookback)
       .catch((e: Error) => {
         this.logger.warn(`sweep failed: ${e.message}`);
         return 0;
@@ -47,9 +54,9 @@ export class TurnSweeper implements OnApplicationBootstrap, OnApplicationShutdow
     return this.sweeping;
   }
 
-  private async sweepOnce(): Promise<number> {
+  private async sweepOnce(lookback: string): Promise<number> {
     let enqueued = 0;
-    for (const t of await this.log.unendedTurns(LOOKBACK)) {
+    for (const t of await this.log.unendedTurns(lookback)) {
       if (await this.sequencer.ensureQueued(t.conversationId, t.turnId)) enqueued++;
     }
     if (enqueued) this.logger.log(`re-enqueued ${enqueued} unanswered turn(s)`);
