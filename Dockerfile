@@ -12,6 +12,9 @@ FROM node:20-bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends libjemalloc2 && rm -rf /var/lib/apt/lists/* \
   && ln -s "$(find /usr/lib -name libjemalloc.so.2 | head -n 1)" /usr/local/lib/libjemalloc.so.2
 ENV LD_PRELOAD=/usr/local/lib/libjemalloc.so.2
+# a 1 GiB old space: V8 lets a heap grow to 4× what survives its last full collection when the
+# limit is larger (~4 GiB by default here), 1.6× at 1 GiB (docs/operations.md, "A process's memory")
+ENV NODE_OPTIONS=--max-old-space-size=1024
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /app/package.json ./

@@ -14,13 +14,12 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:f
 import path from 'node:path';
 import { projectRoot } from '../libs/platform/src/project-root';
 import { FakeAnthropic } from '../test/support/fake-anthropic/fake-anthropic.server';
-import globalSetup from '../test/support/global-setup';
-import globalTeardown from '../test/support/global-teardown';
 import { fakeAnthropicEnv } from '../test/support/stack';
 import { waitFor } from '../test/support/wait-for';
 import { aliceQuestions, uploadAlice } from './alice';
 import { summariseCpuProfile } from './cpu-profile';
-import { add, printTable } from './report';
+import { add } from './report';
+import { runStandalone } from './standalone';
 import { benchClient, liveConversation, withStack } from './service';
 import { argValue, cpuMs, fmt, mean, pct } from './util';
 
@@ -145,20 +144,11 @@ function describeRoundTrips(r: RoundTrips, turns: number): string {
 }
 
 if (require.main === module) {
-  void (async () => {
-    await globalSetup(); // the migrated template private databases are cloned from
-    try {
-      await profileTurns({
-        fresh: Number(argValue('fresh') ?? 60),
-        warm: Number(argValue('warm') ?? 20),
-        profile: !process.argv.includes('--no-prof'),
-      });
-      printTable();
-    } catch (e) {
-      console.error(e);
-      process.exitCode = 1;
-    } finally {
-      await globalTeardown();
-    }
-  })();
+  void runStandalone(() =>
+    profileTurns({
+      fresh: Number(argValue('fresh') ?? 60),
+      warm: Number(argValue('warm') ?? 20),
+      profile: !process.argv.includes('--no-prof'),
+    }),
+  );
 }

@@ -17,6 +17,7 @@ import globalTeardown from '../test/support/global-teardown';
 import { anchorsBench } from './anchors';
 import { eventStoreBench, rebuildBench } from './event-store';
 import { floorBench } from './floor';
+import { historyCacheBench, reportHistoryCache } from './history-cache';
 import { longConversationBench } from './long-conversation';
 import { profileTurns } from './profile-turns';
 import { add, errors, printTable, writeJson } from './report';
@@ -77,6 +78,7 @@ export const SECTIONS: Record<string, (o: RunOptions) => Promise<void>> = {
   peers: async () => (await import('./peers/run-peers')).peersBench(),
   profile: () => profileTurns({ fresh: QUICK ? 10 : 60, warm: QUICK ? 5 : 20, profile: false }),
   'long-conversation': (o) => longConversationBench(o.longTurns ?? (QUICK ? 30 : 500)),
+  'history-cache': async () => reportHistoryCache(await historyCacheBench(30, 10_000)),
   'sse-fanout': (o) => sseFanOut(o.sseClients ?? (QUICK ? 500 : 10_000)),
   soak: (o) =>
     soakBench({

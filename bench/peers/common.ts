@@ -23,15 +23,40 @@ async function admin<T>(fn: (c: Client) => Promise<T>): Promise<T> {
   }
 }
 
-/** A database of the run's own, dropped afterwards (admin statements happen outside the measured window). */
+/**
+ * A database of the run's own, dropped afterwards (admin statements happen outside the measured
+ * window). Not with FORCE: a peer's library may keep an idle pool after its shutdown, and a pool
+ * whose connection is killed emits an error nobody listens to, which ends this process. A
+ * database still in use after a few seconds is left for the next run to drop.
+ */
 export async function withPrivateDb<T>(fn: (url: string) => Promise<T>): Promise<T> {
   const name = `peers_${Math.random().toString(36).slice(2, 10)}`;
   await admin((c) => c.query(`CREATE DATABASE ${name}`));
   try {
     return await fn(`postgres://postgres@127.0.0.1:5432/${name}`);
   } finally {
-    await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+    await admin(async (c) => {
+      for (let attempt = 0; attempt < 30; attempt++) {
+        const dropped = await c.query(`DROP DATABASE IF EXISTS ${name}`).then(
+          () => true,
+          () => false, // "is being accessed by other users"
+        );
+        if (dropped) return;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      console.warn(`  (database ${name} is still in use: the next peers run drops it)`);
+    });
   }
+}
+
+/** Drops the databases earlier runs left (called before any peer opens a connection). */
+export async function dropLeftoverDatabases(): Promise<void> {
+  await admin(async (c) => {
+    const { rows } = await c.query<{ datname: string }>(
+      `SELECT datname FROM pg_database WHERE datname LIKE 'peers\\_%'`,
+    );
+    for (const { datname } of rows) await c.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
+  });
 }
 
 function diff(after: Record<string, number>, before: Record<string, number>, n: number): Record<string, number> {

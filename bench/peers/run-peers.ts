@@ -5,7 +5,7 @@ import { projectRoot } from '../../libs/platform/src/project-root';
 import { startProcess } from '../../test/support/stack';
 import { waitFor } from '../../test/support/wait-for';
 import { add } from '../report';
-import { PeerResult } from './common';
+import { dropLeftoverDatabases, PeerResult } from './common';
 import { dbosPeer } from './dbos';
 import { langGraphPeer } from './langgraph';
 
@@ -36,6 +36,7 @@ const PEERS = {
 
 /** The `peers` section of `npm run bench`: each peer's CPU and statements per search turn, as rows. */
 export async function peersBench(): Promise<void> {
+  await dropLeftoverDatabases();
   const { proc, url } = await startFake();
   try {
     for (const peer of Object.values(PEERS)) {

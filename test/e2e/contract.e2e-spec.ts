@@ -592,6 +592,7 @@ describe('API contract: every operation through Prism against the served OpenAPI
           method: o.method,
           url: o.template
             .replace('{turnId}', randomUUID())
+            .replace('{batchId}', randomUUID())
             .replace('{id}', o.template.startsWith('/v1/books') ? bookId : conversationId),
           body:
             o.method === 'POST' || o.method === 'PATCH'
@@ -601,7 +602,9 @@ describe('API contract: every operation through Prism against the served OpenAPI
                   ? bookJson()
                   : o.template.endsWith('/messages')
                     ? { content: 'hi' }
-                    : { title: 'x' }
+                    : o.template.endsWith('/batches')
+                      ? { prompts: ['hi'], mode: 'sequential' }
+                      : { title: 'x' }
               : undefined,
           query: o.template.endsWith('/search') ? '?q=lamp' : '',
         }));

@@ -42,6 +42,19 @@ describe('operations (e2e)', () => {
     expectOk(await postMessage(bob, bobs, 'mine'), 202);
   });
 
+  it('counts each prompt of a batch as a post against the rate limit', async () => {
+    const batchOf = (c: ReturnType<typeof clientFor>, id: string, prompts: string[]) =>
+      c.req('POST', `/v1/conversations/${id}/batches`, { prompts, mode: 'sequential' });
+    const alice = clientFor(stack.base, `rl-${randomUUID()}`);
+    const id = await newConversation(alice);
+    expect((await batchOf(alice, id, ['a', 'b'])).status).toBe(202);
+    expect((await postMessage(alice, id, 'one more')).response.status).toBe(202);
+    expect((await batchOf(alice, id, ['c'])).status).toBe(429);
+    const bob = clientFor(stack.base, `rl-${randomUUID()}`);
+    const bobs = await newConversation(bob);
+    expect((await batchOf(bob, bobs, ['a', 'b', 'c', 'd'])).status).toBe(429); // 4 posts, 3 a minute
+  });
+
   it('gives a retry with the same Idempotency-Key its first answer at the rate limit, not a 429', async () => {
     const alice = clientFor(stack.base, `rl-${randomUUID()}`);
     const id = await newConversation(alice);

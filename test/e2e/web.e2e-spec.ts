@@ -237,7 +237,17 @@ describe('web chat page (e2e, Chromium)', () => {
       await flaky.getByLabel('User id').fill('web-reader');
       await flaky.getByRole('button', { name: 'Get a development token' }).click();
       await flaky.locator('#stream-status', { hasText: 'live' }).waitFor();
+      // "live" is the stream's open, before its replay of the stored events has arrived: count the
+      // answers once the page holds every turn stored so far (one answer per posted message)
+      const posted = (await api().req('GET', `/v1/conversations/${id}/events`)).body.items.filter(
+        (e: { type: string }) => e.type === 'UserMessagePosted',
+      ).length;
+      await flaky.waitForFunction(
+        (n) => (globalThis as any).document.querySelectorAll('#messages .msg.assistant:not(.working)').length === n,
+        posted,
+      );
       const answersBefore = await flaky.locator('#messages .msg.assistant').count();
+      expect(answersBefore).toBe(posted);
       await flaky.evaluate(() => ((globalThis as any).notReloaded = true));
 
       await flaky.getByLabel('Your message').fill('SLOW And then?');

@@ -250,13 +250,17 @@ describe(BooksService.name, () => {
 
   describe(SearchBookTool.name, () => {
     let tool: SearchBookTool;
-    const ctx = (over: Partial<ToolContext> = {}): ToolContext => ({
-      userId: reader,
-      conversationId: randomUUID(),
-      bookId: alice.id,
-      readingPosition: null,
-      ...over,
-    });
+    const ctx = (over: Partial<ToolContext> = {}): ToolContext => {
+      const bookId = over.bookId === undefined ? alice.id : over.bookId;
+      return {
+        userId: reader,
+        conversationId: randomUUID(),
+        readingPosition: null,
+        ...over,
+        bookId,
+        bookIds: over.bookIds ?? (bookId ? [bookId] : []),
+      };
+    };
 
     beforeAll(() => {
       tool = new SearchBookTool(sut);

@@ -51,7 +51,13 @@ describe('ConversationsService (in process, real EventStore)', () => {
       { version: 1, type: 'ConversationStarted' },
       { version: 2, type: 'UserMessagePosted' },
     ]);
-    expect(events[0].data).toEqual({ ownerId: owner, bookId: null, title: 'Chapter one', readingPosition: null });
+    expect(events[0].data).toEqual({
+      ownerId: owner,
+      bookId: null,
+      bookIds: [],
+      title: 'Chapter one',
+      readingPosition: null,
+    });
     expect(events[1].data).toEqual({ messageId: posted.messageId, turnId: posted.turnId, content: 'Who is Marisol?' });
     expect(events[1].metadata).toMatchObject({ userId: owner, correlationId: posted.turnId });
     expect(posted).toMatchObject({ version: 2, position: events[1].position, interrupted: [] });

@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { projectRoot } from '@parley/platform';
 import { ConversationEvent, conversationStreamId } from '@parley/conversation';
 import { EventStore, StoredEvent } from '@parley/event-store';
 import { ConversationsProjection } from '@parley/read-models';
@@ -76,6 +79,23 @@ describe(ConversationsProjection.name, () => {
     messages: await messagesOf(conversationId),
   });
 
+  it("counts a history cut (HistorySummarized, HistoryTrimmed) as the conversation's version and activity, not as a message", async () => {
+    const [posted, ...rest] = turn('toolu_cut', 'the lamp');
+    const turnId = (posted.data as Data<'UserMessagePosted'>).turnId;
+    const cuts: ConversationEvent[] = [
+      {
+        type: 'HistorySummarized',
+        data: { turnId, coversVersions: [1, 1], summary: 'so far', usage, model: 'scripted-1', costUsd: 0 },
+      },
+      { type: 'HistoryTrimmed', data: { turnId, droppedVersions: [2, 2], reason: 'x' } },
+    ];
+    const { id, stored } = await conversationOf([posted, ...cuts, ...rest]);
+    await feed(stored);
+    const { conversation, messages } = await readModelsOf(id);
+    expect(conversation[0].version).toBe(stored.length);
+    expect(messages.map((m) => m.role)).toEqual(['user', 'tool_result', 'assistant']);
+  });
+
   it("shows a tool result with its own turn's invocation when an earlier turn reused the tool id", async () => {
     const { id, stored } = await conversationOf([...turn('toolu_same', 'first'), ...turn('toolu_same', 'second')]);
     await feed(stored);
@@ -84,6 +104,38 @@ describe(ConversationsProjection.name, () => {
       [{ toolUseId: 'toolu_same', name: 'search_book', input: { query: 'first' } }],
       [{ toolUseId: 'toolu_same', name: 'search_book', input: { query: 'second' } }],
     ]);
+  });
+
+  it('writes the usage rows the migration 1732240000015 backfills from the log for conversations already projected', async () => {
+    const failed: ConversationEvent = {
+      type: 'TurnFailed',
+      data: { turnId: randomUUID(), code: 'x', message: 'm', retryable: false },
+    };
+    const { id, stored } = await conversationOf([...turn('toolu_u1', 'lamp'), ...turn('toolu_u2', 'ship'), failed]);
+    await feed(stored);
+    const rows = async () =>
+      (await db.pool.query('SELECT * FROM usage_records ORDER BY conversation_id, version')).rows;
+    const projected = await rows();
+    expect(projected.filter((r) => r.conversation_id === id).map((r) => r.kind)).toEqual([
+      'tool_call',
+      'answer',
+      'tool_call',
+      'answer',
+      'failure',
+    ]);
+    // the migration's backfill statement, as it ran on the read models of the release before
+    const migration = readFileSync(
+      path.join(projectRoot(__dirname), 'migrations/1732240000015_usage-records.sql'),
+      'utf8',
+    );
+    const backfill = migration.slice(
+      migration.indexOf('INSERT INTO usage_records'),
+      migration.indexOf('-- Down Migration'),
+    );
+    // every conversation of this database, as the migration meets them: the table new and empty
+    await db.pool.query('DELETE FROM usage_records');
+    await db.pool.query(backfill);
+    expect(await rows()).toEqual(projected);
   });
 
   describe('one statement a batch', () => {

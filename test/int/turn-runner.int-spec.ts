@@ -123,7 +123,7 @@ describe('AgentTurnRunner (in process, real AnthropicLlm against the fake API)',
       // when the turn runs
       const outcome = await sut.run(conversationId, turnId, new AbortController().signal);
       // then it ended with the scripted steps appended after the question
-      expect(outcome).toEqual({ kind: 'ended' });
+      expect(outcome.kind).toBe('ended');
       const events = await stream(conversationId);
       expect(events.map((e) => [e.version, e.type])).toEqual([
         [1, 'ConversationStarted'],
@@ -208,7 +208,7 @@ describe('AgentTurnRunner (in process, real AnthropicLlm against the fake API)',
     await givenConversation(store, conversationId, [conversationRenamed('Renamed midway')], 2);
     const outcome = await running;
     // then the answer was appended at the new version, after the rename, without asking again
-    expect(outcome).toEqual({ kind: 'ended' });
+    expect(outcome.kind).toBe('ended');
     const events = await stream(conversationId);
     expect(events.map((e) => [e.version, e.type])).toEqual([
       [1, 'ConversationStarted'],
@@ -231,7 +231,7 @@ describe('AgentTurnRunner (in process, real AnthropicLlm against the fake API)',
     // when it runs again (a redelivered job)
     const outcome = await sut.run(conversationId, turnId, new AbortController().signal);
     // then it is ended, with nothing asked and nothing appended
-    expect(outcome).toEqual({ kind: 'ended' });
+    expect(outcome.kind).toBe('ended');
     expect(fake.requests).toHaveLength(0);
     expect(tool.calls).toHaveLength(0);
     expect((await stream(conversationId)).map((e) => e.type)).toEqual([

@@ -71,6 +71,9 @@ export function startProcess(name: string, args: string[], env: Record<string, s
   };
 }
 
+/** As `npm run start:api` / `start:worker` and the Docker image run them (docs/operations.md). */
+export const SERVICE_NODE_ARGS = ['--max-old-space-size=1024'];
+
 export async function startStack(
   opts: {
     apis?: number;
@@ -100,7 +103,7 @@ export async function startStack(
   const startWorker = async () => {
     const w = startProcess(
       `worker${workers.length}`,
-      [...(opts.nodeArgs ?? []), path.join(ROOT, 'dist/apps/worker/src/main.js')],
+      [...SERVICE_NODE_ARGS, ...(opts.nodeArgs ?? []), path.join(ROOT, 'dist/apps/worker/src/main.js')],
       env,
     );
     workers.push(w);
@@ -108,10 +111,14 @@ export async function startStack(
   };
   for (let i = 0; i < (opts.apis ?? 1); i++) {
     const port = await freePort();
-    const p = startProcess(`api${i}`, [...(opts.nodeArgs ?? []), path.join(ROOT, 'dist/apps/api/src/main.js')], {
-      ...env,
-      PORT: String(port),
-    });
+    const p = startProcess(
+      `api${i}`,
+      [...SERVICE_NODE_ARGS, ...(opts.nodeArgs ?? []), path.join(ROOT, 'dist/apps/api/src/main.js')],
+      {
+        ...env,
+        PORT: String(port),
+      },
+    );
     apis.push({ ...p, base: `http://127.0.0.1:${port}` });
   }
   for (let i = 0; i < (opts.workers ?? 1); i++) await startWorker();

@@ -14,6 +14,7 @@ import { llmProvider } from './turns/llm.provider';
 import { RunningTurns } from './turns/running-turns';
 import { TurnDispatcher } from './turns/turn-dispatcher.service';
 import { TurnSequencer } from './turns/turn-sequencer';
+import { BatchCompleter } from './turns/batch-completer';
 import { TurnSweeper } from './turns/turn-sweeper.service';
 import { TurnSteps } from './turns/turn-steps';
 import { ConversationFolds } from './turns/turn-state';
@@ -46,6 +47,7 @@ import { ConversationFolds } from './turns/turn-state';
     TurnSequencer,
     TurnDispatcher,
     TurnSweeper,
+    BatchCompleter,
     BookIngestProcessor,
     BookIngestSweeper,
   ],

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { projectRoot } from '@parley/platform';
 
 export type PromptName =
-  'conversation_system_prompt' | 'reformulation_prompt' | 'hyde_passage' | 'always_retrieve_answer';
+  'conversation_system_prompt' | 'reformulation_prompt' | 'hyde_passage' | 'always_retrieve_answer' | 'history_summary';
 
 const cache = new Map<PromptName, string>();
 

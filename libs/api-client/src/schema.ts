@@ -122,8 +122,62 @@ export interface paths {
     delete: operations['ConversationsController_remove'];
     options?: never;
     head?: never;
-    /** Rename and/or move the reading position */
+    /** Rename, move the reading position and/or change the policy (ConversationRenamed, ReadingPositionChanged, PolicyChanged) */
     patch: operations['ConversationsController_update'];
+    trace?: never;
+  };
+  '/v1/conversations/{id}/batches': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Answer several prompts as one batch (BatchStarted, then BatchCompleted)
+     * @description sequential: the prompts become the conversation's next turns, in order. independent: each prompt is posted to a fork of the conversation at its current version (the item names it), answered concurrently. Follow the batch with GET …/batches/{batchId}, or BatchCompleted on the stream.
+     */
+    post: operations['ConversationsController_startBatch'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/conversations/{id}/batches/{batchId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A batch: each prompt's answer, citations, usage and latency, and the batch's figures */
+    get: operations['ConversationsController_showBatch'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/conversations/{id}/usage': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The conversation's usage: turns, tool calls, failures, tokens, cache hit rate, cost by model */
+    get: operations['ConversationsController_usageOf'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
     trace?: never;
   };
   '/v1/conversations/{id}/messages': {
@@ -209,6 +263,23 @@ export interface paths {
     put?: never;
     /** Fork: a new conversation whose history is events 1..version */
     post: operations['ConversationsController_fork'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/usage': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The caller's usage over all their conversations, optionally within [from, to) */
+    get: operations['UsageController_ofCaller'];
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -328,6 +399,7 @@ export interface components {
       | 'conversation_not_found'
       | 'book_not_found'
       | 'turn_not_found'
+      | 'batch_not_found'
       | 'version_not_found'
       | 'version_conflict'
       | 'turn_in_progress'
@@ -390,11 +462,25 @@ export interface components {
       items: components['schemas']['ProblemKindDto'][];
     };
     CreateConversationDto: {
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description one book: the shorthand for bookIds: [bookId]
+       */
       bookId?: string;
+      /** @description the conversation's books; the agent searches them all */
+      bookIds?: string[];
       title?: string;
       /** @description highest chapter index the reader has reached; null for no limit */
       readingPosition?: number | null;
+    };
+    PolicyDto: {
+      /** @description the model of the conversation's calls */
+      model?: string;
+      maxIterations?: number;
+      /** @enum {string} */
+      retrievalMode?: 'tools' | 'always-retrieve';
+      contextBudgetTokens?: number;
+      instructions?: string;
     };
     TurnDto: {
       /** Format: uuid */
@@ -407,8 +493,13 @@ export interface components {
     ConversationDto: {
       /** Format: uuid */
       id: string;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description the first of bookIds
+       */
       bookId: string | null;
+      /** @description the books the agent searches */
+      bookIds: string[];
       title: string | null;
       /** @description highest chapter index the agent may quote from */
       readingPosition: number | null;
@@ -418,6 +509,8 @@ export interface components {
         conversationId: string;
         version: number;
       } | null;
+      /** @description the settings a PATCH set (PolicyChanged); a field left out follows the server configuration */
+      policy: components['schemas']['PolicyDto'];
       /** @description the stream version this state is folded up to (the ETag for If-Match) */
       version: number;
       messageCount: number;
@@ -433,6 +526,7 @@ export interface components {
       id: string;
       /** Format: uuid */
       bookId: string | null;
+      bookIds: string[];
       title: string | null;
       readingPosition: number | null;
       /** @description the conversation and version this one was forked from; null when not a fork */
@@ -453,9 +547,107 @@ export interface components {
       /** @description pass as ?cursor= for the next page; null at the end */
       nextCursor: string | null;
     };
+    PolicyPatchDto: {
+      /** @description a model id the server prices (e.g. claude-sonnet-5-5, claude-haiku-4-5), or the server default LLM_MODEL */
+      model?: string | null;
+      /** @description model calls a turn may make; at most the server cap AGENT_MAX_ITERATIONS */
+      maxIterations?: number | null;
+      /** @enum {string|null} */
+      retrievalMode?: 'tools' | 'always-retrieve' | null;
+      contextBudgetTokens?: number | null;
+      /** @description appended to the system prompt of every turn posted after the change */
+      instructions?: string | null;
+    };
     UpdateConversationDto: {
       title?: string;
       readingPosition?: number | null;
+      /** @description the conversation's books from now on, the whole list (SourcesChanged) */
+      bookIds?: string[];
+      /** @description the conversation's settings (PolicyChanged) */
+      policy?: components['schemas']['PolicyPatchDto'];
+    };
+    StartBatchDto: {
+      /** @description the prompts, each at most MESSAGE_MAX_CHARS characters */
+      prompts: string[];
+      /**
+       * @description sequential: the conversation's next turns, in order, each seeing the answers before it; independent: each prompt answered against the current history in a fork of its own, concurrently
+       * @enum {string}
+       */
+      mode: 'sequential' | 'independent';
+      /**
+       * @description messages: answers in seconds. message-batches (independent only, Anthropic only): the answers' model calls go through the provider's Message Batches API, at half the price, answered within 24 hours
+       * @default messages
+       * @enum {string}
+       */
+      via: 'messages' | 'message-batches';
+    };
+    BatchStartedDto: {
+      /** Format: uuid */
+      batchId: string;
+    };
+    BatchItemDto: {
+      prompt: string;
+      /**
+       * Format: uuid
+       * @description where the turn runs: this conversation, or its fork (independent)
+       */
+      conversationId: string;
+      /** Format: uuid */
+      turnId: string;
+      /** @enum {string} */
+      status: 'pending' | 'replied' | 'failed' | 'cancelled';
+      answer?: string;
+      citations?: Record<string, never>[];
+      usage?: {
+        [key: string]: number;
+      };
+      costUsd?: number;
+      latencyMs?: number;
+    };
+    BatchMetricsDto: {
+      turns: number;
+      failures: number;
+      inputTokens: number;
+      outputTokens: number;
+      cacheReadInputTokens: number;
+      cacheCreationInputTokens: number;
+      costUsd: number;
+      latencyMsP50: number | null;
+      latencyMsP95: number | null;
+    };
+    BatchDto: {
+      /** Format: uuid */
+      batchId: string;
+      /** @enum {string} */
+      mode: 'sequential' | 'independent';
+      /** @enum {string} */
+      via: 'messages' | 'message-batches';
+      /**
+       * @description failed: completed with no prompt answered
+       * @enum {string}
+       */
+      status: 'running' | 'completed' | 'failed';
+      items: components['schemas']['BatchItemDto'][];
+      metrics: components['schemas']['BatchMetricsDto'];
+    };
+    UsageDto: {
+      /** @description turns that ended (answered, failed or cancelled) */
+      turns: number;
+      toolCalls: number;
+      /** @description turns that ended TurnFailed */
+      failures: number;
+      inputTokens: number;
+      outputTokens: number;
+      cacheReadInputTokens: number;
+      cacheCreationInputTokens: number;
+      /** @description USD, from the per-model price table */
+      costUsd: number;
+      /** @description cache reads / all input tokens (uncached, cache reads and writes); 0 with none */
+      cacheHitRate: number;
+      /** @description the same figures per model (turns without a model answer are in the totals only) */
+      byModel: {
+        [key: string]: components['schemas']['ModelUsageDto'];
+      };
     };
     PostMessageDto: {
       /** @description at most MESSAGE_MAX_CHARS characters (16,000 by default; 400 validation_failed beyond) */
@@ -529,6 +721,21 @@ export interface components {
     };
     ForkConversationDto: {
       version: number;
+    };
+    ModelUsageDto: {
+      /** @description turns that ended (answered, failed or cancelled) */
+      turns: number;
+      toolCalls: number;
+      /** @description turns that ended TurnFailed */
+      failures: number;
+      inputTokens: number;
+      outputTokens: number;
+      cacheReadInputTokens: number;
+      cacheCreationInputTokens: number;
+      /** @description USD, from the per-model price table */
+      costUsd: number;
+      /** @description cache reads / all input tokens (uncached, cache reads and writes); 0 with none */
+      cacheHitRate: number;
     };
     CreateBookDto: {
       /** @description required with JSON content */
@@ -666,12 +873,19 @@ export interface components {
         | 'ConversationStarted'
         | 'ConversationRenamed'
         | 'ReadingPositionChanged'
+        | 'PolicyChanged'
+        | 'SourcesChanged'
         | 'UserMessagePosted'
         | 'ToolInvoked'
         | 'ToolResultRecorded'
         | 'AssistantReplied'
         | 'TurnFailed'
         | 'TurnCancelled'
+        | 'HistorySummarized'
+        | 'HistoryTrimmed'
+        | 'ModelBatchSubmitted'
+        | 'BatchStarted'
+        | 'BatchCompleted'
         | 'ConversationDeleted';
       /** Format: uuid */
       conversationId: string;
@@ -715,7 +929,50 @@ export interface components {
       /** @enum {string} */
       type: 'AssistantReplied';
     };
+    /** @description Every item of the batch has ended (written once, by the worker that saw the last one end, or a sweep). */
+    BatchCompleted: {
+      data: {
+        answered: number;
+        batchId: string;
+        failures: number;
+      };
+      /** @enum {string} */
+      type: 'BatchCompleted';
+    };
+    /** @description One prompt of a batch: its turn, in this conversation (sequential) or in a fork of it (independent). */
+    BatchItem: {
+      conversationId: string;
+      prompt: string;
+      turnId: string;
+    };
+    /** @description What a batch prompt's UserMessagePosted says of its batch. */
+    BatchLink: {
+      batchId: string;
+      conversationId: string;
+      /** @description absent: 'messages' (and on every prompt posted before the Message Batches API was offered) */
+      via?: components['schemas']['BatchVia'];
+    };
+    /** @description Prompts answered as one batch; each item's turn ends as any turn does. */
+    BatchStarted: {
+      data: {
+        batchId: string;
+        items: components['schemas']['BatchItem'][];
+        /** @enum {string} */
+        mode: 'sequential' | 'independent';
+        /** @description absent: 'messages' */
+        via?: components['schemas']['BatchVia'];
+      };
+      /** @enum {string} */
+      type: 'BatchStarted';
+    };
+    /**
+     * @description How the model is reached for a batch's turns: the Messages API (answers in seconds), or the provider's Message Batches API (half the price, answers within hours).
+     * @enum {string}
+     */
+    BatchVia: 'messages' | 'message-batches';
     Citation: {
+      /** @description the passage's book, in a conversation with several books */
+      bookId?: string;
       chapter: string;
       chapterIndex?: number;
       chunkId: string;
@@ -730,6 +987,22 @@ export interface components {
       /** @enum {string} */
       type: 'ConversationDeleted';
     };
+    /** @description A conversation's own settings; a field left out follows the server's configuration. */
+    ConversationPolicy: {
+      /** @description the token budget of a request's messages (AGENT_CONTEXT_TOKENS otherwise) */
+      contextBudgetTokens?: number;
+      /** @description appended to the system prompt */
+      instructions?: string;
+      /** @description model calls a turn may make (AGENT_MAX_ITERATIONS otherwise, and never more) */
+      maxIterations?: number;
+      /** @description the model of the conversation's calls (LLM_MODEL otherwise) */
+      model?: string;
+      /**
+       * @description the tool-use loop, or search first and answer with the passages (LLM_RETRIEVAL_MODE otherwise)
+       * @enum {string}
+       */
+      retrievalMode?: 'tools' | 'always-retrieve';
+    };
     ConversationRenamed: {
       data: {
         title: string;
@@ -739,7 +1012,10 @@ export interface components {
     };
     ConversationStarted: {
       data: {
+        /** @description the first of `bookIds`, or null: what readers of events older than `bookIds` read */
         bookId: string | null;
+        /** @description the conversation's books; absent on events written before several books (read `bookId`) */
+        bookIds?: string[];
         forkedFrom?: {
           conversationId: string;
           version: number;
@@ -751,12 +1027,68 @@ export interface components {
       /** @enum {string} */
       type: 'ConversationStarted';
     };
+    /** @description Older turns summarised to fit the context budget, recorded by the turn that needed it before its first model call. From this turn on, histories send the summary, then the turns posted after `coversVersions[1]`. The summary replaces the one before it (it was part of the input). */
+    HistorySummarized: {
+      data: {
+        costUsd: number;
+        /** @description the conversation versions the summary stands for: the previous summary's first, and the last version cut */
+        coversVersions: number[];
+        model: string;
+        summary: string;
+        turnId: string;
+        usage: components['schemas']['Usage'];
+      };
+      /** @enum {string} */
+      type: 'HistorySummarized';
+    };
+    /** @description The fallback when the summary call failed: the turns up to `droppedVersions[1]` are left out of histories from this turn on, unsummarised; an earlier summary is still sent. */
+    HistoryTrimmed: {
+      data: {
+        droppedVersions: number[];
+        reason: string;
+        turnId: string;
+      };
+      /** @enum {string} */
+      type: 'HistoryTrimmed';
+    };
+    /** @description A model call of a turn went to the provider's Message Batches API: `providerBatchId` is where its answer will be. Recorded before the turn waits, so a worker that polls later (after a deploy, a crash, Redis losing its jobs) fetches that answer instead of paying for another. */
+    ModelBatchSubmitted: {
+      data: {
+        provider: string;
+        providerBatchId: string;
+        /** @description the step of the turn the call is for (`<turnId>/<kind>/<iteration>`) */
+        step: string;
+        turnId: string;
+      };
+      /** @enum {string} */
+      type: 'ModelBatchSubmitted';
+    };
+    PolicyChanged: {
+      /** @description the whole policy in force from this event on */
+      data: {
+        policy: components['schemas']['ConversationPolicy'];
+      };
+      /** @enum {string} */
+      type: 'PolicyChanged';
+    };
     ReadingPositionChanged: {
       data: {
         readingPosition: number | null;
       };
       /** @enum {string} */
       type: 'ReadingPositionChanged';
+    };
+    /** @description The conversation's books from now on (the whole list), and their titles as the agent is told them. */
+    SourcesChanged: {
+      data: {
+        bookIds: string[];
+        books: {
+          id: string;
+          title: string;
+        }[];
+      };
+      /** @enum {string} */
+      type: 'SourcesChanged';
     };
     ToolInvoked: {
       data: {
@@ -815,6 +1147,8 @@ export interface components {
     };
     UserMessagePosted: {
       data: {
+        /** @description a prompt of a batch: the batch and the conversation its BatchStarted is in */
+        batch?: components['schemas']['BatchLink'];
         content: string;
         messageId: string;
         selectedText?: string;
@@ -846,6 +1180,22 @@ export interface components {
          * @enum {string}
          */
         type: 'ReadingPositionChanged';
+      };
+    PolicyChangedEnvelope: components['schemas']['EventEnvelopeDto'] &
+      components['schemas']['PolicyChanged'] & {
+        /**
+         * @description discriminator enum property added by openapi-typescript
+         * @enum {string}
+         */
+        type: 'PolicyChanged';
+      };
+    SourcesChangedEnvelope: components['schemas']['EventEnvelopeDto'] &
+      components['schemas']['SourcesChanged'] & {
+        /**
+         * @description discriminator enum property added by openapi-typescript
+         * @enum {string}
+         */
+        type: 'SourcesChanged';
       };
     UserMessagePostedEnvelope: components['schemas']['EventEnvelopeDto'] &
       components['schemas']['UserMessagePosted'] & {
@@ -895,6 +1245,46 @@ export interface components {
          */
         type: 'TurnCancelled';
       };
+    HistorySummarizedEnvelope: components['schemas']['EventEnvelopeDto'] &
+      components['schemas']['HistorySummarized'] & {
+        /**
+         * @description discriminator enum property added by openapi-typescript
+         * @enum {string}
+         */
+        type: 'HistorySummarized';
+      };
+    HistoryTrimmedEnvelope: components['schemas']['EventEnvelopeDto'] &
+      components['schemas']['HistoryTrimmed'] & {
+        /**
+         * @description discriminator enum property added by openapi-typescript
+         * @enum {string}
+         */
+        type: 'HistoryTrimmed';
+      };
+    ModelBatchSubmittedEnvelope: components['schemas']['EventEnvelopeDto'] &
+      components['schemas']['ModelBatchSubmitted'] & {
+        /**
+         * @description discriminator enum property added by openapi-typescript
+         * @enum {string}
+         */
+        type: 'ModelBatchSubmitted';
+      };
+    BatchStartedEnvelope: components['schemas']['EventEnvelopeDto'] &
+      components['schemas']['BatchStarted'] & {
+        /**
+         * @description discriminator enum property added by openapi-typescript
+         * @enum {string}
+         */
+        type: 'BatchStarted';
+      };
+    BatchCompletedEnvelope: components['schemas']['EventEnvelopeDto'] &
+      components['schemas']['BatchCompleted'] & {
+        /**
+         * @description discriminator enum property added by openapi-typescript
+         * @enum {string}
+         */
+        type: 'BatchCompleted';
+      };
     ConversationDeletedEnvelope: components['schemas']['EventEnvelopeDto'] &
       components['schemas']['ConversationDeleted'] & {
         /**
@@ -908,12 +1298,19 @@ export interface components {
       | components['schemas']['ConversationStartedEnvelope']
       | components['schemas']['ConversationRenamedEnvelope']
       | components['schemas']['ReadingPositionChangedEnvelope']
+      | components['schemas']['PolicyChangedEnvelope']
+      | components['schemas']['SourcesChangedEnvelope']
       | components['schemas']['UserMessagePostedEnvelope']
       | components['schemas']['ToolInvokedEnvelope']
       | components['schemas']['ToolResultRecordedEnvelope']
       | components['schemas']['AssistantRepliedEnvelope']
       | components['schemas']['TurnFailedEnvelope']
       | components['schemas']['TurnCancelledEnvelope']
+      | components['schemas']['HistorySummarizedEnvelope']
+      | components['schemas']['HistoryTrimmedEnvelope']
+      | components['schemas']['ModelBatchSubmittedEnvelope']
+      | components['schemas']['BatchStartedEnvelope']
+      | components['schemas']['BatchCompletedEnvelope']
       | components['schemas']['ConversationDeletedEnvelope'];
   };
   responses: never;
@@ -1568,6 +1965,286 @@ export interface operations {
       };
     };
   };
+  ConversationsController_startBatch: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['StartBatchDto'];
+      };
+    };
+    responses: {
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['BatchStartedDto'];
+        };
+      };
+      /** @description `validation_failed`: The request is not valid; `malformed_json`: The body is not valid JSON */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'validation_failed' | 'malformed_json';
+          };
+        };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `conversation_not_found`: Conversation not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'conversation_not_found';
+          };
+        };
+      };
+      /** @description `payload_too_large`: The request is too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /** @description `rate_limited`: Too many requests */
+      429: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'rate_limited';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
+          };
+        };
+      };
+    };
+  };
+  ConversationsController_showBatch: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        batchId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['BatchDto'];
+        };
+      };
+      /** @description `validation_failed`: The request is not valid */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'validation_failed';
+          };
+        };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `conversation_not_found`: Conversation not found; `batch_not_found`: Batch not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'conversation_not_found' | 'batch_not_found';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
+          };
+        };
+      };
+    };
+  };
+  ConversationsController_usageOf: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UsageDto'];
+        };
+      };
+      /** @description `validation_failed`: The request is not valid */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'validation_failed';
+          };
+        };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `conversation_not_found`: Conversation not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'conversation_not_found';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
+          };
+        };
+      };
+    };
+  };
   ConversationsController_messages: {
     parameters: {
       query?: {
@@ -2130,6 +2807,80 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'] & {
             /** @enum {string} */
             code?: 'payload_too_large';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
+          };
+        };
+      };
+    };
+  };
+  UsageController_ofCaller: {
+    parameters: {
+      query?: {
+        /** @description count events at or after this instant */
+        from?: string;
+        /** @description count events before this instant */
+        to?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UsageDto'];
+        };
+      };
+      /** @description `validation_failed`: The request is not valid */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'validation_failed';
+          };
+        };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
           };
         };
       };

@@ -261,14 +261,18 @@ export class BooksRepository {
     return rows.length ? toBook(rows[0]) : null;
   }
 
-  /** The book's ingest status when it belongs to the user; undefined when it is not theirs (or not there). */
-  async statusIfOwnedBy(ownerId: string, id: string): Promise<'ingesting' | 'ready' | 'failed' | undefined> {
-    if (!UUID.test(id)) return undefined;
-    const { rows } = await this.pool.query<{ status: 'ingesting' | 'ready' | 'failed' }>(
-      'SELECT status FROM books WHERE id = $1 AND owner_id = $2',
-      [id, ownerId],
+  /** The owner's books among `ids`, with their titles and status (ids of other owners, or none, left out). */
+  async titlesIfOwnedBy(
+    ownerId: string,
+    ids: string[],
+  ): Promise<Array<{ id: string; title: string; status: 'ingesting' | 'ready' | 'failed' }>> {
+    const valid = ids.filter((id) => UUID.test(id));
+    if (valid.length === 0) return [];
+    const { rows } = await this.pool.query<{ id: string; title: string; status: 'ingesting' | 'ready' | 'failed' }>(
+      'SELECT id, title, status FROM books WHERE id = ANY($1::uuid[]) AND owner_id = $2',
+      [valid, ownerId],
     );
-    return rows[0]?.status;
+    return rows;
   }
 
   /** Deletes the book with its chunks and vocabulary (cascade); false when there was none to delete. */

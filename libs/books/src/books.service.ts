@@ -235,6 +235,11 @@ export class BooksService {
     return book;
   }
 
+  /** The owner's books among `ids`, with title and status, in one statement (others' ids left out). */
+  titlesIfOwnedBy(ownerId: string, ids: string[]): ReturnType<BooksRepository['titlesIfOwnedBy']> {
+    return this.repo.titlesIfOwnedBy(ownerId, ids);
+  }
+
   /** The book when it is ready; BookNotFoundError, or BookNotReadyError while it ingests or when it failed. */
   async getReady(ownerId: string | null, id: string): Promise<Book> {
     const book = await this.repo.find(ownerId, id);

@@ -10,8 +10,9 @@ export const SEARCH_BOOK_DEFAULT_K = 5;
 const MAX_QUERY_CHARS = 500;
 
 /**
- * `search_book {query, k?}`: full-text search over the conversation's book, limited to the
- * chapters the reader has reached. The passages come back numbered [1], [2]… with their chapter
+ * `search_book {query, k?, book?}`: search over the conversation's books (or the one `book`
+ * names), limited to the chapters the reader has reached; with several books the best passages
+ * of all of them, each named with its book. The passages come back numbered [1], [2]… with their chapter
  * (and page), and `chunks` lists the same passages in the same order: [citationStart + i] is
  * chunks[i] (citationStart defaults to 1, and is higher for a turn's later calls so numbers stay
  * unique within the turn).
@@ -26,7 +27,8 @@ export class SearchBookTool implements AgentTool {
     "write the query in the book's likely words (the names, places and objects a passage would contain), not in the reader's " +
     'phrasing and not as a yes/no question. When the question has several parts, send several searches in parallel, one per ' +
     'part. When the passages do not answer the question, search again with other words (another name, a synonym, an object ' +
-    'or event the scene would mention) before saying the book does not say.';
+    'or event the scene would mention) before saying the book does not say. When the conversation has several books, it ' +
+    "searches them all and names each passage's book; pass `book` (a book id the conversation was told) to search one.";
   readonly inputSchema = {
     type: 'object' as const,
     properties: {
@@ -42,34 +44,63 @@ export class SearchBookTool implements AgentTool {
         maximum: SEARCH_BOOK_MAX_K,
         description: `how many passages to return (default ${SEARCH_BOOK_DEFAULT_K})`,
       },
+      book: {
+        type: 'string',
+        description: "the id of one of the conversation's books, to search only that one (default: all of them)",
+      },
     },
     required: ['query'],
   };
 
+  private readonly titles = new Map<string, string>();
+
   constructor(private readonly books: BooksService) {}
 
   availableFor(ctx: ToolContext): boolean {
-    return ctx.bookId !== null;
+    return ctx.bookIds.length > 0;
   }
 
   async run(input: unknown, ctx: ToolContext): Promise<ToolOutput> {
     const parsed = parseInput(input);
     if (typeof parsed === 'string') return { isError: true, content: parsed };
-    if (!ctx.bookId) return { isError: true, content: 'this conversation has no book to search' };
-    ctx.signal?.throwIfAborted();
-    let hits: SearchHit[];
-    const exclude = new Set(ctx.excludeChunkIds ?? []);
-    try {
-      ({ items: hits } = await this.books.search(ctx.userId, ctx.bookId, parsed.query, {
-        k: Math.min(parsed.k + exclude.size, SEARCH_BOOK_MAX_K * 3),
-        maxChapter: ctx.readingPosition,
-      }));
-      hits = hits.filter((h) => !exclude.has(h.chunkId)).slice(0, parsed.k);
-    } catch (e) {
-      if (e instanceof BookNotFoundError)
-        return { isError: true, content: 'the book of this conversation no longer exists' };
-      throw e;
+    if (ctx.bookIds.length === 0) return { isError: true, content: 'this conversation has no book to search' };
+    if (parsed.book !== undefined && !ctx.bookIds.includes(parsed.book)) {
+      return {
+        isError: true,
+        content: `book ${parsed.book} is not one of this conversation's books: ${ctx.bookIds.join(', ')}`,
+      };
     }
+    ctx.signal?.throwIfAborted();
+    const exclude = new Set(ctx.excludeChunkIds ?? []);
+    const several = ctx.bookIds.length > 1;
+    const searched = parsed.book ? [parsed.book] : ctx.bookIds;
+    // each book's best, then the best of all: scores are on one 0..1 scale
+    const found = await Promise.all(
+      searched.map(async (bookId) => {
+        try {
+          const { items } = await this.books.search(ctx.userId, bookId, parsed.query, {
+            k: Math.min(parsed.k + exclude.size, SEARCH_BOOK_MAX_K * 3),
+            maxChapter: ctx.readingPosition,
+          });
+          return items.map((h) => ({ ...h, bookId }));
+        } catch (e) {
+          if (e instanceof BookNotFoundError) return null; // deleted since: the other books still answer
+          throw e;
+        }
+      }),
+    );
+    if (found.every((f) => f === null)) {
+      return {
+        isError: true,
+        content: `the book${searched.length > 1 ? 's' : ''} of this conversation no longer exist${searched.length > 1 ? '' : 's'}`,
+      };
+    }
+    const hits: Array<SearchHit & { bookId: string }> = found
+      .flatMap((f) => f ?? [])
+      .filter((h) => !exclude.has(h.chunkId))
+      .sort((a, b) => b.score - a.score)
+      .slice(0, parsed.k);
+    const titles = several ? await this.titlesOf(ctx.userId, [...new Set(hits.map((h) => h.bookId))]) : new Map();
     const scope =
       ctx.readingPosition === null ? '' : ` in chapters 1–${ctx.readingPosition} (the reader has not read further)`;
     if (hits.length === 0) {
@@ -77,11 +108,23 @@ export class SearchBookTool implements AgentTool {
       return { content: `No passages matched "${parsed.query}"${scope}${other}.`, chunks: [] };
     }
     const first = ctx.citationStart ?? 1;
-    const passages = hits.map((h, i) => `[${first + i}] ${locate(h)}\n${h.text}`);
+    const passages = hits.map((h, i) => {
+      const book = several ? `${titles.get(h.bookId) ?? 'a book'} (book ${h.bookId}) · ` : '';
+      return `[${first + i}] ${book}${locate(h)}\n${h.text}`;
+    });
     return {
       content: `${hits.length} passage${hits.length === 1 ? '' : 's'} for "${parsed.query}"${scope}:\n\n${passages.join('\n\n')}`,
-      chunks: hits.map(toCitation),
+      chunks: hits.map((h) => ({ ...toCitation(h), ...(several ? { bookId: h.bookId } : {}) })),
     };
+  }
+
+  /** Book titles, read once each (all missing ones in one statement): they never change. */
+  private async titlesOf(userId: string, bookIds: string[]): Promise<Map<string, string>> {
+    const missing = bookIds.filter((b) => !this.titles.has(b));
+    if (missing.length > 0)
+      for (const book of await this.books.titlesIfOwnedBy(userId, missing)) this.titles.set(book.id, book.title);
+    if (this.titles.size > 10_000) this.titles.clear();
+    return new Map(bookIds.flatMap((id) => (this.titles.has(id) ? [[id, this.titles.get(id)!] as const] : [])));
   }
 }
 
@@ -101,11 +144,11 @@ function toCitation(h: SearchHit): Citation {
 }
 
 /** The tool's input, or why it is not valid (the model reads the reason and may retry). */
-function parseInput(input: unknown): { query: string; k: number } | string {
+function parseInput(input: unknown): { query: string; k: number; book?: string } | string {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-    return 'input must be an object {"query": string, "k"?: integer}';
+    return 'input must be an object {"query": string, "k"?: integer, "book"?: string}';
   }
-  const { query, k, ...rest } = input as Record<string, unknown>;
+  const { query, k, book, ...rest } = input as Record<string, unknown>;
   const unknown = Object.keys(rest);
   if (unknown.length) return `unknown input field${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`;
   if (typeof query !== 'string' || query.trim() === '') return 'query must be a non-empty string';
@@ -113,5 +156,6 @@ function parseInput(input: unknown): { query: string; k: number } | string {
   if (k !== undefined && (typeof k !== 'number' || !Number.isInteger(k) || k < 1 || k > SEARCH_BOOK_MAX_K)) {
     return `k must be an integer from 1 to ${SEARCH_BOOK_MAX_K}`;
   }
-  return { query: query.trim(), k: k ?? SEARCH_BOOK_DEFAULT_K };
+  if (book !== undefined && typeof book !== 'string') return 'book must be a book id (a string)';
+  return { query: query.trim(), k: k ?? SEARCH_BOOK_DEFAULT_K, ...(book !== undefined ? { book } : {}) };
 }

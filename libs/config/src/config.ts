@@ -27,6 +27,8 @@ const envSchema = z.object({
   LLM_MAX_TOKENS: positiveInt.default(1024),
   LLM_RETRIEVAL_MODE: z.enum(['auto', 'tools', 'always-retrieve']).default('auto'),
   RETRIEVAL_HYDE: z.enum(['true', 'false']).optional(),
+  /** how often a turn waiting on a provider's Message Batches API looks at its batch */
+  LLM_BATCH_POLL_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
   AUTH_JWT_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   // an identity provider's signing keys: RS256/ES256 tokens are verified against them
   AUTH_JWKS_URL: z.string().url().optional(),
@@ -148,6 +150,8 @@ export interface AppConfig {
     retrievalMode: Env['LLM_RETRIEVAL_MODE'];
     /** always-retrieve also searches with a hypothetical answer passage the model writes (HyDE) */
     hyde: boolean;
+    /** how often a turn waiting on a Message Batches API batch looks at it */
+    batchPollMs: number;
   };
   agent: { maxIterations: number; contextTokens: number };
   worker: {
@@ -357,6 +361,7 @@ function toAppConfig(e: Env, auth: AppConfig['auth']): AppConfig {
       baseUrl: e.ANTHROPIC_BASE_URL,
       retrievalMode: e.LLM_RETRIEVAL_MODE,
       hyde: e.RETRIEVAL_HYDE ? e.RETRIEVAL_HYDE === 'true' : provider === 'anthropic',
+      batchPollMs: e.LLM_BATCH_POLL_MS,
     },
     agent: { maxIterations: e.AGENT_MAX_ITERATIONS, contextTokens: e.AGENT_CONTEXT_TOKENS },
     worker: {

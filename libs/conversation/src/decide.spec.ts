@@ -29,16 +29,148 @@ const given = (events: ConversationEvent[]) => ({
   }),
 });
 
+const started0 = started;
+
 describe(decide.name, () => {
+  describe('StartBatch and CompleteBatch', () => {
+    const items = [
+      { prompt: 'one?', turnId: 'b1', messageId: 'mb1', conversationId: 'c' },
+      { prompt: 'two?', turnId: 'b2', messageId: 'mb2', conversationId: 'c' },
+    ];
+    const start = (mode: 'sequential' | 'independent'): ConversationCommand => ({
+      type: 'StartBatch',
+      userId: alice,
+      batchId: 'B',
+      mode,
+      items,
+    });
+    const complete: ConversationCommand = {
+      type: 'CompleteBatch',
+      userId: alice,
+      batchId: 'B',
+      answered: 2,
+      failures: 0,
+    };
+    const started = (mode: 'sequential' | 'independent'): ConversationEvent => ({
+      type: 'BatchStarted',
+      data: { batchId: 'B', mode, items: items.map(({ messageId: _m, ...i }) => i) },
+    });
+
+    it('posts a sequential batch as the next turns, in order, each linked to the batch', () => {
+      given([started0])
+        .when(start('sequential'))
+        .then([
+          started('sequential'),
+          {
+            type: 'UserMessagePosted',
+            data: { messageId: 'mb1', turnId: 'b1', content: 'one?', batch: { batchId: 'B', conversationId: 'c' } },
+          },
+          {
+            type: 'UserMessagePosted',
+            data: { messageId: 'mb2', turnId: 'b2', content: 'two?', batch: { batchId: 'B', conversationId: 'c' } },
+          },
+        ]);
+      given([started0])
+        .when(start('independent'))
+        .then([started('independent')]);
+    });
+
+    it('completes a batch once, and folds its state', () => {
+      given([started0, started('independent')])
+        .when(complete)
+        .then([{ type: 'BatchCompleted', data: { batchId: 'B', answered: 2, failures: 0 } }]);
+      const done: ConversationEvent = { type: 'BatchCompleted', data: { batchId: 'B', answered: 2, failures: 0 } };
+      given([started0, started('independent'), done])
+        .when(complete)
+        .then([]);
+      given([started0]).when(complete).then([]); // no such batch
+      expect(fold([started0, started('independent')]).batches.B).toMatchObject({
+        mode: 'independent',
+        completed: false,
+      });
+      expect(fold([started0, started('independent'), done]).batches.B.completed).toBe(true);
+    });
+  });
+
+  describe('ChangeSources', () => {
+    const books = (...ids: string[]) => ids.map((id) => ({ id, title: `Book ${id}` }));
+    const change = (...ids: string[]): ConversationCommand => ({
+      type: 'ChangeSources',
+      userId: alice,
+      books: books(...ids),
+    });
+
+    it('records the whole list of books with their titles, and nothing when it is the same list', () => {
+      given([started])
+        .when(change('b1', 'b2'))
+        .then([{ type: 'SourcesChanged', data: { bookIds: ['b1', 'b2'], books: books('b1', 'b2') } }]);
+      given([started]).when(change('b1')).then([]);
+      given([started])
+        .when(change())
+        .then([{ type: 'SourcesChanged', data: { bookIds: [], books: [] } }]);
+    });
+
+    it('folds the books of every version, from events written before bookIds too', () => {
+      // `started` has only bookId, as events of the release before several books
+      expect(fold([started])).toMatchObject({ bookId: 'b1', bookIds: ['b1'] });
+      const changed: ConversationEvent = {
+        type: 'SourcesChanged',
+        data: { bookIds: ['b2', 'b3'], books: books('b2', 'b3') },
+      };
+      expect(fold([started, changed])).toMatchObject({ bookId: 'b2', bookIds: ['b2', 'b3'] });
+      const none: ConversationEvent = { type: 'SourcesChanged', data: { bookIds: [], books: [] } };
+      expect(fold([started, changed, none])).toMatchObject({ bookId: null, bookIds: [] });
+    });
+  });
+
+  describe('ChangePolicy', () => {
+    const change = (policy: object): ConversationCommand => ({ type: 'ChangePolicy', userId: alice, policy });
+    const changed = (policy: object): ConversationEvent => ({ type: 'PolicyChanged', data: { policy } });
+
+    it('records the whole policy in force after the change', () => {
+      given([started])
+        .when(change({ model: 'claude-haiku-4-5', maxIterations: 2 }))
+        .then([changed({ model: 'claude-haiku-4-5', maxIterations: 2 })]);
+      given([started, changed({ model: 'claude-haiku-4-5' })])
+        .when(change({ instructions: 'Answer in French.' }))
+        .then([changed({ model: 'claude-haiku-4-5', instructions: 'Answer in French.' })]);
+    });
+
+    it('returns a field set to null to the server default, and records nothing when nothing changes', () => {
+      given([started, changed({ model: 'claude-haiku-4-5', maxIterations: 2 })])
+        .when(change({ model: null }))
+        .then([changed({ maxIterations: 2 })]);
+      given([started, changed({ maxIterations: 2 })])
+        .when(change({ maxIterations: 2, model: null }))
+        .then([]);
+      given([started]).when(change({})).then([]);
+    });
+
+    it("is refused for someone else's conversation", () => {
+      given([started])
+        .when({ type: 'ChangePolicy', userId: 'mallory', policy: { maxIterations: 1 } })
+        .thenFails('not_found');
+    });
+
+    it('folds into the state: the policy of each version', () => {
+      const events = [started, changed({ maxIterations: 2 }), changed({ retrievalMode: 'always-retrieve' })];
+      expect(fold(events.slice(0, 1)).policy).toEqual({});
+      expect(fold(events.slice(0, 2)).policy).toEqual({ maxIterations: 2 });
+      expect(fold(events).policy).toEqual({ retrievalMode: 'always-retrieve' });
+    });
+  });
+
   it('starts a conversation once', () => {
     const start: ConversationCommand = {
       type: 'StartConversation',
       userId: alice,
-      bookId: 'b1',
+      bookIds: ['b1'],
       title: null,
       readingPosition: null,
     };
-    given([]).when(start).then([started]);
+    given([])
+      .when(start)
+      .then([{ ...started, data: { ...started.data, bookIds: ['b1'] } } as ConversationEvent]);
     given([started]).when(start).thenFails('already_exists');
   });
 

@@ -1,4 +1,4 @@
-import { ConversationEvent } from './events';
+import { BatchItem, BatchLink, BatchVia, ConversationEvent, ConversationPolicy } from './events';
 import { ConversationState, findTurn, pendingTurns } from './state';
 
 /** Commands are imperative; each names the user who issues it. */
@@ -6,12 +6,14 @@ export type ConversationCommand =
   | {
       type: 'StartConversation';
       userId: string;
-      bookId: string | null;
+      bookIds: string[];
       title: string | null;
       readingPosition: number | null;
     }
   | { type: 'RenameConversation'; userId: string; title: string }
   | { type: 'ChangeReadingPosition'; userId: string; readingPosition: number | null }
+  | { type: 'ChangePolicy'; userId: string; policy: PolicyPatch }
+  | { type: 'ChangeSources'; userId: string; books: Array<{ id: string; title: string }> }
   | {
       type: 'PostUserMessage';
       userId: string;
@@ -20,9 +22,43 @@ export type ConversationCommand =
       content: string;
       selectedText?: string;
       multitask: 'enqueue' | 'reject' | 'interrupt';
+      batch?: BatchLink;
     }
+  | {
+      type: 'StartBatch';
+      userId: string;
+      batchId: string;
+      mode: 'sequential' | 'independent';
+      /** absent: 'messages' */
+      via?: BatchVia;
+      /** sequential: turns of this conversation, posted here in order; independent: turns already posted in forks */
+      items: Array<BatchItem & { messageId: string }>;
+    }
+  | { type: 'CompleteBatch'; userId: string; batchId: string; answered: number; failures: number }
   | { type: 'CancelTurn'; userId: string; turnId: string }
   | { type: 'DeleteConversation'; userId: string };
+
+/** A change of policy: a field given sets it, null returns it to the server's default, absent keeps it. */
+export type PolicyPatch = { [K in keyof ConversationPolicy]?: ConversationPolicy[K] | null };
+
+/** The policy after a patch, its fields in a fixed order (so equal policies are equal JSON). */
+export function patchedPolicy(policy: ConversationPolicy, patch: PolicyPatch): ConversationPolicy {
+  const merged: Record<string, unknown> = { ...policy };
+  for (const [field, value] of Object.entries(patch)) {
+    if (value === null) delete merged[field];
+    else if (value !== undefined) merged[field] = value;
+  }
+  const fields: Array<keyof ConversationPolicy> = [
+    'model',
+    'maxIterations',
+    'retrievalMode',
+    'contextBudgetTokens',
+    'instructions',
+  ];
+  return Object.fromEntries(
+    fields.filter((f) => merged[f] !== undefined).map((f) => [f, merged[f]]),
+  ) as ConversationPolicy;
+}
 
 /** Why a command cannot be carried out; the API maps each code to an HTTP status. */
 export class DomainError extends Error {
@@ -42,8 +78,13 @@ export class DomainError extends Error {
 export function decide(command: ConversationCommand, state: ConversationState): ConversationEvent[] {
   if (command.type === 'StartConversation') {
     if (state.status !== 'none') throw new DomainError('already_exists', 'conversation already exists');
-    const { userId, bookId, title, readingPosition } = command;
-    return [{ type: 'ConversationStarted', data: { ownerId: userId, bookId, title, readingPosition } }];
+    const { userId, bookIds, title, readingPosition } = command;
+    return [
+      {
+        type: 'ConversationStarted',
+        data: { ownerId: userId, bookId: bookIds[0] ?? null, bookIds, title, readingPosition },
+      },
+    ];
   }
   if (state.status !== 'active' || state.ownerId !== command.userId) {
     throw new DomainError('not_found', 'conversation not found');
@@ -55,15 +96,57 @@ export function decide(command: ConversationCommand, state: ConversationState): 
       return state.readingPosition === command.readingPosition
         ? []
         : [{ type: 'ReadingPositionChanged', data: { readingPosition: command.readingPosition } }];
+    case 'StartBatch': {
+      const { batchId, mode, via } = command;
+      const items = command.items.map(({ prompt, turnId, conversationId }) => ({ prompt, turnId, conversationId }));
+      const started: ConversationEvent = {
+        type: 'BatchStarted',
+        data: { batchId, mode, items, ...(via && via !== 'messages' ? { via } : {}) },
+      };
+      if (mode === 'independent') return [started];
+      // sequential: the prompts are this conversation's next turns, queued in order behind any running one
+      const batch = { batchId, conversationId: items[0]?.conversationId };
+      return [
+        started,
+        ...command.items.map((i): ConversationEvent => ({
+          type: 'UserMessagePosted',
+          data: { messageId: i.messageId, turnId: i.turnId, content: i.prompt, batch },
+        })),
+      ];
+    }
+    case 'CompleteBatch': {
+      const batch = state.batches[command.batchId];
+      if (!batch || batch.completed) return [];
+      const { batchId, answered, failures } = command;
+      return [{ type: 'BatchCompleted', data: { batchId, answered, failures } }];
+    }
+    case 'ChangeSources': {
+      const bookIds = command.books.map((b) => b.id);
+      return JSON.stringify(bookIds) === JSON.stringify(state.bookIds)
+        ? []
+        : [{ type: 'SourcesChanged', data: { bookIds, books: command.books } }];
+    }
+    case 'ChangePolicy': {
+      const policy = patchedPolicy(state.policy, command.policy);
+      return JSON.stringify(policy) === JSON.stringify(patchedPolicy(state.policy, {}))
+        ? []
+        : [{ type: 'PolicyChanged', data: { policy } }];
+    }
     case 'PostUserMessage': {
       const running = pendingTurns(state);
       if (running.length > 0 && command.multitask === 'reject') {
         throw new DomainError('turn_in_progress', `turn ${running[0].turnId} is still running`);
       }
-      const { messageId, turnId, content, selectedText } = command;
+      const { messageId, turnId, content, selectedText, batch } = command;
       const posted: ConversationEvent = {
         type: 'UserMessagePosted',
-        data: { messageId, turnId, content, ...(selectedText !== undefined ? { selectedText } : {}) },
+        data: {
+          messageId,
+          turnId,
+          content,
+          ...(selectedText !== undefined ? { selectedText } : {}),
+          ...(batch ? { batch } : {}),
+        },
       };
       // interrupt: the pending turns end (TurnCancelled) before the new one is posted
       const cancelled: ConversationEvent[] =

@@ -22,6 +22,30 @@ describe(isConversationEvent.name, () => {
     expect(known.map((e) => e.type)).toEqual(['ConversationStarted', 'ConversationRenamed']);
     expect(fold(known)).toMatchObject({ status: 'active', title: 'typed', version: 2 });
   });
+
+  it('folds a history cut as a version of the conversation that changes nothing else', () => {
+    const started = stored(1, 'ConversationStarted', {
+      ownerId: 'u',
+      bookId: null,
+      title: null,
+      readingPosition: null,
+    });
+    const posted = stored(2, 'UserMessagePosted', { messageId: 'm', turnId: 't', content: 'q' });
+    const before = fold([started, posted].filter(isConversationEvent));
+    const cuts = [
+      stored(3, 'HistorySummarized', {
+        turnId: 't',
+        coversVersions: [1, 1],
+        summary: 's',
+        usage: {},
+        model: 'm',
+        costUsd: 0,
+      }),
+      stored(4, 'HistoryTrimmed', { turnId: 't', droppedVersions: [1, 1], reason: 'r' }),
+    ].filter(isConversationEvent);
+    expect(cuts).toHaveLength(2);
+    expect(fold(cuts, before)).toEqual({ ...before, version: 4 });
+  });
 });
 
 /** The contract at compile time (checked by `npm run lint`): writers cannot leave the union. */

@@ -11,6 +11,8 @@ export interface Usage {
 
 export interface Citation {
   chunkId: string;
+  /** the passage's book, in a conversation with several books */
+  bookId?: string;
   chapter: string;
   chapterIndex?: number;
   section: string | null;
@@ -22,11 +24,37 @@ export interface ConversationStarted {
   type: 'ConversationStarted';
   data: {
     ownerId: string;
+    /** the first of `bookIds`, or null: what readers of events older than `bookIds` read */
     bookId: string | null;
+    /** the conversation's books; absent on events written before several books (read `bookId`) */
+    bookIds?: string[];
     title: string | null;
     readingPosition: number | null;
     forkedFrom?: { conversationId: string; version: number };
   };
+}
+/** A conversation's own settings; a field left out follows the server's configuration. */
+export interface ConversationPolicy {
+  /** the model of the conversation's calls (LLM_MODEL otherwise) */
+  model?: string;
+  /** model calls a turn may make (AGENT_MAX_ITERATIONS otherwise, and never more) */
+  maxIterations?: number;
+  /** the tool-use loop, or search first and answer with the passages (LLM_RETRIEVAL_MODE otherwise) */
+  retrievalMode?: 'tools' | 'always-retrieve';
+  /** the token budget of a request's messages (AGENT_CONTEXT_TOKENS otherwise) */
+  contextBudgetTokens?: number;
+  /** appended to the system prompt */
+  instructions?: string;
+}
+export interface PolicyChanged {
+  type: 'PolicyChanged';
+  /** the whole policy in force from this event on */
+  data: { policy: ConversationPolicy };
+}
+/** The conversation's books from now on (the whole list), and their titles as the agent is told them. */
+export interface SourcesChanged {
+  type: 'SourcesChanged';
+  data: { bookIds: string[]; books: Array<{ id: string; title: string }> };
 }
 export interface ConversationRenamed {
   type: 'ConversationRenamed';
@@ -38,7 +66,51 @@ export interface ReadingPositionChanged {
 }
 export interface UserMessagePosted {
   type: 'UserMessagePosted';
-  data: { messageId: string; turnId: string; content: string; selectedText?: string };
+  data: {
+    messageId: string;
+    turnId: string;
+    content: string;
+    selectedText?: string;
+    /** a prompt of a batch: the batch and the conversation its BatchStarted is in */
+    batch?: BatchLink;
+  };
+}
+
+/**
+ * How the model is reached for a batch's turns: the Messages API (answers in seconds), or the
+ * provider's Message Batches API (half the price, answers within hours).
+ */
+export type BatchVia = 'messages' | 'message-batches';
+
+/** What a batch prompt's UserMessagePosted says of its batch. */
+export interface BatchLink {
+  batchId: string;
+  conversationId: string;
+  /** absent: 'messages' (and on every prompt posted before the Message Batches API was offered) */
+  via?: BatchVia;
+}
+
+/** One prompt of a batch: its turn, in this conversation (sequential) or in a fork of it (independent). */
+export interface BatchItem {
+  prompt: string;
+  turnId: string;
+  conversationId: string;
+}
+/** Prompts answered as one batch; each item's turn ends as any turn does. */
+export interface BatchStarted {
+  type: 'BatchStarted';
+  data: {
+    batchId: string;
+    mode: 'sequential' | 'independent';
+    items: BatchItem[];
+    /** absent: 'messages' */
+    via?: BatchVia;
+  };
+}
+/** Every item of the batch has ended (written once, by the worker that saw the last one end, or a sweep). */
+export interface BatchCompleted {
+  type: 'BatchCompleted';
+  data: { batchId: string; answered: number; failures: number };
 }
 export interface ToolInvoked {
   type: 'ToolInvoked';
@@ -100,6 +172,46 @@ export interface TurnCancelled {
   type: 'TurnCancelled';
   data: { turnId: string };
 }
+/**
+ * Older turns summarised to fit the context budget, recorded by the turn that needed it before
+ * its first model call. From this turn on, histories send the summary, then the turns posted
+ * after `coversVersions[1]`. The summary replaces the one before it (it was part of the input).
+ */
+export interface HistorySummarized {
+  type: 'HistorySummarized';
+  data: {
+    turnId: string;
+    /** the conversation versions the summary stands for: the previous summary's first, and the last version cut */
+    coversVersions: [number, number];
+    summary: string;
+    usage: Usage;
+    model: string;
+    costUsd: number;
+  };
+}
+/**
+ * The fallback when the summary call failed: the turns up to `droppedVersions[1]` are left out of
+ * histories from this turn on, unsummarised; an earlier summary is still sent.
+ */
+export interface HistoryTrimmed {
+  type: 'HistoryTrimmed';
+  data: { turnId: string; droppedVersions: [number, number]; reason: string };
+}
+/**
+ * A model call of a turn went to the provider's Message Batches API: `providerBatchId` is where
+ * its answer will be. Recorded before the turn waits, so a worker that polls later (after a
+ * deploy, a crash, Redis losing its jobs) fetches that answer instead of paying for another.
+ */
+export interface ModelBatchSubmitted {
+  type: 'ModelBatchSubmitted';
+  data: {
+    turnId: string;
+    /** the step of the turn the call is for (`<turnId>/<kind>/<iteration>`) */
+    step: string;
+    provider: string;
+    providerBatchId: string;
+  };
+}
 export interface ConversationDeleted {
   type: 'ConversationDeleted';
   data: Record<string, never>;
@@ -124,12 +236,19 @@ export type ConversationEvent =
   | ConversationStarted
   | ConversationRenamed
   | ReadingPositionChanged
+  | PolicyChanged
+  | SourcesChanged
   | UserMessagePosted
   | ToolInvoked
   | ToolResultRecorded
   | AssistantReplied
   | TurnFailed
   | TurnCancelled
+  | HistorySummarized
+  | HistoryTrimmed
+  | ModelBatchSubmitted
+  | BatchStarted
+  | BatchCompleted
   | ConversationDeleted;
 
 export type ConversationEventType = ConversationEvent['type'];
@@ -138,12 +257,19 @@ export const CONVERSATION_EVENT_TYPES: readonly ConversationEventType[] = [
   'ConversationStarted',
   'ConversationRenamed',
   'ReadingPositionChanged',
+  'PolicyChanged',
+  'SourcesChanged',
   'UserMessagePosted',
   'ToolInvoked',
   'ToolResultRecorded',
   'AssistantReplied',
   'TurnFailed',
   'TurnCancelled',
+  'HistorySummarized',
+  'HistoryTrimmed',
+  'ModelBatchSubmitted',
+  'BatchStarted',
+  'BatchCompleted',
   'ConversationDeleted',
 ];
 
@@ -159,6 +285,10 @@ export function isConversationEvent<T extends { type: string }>(event: T): event
 
 /** The events that end a turn: exactly one of them per UserMessagePosted. */
 export const TURN_ENDING_TYPES: readonly ConversationEventType[] = ['AssistantReplied', 'TurnFailed', 'TurnCancelled'];
+
+/** A ConversationStarted's books, also from events written before `bookIds` existed. */
+export const startedBookIds = (data: ConversationStarted['data']): string[] =>
+  data.bookIds ?? (data.bookId ? [data.bookId] : []);
 
 /** Streams are named by category and id, so the log can hold other aggregates later. */
 export const conversationStreamId = (conversationId: string): string => `conversation-${conversationId}`;

@@ -1,4 +1,4 @@
-import { ConversationEvent } from './events';
+import { BatchItem, BatchVia, ConversationEvent, ConversationPolicy, startedBookIds } from './events';
 
 export type TurnStatus = 'pending' | 'replied' | 'failed' | 'cancelled';
 
@@ -8,17 +8,32 @@ export interface TurnState {
   status: TurnStatus;
 }
 
+export interface BatchState {
+  mode: 'sequential' | 'independent';
+  items: BatchItem[];
+  /** how its prompts reach the model */
+  via: BatchVia;
+  completed: boolean;
+}
+
 export interface ConversationState {
   status: 'none' | 'active' | 'deleted';
   ownerId: string | null;
+  /** the first of `bookIds`, or null */
   bookId: string | null;
+  /** the books the agent searches */
+  bookIds: string[];
   title: string | null;
   readingPosition: number | null;
   forkedFrom: { conversationId: string; version: number } | null;
+  /** the policy in force: the fields a PATCH set (PolicyChanged); the rest follow the server */
+  policy: ConversationPolicy;
   version: number;
   messageCount: number;
   /** every turn in posting order */
   turns: TurnState[];
+  /** batches started here, by id */
+  batches: Record<string, BatchState>;
 }
 
 export const TITLE_FROM_MESSAGE_MAX = 60;
@@ -28,12 +43,15 @@ export function initialState(): ConversationState {
     status: 'none',
     ownerId: null,
     bookId: null,
+    bookIds: [],
     title: null,
     readingPosition: null,
     forkedFrom: null,
+    policy: {},
     version: 0,
     messageCount: 0,
     turns: [],
+    batches: {},
   };
 }
 
@@ -54,7 +72,8 @@ export function evolve(state: ConversationState, event: ConversationEvent): Conv
         ...s,
         status: 'active',
         ownerId: event.data.ownerId,
-        bookId: event.data.bookId,
+        bookId: startedBookIds(event.data)[0] ?? null,
+        bookIds: startedBookIds(event.data),
         title: event.data.title,
         readingPosition: event.data.readingPosition,
         forkedFrom: event.data.forkedFrom ?? null,
@@ -63,6 +82,10 @@ export function evolve(state: ConversationState, event: ConversationEvent): Conv
       return { ...s, title: event.data.title };
     case 'ReadingPositionChanged':
       return { ...s, readingPosition: event.data.readingPosition };
+    case 'PolicyChanged':
+      return { ...s, policy: event.data.policy };
+    case 'SourcesChanged':
+      return { ...s, bookIds: event.data.bookIds, bookId: event.data.bookIds[0] ?? null };
     case 'UserMessagePosted':
       return {
         ...s,
@@ -72,7 +95,18 @@ export function evolve(state: ConversationState, event: ConversationEvent): Conv
       };
     case 'ToolInvoked':
     case 'ToolResultRecorded':
+    case 'HistorySummarized':
+    case 'HistoryTrimmed':
+    case 'ModelBatchSubmitted':
       return s;
+    case 'BatchStarted': {
+      const { batchId, mode, items, via = 'messages' } = event.data;
+      return { ...s, batches: { ...s.batches, [batchId]: { mode, items, via, completed: false } } };
+    }
+    case 'BatchCompleted': {
+      const batch = s.batches[event.data.batchId];
+      return batch ? { ...s, batches: { ...s.batches, [event.data.batchId]: { ...batch, completed: true } } } : s;
+    }
     case 'AssistantReplied':
       return { ...endTurn(s, event.data.turnId, 'replied'), messageCount: s.messageCount + 1 };
     case 'TurnFailed':

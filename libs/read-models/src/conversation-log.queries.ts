@@ -28,6 +28,37 @@ export class ConversationLogQueries {
     return rows.flatMap((r) => conversationIdOf(r.stream_id) ?? []);
   }
 
+  /** Batches started within `lookback` (a Postgres interval) that have no BatchCompleted, in conversations not deleted. */
+  async unfinishedBatches(lookback: string): Promise<Array<{ conversationId: string; batchId: string }>> {
+    const { rows } = await this.pool.query<{ stream_id: string; batch_id: string }>(
+      `SELECT s.stream_id, s.data->>'batchId' AS batch_id FROM events s
+        WHERE s.type = 'BatchStarted' AND s.occurred_at > now() - $1::interval
+          AND NOT EXISTS (SELECT 1 FROM events c WHERE c.stream_id = s.stream_id AND c.type = 'BatchCompleted'
+                            AND c.data->>'batchId' = s.data->>'batchId')
+          AND NOT EXISTS (SELECT 1 FROM events d WHERE d.stream_id = s.stream_id AND d.type = 'ConversationDeleted')`,
+      [lookback],
+    );
+    return rows.flatMap((r) => {
+      const conversationId = conversationIdOf(r.stream_id);
+      return conversationId ? [{ conversationId, batchId: r.batch_id }] : [];
+    });
+  }
+
+  /** How the turns ended, read from the log: the ending event of each (none while it runs). */
+  async turnEndings(
+    turns: Array<{ conversationId: string; turnId: string }>,
+  ): Promise<Map<string, { type: string; data: Record<string, unknown> }>> {
+    if (turns.length === 0) return new Map();
+    const { rows } = await this.pool.query<{ stream_id: string; type: string; data: Record<string, unknown> }>(
+      `SELECT e.stream_id, e.type, e.data FROM events e
+         JOIN unnest($1::text[], $2::text[]) AS t(stream_id, turn_id)
+           ON e.stream_id = t.stream_id AND e.data->>'turnId' = t.turn_id
+        WHERE e.type IN ('AssistantReplied', 'TurnFailed', 'TurnCancelled')`,
+      [turns.map((t) => conversationStreamId(t.conversationId)), turns.map((t) => t.turnId)],
+    );
+    return new Map(rows.map((r) => [`${conversationIdOf(r.stream_id)}/${r.data.turnId as string}`, r]));
+  }
+
   /** The user's post stored under this event id in the conversation, if there is one. */
   async findPost(userId: string, conversationId: string, eventId: string): Promise<StoredPost | undefined> {
     const { rows } = await this.pool.query<StoredPost>(

@@ -3,14 +3,50 @@ import {
   ConversationEvent,
   conversationIdOf,
   isConversationEvent,
+  startedBookIds,
   titleFromMessage,
   turnKey,
   turnKeyOf,
 } from '@parley/conversation';
 import { CheckpointMove, SingleStatementLogConsumer, StoredEvent } from '@parley/event-store';
-import { ConversationRow, MessageRow, ReadModelWrites, ToolCall } from './read-model.writes';
+import { ConversationRow, MessageRow, ReadModelWrites, ToolCall, UsageRow } from './read-model.writes';
 
 export const READ_MODELS_CONSUMER = 'read-models';
+
+const NO_TOKENS = { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
+
+/**
+ * The usage read model's row of an event: a turn's ending, a tool call (with the usage of its
+ * model call on the first call of an iteration), a history summary. AssistantReplied's usage and
+ * cost already sum every call of its turn; a tool call's usage counts only for a turn that did
+ * not reply (the queries say so).
+ */
+function usageOf(e: StoredEvent<ConversationEvent>): Omit<UsageRow, 'conversation_id' | 'version' | 'at'> | undefined {
+  const row = (kind: UsageRow['kind'], turnId: string, model: string | null, u = NO_TOKENS, costUsd = 0) => ({
+    turn_id: turnId,
+    kind,
+    model,
+    input_tokens: u.inputTokens,
+    output_tokens: u.outputTokens,
+    cache_read_input_tokens: u.cacheReadInputTokens,
+    cache_creation_input_tokens: u.cacheCreationInputTokens,
+    cost_usd: costUsd,
+  });
+  switch (e.type) {
+    case 'AssistantReplied':
+      return row('answer', e.data.turnId, e.data.model, e.data.usage, e.data.costUsd);
+    case 'TurnFailed':
+      return row('failure', e.data.turnId, null);
+    case 'TurnCancelled':
+      return row('cancel', e.data.turnId, null);
+    case 'ToolInvoked':
+      return row('tool_call', e.data.turnId, e.data.model ?? null, e.data.usage);
+    case 'HistorySummarized':
+      return row('summary', e.data.turnId, e.data.model, e.data.usage, e.data.costUsd);
+    default:
+      return undefined;
+  }
+}
 
 /** A message row to write, and whether it still needs the tool calls it shows (its own, or its turn's). */
 type PendingMessage = MessageRow & { streamId: string; needsInvocations?: 'one' | 'turn' };
@@ -55,7 +91,8 @@ export class ConversationsProjection implements SingleStatementLogConsumer {
       (e): e is StoredEvent<ConversationEvent> => isConversationEvent(e) && conversationIdOf(e.streamId) !== undefined,
     );
     const db = new ReadModelWrites(pool);
-    if (events.length === 0) return move ? db.write({ deleted: [], conversations: [], messages: [] }, move) : true;
+    if (events.length === 0)
+      return move ? db.write({ deleted: [], conversations: [], messages: [], usage: [] }, move) : true;
     const ids = [...new Set(events.map((e) => conversationIdOf(e.streamId)!))];
     const rows = await this.rowsOf(ids, db);
     // the batch's changes to the kept tool calls (undefined: the turn ended), kept once written
@@ -68,6 +105,7 @@ export class ConversationsProjection implements SingleStatementLogConsumer {
     const changed = new Set<string>();
     const deleted = new Set<string>();
     const messages: PendingMessage[] = [];
+    const usage: UsageRow[] = [];
     for (const e of events) {
       const id = conversationIdOf(e.streamId)!;
       if (e.type === 'ConversationStarted') {
@@ -76,7 +114,8 @@ export class ConversationsProjection implements SingleStatementLogConsumer {
         rows.set(id, {
           id,
           owner_id: d.ownerId,
-          book_id: d.bookId,
+          book_id: startedBookIds(d)[0] ?? null,
+          book_ids: startedBookIds(d),
           title: d.title,
           reading_position: d.readingPosition,
           forked_from: d.forkedFrom ?? null,
@@ -93,6 +132,8 @@ export class ConversationsProjection implements SingleStatementLogConsumer {
       row.version = e.version;
       row.last_activity_at = e.occurredAt;
       changed.add(id);
+      const usageRow = usageOf(e);
+      if (usageRow) usage.push({ ...usageRow, conversation_id: id, version: e.version, at: e.occurredAt });
       const message = (m: Omit<PendingMessage, 'conversation_id' | 'version' | 'created_at' | 'streamId'>) =>
         messages.push({
           ...m,
@@ -107,6 +148,10 @@ export class ConversationsProjection implements SingleStatementLogConsumer {
           break;
         case 'ReadingPositionChanged':
           row.reading_position = e.data.readingPosition;
+          break;
+        case 'SourcesChanged':
+          row.book_ids = e.data.bookIds;
+          row.book_id = e.data.bookIds[0] ?? null;
           break;
         case 'UserMessagePosted':
           calls.set(turnKeyOf(e), []);
@@ -179,6 +224,7 @@ export class ConversationsProjection implements SingleStatementLogConsumer {
         deleted: [...deleted],
         conversations: [...changed].map((id) => rows.get(id)!),
         messages: kept.map(({ needsInvocations: _n, streamId: _s, ...m }) => m),
+        usage: usage.filter((u) => !deleted.has(u.conversation_id)),
       },
       move,
     );

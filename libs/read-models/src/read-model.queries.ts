@@ -1,9 +1,11 @@
 import { Pool } from 'pg';
+import { Usage } from '@parley/conversation';
 import { decodeCursor, encodeCursor } from './cursor';
 
 export interface ConversationSummary {
   id: string;
   bookId: string | null;
+  bookIds: string[];
   title: string | null;
   readingPosition: number | null;
   forkedFrom: { conversationId: string; version: number } | null;
@@ -28,6 +30,18 @@ export interface MessageView {
   costUsd: number | null;
   isError: boolean | null;
   createdAt: string;
+}
+
+/** Usage summed over a set of usage records, for one model or all. */
+export type UsageFigures = { turns: number; toolCalls: number; failures: number } & Usage & {
+    /** the recorded price of answers and summaries */
+    costUsd: number;
+  };
+
+/** Per model (null: turns that ended without a model's answer); `unpriced`: tokens of turns that did not reply. */
+export interface UsageByModel extends UsageFigures {
+  model: string | null;
+  unpriced: Usage;
 }
 
 export interface Page<T> {
@@ -75,11 +89,11 @@ export class ReadModelQueries {
     const after = opts.cursor ? decodeCursor(opts.cursor, isActivityCursor) : null;
     const db = await this.source();
     const { rows } = await db.query(
-      `SELECT id, book_id, title, reading_position, forked_from, version, message_count, created_at,
+      `SELECT id, book_id, book_ids, title, reading_position, forked_from, version, message_count, created_at,
               to_char(last_activity_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS activity_key, last_activity_at
          FROM conversations
         WHERE owner_id = $1
-          AND ($2::uuid IS NULL OR book_id = $2)
+          AND ($2::uuid IS NULL OR book_ids @> ARRAY[$2::uuid])
           AND ($3::timestamptz IS NULL OR (last_activity_at, id) < ($3::timestamptz, $4::uuid))
         ORDER BY last_activity_at DESC, id DESC
         LIMIT $5`,
@@ -91,6 +105,7 @@ export class ReadModelQueries {
       items: page.map((r) => ({
         id: r.id,
         bookId: r.book_id,
+        bookIds: r.book_ids,
         title: r.title,
         readingPosition: r.reading_position,
         forkedFrom: r.forked_from,
@@ -101,6 +116,64 @@ export class ReadModelQueries {
       })),
       nextCursor: rows.length > opts.limit ? encodeCursor([last.activity_key, last.id]) : null,
     };
+  }
+
+  /**
+   * The owner's usage by model: one conversation's, or within [from, to) of the events' times.
+   * A turn that replied counts its AssistantReplied usage (every call of the turn); a turn that
+   * did not counts the calls it made (their ToolInvoked usage), as `unpriced` tokens.
+   */
+  async usage(ownerId: string, scope: { conversationId?: string; from?: Date; to?: Date }): Promise<UsageByModel[]> {
+    const db = await this.source();
+    const { rows } = await db.query(
+      `WITH r AS (
+         SELECT u.* FROM usage_records u JOIN conversations c ON c.id = u.conversation_id
+          WHERE c.owner_id = $1
+            AND ($2::uuid IS NULL OR u.conversation_id = $2)
+            AND ($3::timestamptz IS NULL OR u.at >= $3)
+            AND ($4::timestamptz IS NULL OR u.at < $4)
+       ), counted AS (
+         SELECT r.*, (r.kind = 'tool_call' AND NOT EXISTS (
+                  SELECT 1 FROM usage_records a
+                   WHERE a.conversation_id = r.conversation_id AND a.turn_id = r.turn_id AND a.kind = 'answer'
+                )) AS unpriced
+           FROM r
+       )
+       SELECT model,
+              count(*) FILTER (WHERE kind IN ('answer', 'failure', 'cancel'))::int AS turns,
+              count(*) FILTER (WHERE kind = 'tool_call')::int AS tool_calls,
+              count(*) FILTER (WHERE kind = 'failure')::int AS failures,
+              coalesce(sum(input_tokens) FILTER (WHERE kind IN ('answer', 'summary') OR unpriced), 0)::float8 AS input,
+              coalesce(sum(output_tokens) FILTER (WHERE kind IN ('answer', 'summary') OR unpriced), 0)::float8 AS output,
+              coalesce(sum(cache_read_input_tokens) FILTER (WHERE kind IN ('answer', 'summary') OR unpriced), 0)::float8 AS cache_read,
+              coalesce(sum(cache_creation_input_tokens) FILTER (WHERE kind IN ('answer', 'summary') OR unpriced), 0)::float8 AS cache_creation,
+              coalesce(sum(cost_usd) FILTER (WHERE kind IN ('answer', 'summary')), 0)::float8 AS cost_usd,
+              coalesce(sum(input_tokens) FILTER (WHERE unpriced), 0)::float8 AS unpriced_input,
+              coalesce(sum(output_tokens) FILTER (WHERE unpriced), 0)::float8 AS unpriced_output,
+              coalesce(sum(cache_read_input_tokens) FILTER (WHERE unpriced), 0)::float8 AS unpriced_cache_read,
+              coalesce(sum(cache_creation_input_tokens) FILTER (WHERE unpriced), 0)::float8 AS unpriced_cache_creation
+         FROM counted
+        GROUP BY model
+        ORDER BY model NULLS FIRST`,
+      [ownerId, scope.conversationId ?? null, scope.from ?? null, scope.to ?? null],
+    );
+    return rows.map((r) => ({
+      model: r.model,
+      turns: r.turns,
+      toolCalls: r.tool_calls,
+      failures: r.failures,
+      inputTokens: r.input,
+      outputTokens: r.output,
+      cacheReadInputTokens: r.cache_read,
+      cacheCreationInputTokens: r.cache_creation,
+      costUsd: r.cost_usd,
+      unpriced: {
+        inputTokens: r.unpriced_input,
+        outputTokens: r.unpriced_output,
+        cacheReadInputTokens: r.unpriced_cache_read,
+        cacheCreationInputTokens: r.unpriced_cache_creation,
+      },
+    }));
   }
 
   /** Oldest first, paged by stream version. */

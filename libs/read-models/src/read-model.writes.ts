@@ -6,6 +6,7 @@ export interface ConversationRow {
   id: string;
   owner_id: string;
   book_id: string | null;
+  book_ids: string[];
   title: string | null;
   reading_position: number | null;
   forked_from: unknown;
@@ -32,6 +33,21 @@ export interface MessageRow {
   created_at: Date;
 }
 
+/** A row of the usage read model: an event that ends a turn, calls a tool or summarises the history. */
+export interface UsageRow {
+  conversation_id: string;
+  version: number;
+  turn_id: string;
+  kind: 'answer' | 'failure' | 'cancel' | 'tool_call' | 'summary';
+  model: string | null;
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_input_tokens: number;
+  cache_creation_input_tokens: number;
+  cost_usd: number;
+  at: Date;
+}
+
 export interface ToolCall {
   toolUseId: string;
   name: string;
@@ -43,6 +59,7 @@ export interface ReadModelChanges {
   deleted: string[];
   conversations: ConversationRow[];
   messages: MessageRow[];
+  usage: UsageRow[];
 }
 
 /** The projection's SQL: each call is one statement for any number of rows. */
@@ -51,8 +68,8 @@ export class ReadModelWrites {
 
   async conversations(ids: string[]): Promise<Map<string, ConversationRow>> {
     const { rows } = await this.db.query<ConversationRow>(
-      `SELECT id, owner_id, book_id, title, reading_position, forked_from, version, message_count, created_at,
-              last_activity_at
+      `SELECT id, owner_id, book_id, book_ids, title, reading_position, forked_from, version, message_count,
+              created_at, last_activity_at
          FROM conversations WHERE id = ANY($1::uuid[])`,
       [ids],
     );
@@ -95,24 +112,25 @@ export class ReadModelWrites {
    * already there (by conversation and version) is left as it is.
    */
   async write(changes: ReadModelChanges, move?: CheckpointMove): Promise<boolean> {
-    const checkpoint = move ? checkpointMoveSql(move, 4) : undefined;
+    const checkpoint = move ? checkpointMoveSql(move, 5) : undefined;
     const { rows } = await this.db.query<{ moved: number }>({
       name: !move
-        ? 'parley_read_models_write_unguarded'
-        : `parley_read_models_write${movesFromStart(move) ? '_from_start' : ''}`,
+        ? 'parley_read_models_write_unguarded_v3'
+        : `parley_read_models_write_v3${movesFromStart(move) ? '_from_start' : ''}`,
       text: `WITH moved AS (${checkpoint?.sql ?? 'SELECT 1 AS moved'}),
       deleted AS (
         DELETE FROM conversations WHERE id = ANY($1::uuid[]) AND EXISTS (SELECT 1 FROM moved)
       ), upserted AS (
-        INSERT INTO conversations AS c (id, owner_id, book_id, title, reading_position, forked_from, version,
-                                        message_count, created_at, last_activity_at)
-        SELECT id, owner_id, book_id, title, reading_position, forked_from, version, message_count, created_at,
-               last_activity_at
-          FROM jsonb_to_recordset($2::jsonb) AS r(id uuid, owner_id text, book_id uuid, title text,
+        INSERT INTO conversations AS c (id, owner_id, book_id, book_ids, title, reading_position, forked_from,
+                                        version, message_count, created_at, last_activity_at)
+        SELECT id, owner_id, book_id, book_ids, title, reading_position, forked_from, version, message_count,
+               created_at, last_activity_at
+          FROM jsonb_to_recordset($2::jsonb) AS r(id uuid, owner_id text, book_id uuid, book_ids uuid[], title text,
                reading_position integer, forked_from jsonb, version integer, message_count integer,
                created_at timestamptz, last_activity_at timestamptz)
          WHERE EXISTS (SELECT 1 FROM moved)
         ON CONFLICT (id) DO UPDATE SET title = excluded.title, reading_position = excluded.reading_position,
+               book_id = excluded.book_id, book_ids = excluded.book_ids,
                version = excluded.version, message_count = excluded.message_count,
                last_activity_at = excluded.last_activity_at
          WHERE c.version < excluded.version
@@ -126,12 +144,23 @@ export class ReadModelWrites {
                usage jsonb, cost_usd double precision, is_error boolean, created_at timestamptz)
          WHERE EXISTS (SELECT 1 FROM moved)
         ON CONFLICT (conversation_id, version) DO NOTHING
+      ), usage AS (
+        INSERT INTO usage_records (conversation_id, version, turn_id, kind, model, input_tokens, output_tokens,
+                                   cache_read_input_tokens, cache_creation_input_tokens, cost_usd, at)
+        SELECT conversation_id, version, turn_id, kind, model, input_tokens, output_tokens, cache_read_input_tokens,
+               cache_creation_input_tokens, cost_usd, at
+          FROM jsonb_to_recordset($4::jsonb) AS u(conversation_id uuid, version integer, turn_id uuid, kind text,
+               model text, input_tokens bigint, output_tokens bigint, cache_read_input_tokens bigint,
+               cache_creation_input_tokens bigint, cost_usd double precision, at timestamptz)
+         WHERE EXISTS (SELECT 1 FROM moved)
+        ON CONFLICT (conversation_id, version) DO NOTHING
       )
       SELECT count(*)::int AS moved FROM moved`,
       values: [
         changes.deleted,
         JSON.stringify(changes.conversations),
         JSON.stringify(changes.messages),
+        JSON.stringify(changes.usage),
         ...(checkpoint?.values ?? []),
       ],
     });

@@ -1,6 +1,6 @@
 /**
- * A real HTTP server speaking the Anthropic Messages API (POST /v1/messages, JSON or SSE),
- * so the official SDK, in this process or in a product process given ANTHROPIC_BASE_URL,
+ * A real HTTP server speaking the Anthropic Messages API (POST /v1/messages, JSON or SSE, and
+ * the Message Batches API under /v1/messages/batches), so the official SDK, in this process or in a product process given ANTHROPIC_BASE_URL,
  * runs unchanged against scripted replies. It rejects requests the real API would reject.
  */
 import { EventEmitter } from 'node:events';
@@ -16,12 +16,21 @@ import {
   type RecordedRequest,
   type RejectedRequest,
 } from './fake-anthropic.types';
-import { estimateTokens, PromptCache } from './prompt-cache';
+import {
+  batchCreateViolation,
+  batchJson,
+  type BatchResult,
+  type FakeBatch,
+  newBatch,
+  resultsJsonl,
+} from './message-batches';
+import { type CacheUsage, estimateTokens, PromptCache } from './prompt-cache';
 import { newId, renderMessage, streamEvents } from './render-reply';
 import { startSse, writeSse } from './sse-writer';
 import { checkHeaders, CURRENT_VERSION, header, validateBody, type Violation } from './validate-request';
 
 export * from './fake-anthropic.types';
+export type { FakeBatch } from './message-batches';
 export { PromptCache } from './prompt-cache';
 
 const ERROR_TYPES: Record<number, string> = {
@@ -43,6 +52,8 @@ export function apiError(status: number, message = `fake ${status}`): FakeError 
 export class FakeAnthropic {
   readonly requests: RecordedRequest[] = [];
   readonly rejected: RejectedRequest[] = [];
+  /** Message Batches created, in order; a request of one is in `requests` once its batch ended */
+  readonly batches: FakeBatch[] = [];
   private readonly script: FakeStep[] = [];
   private readonly cache: PromptCache;
   private readonly changes = new EventEmitter();
@@ -85,7 +96,13 @@ export class FakeAnthropic {
     this.requests.length = 0;
     this.rejected.length = 0;
     this.abortedCount = 0;
+    this.batches.length = 0;
     this.cache.clear();
+  }
+
+  /** Ends every batch still in progress now (with `holdBatches`, nothing else ends them). */
+  endBatches(): void {
+    for (const b of this.batches) if (!b.results) this.endBatch(b);
   }
 
   /** Resolves once `check()` holds, re-checked on every request; fails after `timeoutMs` naming `what`. */
@@ -118,6 +135,7 @@ export class FakeAnthropic {
     const recorded: RecordedRequest = { headers: req.headers, body: parseJson(rawBody), rawBody, at: Date.now() };
     const requestId = newId('req_');
     res.setHeader('request-id', requestId);
+    if ((req.url ?? '').startsWith('/v1/messages/batches')) return this.handleBatches(req, res, recorded, requestId);
 
     const violation = this.violationOf(req, recorded);
     if (violation) {
@@ -131,15 +149,7 @@ export class FakeAnthropic {
     const body = recorded.body;
     const answer = body.max_tokens === 0 ? cacheWarmup() : this.nextAnswer(recorded);
     if (isFakeError(answer)) return sendError(res, answer.error, requestId);
-    const usage =
-      this.options.simulatePromptCache === false
-        ? {
-            input_tokens: Math.max(1, estimateTokens(recorded.rawBody.length)),
-            cache_read_input_tokens: 0,
-            cache_creation_input_tokens: 0,
-          }
-        : this.cache.account(body);
-    const message = renderMessage(answer, body.model, usage);
+    const message = renderMessage(answer, body.model, this.inputUsage(recorded));
     if (!body.stream) return sendJson(res, 200, message);
 
     const clientGone = new AbortController();
@@ -152,6 +162,68 @@ export class FakeAnthropic {
     });
     startSse(res);
     await writeSse(res, streamEvents(message), answer.delayMsPerChunk ?? 0, clientGone.signal, answer.breakOff);
+  }
+
+  /** POST /v1/messages/batches, GET /v1/messages/batches/{id}, GET /v1/messages/batches/{id}/results */
+  private handleBatches(req: IncomingMessage, res: ServerResponse, recorded: RecordedRequest, requestId: string) {
+    const headerViolation = checkHeaders(req.headers);
+    if (headerViolation) return sendError(res, headerViolation, requestId);
+    const path = (req.url ?? '').split('?')[0];
+    const [, id, tail] = /^\/v1\/messages\/batches(?:\/([^/]+))?(?:\/(results))?$/.exec(path) ?? [];
+    const notFound = () =>
+      sendError(res, { status: 404, type: 'not_found_error', message: `Not found: ${req.method} ${path}` }, requestId);
+    if (req.method === 'POST' && id === undefined) {
+      const message =
+        recorded.body === undefined
+          ? 'There was an error parsing the body of your request: invalid JSON'
+          : batchCreateViolation(recorded.body);
+      if (message) return sendError(res, { status: 400, type: 'invalid_request_error', message }, requestId);
+      const batch = newBatch(recorded.body.requests);
+      this.batches.push(batch);
+      if (!this.options.holdBatches) setTimeout(() => this.endBatch(batch), this.options.batchProcessingMs ?? 0);
+      this.changes.emit('change');
+      return sendJson(res, 200, batchJson(batch, this.url));
+    }
+    const batch = this.batches.find((b) => b.id === id);
+    if (req.method !== 'GET' || !batch) return notFound();
+    if (!tail) return sendJson(res, 200, batchJson(batch, this.url));
+    if (!batch.results) {
+      const message = `Batch ${batch.id} has not finished processing: its results are not available yet`;
+      return sendError(res, { status: 400, type: 'invalid_request_error', message }, requestId);
+    }
+    res.writeHead(200, { 'content-type': 'application/binary' });
+    res.end(resultsJsonl(batch));
+  }
+
+  /** Answers each request of the batch as POST /v1/messages would (non-streaming), then ends it. */
+  private endBatch(batch: FakeBatch): void {
+    if (batch.results) return;
+    batch.results = batch.requests.map(({ custom_id, params }) => {
+      const rawBody = JSON.stringify(params);
+      const recorded: RecordedRequest = { headers: {}, body: params, rawBody, at: Date.now(), batchId: batch.id };
+      const violation = validateBody(params);
+      if (violation) {
+        this.rejected.push({ req: recorded, status: 400, message: violation });
+        return { custom_id, result: erroredResult('invalid_request_error', violation) };
+      }
+      this.requests.push(recorded);
+      const answer = this.nextAnswer(recorded);
+      if (isFakeError(answer)) return { custom_id, result: erroredResult(answer.error.type, answer.error.message) };
+      const message = renderMessage(answer, params.model, this.inputUsage(recorded));
+      return { custom_id, result: { type: 'succeeded' as const, message } };
+    });
+    batch.endedAt = Date.now();
+    this.changes.emit('change');
+  }
+
+  /** The request's input tokens: through the prompt-cache simulation, or all uncached with it off. */
+  private inputUsage(recorded: RecordedRequest): CacheUsage {
+    if (this.options.simulatePromptCache !== false) return this.cache.account(recorded.body);
+    return {
+      input_tokens: Math.max(1, estimateTokens(recorded.rawBody.length)),
+      cache_read_input_tokens: 0,
+      cache_creation_input_tokens: 0,
+    };
   }
 
   private violationOf(req: IncomingMessage, recorded: RecordedRequest): Violation | null {
@@ -187,6 +259,11 @@ export class FakeAnthropic {
 /** max_tokens 0 pre-warms the cache: no output, and no scripted step is spent on it. */
 function cacheWarmup(): FakeReply {
   return { content: [], stopReason: 'max_tokens', usage: { output_tokens: 0 } };
+}
+
+/** A batch request's result when the Messages API would have answered with an error. */
+function erroredResult(type: string, message: string): BatchResult {
+  return { type: 'errored', error: { type: 'error', error: { type, message } } };
 }
 
 function sendError(res: ServerResponse, e: Violation, requestId: string): void {

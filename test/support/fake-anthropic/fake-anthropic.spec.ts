@@ -211,3 +211,67 @@ describe(FakeAnthropic.name, () => {
     }
   });
 });
+
+describe('FakeAnthropic Message Batches API (the real SDK)', () => {
+  let fake: FakeAnthropic;
+  let sut: Anthropic;
+
+  beforeAll(async () => {
+    fake = await FakeAnthropic.start({ holdBatches: true });
+    sut = new Anthropic({ apiKey: 'sk-fake', baseURL: fake.url, maxRetries: 0 });
+  });
+  afterEach(() => fake.reset());
+  afterAll(() => fake.close());
+
+  const params = (text: string) => ({
+    model: MODEL,
+    max_tokens: 256,
+    messages: [{ role: 'user' as const, content: text }],
+  });
+
+  it('keeps a batch in progress until it ends, then gives each request its result as JSONL', async () => {
+    fake.enqueue({ content: [{ type: 'text', text: 'one' }] }, apiError(529, 'busy'));
+    const created = await sut.messages.batches.create({
+      requests: [
+        { custom_id: 'a', params: params('first') },
+        { custom_id: 'b', params: params('second') },
+        { custom_id: 'c', params: { ...params('third'), max_tokens: -1 } },
+      ],
+    });
+    expect(created).toMatchObject({ type: 'message_batch', processing_status: 'in_progress', results_url: null });
+    expect(created.request_counts.processing).toBe(3);
+    await expect(sut.messages.batches.results(created.id)).rejects.toThrow(/results_url/);
+
+    fake.endBatches();
+    const ended = await sut.messages.batches.retrieve(created.id);
+    expect(ended.processing_status).toBe('ended');
+    expect(ended.request_counts).toMatchObject({ processing: 0, succeeded: 1, errored: 2 });
+    const results = new Map<string, Anthropic.Messages.Batches.MessageBatchResult>();
+    for await (const r of await sut.messages.batches.results(created.id)) results.set(r.custom_id, r.result);
+    const a = results.get('a')!;
+    expect(a.type === 'succeeded' && a.message.content).toEqual([{ type: 'text', text: 'one' }]);
+    const b = results.get('b')!;
+    expect(b.type === 'errored' && b.error.error).toMatchObject({ type: 'overloaded_error', message: 'busy' });
+    const c = results.get('c')!;
+    expect(c.type === 'errored' && c.error.error.message).toMatch(/max_tokens/);
+    expect(fake.requests.map((r) => r.batchId)).toEqual([created.id, created.id]);
+  });
+
+  it('refuses what the real API refuses: a bad custom_id, a repeated one, stream in params, no requests', async () => {
+    const bad = [
+      { requests: [] },
+      { requests: [{ custom_id: 'has space', params: params('x') }] },
+      {
+        requests: [
+          { custom_id: 'same', params: params('x') },
+          { custom_id: 'same', params: params('y') },
+        ],
+      },
+      { requests: [{ custom_id: 'a', params: { ...params('x'), stream: true } }] },
+    ];
+    for (const body of bad)
+      await expect(sut.messages.batches.create(body as never)).rejects.toMatchObject({ status: 400 });
+    await expect(sut.messages.batches.retrieve('msgbatch_nope')).rejects.toMatchObject({ status: 404 });
+    expect(fake.batches).toHaveLength(0);
+  });
+});

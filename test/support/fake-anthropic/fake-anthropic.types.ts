@@ -41,6 +41,8 @@ export interface RecordedRequest {
   at: number;
   /** Set when the client went away before the streamed reply was complete. */
   aborted?: boolean;
+  /** Set on a request that came in a Message Batch (answered when the batch ended). */
+  batchId?: string;
 }
 
 export interface RejectedRequest {
@@ -51,7 +53,7 @@ export interface RejectedRequest {
 
 export interface FakeAnthropicOptions {
   /** Answers when the script is empty; the built-in default is used otherwise. */
-  defaultResponder?: (req: RecordedRequest) => FakeReply;
+  defaultResponder?: (req: RecordedRequest) => FakeReply | FakeError;
   /** Prefixes shorter than this are never cached (the real minimum is ~1024 tokens); default 0. */
   minCacheableTokens?: number;
   /**
@@ -59,6 +61,10 @@ export interface FakeAnthropicOptions {
    * block of every request, which a load test on a small machine cannot spare; default on.
    */
   simulatePromptCache?: boolean;
+  /** Message Batches end this long after they are created; default 0 */
+  batchProcessingMs?: number;
+  /** Message Batches stay in progress until endBatches() is called */
+  holdBatches?: boolean;
 }
 
 export function isFakeError(x: FakeReply | FakeError): x is FakeError {

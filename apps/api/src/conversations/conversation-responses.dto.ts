@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptions, getSchemaPath } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiPropertyOptions, getSchemaPath } from '@nestjs/swagger';
 
 /** OpenAPI shapes of the conversation routes' answers (what the services return, as served). */
 /**
@@ -20,13 +20,28 @@ export class TurnDto {
   @ApiProperty({ enum: ['pending', 'replied', 'failed', 'cancelled'] }) status!: string;
 }
 
+export class PolicyDto {
+  @ApiPropertyOptional({ description: "the model of the conversation's calls" }) model?: string;
+  @ApiPropertyOptional({ type: 'integer' }) maxIterations?: number;
+  @ApiPropertyOptional({ enum: ['tools', 'always-retrieve'] }) retrievalMode?: 'tools' | 'always-retrieve';
+  @ApiPropertyOptional({ type: 'integer' }) contextBudgetTokens?: number;
+  @ApiPropertyOptional() instructions?: string;
+}
+
 export class ConversationDto {
   @ApiProperty({ format: 'uuid' }) id!: string;
-  @ApiProperty({ type: String, format: 'uuid', nullable: true }) bookId!: string | null;
+  @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'the first of bookIds' })
+  bookId!: string | null;
+  @ApiProperty({ type: [String], format: 'uuid', description: 'the books the agent searches' }) bookIds!: string[];
   @ApiProperty({ type: String, nullable: true }) title!: string | null;
   @ApiProperty({ type: Number, nullable: true, description: 'highest chapter index the agent may quote from' })
   readingPosition!: number | null;
   @ApiProperty(FORKED_FROM) forkedFrom!: { conversationId: string; version: number } | null;
+  @ApiProperty({
+    type: PolicyDto,
+    description: 'the settings a PATCH set (PolicyChanged); a field left out follows the server configuration',
+  })
+  policy!: PolicyDto;
   @ApiProperty({ description: 'the stream version this state is folded up to (the ETag for If-Match)' })
   version!: number;
   @ApiProperty() messageCount!: number;
@@ -38,6 +53,7 @@ export class ConversationDto {
 export class ConversationSummaryDto {
   @ApiProperty({ format: 'uuid' }) id!: string;
   @ApiProperty({ type: String, format: 'uuid', nullable: true }) bookId!: string | null;
+  @ApiProperty({ type: [String], format: 'uuid' }) bookIds!: string[];
   @ApiProperty({ type: String, nullable: true }) title!: string | null;
   @ApiProperty({ type: Number, nullable: true }) readingPosition!: number | null;
   @ApiProperty(FORKED_FROM) forkedFrom!: { conversationId: string; version: number } | null;
@@ -115,4 +131,43 @@ export class EventPageDto {
     description: 'the last version of this page: pass it as ?after= for the next page; null at the end',
   })
   nextCursor!: string | null;
+}
+
+export class BatchStartedDto {
+  @ApiProperty({ format: 'uuid' }) batchId!: string;
+}
+
+export class BatchItemDto {
+  @ApiProperty() prompt!: string;
+  @ApiProperty({ format: 'uuid', description: 'where the turn runs: this conversation, or its fork (independent)' })
+  conversationId!: string;
+  @ApiProperty({ format: 'uuid' }) turnId!: string;
+  @ApiProperty({ enum: ['pending', 'replied', 'failed', 'cancelled'] }) status!: string;
+  @ApiPropertyOptional() answer?: string;
+  @ApiPropertyOptional({ type: 'array', items: { type: 'object' } }) citations?: unknown[];
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'number' } }) usage?: Record<string, number>;
+  @ApiPropertyOptional() costUsd?: number;
+  @ApiPropertyOptional() latencyMs?: number;
+}
+
+export class BatchMetricsDto {
+  @ApiProperty() turns!: number;
+  @ApiProperty() failures!: number;
+  @ApiProperty() inputTokens!: number;
+  @ApiProperty() outputTokens!: number;
+  @ApiProperty() cacheReadInputTokens!: number;
+  @ApiProperty() cacheCreationInputTokens!: number;
+  @ApiProperty() costUsd!: number;
+  @ApiProperty({ type: Number, nullable: true }) latencyMsP50!: number | null;
+  @ApiProperty({ type: Number, nullable: true }) latencyMsP95!: number | null;
+}
+
+export class BatchDto {
+  @ApiProperty({ format: 'uuid' }) batchId!: string;
+  @ApiProperty({ enum: ['sequential', 'independent'] }) mode!: string;
+  @ApiProperty({ enum: ['messages', 'message-batches'] }) via!: string;
+  @ApiProperty({ enum: ['running', 'completed', 'failed'], description: 'failed: completed with no prompt answered' })
+  status!: string;
+  @ApiProperty({ type: [BatchItemDto] }) items!: BatchItemDto[];
+  @ApiProperty({ type: BatchMetricsDto }) metrics!: BatchMetricsDto;
 }

@@ -1,17 +1,52 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, IsUUID, Max, MaxLength, Min, MinLength, ValidateIf } from 'class-validator';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  ArrayUnique,
+  IsArray,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+  ValidateIf,
+  ValidateNested,
+} from 'class-validator';
 
 export const TITLE_MAX = 200;
 export const SELECTED_TEXT_MAX = 5_000;
 /** hard ceiling; the configurable limit (MESSAGE_MAX_CHARS) is checked by the service */
 export const CONTENT_HARD_MAX = 200_000;
 
+export const BOOKS_PER_CONVERSATION_MAX = 20;
+
+/** An optional list of distinct book ids, at most BOOKS_PER_CONVERSATION_MAX. */
+function BookIdsProperty(description: string): PropertyDecorator {
+  return applyDecorators(
+    ApiPropertyOptional({ type: [String], format: 'uuid', maxItems: BOOKS_PER_CONVERSATION_MAX, description }),
+    IsOptional(),
+    IsArray(),
+    ArrayMaxSize(BOOKS_PER_CONVERSATION_MAX),
+    ArrayUnique(),
+    IsUUID(undefined, { each: true }),
+  );
+}
+
 export class CreateConversationDto {
-  @ApiPropertyOptional({ format: 'uuid' })
+  @ApiPropertyOptional({ format: 'uuid', description: 'one book: the shorthand for bookIds: [bookId]' })
   @IsOptional()
   @IsUUID()
   bookId?: string;
+
+  @BookIdsProperty("the conversation's books; the agent searches them all")
+  bookIds?: string[];
 
   @ApiPropertyOptional({ minLength: 1, maxLength: TITLE_MAX })
   @IsOptional()
@@ -35,6 +70,65 @@ export class CreateConversationDto {
   readingPosition?: number | null;
 }
 
+export const POLICY_INSTRUCTIONS_MAX = 2_000;
+export const POLICY_BUDGET_MIN = 2_000;
+export const POLICY_BUDGET_MAX = 200_000;
+export const MODEL_ID = /^[a-z0-9][a-z0-9._-]{0,99}$/;
+
+/** A change of a conversation's policy: a field given sets it, null returns it to the server's default. */
+export class PolicyPatchDto {
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description:
+      'a model id the server prices (e.g. claude-sonnet-5-5, claude-haiku-4-5), or the server default LLM_MODEL',
+  })
+  @IsOptional()
+  @ValidateIf((_, v) => v !== null)
+  @IsString()
+  @Matches(MODEL_ID, { message: 'model must be a model id such as claude-sonnet-5-5' })
+  model?: string | null;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    nullable: true,
+    description: 'model calls a turn may make; at most the server cap AGENT_MAX_ITERATIONS',
+  })
+  @IsOptional()
+  @ValidateIf((_, v) => v !== null)
+  @IsInt()
+  @Min(1)
+  maxIterations?: number | null;
+
+  @ApiPropertyOptional({ enum: ['tools', 'always-retrieve'], nullable: true })
+  @IsOptional()
+  @ValidateIf((_, v) => v !== null)
+  @IsIn(['tools', 'always-retrieve'])
+  retrievalMode?: 'tools' | 'always-retrieve' | null;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: POLICY_BUDGET_MIN, maximum: POLICY_BUDGET_MAX, nullable: true })
+  @IsOptional()
+  @ValidateIf((_, v) => v !== null)
+  @IsInt()
+  @Min(POLICY_BUDGET_MIN)
+  @Max(POLICY_BUDGET_MAX)
+  contextBudgetTokens?: number | null;
+
+  @ApiPropertyOptional({
+    type: String,
+    maxLength: POLICY_INSTRUCTIONS_MAX,
+    nullable: true,
+    description: 'appended to the system prompt of every turn posted after the change',
+  })
+  @IsOptional()
+  @ValidateIf((_, v) => v !== null)
+  @IsString()
+  @MinLength(1)
+  @MaxLength(POLICY_INSTRUCTIONS_MAX)
+  instructions?: string | null;
+}
+
 export class UpdateConversationDto {
   @ApiPropertyOptional({ minLength: 1, maxLength: TITLE_MAX })
   @IsOptional()
@@ -50,6 +144,15 @@ export class UpdateConversationDto {
   @Min(0)
   @Max(100_000)
   readingPosition?: number | null;
+
+  @BookIdsProperty("the conversation's books from now on, the whole list (SourcesChanged)")
+  bookIds?: string[];
+
+  @ApiPropertyOptional({ type: PolicyPatchDto, description: "the conversation's settings (PolicyChanged)" })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => PolicyPatchDto)
+  policy?: PolicyPatchDto;
 }
 
 export class PostMessageDto {
@@ -69,6 +172,43 @@ export class PostMessageDto {
   @MinLength(1)
   @MaxLength(SELECTED_TEXT_MAX)
   selectedText?: string;
+}
+
+export const BATCH_PROMPTS_MAX = 50;
+
+export class StartBatchDto {
+  @ApiProperty({
+    type: [String],
+    minItems: 1,
+    maxItems: BATCH_PROMPTS_MAX,
+    description: 'the prompts, each at most MESSAGE_MAX_CHARS characters',
+  })
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(BATCH_PROMPTS_MAX)
+  @IsString({ each: true })
+  @MaxLength(CONTENT_HARD_MAX, { each: true })
+  prompts!: string[];
+
+  @ApiProperty({
+    enum: ['sequential', 'independent'],
+    description:
+      "sequential: the conversation's next turns, in order, each seeing the answers before it; independent: each " +
+      'prompt answered against the current history in a fork of its own, concurrently',
+  })
+  @IsIn(['sequential', 'independent'])
+  mode!: 'sequential' | 'independent';
+
+  @ApiPropertyOptional({
+    enum: ['messages', 'message-batches'],
+    default: 'messages',
+    description:
+      "messages: answers in seconds. message-batches (independent only, Anthropic only): the answers' model calls go " +
+      "through the provider's Message Batches API, at half the price, answered within 24 hours",
+  })
+  @IsOptional()
+  @IsIn(['messages', 'message-batches'])
+  via?: 'messages' | 'message-batches';
 }
 
 export class PostMessageQueryDto {

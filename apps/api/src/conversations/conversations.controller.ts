@@ -26,6 +26,7 @@ import {
   PostMessageDto,
   PostMessageQueryDto,
   ShowConversationQueryDto,
+  StartBatchDto,
   StreamQueryDto,
   UpdateConversationDto,
 } from './conversation.dto';
@@ -36,6 +37,8 @@ import { ApiIdParams } from '../openapi/api-id-params';
 import { AUTH_PROBLEMS, ApiProblems, BODY_PROBLEMS } from '../openapi/api-problems';
 import { ApiEventStream } from '../openapi/api-event-stream';
 import {
+  BatchDto,
+  BatchStartedDto,
   CancelResultDto,
   ConversationDto,
   ConversationListDto,
@@ -48,6 +51,8 @@ import { EventStreamService } from './event-stream.service';
 import { IdempotencyKey, IfMatch } from './if-match';
 import { PostRateLimiter } from './post-rate-limiter';
 import { TurnEnqueuer } from './turn-enqueuer';
+import { UsageDto } from '../usage/usage.dto';
+import { UsageService } from '../usage/usage.service';
 
 const IF_MATCH = ApiHeader({
   name: 'If-Match',
@@ -68,6 +73,7 @@ export class ConversationsController {
     private readonly enqueuer: TurnEnqueuer,
     private readonly queries: ReadModelQueries,
     private readonly reads: ReadReplica,
+    private readonly usage: UsageService,
   ) {}
 
   @Post()
@@ -99,7 +105,10 @@ export class ConversationsController {
 
   @Patch(':id')
   @ApiIdParams('id')
-  @ApiOperation({ summary: 'Rename and/or move the reading position' })
+  @ApiOperation({
+    summary:
+      'Rename, move the reading position and/or change the policy (ConversationRenamed, ReadingPositionChanged, PolicyChanged)',
+  })
   @IF_MATCH
   @ApiOkResponse({ type: ConversationDto })
   @ApiProblems(BODY_PROBLEMS, 'conversation_not_found', 'version_conflict')
@@ -110,6 +119,50 @@ export class ConversationsController {
     @IfMatch() ifMatch?: number,
   ) {
     return this.conversations.update(user.id, id, body, ifMatch);
+  }
+
+  @Post(':id/batches')
+  @ApiIdParams('id')
+  @HttpCode(202)
+  @ApiOperation({
+    summary: 'Answer several prompts as one batch (BatchStarted, then BatchCompleted)',
+    description:
+      "sequential: the prompts become the conversation's next turns, in order. independent: each prompt is posted to a " +
+      'fork of the conversation at its current version (the item names it), answered concurrently. Follow the ' +
+      'batch with GET …/batches/{batchId}, or BatchCompleted on the stream.',
+  })
+  @ApiAcceptedResponse({ type: BatchStartedDto })
+  @ApiProblems(BODY_PROBLEMS, 'conversation_not_found', 'rate_limited')
+  async startBatch(@CurrentUser() user: AuthUser, @Param('id', Uuid('id')) id: string, @Body() body: StartBatchDto) {
+    await this.rateLimiter.consume(user.id, body.prompts.length); // each prompt is a post
+    const { batchId, turns } = await this.conversations.startBatch(user.id, id, body);
+    for (const t of turns) await this.enqueuer.turnPosted(t.conversationId, t.turnId);
+    return { batchId };
+  }
+
+  @Get(':id/batches/:batchId')
+  @ApiIdParams('id', 'batchId')
+  @ApiOperation({ summary: "A batch: each prompt's answer, citations, usage and latency, and the batch's figures" })
+  @ApiOkResponse({ type: BatchDto })
+  @ApiProblems('validation_failed', 'conversation_not_found', 'batch_not_found')
+  showBatch(
+    @CurrentUser() user: AuthUser,
+    @Param('id', Uuid('id')) id: string,
+    @Param('batchId', Uuid('batchId')) batchId: string,
+  ) {
+    return this.conversations.batch(user.id, id, batchId);
+  }
+
+  @Get(':id/usage')
+  @ApiIdParams('id')
+  @ApiOperation({
+    summary: "The conversation's usage: turns, tool calls, failures, tokens, cache hit rate, cost by model",
+  })
+  @ApiOkResponse({ type: UsageDto })
+  @ApiProblems('validation_failed', 'conversation_not_found')
+  async usageOf(@CurrentUser() user: AuthUser, @Param('id', Uuid('id')) id: string) {
+    await this.conversations.view(user.id, id); // 404 for a conversation that is not the caller's, or deleted
+    return this.usage.ofConversation(user.id, id);
   }
 
   @Delete(':id')

@@ -9,11 +9,13 @@ import { ConversationsService } from './conversations.service';
 import { EventStreamService } from './event-stream.service';
 import { PostRateLimiter } from './post-rate-limiter';
 import { TurnEnqueuer } from './turn-enqueuer';
+import { UsageController } from '../usage/usage.controller';
+import { UsageService } from '../usage/usage.service';
 
 @Module({
   imports: [BullModule.registerQueue({ name: AGENT_TURNS_QUEUE }), BooksModule, ReadModelsModule],
-  controllers: [ConversationsController],
-  providers: [ConversationsService, EventStreamService, PostRateLimiter, TurnEnqueuer, StreamWatcher],
+  controllers: [ConversationsController, UsageController],
+  providers: [ConversationsService, EventStreamService, PostRateLimiter, TurnEnqueuer, StreamWatcher, UsageService],
   exports: [ConversationsService, TurnEnqueuer],
 })
 export class ConversationsModule {}

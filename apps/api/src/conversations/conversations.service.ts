@@ -13,7 +13,13 @@ import {
   fold,
   initialState,
   pendingTurns,
+  PolicyPatch,
+  AssistantReplied,
+  BatchLink,
+  BatchVia,
+  Usage,
 } from '@parley/conversation';
+import { priceOf, roundUsd } from '@parley/agent';
 import { BooksRepository } from '@parley/books';
 import { ConversationLogQueries, StoredPost } from '@parley/read-models';
 import {
@@ -30,13 +36,15 @@ import { deterministicId } from './deterministic-id';
 /** A conversation as GET /conversations/:id shows it: the folded state plus its id and times. */
 export type ConversationView = { id: string } & Pick<
   ConversationState,
-  'bookId' | 'title' | 'readingPosition' | 'forkedFrom' | 'version' | 'messageCount' | 'turns'
+  'bookId' | 'bookIds' | 'title' | 'readingPosition' | 'forkedFrom' | 'policy' | 'version' | 'messageCount' | 'turns'
 > & { createdAt: string | null; lastActivityAt: string | null };
 
 /** A post's body: what a repeat with the same Idempotency-Key must carry again. */
 export interface PostBody {
   content: string;
   selectedText?: string;
+  /** set by a batch's independent prompts, not by clients */
+  batch?: BatchLink;
 }
 
 export interface PostResult {
@@ -102,14 +110,17 @@ export class ConversationsService {
 
   async start(
     userId: string,
-    input: { bookId?: string; title?: string; readingPosition?: number | null },
+    input: { bookId?: string; bookIds?: string[]; title?: string; readingPosition?: number | null },
   ): Promise<ConversationView> {
-    if (input.bookId) await this.assertBookVisible(userId, input.bookId);
+    if (input.bookId && input.bookIds && (input.bookIds.length !== 1 || input.bookIds[0] !== input.bookId)) {
+      throw invalid('bookIds', 'give bookId (one book) or bookIds, not both');
+    }
+    const books = await this.booksVisible(userId, input.bookIds ?? (input.bookId ? [input.bookId] : []));
     const id = randomUUID();
     await this.execute(id, {
       type: 'StartConversation',
       userId,
-      bookId: input.bookId ?? null,
+      bookIds: books.map((b) => b.id),
       title: input.title ?? null,
       readingPosition: input.readingPosition ?? null,
     });
@@ -119,14 +130,16 @@ export class ConversationsService {
   async update(
     userId: string,
     conversationId: string,
-    input: { title?: string; readingPosition?: number | null },
+    input: { title?: string; readingPosition?: number | null; policy?: PolicyPatch; bookIds?: string[] },
     ifMatch?: number,
   ): Promise<ConversationView> {
-    if (input.title === undefined && input.readingPosition === undefined) {
-      throw problem('validation_failed', 'nothing to change: give title and/or readingPosition', {
-        errors: [{ field: 'body', message: 'give title and/or readingPosition' }],
+    if (Object.values(input).every((v) => v === undefined)) {
+      throw problem('validation_failed', 'nothing to change: give title, readingPosition, bookIds and/or policy', {
+        errors: [{ field: 'body', message: 'give title, readingPosition, bookIds and/or policy' }],
       });
     }
+    if (input.policy) this.assertPolicyAllowed(input.policy);
+    const books = input.bookIds ? await this.booksVisible(userId, input.bookIds) : undefined;
     await this.executeMany(
       conversationId,
       [
@@ -134,10 +147,33 @@ export class ConversationsService {
         ...(input.readingPosition !== undefined
           ? [{ type: 'ChangeReadingPosition' as const, userId, readingPosition: input.readingPosition }]
           : []),
+        ...(input.policy !== undefined ? [{ type: 'ChangePolicy' as const, userId, policy: input.policy }] : []),
+        ...(books ? [{ type: 'ChangeSources' as const, userId, books }] : []),
       ],
       { ifMatch },
     );
     return this.view(userId, conversationId);
+  }
+
+  /** A question's text: not blank, and within MESSAGE_MAX_CHARS. */
+  private assertMessageText(text: string, field: string, what: string): void {
+    if (text.trim().length === 0) throw invalid(field, `${what} must not be blank`);
+    if (text.length > this.config.limits.messageMaxChars)
+      throw invalid(field, `${what} must be at most ${this.config.limits.messageMaxChars} characters`);
+  }
+
+  /** The limits of a policy that depend on the server: its models and its cap on model calls. */
+  private assertPolicyAllowed(policy: PolicyPatch): void {
+    const { model, maxIterations } = policy;
+    if (typeof model === 'string' && model !== this.config.llm.model && !priceOf(model)) {
+      throw invalid('policy.model', `unknown model ${model}: use one the server prices, or ${this.config.llm.model}`);
+    }
+    if (typeof maxIterations === 'number' && maxIterations > this.config.agent.maxIterations) {
+      throw invalid(
+        'policy.maxIterations',
+        `maxIterations must be at most ${this.config.agent.maxIterations} (AGENT_MAX_ITERATIONS)`,
+      );
+    }
   }
 
   async delete(userId: string, conversationId: string, ifMatch?: number): Promise<DeletedConversation> {
@@ -151,10 +187,7 @@ export class ConversationsService {
     input: PostBody & { multitask: 'enqueue' | 'reject' | 'interrupt' },
     opts: { idempotencyKey?: string; ifMatch?: number },
   ): Promise<PostResult> {
-    if (input.content.trim().length === 0) throw invalid('content', 'content must not be blank');
-    if (input.content.length > this.config.limits.messageMaxChars) {
-      throw invalid('content', `content must be at most ${this.config.limits.messageMaxChars} characters`);
-    }
+    this.assertMessageText(input.content, 'content', 'content');
     // with an Idempotency-Key the ids are derived from it: a repeat finds (or races to) the same events.
     // Callers look for an earlier post first (earlierPost, before the rate limiter); one that
     // lands here anyway, racing or not, ends with the first answer or a 422 below.
@@ -184,6 +217,76 @@ export class ConversationsService {
       if (earlier) return earlier; // a concurrent repeat of this post won the race
       throw e;
     }
+  }
+
+  /**
+   * Starts a batch of prompts: `sequential` posts them as this conversation's next turns, in
+   * order (each sees the answers before it); `independent` forks the conversation once per
+   * prompt at its current version and posts the prompt there, so each is answered against the
+   * same history, concurrently, and this conversation's own history stays as it was. Either way
+   * BatchStarted goes to this conversation. Returns the turns to enqueue.
+   */
+  async startBatch(
+    userId: string,
+    conversationId: string,
+    input: { prompts: string[]; mode: 'sequential' | 'independent'; via?: BatchVia },
+  ): Promise<{ batchId: string; turns: Array<{ conversationId: string; turnId: string }> }> {
+    const via = input.via ?? 'messages';
+    if (via === 'message-batches' && input.mode !== 'independent')
+      throw invalid(
+        'via',
+        'message-batches answers independent batches only: a sequential turn waits on the one before',
+      );
+    if (via === 'message-batches' && this.config.llm.provider !== 'anthropic')
+      throw invalid(
+        'via',
+        `message-batches needs the anthropic provider (this server runs ${this.config.llm.provider})`,
+      );
+    // all of them before anything is recorded: an independent batch forks a conversation per prompt
+    input.prompts.forEach((p, i) => this.assertMessageText(p, `prompts.${i}`, 'a prompt'));
+    const { state } = (await this.folds.load(conversationStreamId(conversationId))).state;
+    assertVisible(state, userId);
+    const batchId = randomUUID();
+    const items =
+      input.mode === 'sequential'
+        ? input.prompts.map((prompt) => ({ prompt, conversationId, turnId: randomUUID(), messageId: randomUUID() }))
+        : await Promise.all(
+            input.prompts.map(async (prompt) => {
+              const fork = await this.fork(userId, conversationId, state.version);
+              const posted = await this.post(
+                userId,
+                fork.id,
+                {
+                  content: prompt,
+                  multitask: 'enqueue',
+                  batch: { batchId, conversationId, ...(via === 'message-batches' ? { via } : {}) },
+                },
+                {},
+              );
+              return { prompt, conversationId: fork.id, turnId: posted.turnId, messageId: posted.messageId };
+            }),
+          );
+    await this.execute(conversationId, { type: 'StartBatch', userId, batchId, mode: input.mode, via, items });
+    return { batchId, turns: items.map(({ conversationId: c, turnId }) => ({ conversationId: c, turnId })) };
+  }
+
+  /** A batch as it stands: each prompt's answer (from the log) and the batch's figures. */
+  async batch(userId: string, conversationId: string, batchId: string): Promise<BatchView> {
+    const { state } = (await this.folds.load(conversationStreamId(conversationId))).state;
+    assertVisible(state, userId);
+    const batch = state.batches[batchId];
+    if (!batch) throw problem('batch_not_found', `the conversation has no batch ${batchId}`);
+    const endings = await this.log.turnEndings(batch.items);
+    const items = batch.items.map((item) => batchItemView(item, endings.get(`${item.conversationId}/${item.turnId}`)));
+    const answered = items.filter((i) => i.status === 'replied');
+    return {
+      batchId,
+      mode: batch.mode,
+      via: batch.via,
+      status: !batch.completed ? 'running' : answered.length === 0 ? 'failed' : 'completed',
+      items,
+      metrics: batchMetrics(items),
+    };
   }
 
   /** A new conversation whose history is the source's events 1..version; turns left open there end cancelled. */
@@ -304,16 +407,22 @@ export class ConversationsService {
   }
 
   /** 404 for no such book of the user's; 409 for one still ingesting or failed (nothing to search yet). */
-  private async assertBookVisible(userId: string, bookId: string): Promise<void> {
-    const status = await this.books.statusIfOwnedBy(userId, bookId);
-    if (!status) throw problem('book_not_found', 'book not found');
-    if (status !== 'ready')
-      throw problem(
-        'book_not_ready',
-        status === 'failed'
-          ? 'the book failed to ingest: upload it again'
-          : 'the book is still being ingested: try again when GET /v1/books/{id} says ready',
-      );
+  /** The caller's ready books, in the order given: 404 for one that is not theirs, 409 for one not ready. */
+  private async booksVisible(userId: string, bookIds: string[]): Promise<Array<{ id: string; title: string }>> {
+    if (bookIds.length === 0) return [];
+    const found = new Map((await this.books.titlesIfOwnedBy(userId, bookIds)).map((b) => [b.id, b]));
+    return bookIds.map((id) => {
+      const book = found.get(id);
+      if (!book) throw problem('book_not_found', `book ${id} not found`);
+      if (book.status !== 'ready')
+        throw problem(
+          'book_not_ready',
+          book.status === 'failed'
+            ? `book ${id} failed to ingest: upload it again`
+            : `book ${id} is still being ingested: try again when GET /v1/books/{id} says ready`,
+        );
+      return { id: book.id, title: book.title };
+    });
   }
 }
 
@@ -338,7 +447,76 @@ function answerTo(input: PostBody, posted: StoredPost): PostResult {
 }
 
 function pick(input: PostBody) {
-  return { content: input.content, ...(input.selectedText !== undefined ? { selectedText: input.selectedText } : {}) };
+  return {
+    content: input.content,
+    ...(input.selectedText !== undefined ? { selectedText: input.selectedText } : {}),
+    ...(input.batch ? { batch: input.batch } : {}),
+  };
+}
+
+export interface BatchItemView {
+  prompt: string;
+  conversationId: string;
+  turnId: string;
+  status: 'pending' | 'replied' | 'failed' | 'cancelled';
+  answer?: string;
+  citations?: unknown[];
+  usage?: Usage;
+  costUsd?: number;
+  latencyMs?: number;
+}
+
+export interface BatchView {
+  batchId: string;
+  mode: 'sequential' | 'independent';
+  via: BatchVia;
+  status: 'running' | 'completed' | 'failed';
+  items: BatchItemView[];
+  /** the items' usage summed, with their price and latency */
+  metrics: { turns: number; failures: number } & Usage & {
+      costUsd: number;
+      latencyMsP50: number | null;
+      latencyMsP95: number | null;
+    };
+}
+
+function batchItemView(
+  item: { prompt: string; conversationId: string; turnId: string },
+  ending: { type: string; data: Record<string, unknown> } | undefined,
+): BatchItemView {
+  const base = { prompt: item.prompt, conversationId: item.conversationId, turnId: item.turnId };
+  if (!ending) return { ...base, status: 'pending' };
+  if (ending.type === 'AssistantReplied') {
+    const d = ending.data as unknown as AssistantReplied['data'];
+    return {
+      ...base,
+      status: 'replied',
+      answer: d.content,
+      citations: d.citations,
+      usage: d.usage,
+      costUsd: d.costUsd,
+      latencyMs: d.latencyMs,
+    };
+  }
+  return { ...base, status: ending.type === 'TurnFailed' ? 'failed' : 'cancelled' };
+}
+
+function batchMetrics(items: BatchItemView[]): BatchView['metrics'] {
+  const sum = (f: (u: Usage) => number) => items.reduce((n, i) => n + (i.usage ? f(i.usage) : 0), 0);
+  const latencies = items.flatMap((i) => (i.latencyMs === undefined ? [] : [i.latencyMs])).sort((a, b) => a - b);
+  const at = (q: number) =>
+    latencies.length ? latencies[Math.min(latencies.length - 1, Math.ceil(q * latencies.length) - 1)] : null;
+  return {
+    turns: items.length,
+    failures: items.filter((i) => i.status === 'failed').length,
+    inputTokens: sum((u) => u.inputTokens),
+    outputTokens: sum((u) => u.outputTokens),
+    cacheReadInputTokens: sum((u) => u.cacheReadInputTokens),
+    cacheCreationInputTokens: sum((u) => u.cacheCreationInputTokens),
+    costUsd: roundUsd(items.reduce((n, i) => n + (i.costUsd ?? 0), 0)),
+    latencyMsP50: at(0.5),
+    latencyMsP95: at(0.95),
+  };
 }
 
 export function assertVisible(state: ConversationState, userId: string): void {
@@ -366,9 +544,11 @@ function toView(id: string, { state, createdAt, lastActivityAt }: FoldedConversa
   return {
     id,
     bookId: state.bookId,
+    bookIds: state.bookIds,
     title: state.title,
     readingPosition: state.readingPosition,
     forkedFrom: state.forkedFrom,
+    policy: state.policy,
     version: state.version,
     messageCount: state.messageCount,
     turns: state.turns,

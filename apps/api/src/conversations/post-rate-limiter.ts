@@ -30,9 +30,10 @@ export class PostRateLimiter {
     });
   }
 
-  async consume(userId: string): Promise<void> {
+  /** Counts `posts` messages (a batch counts each prompt); 429 rate_limited past the limit. */
+  async consume(userId: string, posts = 1): Promise<void> {
     try {
-      await this.limiter.consume(userId);
+      await this.limiter.consume(userId, posts);
     } catch (e) {
       if (!(e instanceof RateLimiterRes)) throw e;
       this.metrics.postsRateLimited.inc();

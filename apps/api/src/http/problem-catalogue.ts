@@ -45,6 +45,11 @@ export const PROBLEM_CATALOGUE = {
     description: 'No book with this id belongs to the caller (deleted, foreign or never uploaded).',
   },
   turn_not_found: { status: 404, title: 'Turn not found', description: 'The conversation has no turn with this id.' },
+  batch_not_found: {
+    status: 404,
+    title: 'Batch not found',
+    description: 'The conversation has no batch with this id.',
+  },
   version_not_found: {
     status: 404,
     title: 'Version not found',

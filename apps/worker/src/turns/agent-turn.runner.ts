@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
   isAbort,
+  LlmCallPending,
   LlmError,
   NextStep,
   nextRetrievalStep,
@@ -20,10 +21,16 @@ import {
   WrongExpectedVersionError,
 } from '@parley/event-store';
 import { MemoryStepKeeper, StepKeeper } from './step-keeper';
-import { ConversationFolds, FoldedConversation, LoadedTurn, loadTurn, turnEvent, turnOf } from './turn-state';
+import { ConversationFolds, FoldedConversation, LoadedTurn, turnEvent, turnOf } from './turn-state';
 import { TurnSteps } from './turn-steps';
 
-export type TurnOutcome = { kind: 'ended' } | TurnWait;
+/**
+ * ended (with the conversation as this runner last folded it: what the sequencer and the batch
+ * check need, without reading the stream again); waiting for an earlier turn; or waiting for the
+ * provider batch holding its model call
+ */
+export type TurnOutcome =
+  { kind: 'ended'; folded: FoldedConversation } | TurnWait | { kind: 'wait-model-batch'; providerBatchId: string };
 
 const DB_RETRY_MAX_MS = 2_000;
 
@@ -35,10 +42,14 @@ export class TurnHandedBack extends Error {
   }
 }
 
-/** Which step of which turn: the key a kept answer is filed under. */
+/**
+ * Which step of which turn: the key a kept answer is filed under. A step sent to a provider batch
+ * is made twice (the submission, then the answer), told apart by how many batches the turn holds.
+ */
 export function stepKey(turn: TurnRecord, step: { kind: string; iteration?: number }): string {
   const iteration = step.kind === 'answer' ? turn.iterations.length + 1 : (step.iteration ?? 1);
-  return `${turn.turnId}/${step.kind}/${iteration}`;
+  const submitted = Object.keys(turn.modelBatches ?? {}).length;
+  return `${turn.turnId}/${step.kind}/${iteration}${submitted ? `+${submitted}` : ''}`;
 }
 
 function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -82,17 +93,17 @@ export class AgentTurnRunner {
     for (;;) {
       try {
         // (an abort sends it to the log instead: a cancel is there for the next step to see)
-        const s =
-          afterOwnAppend && !signal.aborted
-            ? turnOf(afterOwnAppend, conversationId, turnId, signal)
-            : await loadTurn(this.folds, conversationId, turnId, signal);
+        const folded = afterOwnAppend && !signal.aborted ? afterOwnAppend : await this.folds.load(conversationId);
+        const s = turnOf(folded, conversationId, turnId, signal);
         afterOwnAppend = undefined;
+        const { budgetTokens, maxIterations } = this.steps.settings(s);
         const step = s.deleted
           ? ({ kind: 'ended' } as const)
           : this.steps.alwaysRetrieve(s)
-            ? nextRetrievalStep(s.turns, turnId)
-            : nextStep(s.turns, turnId, this.config.agent.maxIterations);
-        if (step.kind === 'ended' || step.kind === 'wait') return step;
+            ? nextRetrievalStep(s.turns, turnId, budgetTokens)
+            : nextStep(s.turns, turnId, maxIterations, { budgetTokens, withTools: true });
+        if (step.kind === 'ended') return { kind: 'ended', folded };
+        if (step.kind === 'wait') return step;
         // aborted, yet the log shows no ending: this worker is stopping; the job goes back to the queue
         if (signal.aborted) throw new TurnHandedBack(turnId);
         const key = stepKey(s.turn!, step);
@@ -110,6 +121,8 @@ export class AgentTurnRunner {
           continue;
         }
         if (e instanceof TurnHandedBack) throw e;
+        // the model call is in a provider batch that has not ended: the job comes back later
+        if (e instanceof LlmCallPending) return { kind: 'wait-model-batch', providerBatchId: e.providerBatchId };
         if (isAbort(e) || signal.aborted) continue; // the next load sees TurnCancelled (or hands the turn back)
         if (e instanceof LlmError) {
           await this.fail(conversationId, turnId, e.code, e.message, e.retryable);
@@ -132,9 +145,11 @@ export class AgentTurnRunner {
     const events =
       step.kind === 'call-llm'
         ? await this.steps.callLlm(s, step.iteration, step.allowTools, signal)
-        : step.kind === 'reformulate'
-          ? await this.steps.reformulate(s, signal)
-          : await this.steps.answerFromPassages(s, signal);
+        : step.kind === 'cut-history'
+          ? await this.steps.cutHistory(s, step, signal)
+          : step.kind === 'reformulate'
+            ? await this.steps.reformulate(s, signal)
+            : await this.steps.answerFromPassages(s, signal);
     await keeper.keep({ step: key, events });
     return events;
   }

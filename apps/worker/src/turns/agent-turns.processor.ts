@@ -7,6 +7,7 @@ import { AgentTurnRunner, TurnHandedBack } from './agent-turn.runner';
 import { RunningTurns } from './running-turns';
 import { JobStepKeeper } from './step-keeper';
 import { TurnSequencer } from './turn-sequencer';
+import { BatchCompleter } from './batch-completer';
 import { EventLoopWatch } from './event-loop-watch';
 
 /**
@@ -68,6 +69,7 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
     private readonly runner: AgentTurnRunner,
     private readonly running: RunningTurns,
     private readonly sequencer: TurnSequencer,
+    private readonly batches: BatchCompleter,
     @Inject(CONFIG) private readonly config: AppConfig,
   ) {
     super();
@@ -159,7 +161,18 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
       await this.sequencer.promoteIfNext(conversationId, turnId, job);
       throw new DelayedError();
     }
-    await this.sequencer.promoteNext(conversationId);
+    if (outcome.kind === 'wait-model-batch') {
+      // hours, perhaps: the worker's slot is free meanwhile, and the log says which batch to look at
+      this.giveBack(job.id!);
+      await job.moveToDelayed(Date.now() + this.config.llm.batchPollMs, token);
+      throw new DelayedError();
+    }
+    if (outcome.kind !== 'ended') return;
+    await this.sequencer.promoteNext(conversationId, outcome.folded);
+    // the last turn of a batch to end completes it (the sweep does, if this worker dies first)
+    await this.batches.turnEnded(turnId, outcome.folded).catch((e: Error) => {
+      this.logger.warn(`batch check after turn ${turnId} failed: ${e.message}`);
+    });
   }
 
   /** This worker's stalled check found a turn whose lock lapsed: its worker died (or stalled past the margin). */

@@ -3,7 +3,7 @@ import { InjectQueue } from '@nestjs/bullmq';
 import { Job, Queue } from 'bullmq';
 import { AGENT_TURNS_QUEUE, JobName, legacyRunTurnJobId, RUN_TURN_JOB_OPTIONS, runTurnJobId } from '@parley/agent';
 import { pendingTurns } from '@parley/conversation';
-import { ConversationFolds } from './turn-state';
+import { ConversationFolds, FoldedConversation } from './turn-state';
 
 /** Enqueues turns (idempotently, by job id) and wakes a conversation's next turn when one ends. */
 @Injectable()
@@ -52,9 +52,13 @@ export class TurnSequencer {
     if (next?.turnId === turnId) await job.promote().catch(() => undefined);
   }
 
-  /** The conversation's oldest pending turn runs now instead of waiting out its delay. */
-  async promoteNext(conversationId: string): Promise<void> {
-    const { state } = await this.folds.load(conversationId);
+  /**
+   * The conversation's oldest pending turn runs now instead of waiting out its delay. `folded`:
+   * the conversation as of the ending just appended (a turn posted after it finds that ending
+   * when it starts, so it needs no promotion); read from the log when not given.
+   */
+  async promoteNext(conversationId: string, folded?: Pick<FoldedConversation, 'state'>): Promise<void> {
+    const { state } = folded ?? (await this.folds.load(conversationId));
     const [next] = pendingTurns(state);
     if (!next) return;
     const job = await this.findJob(conversationId, next.turnId);

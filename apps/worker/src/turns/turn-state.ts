@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import {
   evolveTurns,
   LLM_CLIENT,
+  sourcesNote,
   LlmClient,
   ToolContext,
   TurnRecord,
@@ -17,6 +18,7 @@ import {
   conversationStreamId,
   evolve,
   initialState,
+  startedBookIds,
 } from '@parley/conversation';
 import { EventStore, NewEvent, StoredEvent, StreamFold, StreamFoldCache } from '@parley/event-store';
 
@@ -27,25 +29,34 @@ export interface ConversationFold {
   turns: TurnRecord[];
   /** the last event, which a turn's next event follows from (causation) */
   lastEventId: string | undefined;
+  /** the first book the conversation started with: the system prompt names it, so it never moves */
+  startedBookId: string | null;
+  /** the books' note for the next question, after a SourcesChanged */
+  pendingSourcesNote?: string;
 }
 
 /**
- * The fold a worker keeps: ended turns past the reach of the context budget are let go, and the
- * question-and-answer turns only a history without tools reaches are kept only by a worker that
- * sends such histories (the always-retrieve plan).
+ * The fold a worker keeps: the turns since the latest cut of the history (`turnsStillNeeded`),
+ * ended ones only as the messages histories send of them (without tool exchanges as well only
+ * for a worker that sends such histories: the always-retrieve plan).
  */
-export const conversationFold = (
-  contextTokens: number,
-  historiesWithoutTools = true,
-): StreamFold<ConversationEvent, ConversationFold> => ({
-  initial: () => ({ state: initialState(), turns: [], lastEventId: undefined }),
+export const conversationFold = (historiesWithoutTools = true): StreamFold<ConversationEvent, ConversationFold> => ({
+  initial: () => ({ state: initialState(), turns: [], lastEventId: undefined, startedBookId: null }),
   evolve: (f, e: StoredEvent<ConversationEvent>) => ({
     state: evolve(f.state, e),
-    turns: evolveTurns(f.turns, e),
+    // a turn runs by the policy in force when it was posted; a change of books is told with the next question
+    turns: evolveTurns(f.turns, e, { policy: f.state.policy, sourcesNote: f.pendingSourcesNote }),
     lastEventId: e.id,
+    startedBookId: e.type === 'ConversationStarted' ? (startedBookIds(e.data)[0] ?? null) : f.startedBookId,
+    pendingSourcesNote:
+      e.type === 'SourcesChanged'
+        ? sourcesNote(e.data.books)
+        : e.type === 'UserMessagePosted'
+          ? undefined
+          : f.pendingSourcesNote,
   }),
   compact: (f) => {
-    const turns = turnsStillNeeded(f.turns, contextTokens, { historiesWithoutTools });
+    const turns = turnsStillNeeded(f.turns, { historiesWithoutTools });
     return turns === f.turns ? f : { ...f, turns };
   },
 });
@@ -61,7 +72,7 @@ export class ConversationFolds {
     @Inject(LLM_CLIENT) llm: Pick<LlmClient, 'supportsTools'>,
   ) {
     const historiesWithoutTools = usesAlwaysRetrieve(config.llm.retrievalMode, llm.supportsTools);
-    this.cache = new StreamFoldCache(store, conversationFold(config.agent.contextTokens, historiesWithoutTools));
+    this.cache = new StreamFoldCache(store, conversationFold(historiesWithoutTools));
   }
 
   async load(conversationId: string): Promise<FoldedConversation> {
@@ -87,6 +98,8 @@ export interface LoadedTurn {
   lastEventId: string | undefined;
   ctx: ToolContext;
   deleted: boolean;
+  /** the book the system prompt names: the first the conversation started with */
+  startedBookId: string | null;
 }
 
 export async function loadTurn(
@@ -100,7 +113,7 @@ export async function loadTurn(
 
 /** The turn within a folded conversation. */
 export function turnOf(
-  { version, state, turns, lastEventId }: FoldedConversation,
+  { version, state, turns, lastEventId, startedBookId }: FoldedConversation,
   conversationId: string,
   turnId: string,
   signal: AbortSignal,
@@ -112,10 +125,12 @@ export function turnOf(
     ownerId: state.ownerId,
     lastEventId,
     deleted: state.status !== 'active',
+    startedBookId,
     ctx: {
       userId: state.ownerId ?? '',
       conversationId,
       bookId: state.bookId,
+      bookIds: state.bookIds,
       readingPosition: state.readingPosition,
       signal,
     },

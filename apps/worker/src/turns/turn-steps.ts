@@ -3,16 +3,25 @@ import { randomUUID } from 'node:crypto';
 import {
   addUsage,
   buildHistory,
+  ChatOptions,
   ChatResult,
   citationStartFor,
   citedPassages,
   costUsd,
+  HISTORY_HIGH_SHARE,
+  HistoryCutStep,
+  isAbort,
+  latestHistoryStart,
+  LlmCallSubmitted,
+  LlmError,
   LLM_CLIENT,
   LlmClient,
   LlmMessage,
   LlmToolSpec,
   renderPrompt,
   ToolRegistry,
+  TurnRecord,
+  turnsToSummarise,
   usesAlwaysRetrieve,
   zeroUsage,
 } from '@parley/agent';
@@ -25,7 +34,31 @@ import { DeltaBatcher } from './delta-batcher';
 import { LoadedTurn, turnEvent } from './turn-state';
 
 const HYDE_PREFIX = 'hyde_';
+/** A summary is short (the prompt asks for 300 words): it is sent with every turn until the next cut. */
+const SUMMARY_MAX_TOKENS = 800;
 const isHydeCall = (toolUseId: string) => toolUseId.startsWith(HYDE_PREFIX);
+
+/** The text blocks the model wrote, in order. */
+const textsOf = (r: ChatResult): string[] => r.content.flatMap((b) => (b.type === 'text' ? [b.text] : []));
+
+/** Turns as a plain transcript (question, and the answer where there is one), for a helper call's prompt. */
+const transcriptOf = (turns: TurnRecord[]): string =>
+  turns
+    .flatMap((t) => [
+      `Reader: ${t.content}`,
+      ...(t.ending?.type === 'AssistantReplied' ? [`You: ${t.ending.content}`] : []),
+    ])
+    .join('\n');
+
+/** What a turn runs by (TurnSteps.settings). */
+export interface TurnSettings {
+  /** undefined: the client's configured model */
+  model: string | undefined;
+  maxIterations: number;
+  retrievalMode: 'auto' | 'tools' | 'always-retrieve';
+  budgetTokens: number;
+  instructions: string | undefined;
+}
 
 /** One model call of a turn, as the steps below make it. */
 interface LlmCall {
@@ -94,7 +127,7 @@ export class TurnSteps {
     allowTools: boolean,
     signal: AbortSignal,
   ): Promise<NewEvent<ConversationEvent>[]> {
-    const { messages, prefixEnd } = buildHistory(s.turns, s.turn!.turnId, this.config.agent.contextTokens);
+    const { messages, prefixEnd } = buildHistory(s.turns, s.turn!.turnId, this.settings(s).budgetTokens);
     return this.reply(s, { messages, prefixEnd, tools: this.tools.specsFor(s.ctx), iteration, allowTools, signal });
   }
 
@@ -104,19 +137,33 @@ export class TurnSteps {
     const conversationId = s.ctx.conversationId;
     const turn = s.turn!;
     const deltas = new DeltaBatcher(this.deltas, conversationId, turn.turnId, iteration);
+    const viaBatch = this.viaBatch(turn, iteration);
     let result: ChatResult;
     try {
       result = await this.llm.chatWithTools(messages, tools, {
         system: await this.systemPrompt(s),
+        model: this.settings(s).model,
         prefixEnd,
         toolChoice: allowTools ? 'auto' : 'none',
         signal,
         onTextDelta: (text, attempt = 1) => deltas.add(text, attempt),
+        viaBatch,
       });
+    } catch (e) {
+      if (!(e instanceof LlmCallSubmitted) || !viaBatch) throw e;
+      // paid for from here on: recorded (and kept) before the turn waits for the batch to end
+      return [
+        turnEvent(s, turn.turnId, 'ModelBatchSubmitted', {
+          turnId: turn.turnId,
+          step: viaBatch.callId,
+          provider: this.llm.provider,
+          providerBatchId: e.providerBatchId,
+        }),
+      ];
     } finally {
       deltas.flush();
     }
-    const text = result.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
+    const text = textsOf(result).join('');
     const toolUses = allowTools ? result.content.filter((b) => b.type === 'tool_use') : [];
     if (toolUses.length > 0) {
       return toolUses.map((b, i) =>
@@ -153,7 +200,7 @@ export class TurnSteps {
         model: result.model,
         stopReason: result.stopReason,
         usage: total,
-        costUsd: costUsd(result.model, total),
+        costUsd: costUsd(result.model, total, { batched: result.batched }),
         citations,
         isFromBook: citations.length > 0,
         iterations: iteration,
@@ -162,10 +209,33 @@ export class TurnSteps {
     ];
   }
 
-  /** Providers without tool use (or LLM_RETRIEVAL_MODE=always-retrieve) search first, then answer. */
+  /**
+   * A batch prompt sent `via: message-batches` has its answering calls (not the small helper
+   * calls: a reformulated query, a summary) go through the provider's Message Batches API.
+   */
+  private viaBatch(turn: TurnRecord, iteration: number): ChatOptions['viaBatch'] {
+    if (turn.batch?.via !== 'message-batches' || !this.llm.supportsBatches) return undefined;
+    const callId = `${turn.turnId}/reply/${iteration}`;
+    return { callId, providerBatchId: turn.modelBatches?.[callId] };
+  }
+
+  /** What the turn runs by: the conversation's policy when it was posted, the server's configuration for the rest. */
+  settings(s: LoadedTurn): TurnSettings {
+    const policy = s.turn?.policy ?? {};
+    const serverMax = this.config.agent.maxIterations;
+    return {
+      model: policy.model,
+      maxIterations: Math.min(policy.maxIterations ?? serverMax, serverMax),
+      retrievalMode: policy.retrievalMode ?? this.config.llm.retrievalMode,
+      budgetTokens: policy.contextBudgetTokens ?? this.config.agent.contextTokens,
+      instructions: policy.instructions,
+    };
+  }
+
+  /** Providers without tool use (or the always-retrieve mode) search first, then answer. */
   alwaysRetrieve(s: LoadedTurn): boolean {
     if (!s.ctx.bookId || !this.tools.specsFor(s.ctx).some((t) => t.name === 'search_book')) return false;
-    return usesAlwaysRetrieve(this.config.llm.retrievalMode, this.llm.supportsTools);
+    return usesAlwaysRetrieve(this.settings(s).retrievalMode, this.llm.supportsTools);
   }
 
   /**
@@ -176,16 +246,12 @@ export class TurnSteps {
   async reformulate(s: LoadedTurn, signal: AbortSignal): Promise<NewEvent<ConversationEvent>[]> {
     const turn = s.turn!;
     const earlier = s.turns.slice(0, s.turns.indexOf(turn)).slice(-3);
-    const conversation = earlier
-      .flatMap((t) => [
-        `Reader: ${t.content}`,
-        ...(t.ending?.type === 'AssistantReplied' ? [`You: ${t.ending.content}`] : []),
-      ])
-      .join('\n');
+    const conversation = transcriptOf(earlier);
     const vars = { book: await this.bookName(s), conversation: conversation || '(none)', question: turn.content };
     const ask = (prompt: string, system: string, maxTokens: number) =>
       this.llm.chatWithTools([{ role: 'user', content: [{ type: 'text', text: prompt }] }], [], {
         system,
+        model: this.settings(s).model,
         maxTokens,
         signal,
       });
@@ -195,9 +261,8 @@ export class TurnSteps {
         ? ask(renderPrompt('hyde_passage', vars), 'You write short passages in the style of a book.', 300)
         : Promise.resolve(null),
     ]);
-    const textOf = (r: ChatResult) => r.content.flatMap((b) => (b.type === 'text' ? [b.text] : []));
-    const query = textOf(result).join(' ').split('\n')[0].trim().slice(0, 500) || turn.content.slice(0, 500);
-    const passage = hyde ? textOf(hyde).join(' ').replace(/\s+/g, ' ').trim().slice(0, 500) : '';
+    const query = textsOf(result).join(' ').split('\n')[0].trim().slice(0, 500) || turn.content.slice(0, 500);
+    const passage = hyde ? textsOf(hyde).join(' ').replace(/\s+/g, ' ').trim().slice(0, 500) : '';
     return [
       turnEvent(s, turn.turnId, 'ToolInvoked', {
         turnId: turn.turnId,
@@ -222,6 +287,68 @@ export class TurnSteps {
     ];
   }
 
+  /**
+   * Cuts the turn's history before its first call: the model summarises the turns left out (with
+   * the summary before them) into HistorySummarized; when that call fails, HistoryTrimmed drops
+   * them unsummarised. Either is recorded, so every later step and turn sends the same history.
+   */
+  async cutHistory(s: LoadedTurn, cut: HistoryCutStep, signal: AbortSignal): Promise<NewEvent<ConversationEvent>[]> {
+    const turn = s.turn!;
+    const lastCut = s.turns[cut.to].postedVersion - 1;
+    const previous = latestHistoryStart(s.turns, s.turns.indexOf(turn))?.summary;
+    const budget = this.settings(s).budgetTokens;
+    const summarised = turnsToSummarise(s.turns, cut.from, cut.to, budget * HISTORY_HIGH_SHARE);
+    const conversation = transcriptOf(summarised);
+    const firstCovered = previous?.coversVersions[0] ?? summarised[0]?.postedVersion ?? lastCut;
+    try {
+      const result = await this.llm.chatWithTools(
+        [
+          {
+            role: 'user',
+            content: [
+              {
+                type: 'text',
+                text: renderPrompt('history_summary', {
+                  book: await this.bookName(s),
+                  previous_summary: previous?.text ?? '(none)',
+                  conversation: conversation || '(none)',
+                }),
+              },
+            ],
+          },
+        ],
+        [],
+        {
+          system: 'You summarise conversations faithfully and briefly.',
+          model: this.settings(s).model,
+          maxTokens: SUMMARY_MAX_TOKENS,
+          signal,
+        },
+      );
+      const summary = textsOf(result).join('').trim();
+      if (!summary) throw new LlmError('the model wrote an empty summary', 'empty_summary', false);
+      return [
+        turnEvent(s, turn.turnId, 'HistorySummarized', {
+          turnId: turn.turnId,
+          coversVersions: [firstCovered, lastCut],
+          summary,
+          usage: result.usage,
+          model: result.model,
+          costUsd: costUsd(result.model, result.usage),
+        }),
+      ];
+    } catch (e) {
+      if (isAbort(e) || signal.aborted || !(e instanceof LlmError)) throw e;
+      return [
+        turnEvent(s, turn.turnId, 'HistoryTrimmed', {
+          turnId: turn.turnId,
+          droppedVersions: [s.turns[cut.from]?.postedVersion ?? lastCut, lastCut],
+          reason: `${e.code}: ${e.message}`.slice(0, 500),
+        }),
+      ];
+    }
+  }
+
   /** The answer with the retrieved passages in the prompt, no tools offered. */
   async answerFromPassages(s: LoadedTurn, signal: AbortSignal): Promise<NewEvent<ConversationEvent>[]> {
     const turn = s.turn!;
@@ -234,6 +361,7 @@ export class TurnSteps {
       {
         role: 'user' as const,
         content: [
+          ...(turn.sourcesNote ? [{ type: 'text' as const, text: turn.sourcesNote }] : []),
           ...(turn.selectedText
             ? [
                 {
@@ -246,7 +374,7 @@ export class TurnSteps {
         ],
       },
     ];
-    const { messages, prefixEnd } = buildHistory(s.turns, turn.turnId, this.config.agent.contextTokens, {
+    const { messages, prefixEnd } = buildHistory(s.turns, turn.turnId, this.settings(s).budgetTokens, {
       withTools: false,
       currentMessages,
     });
@@ -262,7 +390,8 @@ export class TurnSteps {
 
   /** The book's title and author, read once per book: every LLM call of every turn needs it. */
   private async bookName(s: LoadedTurn): Promise<string> {
-    const bookId = s.ctx.bookId;
+    // the book the conversation started with: a later change of books is told in the messages, so the cached system prompt holds
+    const bookId = s.startedBookId;
     if (!bookId) return 'a book the reader has not chosen yet';
     const cached = this.bookNames.get(bookId);
     if (cached) return cached;
@@ -280,6 +409,10 @@ export class TurnSteps {
       s.ctx.readingPosition === null
         ? 'The reader may discuss the whole book.'
         : `The reader has read up to and including chapter ${s.ctx.readingPosition}. Search only finds passages up to there.`;
-    return renderPrompt('conversation_system_prompt', { book, reading_scope: scope });
+    const prompt = renderPrompt('conversation_system_prompt', { book, reading_scope: scope });
+    const { instructions } = this.settings(s);
+    return instructions
+      ? `${prompt}\n\nThe reader's instructions for this conversation:\n<instructions>\n${instructions}\n</instructions>`
+      : prompt;
   }
 }

@@ -3,6 +3,7 @@ import { AppConfig, CONFIG } from '@parley/config';
 import { ConversationLogQueries } from '@parley/read-models';
 import { RedisConnections } from '@parley/platform';
 import { TurnSequencer } from './turn-sequencer';
+import { BatchCompleter } from './batch-completer';
 
 const SWEEP_EVERY_MS = 30_000;
 /** how far back a sweep looks at boot and when Redis comes back (it may have lost every job) */
@@ -18,7 +19,7 @@ export const PERIODIC_LOOKBACK = '1 hour';
  * Re-enqueues turns that have no ending in the log and no job in Redis: the dispatcher's
  * checkpoint may be past them while Redis lost its queue (a restart without persistence).
  * Runs at boot and whenever the Redis connection comes back (over the last week), and every
- * 30 s (over the last hour). Enqueueing is by job id, so any number of workers may sweep at once.
+ * 30 s (over the last hour). It also completes batches whose last turn ended without it. Enqueueing is by job id, so any number of workers may sweep at once.
  */
 @Injectable()
 export class TurnSweeper implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -29,6 +30,7 @@ export class TurnSweeper implements OnApplicationBootstrap, OnApplicationShutdow
     private readonly log: ConversationLogQueries,
     private readonly sequencer: TurnSequencer,
     private readonly redis: RedisConnections,
+    private readonly batches: BatchCompleter,
     @Inject(CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -60,6 +62,8 @@ export class TurnSweeper implements OnApplicationBootstrap, OnApplicationShutdow
       if (await this.sequencer.ensureQueued(t.conversationId, t.turnId)) enqueued++;
     }
     if (enqueued) this.logger.log(`re-enqueued ${enqueued} unanswered turn(s)`);
+    // batches whose last turn ended on a worker that died before completing them
+    for (const b of await this.log.unfinishedBatches(lookback)) await this.batches.check(b.conversationId, b.batchId);
     return enqueued;
   }
 }

@@ -58,3 +58,18 @@ describe(costUsd.name, () => {
     expect(costUsd('unknown-model', usage)).toBe(0);
   });
 });
+
+describe('costUsd through the Message Batches API', () => {
+  it('charges half of every price', () => {
+    const usage = {
+      inputTokens: 1_000,
+      outputTokens: 2_000,
+      cacheReadInputTokens: 3_000,
+      cacheCreationInputTokens: 4_000,
+    };
+    expect(costUsd('claude-sonnet-5-5', usage, { batched: true })).toBeCloseTo(
+      costUsd('claude-sonnet-5-5', usage) / 2,
+      6,
+    );
+  });
+});

@@ -1,12 +1,23 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type {
+  Message,
+  MessageCreateParamsNonStreaming,
   MessageCreateParamsStreaming,
   MessageParam,
   Tool,
   TextBlockParam,
 } from '@anthropic-ai/sdk/resources/messages';
 import { Usage } from '@parley/conversation';
-import { ChatOptions, ChatResult, LlmClient, LlmError, LlmMessage, LlmToolSpec } from './llm.types';
+import {
+  ChatOptions,
+  ChatResult,
+  LlmCallPending,
+  LlmCallSubmitted,
+  LlmClient,
+  LlmError,
+  LlmMessage,
+  LlmToolSpec,
+} from './llm.types';
 
 const EPHEMERAL = { type: 'ephemeral' as const };
 
@@ -19,6 +30,7 @@ const EPHEMERAL = { type: 'ephemeral' as const };
 export class AnthropicLlm implements LlmClient {
   readonly provider = 'anthropic';
   readonly supportsTools = true;
+  readonly supportsBatches = true;
   private readonly client: Anthropic;
 
   constructor(
@@ -34,6 +46,16 @@ export class AnthropicLlm implements LlmClient {
 
   async chatWithTools(messages: LlmMessage[], tools: LlmToolSpec[], options: ChatOptions): Promise<ChatResult> {
     const params = this.request(messages, tools, options);
+    if (options.viaBatch) {
+      const { callId, providerBatchId } = options.viaBatch;
+      try {
+        return providerBatchId
+          ? await this.batchResult(providerBatchId, batchCustomId(callId), options.signal)
+          : await this.submitBatch(batchCustomId(callId), params, options.signal);
+      } catch (e) {
+        throw e instanceof LlmCallPending || e instanceof LlmCallSubmitted || e instanceof LlmError ? e : classify(e);
+      }
+    }
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.streamOnce(params, options, attempt);
@@ -49,6 +71,42 @@ export class AnthropicLlm implements LlmClient {
     }
   }
 
+  /**
+   * Sends the call as a batch of one request. The batch is priced per request, so one request
+   * per batch costs what it would in a batch of many; the caller records the id and polls.
+   */
+  private async submitBatch(
+    customId: string,
+    params: MessageCreateParamsStreaming,
+    signal?: AbortSignal,
+  ): Promise<never> {
+    const { stream: _stream, ...body } = params;
+    const batch = await this.client.messages.batches.create(
+      { requests: [{ custom_id: customId, params: body as MessageCreateParamsNonStreaming }] },
+      { signal },
+    );
+    throw new LlmCallSubmitted(batch.id);
+  }
+
+  /** The call's answer once its batch has ended; LlmCallPending while it has not. */
+  private async batchResult(providerBatchId: string, customId: string, signal?: AbortSignal): Promise<ChatResult> {
+    const batch = await this.client.messages.batches.retrieve(providerBatchId, {}, { signal });
+    if (batch.processing_status !== 'ended') throw new LlmCallPending(providerBatchId, batch.processing_status);
+    for await (const item of await this.client.messages.batches.results(providerBatchId, {}, { signal })) {
+      if (item.custom_id !== customId) continue;
+      const r = item.result;
+      if (r.type === 'succeeded') return { ...chatResult(r.message), batched: true };
+      if (r.type === 'errored') {
+        const type = r.error.error.type;
+        const code = RETRYABLE_ERROR_TYPES[type];
+        throw new LlmError(r.error.error.message, code ?? `llm_batch_${type}`, code !== undefined);
+      }
+      // expired (not processed within 24 hours) or canceled: nothing was charged; asking again may answer
+      throw new LlmError(`provider batch ${providerBatchId}: the request ${r.type}`, `llm_batch_${r.type}`, true);
+    }
+    throw new LlmError(`provider batch ${providerBatchId} has no result for ${customId}`, 'llm_batch_missing', false);
+  }
+
   private async streamOnce(
     params: MessageCreateParamsStreaming,
     options: ChatOptions,
@@ -56,19 +114,7 @@ export class AnthropicLlm implements LlmClient {
   ): Promise<ChatResult> {
     const stream = this.client.messages.stream(params, { signal: options.signal });
     if (options.onTextDelta) stream.on('text', (delta) => options.onTextDelta!(delta, attempt));
-    const final = await stream.finalMessage();
-    return {
-      content: final.content.flatMap((b): ChatResult['content'] =>
-        b.type === 'text'
-          ? [{ type: 'text' as const, text: b.text }]
-          : b.type === 'tool_use'
-            ? [{ type: 'tool_use' as const, id: b.id, name: b.name, input: b.input }]
-            : [],
-      ),
-      stopReason: final.stop_reason ?? 'end_turn',
-      usage: toUsage(final.usage),
-      model: final.model,
-    };
+    return chatResult(await stream.finalMessage());
   }
 
   /** The request body; exposed for tests of byte-identical prefixes. */
@@ -83,7 +129,7 @@ export class AnthropicLlm implements LlmClient {
     const breakpoints = new Set([messages.length - 1]);
     if (options.prefixEnd !== undefined && options.prefixEnd >= 0) breakpoints.add(options.prefixEnd);
     return {
-      model: this.opts.model,
+      model: options.model ?? this.opts.model,
       max_tokens: options.maxTokens ?? this.opts.maxTokens,
       system,
       messages: messages.map((m, i) => toParam(m, breakpoints.has(i))),
@@ -91,6 +137,26 @@ export class AnthropicLlm implements LlmClient {
       stream: true,
     } as MessageCreateParamsStreaming;
   }
+}
+
+function chatResult(final: Message): ChatResult {
+  return {
+    content: final.content.flatMap((b): ChatResult['content'] =>
+      b.type === 'text'
+        ? [{ type: 'text' as const, text: b.text }]
+        : b.type === 'tool_use'
+          ? [{ type: 'tool_use' as const, id: b.id, name: b.name, input: b.input }]
+          : [],
+    ),
+    stopReason: final.stop_reason ?? 'end_turn',
+    usage: toUsage(final.usage),
+    model: final.model,
+  };
+}
+
+/** A batch request's custom_id: 1-64 of [a-zA-Z0-9_-] (a step key's slashes become `_`). */
+export function batchCustomId(callId: string): string {
+  return callId.replace(/[^a-zA-Z0-9_-]/g, '_').slice(-64);
 }
 
 function toParam(m: LlmMessage, breakpoint: boolean): MessageParam {

@@ -17,6 +17,8 @@ export interface LlmToolSpec {
 
 export interface ChatOptions {
   system: string;
+  /** the model of this call, when not the client's configured one (a conversation's policy) */
+  model?: string;
   /** index of the last message of the stable prefix (earlier turns), for a cache breakpoint */
   prefixEnd?: number;
   /** 'none' keeps the tools (and their cache) but forbids calling them: the forced final answer */
@@ -25,6 +27,16 @@ export interface ChatOptions {
   signal?: AbortSignal;
   /** attempt: 1, then 2, … when a stream broken off midway (overloaded) is requested again */
   onTextDelta?: (text: string, attempt?: number) => void;
+  /**
+   * Through the provider's Message Batches API instead (no streaming): the call is submitted
+   * once (LlmCallSubmitted), then its batch is looked at (LlmCallPending) until the answer is in.
+   */
+  viaBatch?: {
+    /** the call's id within the batch: a step key (letters, digits, `_` and `-` are kept) */
+    callId: string;
+    /** the provider's batch already holding this call (recorded by an earlier attempt) */
+    providerBatchId?: string;
+  };
 }
 
 export interface ChatResult {
@@ -32,12 +44,16 @@ export interface ChatResult {
   stopReason: string;
   usage: Usage;
   model: string;
+  /** answered through the Message Batches API (priced at half) */
+  batched?: boolean;
 }
 
 export interface LlmClient {
   readonly provider: string;
   /** false for providers without tool use: the agent then always retrieves first */
   readonly supportsTools: boolean;
+  /** true where ChatOptions.viaBatch works (the provider has a batch API) */
+  readonly supportsBatches: boolean;
   chatWithTools(messages: LlmMessage[], tools: LlmToolSpec[], options: ChatOptions): Promise<ChatResult>;
 }
 
@@ -52,6 +68,25 @@ export class LlmError extends Error {
   ) {
     super(message);
     this.name = 'LlmError';
+  }
+}
+
+/** A call went into a provider batch: record where, then come back for the answer later. */
+export class LlmCallSubmitted extends Error {
+  constructor(readonly providerBatchId: string) {
+    super(`model call submitted in provider batch ${providerBatchId}`);
+    this.name = 'LlmCallSubmitted';
+  }
+}
+
+/** The provider batch holding the call has not ended yet: look again later. */
+export class LlmCallPending extends Error {
+  constructor(
+    readonly providerBatchId: string,
+    readonly status: string,
+  ) {
+    super(`provider batch ${providerBatchId} is ${status}`);
+    this.name = 'LlmCallPending';
   }
 }
 

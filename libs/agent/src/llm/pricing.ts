@@ -22,8 +22,17 @@ export function priceOf(model: string): Price | undefined {
   return PRICES.find(([prefix]) => model.startsWith(prefix))?.[1];
 }
 
-/** Cost of a usage in USD, rounded to a millionth of a dollar; 0 for models not in the table. */
-export function costUsd(model: string, usage: Usage): number {
+/** USD rounded to a millionth of a dollar, as every recorded price is. */
+export const roundUsd = (usd: number): number => Math.round(usd * 1e6) / 1e6;
+
+/** The Message Batches API charges half of every price above. */
+export const BATCH_PRICE_FACTOR = 0.5;
+
+/**
+ * Cost of a usage in USD, rounded to a millionth of a dollar; 0 for models not in the table.
+ * `batched`: answered through the Message Batches API.
+ */
+export function costUsd(model: string, usage: Usage, { batched = false } = {}): number {
   const p = priceOf(model);
   if (!p) return 0;
   const perToken = (usd: number) => usd / 1_000_000;
@@ -32,5 +41,5 @@ export function costUsd(model: string, usage: Usage): number {
     usage.cacheCreationInputTokens * perToken(p.input * 1.25) +
     usage.cacheReadInputTokens * perToken(p.input * 0.1) +
     usage.outputTokens * perToken(p.output);
-  return Math.round(cost * 1e6) / 1e6;
+  return roundUsd(cost * (batched ? BATCH_PRICE_FACTOR : 1));
 }

@@ -9,6 +9,7 @@ import { ChatOptions, ChatResult, LlmClient, LlmMessage, LlmToolSpec } from './l
 export class ScriptedLlm implements LlmClient {
   readonly provider = 'scripted';
   readonly supportsTools = true;
+  readonly supportsBatches = false;
   readonly model = 'scripted-1';
 
   async chatWithTools(messages: LlmMessage[], tools: LlmToolSpec[], options: ChatOptions): Promise<ChatResult> {

@@ -4,7 +4,10 @@ import { Citation } from '@parley/conversation';
 export interface ToolContext {
   userId: string;
   conversationId: string;
+  /** the first of `bookIds`, or null */
   bookId: string | null;
+  /** the conversation's books: what a search covers */
+  bookIds: string[];
   /** highest chapter index the reader has reached (inclusive); null = no limit */
   readingPosition: number | null;
   signal?: AbortSignal;

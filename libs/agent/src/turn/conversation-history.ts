@@ -1,5 +1,5 @@
 import { LlmMessage, LlmTextBlock, LlmToolResultBlock, LlmToolUseBlock } from '../llm/llm.types';
-import { isComplete, IterationRecord, ToolCallRecord, TurnRecord } from './turn-records';
+import { isComplete, IterationRecord, latestHistoryStart, PastTurn, ToolCallRecord, TurnRecord } from './turn-records';
 
 /**
  * The LLM request history, rebuilt from events alone. The same events always give the same
@@ -57,7 +57,7 @@ function assistantBlocks(it: IterationRecord): Array<LlmTextBlock | LlmToolUseBl
 }
 
 function userBlocks(turn: TurnRecord): LlmTextBlock[] {
-  const blocks: LlmTextBlock[] = [];
+  const blocks: LlmTextBlock[] = turn.sourcesNote ? [{ type: 'text', text: turn.sourcesNote }] : [];
   if (turn.selectedText?.trim()) {
     blocks.push({
       type: 'text',
@@ -74,14 +74,12 @@ export const estimateTokens = (messages: LlmMessage[]): number => Math.ceil(JSON
 /**
  * A past turn's messages and their token estimate, built once per turn record: records do not
  * change (a fold copies a turn it changes), so every later turn and step reuses them instead of
- * rebuilding and measuring the whole window again.
+ * rebuilding and measuring the whole window again. A rendered record carries them itself.
  */
 const pastTurns = { withTools: new WeakMap<TurnRecord, PastTurn>(), withoutTools: new WeakMap<TurnRecord, PastTurn>() };
-interface PastTurn {
-  messages: LlmMessage[];
-  tokens: number;
-}
 function pastTurnMessages(turn: TurnRecord, withTools: boolean): PastTurn {
+  const kept = withTools ? turn.rendered?.withTools : turn.rendered?.withoutTools;
+  if (kept) return kept;
   const memo = withTools ? pastTurns.withTools : pastTurns.withoutTools;
   let past = memo.get(turn);
   if (!past) {
@@ -93,9 +91,82 @@ function pastTurnMessages(turn: TurnRecord, withTools: boolean): PastTurn {
 }
 
 /**
- * The history for the current turn: earlier turns, newest kept first within the token budget
- * (whole turns only, so no tool_use is separated from its tool_result), then the current turn.
- * Consecutive user messages (after a turn without an answer) are merged, results first.
+ * The history of earlier turns may fill this share of the context budget; past it, the turn
+ * that would send more cuts it in one step down to the low share (summarising what it leaves out),
+ * so the start of the history, and with it the cached prompt prefix, holds for many turns. The
+ * rest of the budget is the current turn's: its tool results and answer.
+ */
+export const HISTORY_HIGH_SHARE = 0.75;
+export const HISTORY_LOW_SHARE = 0.4;
+
+/** Where the history of a turn starts. */
+export interface HistoryWindow {
+  /** the index of the first earlier turn sent */
+  start: number;
+  /** sent before the turns: the latest summary recorded at or before this turn */
+  summary?: { text: string; coversVersions: [number, number] };
+  /**
+   * This turn must cut first (it has no cut of its own yet and the history outgrew its share):
+   * the turns [from, start) are to be summarised, with the summary before them, or dropped.
+   */
+  cut?: { from: number };
+}
+
+/**
+ * The history window of the turn at `index`: the turns since the latest cut, or, when those
+ * (with the summary) outgrow the high share of the budget, the newest of them within the low
+ * share. A pure function of the recorded turns, so every step, worker and retry of a turn sends
+ * the same history, and the turns after it the same prefix until the next cut.
+ */
+export function historyWindow(
+  turns: TurnRecord[],
+  index: number,
+  budgetTokens: number,
+  withTools = true,
+): HistoryWindow {
+  const latest = latestHistoryStart(turns, index);
+  const base = firstAfter(turns, latest?.afterVersion ?? 0, index);
+  const summary = latest?.summary;
+  const summaryTokens = summary ? estimateTokens([summaryMessage(summary.text)]) : 0;
+  let span = summaryTokens;
+  for (let i = base; i < index; i++) span += pastTurnMessages(turns[i], withTools).tokens;
+  if (turns[index].historyStart || span <= budgetTokens * HISTORY_HIGH_SHARE) return { start: base, summary };
+  let start = index;
+  let kept = 0;
+  while (start > base) {
+    const cost = pastTurnMessages(turns[start - 1], withTools).tokens;
+    if (kept + cost > budgetTokens * HISTORY_LOW_SHARE) break;
+    kept += cost;
+    start--;
+  }
+  return { start, summary, cut: { from: base } };
+}
+
+/** The index of the first turn posted after `version` (at most `limit`). */
+function firstAfter(turns: TurnRecord[], version: number, limit: number): number {
+  let i = 0;
+  while (i < limit && turns[i].postedVersion <= version) i++;
+  return i;
+}
+
+/** The summary as histories send it: a user message before the first turn shown. */
+export function summaryMessage(text: string): LlmMessage {
+  return {
+    role: 'user',
+    content: [
+      {
+        type: 'text',
+        text: `A summary of the earlier conversation, whose turns are no longer shown:\n<conversation_summary>\n${text}\n</conversation_summary>`,
+      },
+    ],
+  };
+}
+
+/**
+ * The history for the current turn: the window's summary, the window's earlier turns (whole
+ * turns, so no tool_use is separated from its tool_result), then the current turn. Consecutive
+ * user messages (after a turn without an answer, or the summary) are merged, results first.
+ * `prefixEnd` is the last message of the stable prefix, for a cache breakpoint.
  */
 export function buildHistory(
   turns: TurnRecord[],
@@ -107,17 +178,10 @@ export function buildHistory(
   if (index < 0) throw new Error(`turn ${currentTurnId} is not in the conversation`);
   const withTools = opts.withTools ?? true;
   const current = opts.currentMessages ?? turnMessages(turns[index], { current: true, withTools });
-  let budget = budgetTokens - estimateTokens(current);
-  const earlier: LlmMessage[][] = [];
-  for (let i = index - 1; i >= 0; i--) {
-    // a turn kept without its tool exchanges is past what a history with tools reaches
-    if (withTools && turns[i].toolExchangesDropped) break;
-    const { messages: m, tokens: cost } = pastTurnMessages(turns[i], withTools);
-    if (cost > budget) break;
-    budget -= cost;
-    earlier.unshift(m);
-  }
-  const prefix = mergeUserRuns(earlier.flat());
+  const window = historyWindow(turns, index, budgetTokens, withTools);
+  const earlier: LlmMessage[] = window.summary ? [summaryMessage(window.summary.text)] : [];
+  for (let i = window.start; i < index; i++) earlier.push(...pastTurnMessages(turns[i], withTools).messages);
+  const prefix = mergeUserRuns(earlier);
   const messages = mergeUserRuns([...prefix, ...current]);
   // the last message of the stable prefix, unless merging folded it into the current turn's first
   const prefixEnd =
@@ -127,6 +191,18 @@ export function buildHistory(
       ? prefix.length - 1
       : -1;
   return { messages, prefixEnd };
+}
+
+/** The turns a cut leaves out, as a summary's input: question and answer, the newest within `maxTokens`. */
+export function turnsToSummarise(turns: TurnRecord[], from: number, to: number, maxTokens: number): TurnRecord[] {
+  let start = to;
+  let tokens = 0;
+  while (start > from) {
+    tokens += pastTurnMessages(turns[start - 1], false).tokens;
+    if (tokens > maxTokens) break;
+    start--;
+  }
+  return turns.slice(start, to);
 }
 
 function mergeUserRuns(messages: LlmMessage[]): LlmMessage[] {
@@ -148,45 +224,50 @@ function mergeUserRuns(messages: LlmMessage[]): LlmMessage[] {
 }
 
 /**
- * The turns a conversation still needs for the turns to come: every turn from the oldest one not
- * yet ended, and before it the ended turns that a history within `budgetTokens` can still reach
- * (at least `keepEnded` of them, which a reformulated question quotes). A turn to come reaches
- * back at most as far as one starting right after the ended turns with the whole budget. A
- * history with tool exchanges reaches fewer turns than one without (question and answer only,
- * the always-retrieve plan's), so the turns only the latter can reach are kept without their
- * tool exchanges, and those neither can reach are let go: nothing a history could send is lost,
- * and what is kept is bounded by the budget, not by the conversation. What is let go has ended:
- * a late job for it finds no turn, which reads as ended. A worker that never sends a history
- * without tools (`historiesWithoutTools: false`: the tool-use loop only) keeps no such turns at
- * all, so its folds reach their bound within a few turns.
+ * The turns a conversation still needs for the turns to come: every turn since the latest cut of
+ * the history (a turn to come sends them, or summarises them when it cuts), the turn that
+ * recorded that cut, every turn not yet ended and at least `keepEnded` ended ones before it (a
+ * reformulated question quotes them). The ended turns are kept rendered: as the messages
+ * histories send of them (without tools as well only for a worker that sends such histories,
+ * `historiesWithoutTools`), their tool results and citations let go. What is let go has ended:
+ * a late job for it finds no turn, which reads as ended. The window is cut once it passes the
+ * high share of the budget, so what is kept is bounded by the budget, not by the conversation.
  */
 export function turnsStillNeeded(
   turns: TurnRecord[],
-  budgetTokens: number,
   { keepEnded = 3, historiesWithoutTools = true }: { keepEnded?: number; historiesWithoutTools?: boolean } = {},
 ): TurnRecord[] {
   let firstOpen = turns.findIndex((t) => !t.ending);
   if (firstOpen < 0) firstOpen = turns.length;
-  const reach = (withTools: boolean): number => {
-    let budget = budgetTokens;
-    let from = firstOpen;
-    while (from > 0) {
-      const { tokens } = pastTurnMessages(turns[from - 1], withTools);
-      if (tokens > budget && firstOpen - from >= keepEnded) break;
-      budget -= tokens;
-      from--;
-    }
-    return from;
-  };
-  const withToolsFrom = reach(true);
-  const from = historiesWithoutTools ? Math.min(reach(false), withToolsFrom) : withToolsFrom;
-  if (from === 0 && withToolsFrom === 0) return turns;
+  let cutAt = turns.length - 1;
+  while (cutAt >= 0 && !turns[cutAt].historyStart) cutAt--;
+  const sinceCut =
+    cutAt < 0 ? 0 : Math.min(cutAt, firstAfter(turns, turns[cutAt].historyStart!.afterVersion, turns.length));
+  const from = Math.max(0, Math.min(sinceCut, firstOpen - keepEnded));
   const kept = turns.slice(from);
-  for (let i = 0; i < withToolsFrom - from; i++) kept[i] = withoutToolExchanges(kept[i]);
+  for (let i = from; i < firstOpen; i++) kept[i - from] = rendered(turns[i], historiesWithoutTools);
   return from === 0 && kept.every((t, i) => t === turns[i]) ? turns : kept;
 }
 
-/** An ended turn as a history without tools sends it: its question and its answer. */
-function withoutToolExchanges(turn: TurnRecord): TurnRecord {
-  return turn.toolExchangesDropped ? turn : { ...turn, iterations: [], toolExchangesDropped: true };
+/** An ended turn as the messages histories send of it; the same record when it already is. */
+function rendered(turn: TurnRecord, withoutTools: boolean): TurnRecord {
+  const r = turn.rendered;
+  if (r && (r.withoutTools !== undefined) === withoutTools) return turn;
+  return {
+    turnId: turn.turnId,
+    messageId: turn.messageId,
+    content: turn.content,
+    selectedText: turn.selectedText,
+    sourcesNote: turn.sourcesNote,
+    postedAt: turn.postedAt,
+    postedVersion: turn.postedVersion,
+    iterations: [],
+    ending: turn.ending,
+    historyStart: turn.historyStart,
+    batch: turn.batch,
+    rendered: {
+      withTools: pastTurnMessages(turn, true),
+      withoutTools: withoutTools ? pastTurnMessages(turn, false) : undefined,
+    },
+  };
 }

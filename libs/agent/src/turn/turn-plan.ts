@@ -1,3 +1,4 @@
+import { historyWindow } from './conversation-history';
 import { isComplete, ToolCallRecord, TurnRecord } from './turn-records';
 
 /**
@@ -7,18 +8,38 @@ import { isComplete, ToolCallRecord, TurnRecord } from './turn-records';
 export type NextStep =
   | { kind: 'ended' }
   | TurnWait
+  | HistoryCutStep
   | { kind: 'run-tools'; iteration: number; calls: ToolCallRecord[] }
   | { kind: 'call-llm'; iteration: number; allowTools: boolean };
+
+/** Before its first model call, the turn cuts its history: summarise the turns [from, to) or drop them. */
+export type HistoryCutStep = { kind: 'cut-history'; from: number; to: number };
+
+/** The context budget of the turn's histories, and whether they carry tool exchanges. */
+export interface HistoryBudget {
+  budgetTokens: number;
+  withTools: boolean;
+}
 
 /** An earlier turn of the conversation is open: `forTurnId` is the first, `behind` how many are open before this one. */
 export type TurnWait = { kind: 'wait'; forTurnId: string; behind: number };
 
-export function nextStep(turns: TurnRecord[], turnId: string, maxIterations: number): NextStep {
+export function nextStep(
+  turns: TurnRecord[],
+  turnId: string,
+  maxIterations: number,
+  history?: HistoryBudget,
+): NextStep {
   const index = turns.findIndex((t) => t.turnId === turnId);
   const turn = turns[index];
   if (!turn || turn.ending) return { kind: 'ended' };
   const open = turns.slice(0, index).filter((t) => !t.ending);
   if (open.length > 0) return { kind: 'wait', forTurnId: open[0].turnId, behind: open.length };
+  // a history is cut only before the turn's first call: within a turn it never changes
+  if (history && turn.iterations.length === 0 && !turn.historyStart) {
+    const window = historyWindow(turns, index, history.budgetTokens, history.withTools);
+    if (window.cut) return { kind: 'cut-history', from: window.cut.from, to: window.start };
+  }
   const last = turn.iterations[turn.iterations.length - 1];
   if (last && !isComplete(last)) {
     return {
@@ -59,12 +80,14 @@ export function usesAlwaysRetrieve(
 export type RetrievalStep =
   | { kind: 'ended' }
   | TurnWait
+  | HistoryCutStep
   | { kind: 'reformulate' }
   | { kind: 'run-tools'; iteration: number; calls: ToolCallRecord[] }
   | { kind: 'answer' };
 
-export function nextRetrievalStep(turns: TurnRecord[], turnId: string): RetrievalStep {
-  const step = nextStep(turns, turnId, Number.MAX_SAFE_INTEGER);
+export function nextRetrievalStep(turns: TurnRecord[], turnId: string, budgetTokens?: number): RetrievalStep {
+  const history = budgetTokens === undefined ? undefined : { budgetTokens, withTools: false };
+  const step = nextStep(turns, turnId, Number.MAX_SAFE_INTEGER, history);
   if (step.kind !== 'call-llm') return step;
   return step.iteration === 1 ? { kind: 'reformulate' } : { kind: 'answer' };
 }

@@ -1,4 +1,12 @@
-import { AssistantBlockRef, Citation, ConversationEvent, Usage } from '@parley/conversation';
+import {
+  AssistantBlockRef,
+  BatchLink,
+  Citation,
+  ConversationEvent,
+  ConversationPolicy,
+  Usage,
+} from '@parley/conversation';
+import { LlmMessage } from '../llm/llm.types';
 
 /** A stored conversation event with what the fold needs of its envelope. */
 export type TurnEvent = ConversationEvent & { version: number; occurredAt: Date };
@@ -34,22 +42,61 @@ export interface TurnRecord {
   content: string;
   selectedText?: string;
   postedAt: Date;
+  /** the version of its UserMessagePosted: a history cut says which versions it leaves out */
+  postedVersion: number;
+  /** the conversation's policy when it was posted: the turn runs by it, whatever changes later */
+  policy?: ConversationPolicy;
+  /** the books of the conversation, when they changed since the turn before: told the model with the question */
+  sourcesNote?: string;
+  /** the batch whose prompt this turn answers */
+  batch?: BatchLink;
+  /** model calls sent to the provider's Message Batches API: the provider's batch id by step key */
+  modelBatches?: Record<string, string>;
   iterations: IterationRecord[];
   ending?: { type: 'AssistantReplied'; content: string } | { type: 'TurnFailed' | 'TurnCancelled' };
-  /** kept by a worker's fold for histories without tools only (`turnsStillNeeded`); iterations emptied */
-  toolExchangesDropped?: true;
+  /**
+   * An ended turn a worker's fold keeps only as the messages histories send of it
+   * (`turnsStillNeeded`): its iterations, tool results and citations are let go. No
+   * `withTools`: only a history without tools still reaches it.
+   */
+  rendered?: RenderedTurn;
+  /** where histories start from this turn on: recorded by it before its first model call */
+  historyStart?: HistoryStart;
+}
+
+/** A cut of the history (HistorySummarized, or HistoryTrimmed when the summary call failed). */
+export interface HistoryStart {
+  /** histories send the turns posted after this version */
+  afterVersion: number;
+  /** the summary sent before them: this cut's, or after a trim the one before it */
+  summary?: { text: string; coversVersions: [number, number] };
+}
+
+/** A past turn's messages as a history sends them, with their token estimate. */
+export interface PastTurn {
+  messages: LlmMessage[];
+  tokens: number;
+}
+
+export interface RenderedTurn {
+  withTools?: PastTurn;
+  withoutTools?: PastTurn;
 }
 
 /** Folds a conversation's events into its turns, in posting order. */
 export function turnsOf(events: TurnEvent[]): TurnRecord[] {
-  return events.reduce(evolveTurns, []);
+  return events.reduce((turns: TurnRecord[], e) => evolveTurns(turns, e), []);
 }
 
 /**
  * One event applied to the turns so far. Nothing given is changed: a turn an event touches is
  * copied, so a fold kept between loads (and read meanwhile by a turn in progress) never moves.
  */
-export function evolveTurns(turns: TurnRecord[], e: TurnEvent): TurnRecord[] {
+export function evolveTurns(
+  turns: TurnRecord[],
+  e: TurnEvent,
+  atPost: { policy?: ConversationPolicy; sourcesNote?: string } = {},
+): TurnRecord[] {
   switch (e.type) {
     case 'UserMessagePosted':
       return [
@@ -60,9 +107,33 @@ export function evolveTurns(turns: TurnRecord[], e: TurnEvent): TurnRecord[] {
           content: e.data.content,
           selectedText: e.data.selectedText,
           postedAt: e.occurredAt,
+          postedVersion: e.version,
+          ...(atPost.policy && Object.keys(atPost.policy).length > 0 ? { policy: atPost.policy } : {}),
+          ...(atPost.sourcesNote ? { sourcesNote: atPost.sourcesNote } : {}),
+          ...(e.data.batch ? { batch: e.data.batch } : {}),
           iterations: [],
         },
       ];
+    case 'HistorySummarized': {
+      const { summary, coversVersions } = e.data;
+      return updateTurn(turns, e.data.turnId, (t) =>
+        t.historyStart
+          ? t
+          : { ...t, historyStart: { afterVersion: coversVersions[1], summary: { text: summary, coversVersions } } },
+      );
+    }
+    case 'HistoryTrimmed': {
+      const summary = latestHistoryStart(turns, turns.length - 1)?.summary;
+      return updateTurn(turns, e.data.turnId, (t) =>
+        t.historyStart ? t : { ...t, historyStart: { afterVersion: e.data.droppedVersions[1], summary } },
+      );
+    }
+    case 'ModelBatchSubmitted': {
+      const { step, providerBatchId } = e.data;
+      return updateTurn(turns, e.data.turnId, (t) =>
+        t.modelBatches?.[step] ? t : { ...t, modelBatches: { ...t.modelBatches, [step]: providerBatchId } },
+      );
+    }
     case 'ToolInvoked':
       return updateTurn(turns, e.data.turnId, (t) => {
         if (t.ending) return t;
@@ -125,6 +196,19 @@ function replaceOrAdd<T>(items: T[], old: T, next: T): T[] {
 
 function endTurn(turns: TurnRecord[], turnId: string, ending: NonNullable<TurnRecord['ending']>): TurnRecord[] {
   return updateTurn(turns, turnId, (t) => (t.ending ? t : { ...t, ending }));
+}
+
+/** What the model is told with the first question after the conversation's books changed (SourcesChanged). */
+export function sourcesNote(books: Array<{ id: string; title: string }>): string {
+  if (books.length === 0) return 'The reader removed the books from this conversation: there is no book to search now.';
+  const list = books.map((b) => `"${b.title}" (book ${b.id})`).join(', ');
+  return `The reader changed the books of this conversation. search_book now searches: ${list}.`;
+}
+
+/** The latest history cut recorded by the turn at `index` or one before it. */
+export function latestHistoryStart(turns: TurnRecord[], index: number): HistoryStart | undefined {
+  for (let i = Math.min(index, turns.length - 1); i >= 0; i--) if (turns[i].historyStart) return turns[i].historyStart;
+  return undefined;
 }
 
 export const isComplete = (it: IterationRecord): boolean => it.calls.every((c) => it.results.has(c.toolUseId));

@@ -1,4 +1,5 @@
-import { buildHistory, estimateTokens, turnsStillNeeded } from './conversation-history';
+import { LlmMessage } from '../llm/llm.types';
+import { buildHistory, estimateTokens, historyWindow, turnsStillNeeded } from './conversation-history';
 import { citedPassages } from './citations';
 import { CITATION_BLOCK, citationStartFor, nextRetrievalStep, nextStep } from './turn-plan';
 import { evolveTurns, TurnEvent, TurnRecord, turnsOf } from './turn-records';
@@ -127,24 +128,13 @@ describe(buildHistory.name, () => {
     expect(messages[0].content.map((b) => (b as { text: string }).text)).toEqual(['question t1', 'question t2']);
   });
 
-  it('drops whole old turns beyond the token budget, never half an exchange', () => {
-    const events = [
-      posted('t1', 'x'.repeat(4_000)),
-      replied('t1'),
-      posted('t2', 'short'),
-      invoked('t2', 'a'),
-      result('t2', 'a'),
-      replied('t2'),
-      posted('t3'),
-    ];
-    const turns = turnsOf(events);
-    const full = buildHistory(turns, 't3', 100_000).messages;
-    const cut = buildHistory(turns, 't3', estimateTokens(full) - 500).messages;
-    expect(cut[0].content[0]).toMatchObject({ text: 'short' });
-    const blocks = cut.flatMap((m): Array<{ type: string }> => m.content);
-    const toolUses = blocks.filter((b) => b.type === 'tool_use').length;
-    const results = blocks.filter((b) => b.type === 'tool_result').length;
-    expect(toolUses).toBe(results);
+  it('tells the model of changed books with the first question after the change, in every later history', () => {
+    const note = 'The reader changed the books of this conversation. search_book now searches: "A" (book a).';
+    const turns = [...turnsOf([posted('t1'), replied('t1')]), ...evolveTurns([], posted('t2'), { sourcesNote: note })];
+    const { messages } = buildHistory(turns, 't2', 100_000);
+    const last = messages[messages.length - 1].content.map((b) => (b as { text: string }).text);
+    expect(last).toEqual([note, 'question t2']);
+    expect(JSON.stringify(messages.slice(0, 2))).not.toContain('search_book now searches');
   });
 
   it('puts the highlighted passage before the question', () => {
@@ -186,12 +176,22 @@ describe(evolveTurns.name, () => {
       steps.push(evolveTurns(steps[steps.length - 1], ev));
     const before = steps.map(snapshot);
     // fold everything again from each intermediate state: none of them may change
-    for (const s of steps) [replied('t2'), invoked('t1', 'd', 3), posted('t3')].reduce(evolveTurns, s);
+    for (const s of steps)
+      [replied('t2'), invoked('t1', 'd', 3), posted('t3')].reduce((t: TurnRecord[], ev) => evolveTurns(t, ev), s);
     expect(steps.map(snapshot)).toEqual(before);
     const last = steps[steps.length - 1];
     expect(last.map((t) => t.turnId)).toEqual(['t1', 't2']);
     expect(last[0].iterations.map((it) => it.calls.map((c) => c.toolUseId))).toEqual([['a', 'b'], ['c']]);
     expect(last[0].ending).toEqual({ type: 'AssistantReplied', content: 'answer t1' });
+  });
+
+  it('keeps on each turn the policy in force when it was posted', () => {
+    const one = evolveTurns([], posted('t1'), { policy: { maxIterations: 2 } });
+    const two = evolveTurns(evolveTurns(one, invoked('t1', 'a')), posted('t2'), {
+      policy: { model: 'claude-haiku-4-5' },
+    });
+    expect(two.map((t) => t.policy)).toEqual([{ maxIterations: 2 }, { model: 'claude-haiku-4-5' }]);
+    expect(evolveTurns([], posted('t3'), { policy: {} })[0].policy).toBeUndefined();
   });
 
   it('keeps untouched turns as the same objects, and returns the same array for an event about no turn', () => {
@@ -203,86 +203,200 @@ describe(evolveTurns.name, () => {
     expect(evolveTurns(two, invoked('unknown', 'y'))).toBe(two);
     expect(evolveTurns(two, replied('t1', 'a second ending'))).toBe(two);
   });
+
+  it('keeps the provider batch of each model call sent through the Message Batches API, the first one recorded', () => {
+    const submitted = (step: string, providerBatchId: string) =>
+      e('ModelBatchSubmitted', { turnId: 't1', step, provider: 'anthropic', providerBatchId });
+    const turns = turnsOf([
+      posted('t1'),
+      submitted('t1/reply/1', 'msgbatch_a'),
+      invoked('t1', 'x'),
+      result('t1', 'x'),
+      submitted('t1/reply/2', 'msgbatch_b'),
+      submitted('t1/reply/2', 'msgbatch_again'),
+    ]);
+    expect(turns[0].modelBatches).toEqual({ 't1/reply/1': 'msgbatch_a', 't1/reply/2': 'msgbatch_b' });
+    expect(turns[0].iterations).toHaveLength(1);
+  });
+});
+
+/**
+ * A conversation of `n` search turns run one after another as a worker runs them: a turn cuts its
+ * history when the plan says so (recording HistorySummarized, or HistoryTrimmed where
+ * `summaryFails`), then searches and answers. Returns each turn's first request and what the
+ * worker's fold held, with the fold compacted after every turn when `compact`.
+ */
+function runConversation(
+  n: number,
+  budgetTokens: number,
+  opts: { compact?: boolean; withTools?: boolean; summaryFails?: (turn: number) => boolean } = {},
+) {
+  const withTools = opts.withTools ?? true;
+  let v = 0;
+  const ev = (type: string, data: object): TurnEvent => ({ type, data, version: ++v, occurredAt: at }) as TurnEvent;
+  let turns: TurnRecord[] = [];
+  const apply = (event: TurnEvent) => (turns = evolveTurns(turns, event));
+  const firstRequests: LlmMessage[][] = [];
+  const cutsAt: number[] = [];
+  let mostKept = 0;
+  let mostKeptTokens = 0;
+  for (let k = 0; k < n; k++) {
+    const id = `t${k}`;
+    apply(
+      ev('UserMessagePosted', {
+        messageId: `m${k}`,
+        turnId: id,
+        content: `question ${k} ${'w'.repeat((k * 37) % 200)}`,
+      }),
+    );
+    let step = nextStep(turns, id, 5, { budgetTokens, withTools });
+    if (step.kind === 'cut-history') {
+      cutsAt.push(k);
+      const lastCut = turns[step.to].postedVersion - 1;
+      apply(
+        opts.summaryFails?.(k)
+          ? ev('HistoryTrimmed', {
+              turnId: id,
+              droppedVersions: [turns[step.from].postedVersion, lastCut],
+              reason: 'overloaded',
+            })
+          : ev('HistorySummarized', {
+              turnId: id,
+              coversVersions: [1, lastCut],
+              summary: `what happened up to version ${lastCut}`,
+              usage: { inputTokens: 1, outputTokens: 1, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
+              model: 'm',
+              costUsd: 0,
+            }),
+      );
+      step = nextStep(turns, id, 5, { budgetTokens, withTools });
+    }
+    expect(step).toEqual({ kind: 'call-llm', iteration: 1, allowTools: true });
+    const first = buildHistory(turns, id, budgetTokens, { withTools });
+    firstRequests.push(first.messages);
+    apply(
+      ev('ToolInvoked', { turnId: id, toolUseId: `s${k}`, name: 'search_book', input: { query: 'q' }, iteration: 1 }),
+    );
+    apply(
+      ev('ToolResultRecorded', {
+        turnId: id,
+        toolUseId: `s${k}`,
+        content: `passage ${k} ${'r'.repeat(400)}`,
+        isError: false,
+      }),
+    );
+    expect(nextStep(turns, id, 5, { budgetTokens, withTools }).kind).toBe('call-llm'); // no cut within a turn
+    const second = buildHistory(turns, id, budgetTokens, { withTools });
+    // the turn's second call sends the same history before the turn's own messages
+    const earlier = first.messages.slice(0, first.prefixEnd + 1);
+    expect(second.messages.slice(0, earlier.length)).toEqual(earlier);
+    apply(
+      ev('AssistantReplied', { turnId: id, messageId: `a${k}`, content: `answer ${k} ${'v'.repeat((k * 53) % 300)}` }),
+    );
+    if (opts.compact) turns = turnsStillNeeded(turns, { historiesWithoutTools: !withTools });
+    mostKept = Math.max(mostKept, turns.length);
+    const rendered = turns.map((t) => (withTools ? t.rendered?.withTools : t.rendered?.withoutTools)?.tokens ?? 0);
+    mostKeptTokens = Math.max(
+      mostKeptTokens,
+      rendered.reduce((a, b) => a + b, 0),
+    );
+  }
+  return { firstRequests, cutsAt, mostKept, mostKeptTokens, turns };
+}
+
+const firstText = (m: LlmMessage) => (m.content[0] as { text?: string }).text ?? '';
+
+describe(historyWindow.name, () => {
+  const budget = 6_000;
+
+  it("cuts the history in steps, so the prefix a turn sends is the next turn's prefix until the next cut", () => {
+    const { firstRequests, cutsAt } = runConversation(60, budget);
+    expect(cutsAt.length).toBeGreaterThan(2);
+    // between cuts a history only grows at its end: turn k+1's history starts with all of turn k's
+    for (let k = 1; k < firstRequests.length; k++) {
+      if (cutsAt.includes(k)) continue;
+      const before = firstRequests[k - 1].slice(0, -1); // all but turn k-1's own question
+      expect(JSON.stringify(firstRequests[k].slice(0, before.length))).toBe(JSON.stringify(before));
+    }
+    // a cut leaves many turns between it and the next: the prefix holds for all of them
+    const gaps = cutsAt.slice(1).map((c, i) => c - cutsAt[i]);
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(4);
+    // after a cut the summary comes first, and every request stays within the budget
+    for (const k of cutsAt) expect(firstText(firstRequests[k][0])).toContain('<conversation_summary>');
+    for (const r of firstRequests) expect(estimateTokens(r)).toBeLessThan(budget);
+  });
+
+  it('never separates a tool_use from its tool_result', () => {
+    const { firstRequests } = runConversation(40, budget);
+    for (const r of firstRequests) {
+      const blocks = r.flatMap((m): Array<{ type: string }> => m.content);
+      expect(blocks.filter((b) => b.type === 'tool_use').length).toBe(
+        blocks.filter((b) => b.type === 'tool_result').length,
+      );
+    }
+  });
+
+  it('drops the turns a failed summary would have covered, and keeps sending the summary before them', () => {
+    const all = runConversation(60, budget);
+    const failing = runConversation(60, budget, { summaryFails: (k) => k === all.cutsAt[1] });
+    const trimmedAt = all.cutsAt[1];
+    const request = failing.firstRequests[trimmedAt];
+    // the first summary, not a new one, then the turns the cut kept
+    expect(firstText(request[0])).toContain(`up to version`);
+    expect(request[0].content[0]).toEqual(failing.firstRequests[trimmedAt - 1][0].content[0]);
+    expect(request.length).toBe(all.firstRequests[trimmedAt].length);
+    expect(failing.cutsAt).toEqual(all.cutsAt.slice(0, failing.cutsAt.length));
+  });
+
+  it("plans a cut only before the turn's first call, also in the always-retrieve plan", () => {
+    const { firstRequests, cutsAt } = runConversation(30, 3_000, { withTools: false });
+    expect(cutsAt.length).toBeGreaterThan(0);
+    expect(firstRequests).toHaveLength(30);
+  });
 });
 
 describe(turnsStillNeeded.name, () => {
-  /** n answered turns of varied sizes, some with a search, then `open` turns not yet answered */
-  const conversation = (n: number, open: number): TurnEvent[] =>
-    Array.from({ length: n + open }, (_, i) => {
-      const id = `t${i}`;
-      const asked = posted(id, `question ${i} ${'w'.repeat((i * 37) % 300)}`);
-      if (i >= n) return [asked];
-      const search = i % 3 === 0 ? [invoked(id, `s${i}`), result(id, `s${i}`)] : [];
-      return [asked, ...search, replied(id, `answer ${i} ${'v'.repeat((i * 53) % 400)}`)];
-    }).flat();
+  it('lets go of the turns before the latest cut: the same requests as a fold of everything, with a bounded fold', () => {
+    for (const withTools of [true, false]) {
+      const whole = runConversation(80, 6_000, { withTools });
+      const compacted = runConversation(80, 6_000, { withTools, compact: true });
+      expect(JSON.stringify(compacted.firstRequests)).toBe(JSON.stringify(whole.firstRequests));
+      expect(compacted.cutsAt).toEqual(whole.cutsAt);
+      expect(whole.mostKept).toBe(80);
+      // what the fold keeps is bounded by the budget (the window and the turns a cut summarises)
+      expect(compacted.mostKept).toBeLessThan(whole.mostKept * 0.75);
+      expect(compacted.mostKeptTokens).toBeLessThanOrEqual(6_000);
+    }
+  });
 
-  it('lets go of old ended turns without changing any history a turn to come is sent', () => {
-    const turns = turnsOf([...conversation(40, 2)]);
-    const budget = 600;
-    const kept = turnsStillNeeded(turns, budget);
-    expect(kept.length).toBeLessThan(turns.length / 2);
-    expect(kept.map((t) => t.turnId)).toEqual(turns.slice(turns.length - kept.length).map((t) => t.turnId));
-    const later = [...turns, ...turnsOf([posted('next')])];
-    const keptLater = [...kept, later[later.length - 1]];
-    for (const withTools of [true, false])
-      for (const id of ['t40', 't41', 'next']) {
-        const all = id === 'next' ? later : turns;
-        const some = id === 'next' ? keptLater : kept;
-        expect(buildHistory(some, id, budget, { withTools })).toEqual(buildHistory(all, id, budget, { withTools }));
-      }
+  it('keeps ended turns only as the messages histories send, and compacting again changes nothing', () => {
+    const { turns } = runConversation(20, 6_000, { compact: true });
+    expect(turns.every((t) => t.rendered?.withTools && t.iterations.length === 0)).toBe(true);
+    expect(
+      turns.some((t) => t.rendered?.withTools?.messages.some((m) => m.content.some((b) => b.type === 'tool_result'))),
+    ).toBe(true);
+    expect(turnsStillNeeded(turns, { historiesWithoutTools: false })).toBe(turns);
   });
 
   it('keeps every turn from the oldest one not ended, and at least three ended ones before it', () => {
-    const turns = turnsOf(conversation(10, 0));
-    const unanswered = turnsOf([...conversation(10, 0), posted('late')]);
-    expect(turnsStillNeeded(turns, 1).map((t) => t.turnId)).toEqual(['t7', 't8', 't9']);
-    expect(turnsStillNeeded(unanswered, 1).map((t) => t.turnId)).toEqual(['t7', 't8', 't9', 'late']);
-    const stuck = turnsOf([posted('a'), replied('a'), posted('b'), ...conversation(10, 0)]);
-    expect(turnsStillNeeded(stuck, 1)).toBe(stuck); // 'b' never ended: everything after it may still run
+    const { turns } = runConversation(40, 6_000, { compact: true });
+    const later = turnsStillNeeded([...turns, ...turnsOf([posted('late')])]);
+    expect(later[later.length - 1].turnId).toBe('late');
+    expect(later.length).toBeGreaterThanOrEqual(4);
+    const stuck = turnsOf([posted('a'), replied('a'), posted('b'), posted('c'), replied('c')]);
+    // 'b' never ended: everything from it may still run, and before it at least three ended turns (here one)
+    expect(turnsStillNeeded(stuck).map((t) => t.turnId)).toEqual(['a', 'b', 'c']);
   });
 
-  /** 150 answered turns that each searched, with results ten times the size of question and answer; then 'next' */
-  const searchedTurns = () => {
-    const big = (i: number) =>
-      e('ToolResultRecorded', { turnId: `t${i}`, toolUseId: `s${i}`, content: 'r'.repeat(2_000), isError: false });
-    const events = Array.from({ length: 150 }, (_, i) => [
-      posted(`t${i}`),
-      invoked(`t${i}`, `s${i}`),
-      big(i),
-      replied(`t${i}`),
-    ]).flat();
-    return turnsOf([...events, posted('next')]);
-  };
-
-  it('keeps the turns only a history without tools reaches as question and answer, and lets the rest go', () => {
-    const turns = searchedTurns();
-    const budget = 3_000;
-    const kept = turnsStillNeeded(turns, budget);
-    const slim = kept.filter((t) => t.toolExchangesDropped);
-    expect(slim.length).toBeGreaterThan(0);
-    expect(kept.length - slim.length).toBeLessThan(10); // full records: the few a history with tools reaches
-    expect(kept.length).toBeLessThan(turns.length);
-    for (const withTools of [true, false])
-      expect(buildHistory(kept, 'next', budget, { withTools })).toEqual(
-        buildHistory(turns, 'next', budget, { withTools }),
-      );
-    // compacting again changes nothing: the same records, so their built messages are reused
-    expect(turnsStillNeeded(kept, budget)).toBe(kept);
-  });
-
-  it('keeps no question-and-answer turns for a worker that only sends histories with tools', () => {
-    const turns = searchedTurns();
-    const budget = 3_000;
-    const both = turnsStillNeeded(turns, budget);
-    const toolsOnly = turnsStillNeeded(turns, budget, { historiesWithoutTools: false });
-    expect(toolsOnly.some((t) => t.toolExchangesDropped)).toBe(false);
-    expect(toolsOnly.length).toBeLessThan(both.length); // the slim records are what it saves
-    expect(toolsOnly).toEqual(both.filter((t) => !t.toolExchangesDropped));
-    expect(buildHistory(toolsOnly, 'next', budget)).toEqual(buildHistory(turns, 'next', budget));
-  });
-
-  it('returns the same array when the budget reaches every turn', () => {
-    const turns = turnsOf(conversation(5, 1));
-    expect(turnsStillNeeded(turns, 1_000_000)).toBe(turns);
+  it('keeps a whole conversation that has no cut yet (a log from before cuts): its first turn cuts it', () => {
+    const turns = turnsOf(
+      Array.from({ length: 50 }, (_, i) => [posted(`o${i}`, 'x'.repeat(600)), replied(`o${i}`)]).flat(),
+    );
+    expect(turnsStillNeeded(turns).length).toBe(50);
+    const next = [...turns, ...turnsOf([posted('new')])];
+    expect(nextStep(next, 'new', 5, { budgetTokens: 6_000, withTools: true })).toMatchObject({
+      kind: 'cut-history',
+      from: 0,
+    });
   });
 });

@@ -1,7 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { Logger } from '@nestjs/common';
 import type { ContextualConfig } from '@parley/config';
-import { addUsage, costUsd, toUsage, zeroUsage } from '@parley/agent';
+import { addUsage, costUsd, roundUsd, toUsage, zeroUsage } from '@parley/agent';
 import {
   bookPrefix,
   cleanContext,
@@ -14,8 +14,6 @@ import { ContextsRepository, ContextualizationState, PassageToSituate } from './
 
 /** At most this often is the run's state (done, usage so far) written to the book. */
 const PROGRESS_EVERY_MS = 1_000;
-
-const round6 = (usd: number) => Math.round(usd * 1e6) / 1e6;
 
 export interface ContextProgress {
   done: number;
@@ -87,7 +85,7 @@ export class BookContexts {
       status,
       model: this.config.model,
       estimate,
-      usage: { ...addUsage(spent, usage), usd: round6(spent.usd + costUsd(this.config.model, usage)) },
+      usage: { ...addUsage(spent, usage), usd: roundUsd(spent.usd + costUsd(this.config.model, usage)) },
       done,
       total,
       ...(error ? { error } : {}),

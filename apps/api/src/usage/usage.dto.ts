@@ -1,0 +1,36 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsISO8601, IsOptional } from 'class-validator';
+
+export class ModelUsageDto {
+  @ApiProperty({ description: 'turns that ended (answered, failed or cancelled)' }) turns!: number;
+  @ApiProperty() toolCalls!: number;
+  @ApiProperty({ description: 'turns that ended TurnFailed' }) failures!: number;
+  @ApiProperty() inputTokens!: number;
+  @ApiProperty() outputTokens!: number;
+  @ApiProperty() cacheReadInputTokens!: number;
+  @ApiProperty() cacheCreationInputTokens!: number;
+  @ApiProperty({ description: 'USD, from the per-model price table' }) costUsd!: number;
+  @ApiProperty({ description: 'cache reads / all input tokens (uncached, cache reads and writes); 0 with none' })
+  cacheHitRate!: number;
+}
+
+export class UsageDto extends ModelUsageDto {
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { $ref: '#/components/schemas/ModelUsageDto' },
+    description: 'the same figures per model (turns without a model answer are in the totals only)',
+  })
+  byModel!: Record<string, ModelUsageDto>;
+}
+
+export class UsageQueryDto {
+  @ApiPropertyOptional({ format: 'date-time', description: 'count events at or after this instant' })
+  @IsOptional()
+  @IsISO8601({ strict: true })
+  from?: string;
+
+  @ApiPropertyOptional({ format: 'date-time', description: 'count events before this instant' })
+  @IsOptional()
+  @IsISO8601({ strict: true })
+  to?: string;
+}

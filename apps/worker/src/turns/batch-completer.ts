@@ -1,0 +1,72 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { ConversationEvent, conversationStreamId, decide, findTurn } from '@parley/conversation';
+import { EventStore, WrongExpectedVersionError } from '@parley/event-store';
+import { ConversationFolds, FoldedConversation } from './turn-state';
+
+/**
+ * Appends a batch's BatchCompleted once every item's turn has ended: called when a turn of a
+ * batch ends, and by the sweep for batches a dying worker left unfinished. decide() refuses a
+ * second completion and the append is at the folded version, so it is written once however many
+ * workers check at the same time.
+ */
+@Injectable()
+export class BatchCompleter {
+  private readonly logger = new Logger(BatchCompleter.name);
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly folds: ConversationFolds,
+  ) {}
+
+  /** After a turn ended (`folded`: its conversation as of that ending): completes its batch if it was the last. */
+  async turnEnded(turnId: string, folded: Pick<FoldedConversation, 'turns'>): Promise<void> {
+    const batch = folded.turns.find((t) => t.turnId === turnId)?.batch;
+    if (batch) await this.check(batch.conversationId, batch.batchId);
+  }
+
+  /** Completes the batch if every item has ended; true when it is (or already was) complete. */
+  async check(conversationId: string, batchId: string): Promise<boolean> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const parent = await this.folds.load(conversationId);
+      const batch = parent.state.batches[batchId];
+      if (!batch) return false;
+      if (batch.completed) return true;
+      let answered = 0;
+      let failures = 0;
+      for (const item of batch.items) {
+        const where = item.conversationId === conversationId ? parent : await this.folds.load(item.conversationId);
+        // a fork deleted since ends its item: it will never answer
+        const status = where.state.status === 'active' ? findTurn(where.state, item.turnId)?.status : 'cancelled';
+        if (status === 'pending' || status === undefined) return false;
+        if (status === 'replied') answered++;
+        if (status === 'failed') failures++;
+      }
+      const events = decide(
+        { type: 'CompleteBatch', userId: parent.state.ownerId ?? '', batchId, answered, failures },
+        parent.state,
+      );
+      if (events.length === 0) return true;
+      try {
+        await this.store.append(
+          conversationStreamId(conversationId),
+          events.map((e: ConversationEvent) => ({
+            ...e,
+            id: randomUUID(),
+            metadata: {
+              userId: parent.state.ownerId ?? undefined,
+              correlationId: batchId,
+              causationId: parent.lastEventId,
+            },
+          })),
+          { expectedVersion: parent.version },
+        );
+        this.logger.log(`batch ${batchId} completed: ${answered} answered, ${failures} failed`);
+        return true;
+      } catch (e) {
+        if (!(e instanceof WrongExpectedVersionError)) throw e;
+      }
+    }
+    return false;
+  }
+}

@@ -1,0 +1,185 @@
+import { randomUUID } from 'node:crypto';
+import { ConversationEvent, conversationStreamId } from '@parley/conversation';
+import { EventStore, NewEvent } from '@parley/event-store';
+import { turnOf } from '../support/api';
+import { defaultReply } from '../support/fake-anthropic/default-responder';
+import {
+  apiError,
+  FakeAnthropic,
+  FakeError,
+  FakeReply,
+  RecordedRequest,
+} from '../support/fake-anthropic/fake-anthropic.server';
+import { conversationHelpers, startReaderStack, stopReaderStack } from '../support/conversation-helpers';
+import { Client, Stack } from '../support/stack';
+
+const isSummaryRequest = (r: RecordedRequest) => JSON.stringify(r.body.system ?? '').includes('You summarise');
+const firstText = (r: RecordedRequest): string => {
+  const first = r.body.messages[0]?.content;
+  return Array.isArray(first) ? (first[0]?.text ?? '') : String(first ?? '');
+};
+
+/**
+ * A conversation that outgrows a small context budget: its history is cut in steps, the turns
+ * left out summarised by the model (HistorySummarized) or, when that call fails, dropped
+ * (HistoryTrimmed); the history of a turn never changes between its calls.
+ */
+describe('long histories (e2e, real SDK against the fake Messages API)', () => {
+  let fake: FakeAnthropic;
+  let stack: Stack;
+  let alice: Client;
+  let bookId: string;
+  let summaryFails = false;
+
+  beforeAll(async () => {
+    let summaries = 0;
+    ({ fake, stack, alice, bookId } = await startReaderStack({
+      fake: {
+        defaultResponder: (req): FakeReply | FakeError => {
+          if (!isSummaryRequest(req)) return defaultReply(req);
+          if (summaryFails) return apiError(400, 'summary refused');
+          return { content: [{ type: 'text', text: `Summary ${++summaries}: the reader asked about Marisol.` }] };
+        },
+      },
+      env: { AGENT_CONTEXT_TOKENS: '3000', LLM_MAX_RETRIES: '0' },
+    }));
+  }, 60_000);
+  afterAll(() => stopReaderStack({ fake, stack }));
+
+  const { conversation, events, ask } = conversationHelpers(
+    () => alice,
+    () => bookId,
+  );
+  /** Posts each question once the one before is answered; the conversation's events at the end. */
+  const converse = async (id: string, questions: string[]) => {
+    for (const content of questions) expect((await ask(id, content)).ending.type).toBe('AssistantReplied');
+    return events(id);
+  };
+
+  it('summarises older turns in steps over 30 turns, and the summary stays in a cached prefix', async () => {
+    const id = await conversation();
+    const questions = Array.from({ length: 30 }, (_, i) => `Question ${i}: what did Marisol find in the lamp room?`);
+    const log = await converse(id, questions);
+    const summarised = log.filter((e) => e.type === 'HistorySummarized');
+    expect(summarised.length).toBeGreaterThanOrEqual(2);
+    expect(summarised.length).toBeLessThanOrEqual(10); // in steps: not a cut every turn
+    for (const s of summarised) {
+      const data = s.data as { coversVersions: number[]; summary: string; usage: { outputTokens: number } };
+      expect(data.summary).toMatch(/^Summary \d+:/);
+      expect(data.coversVersions[0]).toBeLessThanOrEqual(data.coversVersions[1]);
+      expect(data.coversVersions[1]).toBeLessThan(s.version);
+      expect(data.usage.outputTokens).toBeGreaterThan(0);
+      // recorded before the turn's first model call
+      const turnEvents = log.filter((e) => turnOf(e) === turnOf(s) && e.type !== 'UserMessagePosted');
+      expect(turnEvents[0].type).toBe('HistorySummarized');
+    }
+    // every request of the conversation after the first summary starts with the latest summary
+    const answering = fake.requests.filter(
+      (r) => !isSummaryRequest(r) && JSON.stringify(r.body.messages).includes('Question 29'),
+    );
+    expect(answering.length).toBeGreaterThan(0);
+    const last = summarised[summarised.length - 1].data as { summary: string };
+    for (const r of answering) expect(firstText(r)).toContain(last.summary);
+    // the prompt cache: most input tokens of the answers were read from the cache
+    const usage = log
+      .filter((e) => e.type === 'AssistantReplied')
+      .map((e) => (e.data as { usage: Record<string, number> }).usage);
+    const read = usage.reduce((n, u) => n + u.cacheReadInputTokens, 0);
+    const all = usage.reduce((n, u) => n + u.inputTokens + u.cacheReadInputTokens + u.cacheCreationInputTokens, 0);
+    expect(read / all).toBeGreaterThan(0.5);
+  }, 180_000);
+
+  it('drops the turns left out when the summary call fails (HistoryTrimmed), and still answers', async () => {
+    const id = await conversation();
+    summaryFails = true;
+    try {
+      const log = await converse(
+        id,
+        Array.from({ length: 16 }, (_, i) => `Question ${i}: and the ship?`),
+      );
+      const trimmed = log.filter((e) => e.type === 'HistoryTrimmed');
+      expect(trimmed.length).toBeGreaterThanOrEqual(1);
+      expect(log.filter((e) => e.type === 'HistorySummarized')).toHaveLength(0);
+      expect(log.filter((e) => e.type === 'AssistantReplied')).toHaveLength(16);
+      expect(log.filter((e) => e.type === 'TurnFailed')).toHaveLength(0);
+      const data = trimmed[0].data as { droppedVersions: number[]; reason: string };
+      expect(data.reason).toContain('summary refused');
+      // the dropped question is in no later request
+      const droppedQuestion = log.find((e) => e.type === 'UserMessagePosted' && e.version === data.droppedVersions[0])!;
+      const later = fake.requests.filter(
+        (r) => !isSummaryRequest(r) && JSON.stringify(r.body.messages).includes('Question 15: and the ship?'),
+      );
+      expect(later.length).toBeGreaterThan(0);
+      const dropped = (droppedQuestion.data as { content: string }).content;
+      for (const r of later) expect(JSON.stringify(r.body.messages)).not.toContain(dropped);
+    } finally {
+      summaryFails = false;
+    }
+  }, 180_000);
+
+  it('continues a long conversation written before histories were cut: its next turn summarises it', async () => {
+    const id = await conversation();
+    // 24 answered search turns as the release before wrote them: no cut in the log
+    const store = new EventStore(stack.db.pool);
+    const turns = 24;
+    for (let i = 0; i < turns; i++) {
+      const turnId = randomUUID();
+      const toolUseId = `toolu_old${i}`;
+      const stream = conversationStreamId(id);
+      const version = await store.streamVersion(stream);
+      await store.append(
+        stream,
+        [
+          { type: 'UserMessagePosted', data: { messageId: randomUUID(), turnId, content: `Old question ${i}?` } },
+          {
+            type: 'ToolInvoked',
+            data: {
+              turnId,
+              toolUseId,
+              name: 'search_book',
+              input: { query: `old ${i}` },
+              iteration: 1,
+              assistantText: '',
+              assistantContent: [{ type: 'tool_use', toolUseId }],
+            },
+          },
+          {
+            type: 'ToolResultRecorded',
+            data: { turnId, toolUseId, content: `Old passage ${i}. ${'text '.repeat(120)}`, isError: false },
+          },
+          {
+            type: 'AssistantReplied',
+            data: {
+              turnId,
+              messageId: randomUUID(),
+              content: `Old answer ${i}.`,
+              model: 'claude-sonnet-4-5',
+              stopReason: 'end_turn',
+              usage: { inputTokens: 10, outputTokens: 5, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
+              costUsd: 0,
+              citations: [],
+              iterations: 2,
+              latencyMs: 100,
+            },
+          },
+        ].map((e) => ({ ...e, id: randomUUID(), metadata: {} })) as NewEvent<ConversationEvent>[],
+        { expectedVersion: version },
+      );
+    }
+    const log = await converse(id, ['New question: what became of the lamp?']);
+    const summarised = log.filter((e) => e.type === 'HistorySummarized');
+    expect(summarised).toHaveLength(1);
+    const newTurn = log[log.length - 1];
+    expect(turnOf(summarised[0])).toBe(turnOf(newTurn));
+    const request = fake.requests.find(
+      (r) => !isSummaryRequest(r) && JSON.stringify(r.body.messages).includes('New question: what became'),
+    )!;
+    expect(firstText(request)).toContain((summarised[0].data as { summary: string }).summary);
+    const sent = JSON.stringify(request.body.messages);
+    expect(sent).not.toContain('Old question 0?');
+    expect(sent).toContain(`Old question ${turns - 1}?`);
+    // the summary call was given the turns it covers
+    const summaryRequest = fake.requests.filter(isSummaryRequest).pop()!;
+    expect(JSON.stringify(summaryRequest.body.messages)).toContain('Old question 0?');
+  }, 120_000);
+});

@@ -1,0 +1,139 @@
+import { randomUUID } from 'node:crypto';
+import { EventStore } from '@parley/event-store';
+import { rebuildReadModels } from '@parley/read-models';
+import { Envelope } from '../support/api';
+import { defaultReply } from '../support/fake-anthropic/default-responder';
+import { apiError, FakeAnthropic, FakeError, FakeReply } from '../support/fake-anthropic/fake-anthropic.server';
+import { conversationHelpers, startReaderStack, stopReaderStack } from '../support/conversation-helpers';
+import { clientFor, Client, Stack } from '../support/stack';
+import { waitFor } from '../support/wait-for';
+
+type Usage = {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadInputTokens: number;
+  cacheCreationInputTokens: number;
+};
+
+/** GET /v1/conversations/:id/usage and GET /v1/usage: read models of what the turns used. */
+describe('usage (e2e, real SDK against the fake Messages API)', () => {
+  let fake: FakeAnthropic;
+  let stack: Stack;
+  let alice: Client;
+  let bookId: string;
+
+  beforeAll(async () => {
+    ({ fake, stack, alice, bookId } = await startReaderStack({
+      fake: {
+        defaultResponder: (req): FakeReply | FakeError =>
+          JSON.stringify(req.body.messages).includes('FAILNOW')
+            ? apiError(400, 'refused for the test')
+            : defaultReply(req),
+      },
+      env: { LLM_MODEL: 'claude-sonnet-5-5' },
+    }));
+  }, 60_000);
+  afterAll(() => stopReaderStack({ fake, stack }));
+
+  const { conversation, events, ask } = conversationHelpers(
+    () => alice,
+    () => bookId,
+  );
+  const usageOf = async (id: string) => (await alice.req('GET', `/v1/conversations/${id}/usage`)).body;
+  const usageWithin = async (query = '') => alice.req('GET', `/v1/usage${query}`);
+  /** what the log says, summed as the read model should */
+  const fromLog = (log: Envelope[]) => {
+    const replies = log
+      .filter((e) => e.type === 'AssistantReplied')
+      .map((e) => e.data as { usage: Usage; costUsd: number });
+    const sum = (k: keyof Usage) => replies.reduce((n, r) => n + r.usage[k], 0);
+    return {
+      turns: log.filter((e) => ['AssistantReplied', 'TurnFailed', 'TurnCancelled'].includes(e.type)).length,
+      toolCalls: log.filter((e) => e.type === 'ToolInvoked').length,
+      failures: log.filter((e) => e.type === 'TurnFailed').length,
+      inputTokens: sum('inputTokens'),
+      outputTokens: sum('outputTokens'),
+      cacheReadInputTokens: sum('cacheReadInputTokens'),
+      cacheCreationInputTokens: sum('cacheCreationInputTokens'),
+      costUsd: Math.round(replies.reduce((n, r) => n + r.costUsd, 0) * 1e6) / 1e6,
+    };
+  };
+  /** the read model follows the log a moment behind */
+  const settled = async <T>(what: string, read: () => Promise<T>, ok: (v: T) => boolean) =>
+    waitFor(what, async () => {
+      const v = await read();
+      return ok(v) ? v : undefined;
+    });
+
+  it("sums a conversation's turns, tool calls, failures, tokens and cost, by model, and the caller's within a time range", async () => {
+    const first = await conversation();
+    await ask(first, 'Who is Marisol?');
+    await ask(first, 'What did she find in the lamp room?');
+    await ask(first, 'FAILNOW please');
+    const expected = fromLog(await events(first));
+    expect(expected).toMatchObject({ turns: 3, toolCalls: 2, failures: 1 });
+    expect(expected.inputTokens + expected.cacheReadInputTokens).toBeGreaterThan(0);
+    const usage = await settled(
+      'the usage read model',
+      () => usageOf(first),
+      (u) => u.turns === 3,
+    );
+    expect(usage).toMatchObject(expected);
+    expect(usage.byModel['claude-sonnet-5-5']).toMatchObject({ turns: 2, toolCalls: 2, failures: 0 });
+    const input = expected.inputTokens + expected.cacheReadInputTokens + expected.cacheCreationInputTokens;
+    expect(usage.cacheHitRate).toBeCloseTo(expected.cacheReadInputTokens / input, 3);
+
+    const between = new Date().toISOString();
+    const second = await conversation();
+    await ask(second, 'And the ship?');
+    const both = await settled(
+      'both conversations',
+      async () => (await usageWithin()).body,
+      (u) => u.turns === 4,
+    );
+    expect(both.toolCalls).toBe(3);
+    const after = (await usageWithin(`?from=${encodeURIComponent(between)}`)).body;
+    expect(after).toMatchObject(fromLog(await events(second)));
+    const before = (await usageWithin(`?to=${encodeURIComponent(between)}`)).body;
+    expect(before).toMatchObject(expected);
+  }, 120_000);
+
+  it('rebuilds the usage read model to the same figures', async () => {
+    const id = await conversation();
+    await ask(id, 'Who kept the lamp?');
+    // the read model has this turn too (it follows the log a moment behind)
+    await settled(
+      'the usage read model',
+      () => usageOf(id),
+      (u) => u.turns === 1,
+    );
+    const before = await usageWithin();
+    await rebuildReadModels(new EventStore(stack.db.pool));
+    expect((await usageWithin()).body).toEqual(before.body);
+    expect(await usageOf(id)).toMatchObject(fromLog(await events(id)));
+  }, 120_000);
+
+  it("answers 404 for another reader's or a deleted conversation, and 400 for a bad range", async () => {
+    const id = await conversation();
+    const bob = clientFor(stack.base, `reader-${randomUUID()}`);
+    expect((await bob.req('GET', `/v1/conversations/${id}/usage`)).status).toBe(404);
+    expect((await alice.req('DELETE', `/v1/conversations/${id}`)).status).toBe(204);
+    expect((await alice.req('GET', `/v1/conversations/${id}/usage`)).status).toBe(404);
+    expect((await alice.req('GET', `/v1/conversations/not-a-uuid/usage`)).status).toBe(400);
+    for (const q of [
+      '?from=yesterday',
+      '?to=2026-13-01T00:00:00Z',
+      '?from=2026-11-02T00:00:00Z&to=2026-11-01T00:00:00Z',
+    ]) {
+      const r = await usageWithin(q);
+      expect({ q, status: r.status }).toEqual({ q, status: 400 });
+    }
+    // another reader has used nothing
+    expect((await bob.req('GET', '/v1/usage')).body).toMatchObject({
+      turns: 0,
+      costUsd: 0,
+      cacheHitRate: 0,
+      byModel: {},
+    });
+  }, 60_000);
+});
