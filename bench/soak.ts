@@ -209,6 +209,9 @@ export async function soakBench(o: SoakOptions): Promise<void> {
         // every turn ended exactly once, counted in the events
         let endedOnce = 0;
         let notOnce = 0;
+        // when each conversation's history was first cut (HistorySummarized / HistoryTrimmed): from
+        // then on its window is at its bound, so the memory a worker keeps for it has stopped growing
+        const firstCutMs = new Map<number, number>();
         const byConv = new Map<number, string[]>();
         for (const p of posted) byConv.set(p.conv, [...(byConv.get(p.conv) ?? []), p.turnId]);
         for (const [conv, turnIds] of byConv) {
@@ -221,6 +224,8 @@ export async function soakBench(o: SoakOptions): Promise<void> {
             items.push(...got);
             after = got[got.length - 1].version;
           }
+          const cut = items.find((e) => e.type === 'HistorySummarized' || e.type === 'HistoryTrimmed');
+          if (cut) firstCutMs.set(conv, Date.parse(cut.occurredAt) - startedAt);
           for (const t of turnIds) {
             const n = items.filter((e) => TURN_ENDING_TYPES.includes(e.type) && e.data?.turnId === t).length;
             if (n === 1) endedOnce++;
@@ -319,6 +324,31 @@ export async function soakBench(o: SoakOptions): Promise<void> {
                 figure: `memory of ${p.name}, after warm-up → end (MB)`,
                 value: probe,
               });
+          }
+        // RSS after the warm-up the fold's bound implies: once every conversation's window was cut
+        const windowsFullMs = firstCutMs.size === nConv ? Math.max(...firstCutMs.values()) : undefined;
+        const full = windowsFullMs === undefined ? undefined : rss.find((x) => x.at >= windowsFullMs);
+        add({
+          section: 'soak',
+          figure: "every conversation's history cut at least once (its window at its bound)",
+          value:
+            windowsFullMs === undefined
+              ? `not within the run (${firstCutMs.size} of ${nConv} conversations cut)`
+              : `at ${fmt(windowsFullMs / 60_000, 1)} min`,
+        });
+        if (full && end && full !== end)
+          for (const p of procs) {
+            const g = end.mb[p.name] / full.mb[p.name];
+            add({
+              section: 'soak',
+              figure: `RSS ${p.name}, end / once every window was at its bound (${fmt(full.at / 1000, 0)} s)`,
+              value: `${fmt(end.mb[p.name], 0)} MB`,
+              n: end.mb[p.name],
+              anchor: `${fmt(full.mb[p.name], 0)} MB`,
+              ratio: g,
+              goal: '≤ +10%',
+              ok: g <= 1.1,
+            });
           }
         return per;
       },

@@ -177,6 +177,11 @@ describe('batches of prompts (e2e, real SDK against the fake Messages API)', () 
       };
       expect(replied.costUsd).toBe(costUsd(replied.model, replied.usage, { batched: true }));
       expect(replied.costUsd).toBeLessThan(costUsd(replied.model, replied.usage));
+      // its tool call says the call that asked for it was batched (the usage read model prices it so)
+      const invoked = (await events(item.conversationId)).filter(
+        (e) => e.type === 'ToolInvoked' && turnOf(e) === item.turnId,
+      );
+      expect(invoked.map((e) => (e.data as { batched?: boolean }).batched)).toEqual([true]);
       // the tool call, then the answer: two calls, each submitted once, for steps of their own
       const submitted = await submittedIn(item.conversationId);
       expect(submitted.map((e) => (e.data as { step: string }).step)).toEqual([

@@ -5,7 +5,9 @@ import path from 'node:path';
 import { projectRoot } from '@parley/platform';
 import { ConversationEvent, conversationStreamId } from '@parley/conversation';
 import { EventStore, StoredEvent } from '@parley/event-store';
-import { ConversationsProjection } from '@parley/read-models';
+import { costUsd, roundUsd } from '@parley/agent';
+import { ConversationsProjection, ReadModelQueries } from '@parley/read-models';
+import { UsageService } from '../../apps/api/src/usage/usage.service';
 import { countingPool } from '../support/counting-pool';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 
@@ -136,6 +138,47 @@ describe(ConversationsProjection.name, () => {
     await db.pool.query('DELETE FROM usage_records');
     await db.pool.query(backfill);
     expect(await rows()).toEqual(projected);
+  });
+
+  it('prices the calls of a turn that did not reply as they were bought: list price, or half through the Message Batches API', async () => {
+    const model = 'claude-sonnet-5-5';
+    const spent = {
+      inputTokens: 12_000,
+      outputTokens: 800,
+      cacheReadInputTokens: 3_000,
+      cacheCreationInputTokens: 500,
+    };
+    /** a turn whose first call asked for a search, then failed */
+    const failedAfterACall = (batched: boolean): ConversationEvent[] => {
+      const turnId = randomUUID();
+      return [
+        { type: 'UserMessagePosted', data: { messageId: randomUUID(), turnId, content: 'q' } },
+        {
+          type: 'ToolInvoked',
+          data: {
+            turnId,
+            toolUseId: `toolu_${randomUUID()}`,
+            name: 'search_book',
+            input: { query: 'q' },
+            iteration: 1,
+            usage: spent,
+            model,
+            ...(batched ? { batched: true } : {}),
+          },
+        },
+        { type: 'TurnFailed', data: { turnId, code: 'x', message: 'm', retryable: false } },
+      ];
+    };
+    const { id, stored } = await conversationOf([...failedAfterACall(true), ...failedAfterACall(false)]);
+    await feed(stored);
+    const report = await new UsageService(new ReadModelQueries(async () => db.pool)).ofConversation('reader', id);
+    expect(report).toMatchObject({ turns: 2, toolCalls: 2, failures: 2, inputTokens: 24_000 });
+    const list = costUsd(model, spent);
+    const batched = costUsd(model, spent, { batched: true });
+    expect(batched).toBeCloseTo(list / 2, 5);
+    expect(report.costUsd).toBe(roundUsd(list + batched));
+    expect(report.costUsd).toBeLessThan(roundUsd(2 * list)); // both at list price, as before ToolInvoked.batched
+    expect(report.byModel[model].costUsd).toBe(roundUsd(list + batched));
   });
 
   describe('one statement a batch', () => {

@@ -1096,6 +1096,8 @@ export interface components {
         assistantContent?: components['schemas']['AssistantBlockRef'][];
         /** @description all the text the model wrote in this call, on the first ToolInvoked of an iteration */
         assistantText?: string;
+        /** @description true when that call went through the provider's Message Batches API (half the list price), on the first ToolInvoked of an iteration. Absent: the streaming API at list price, as for every event written before it existed. */
+        batched?: boolean;
         input: unknown;
         iteration: number;
         model?: string;

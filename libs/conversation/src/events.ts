@@ -131,6 +131,12 @@ export interface ToolInvoked {
     /** the usage and model of the LLM call, on the first ToolInvoked of an iteration */
     usage?: Usage;
     model?: string;
+    /**
+     * true when that call went through the provider's Message Batches API (half the list price),
+     * on the first ToolInvoked of an iteration. Absent: the streaming API at list price, as for
+     * every event written before it existed.
+     */
+    batched?: boolean;
   };
 }
 

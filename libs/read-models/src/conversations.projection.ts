@@ -22,7 +22,14 @@ const NO_TOKENS = { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, ca
  * not reply (the queries say so).
  */
 function usageOf(e: StoredEvent<ConversationEvent>): Omit<UsageRow, 'conversation_id' | 'version' | 'at'> | undefined {
-  const row = (kind: UsageRow['kind'], turnId: string, model: string | null, u = NO_TOKENS, costUsd = 0) => ({
+  const row = (
+    kind: UsageRow['kind'],
+    turnId: string,
+    model: string | null,
+    u = NO_TOKENS,
+    costUsd = 0,
+    batched = false,
+  ) => ({
     turn_id: turnId,
     kind,
     model,
@@ -31,6 +38,7 @@ function usageOf(e: StoredEvent<ConversationEvent>): Omit<UsageRow, 'conversatio
     cache_read_input_tokens: u.cacheReadInputTokens,
     cache_creation_input_tokens: u.cacheCreationInputTokens,
     cost_usd: costUsd,
+    batched,
   });
   switch (e.type) {
     case 'AssistantReplied':
@@ -40,7 +48,7 @@ function usageOf(e: StoredEvent<ConversationEvent>): Omit<UsageRow, 'conversatio
     case 'TurnCancelled':
       return row('cancel', e.data.turnId, null);
     case 'ToolInvoked':
-      return row('tool_call', e.data.turnId, e.data.model ?? null, e.data.usage);
+      return row('tool_call', e.data.turnId, e.data.model ?? null, e.data.usage, 0, e.data.batched === true);
     case 'HistorySummarized':
       return row('summary', e.data.turnId, e.data.model, e.data.usage, e.data.costUsd);
     default:

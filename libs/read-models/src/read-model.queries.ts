@@ -38,10 +38,15 @@ export type UsageFigures = { turns: number; toolCalls: number; failures: number 
     costUsd: number;
   };
 
-/** Per model (null: turns that ended without a model's answer); `unpriced`: tokens of turns that did not reply. */
+/**
+ * Per model (null: turns that ended without a model's answer). `unpriced`: tokens of turns that
+ * did not reply, from calls at list price; `unpricedBatched`: from calls through the Message
+ * Batches API (half the price).
+ */
 export interface UsageByModel extends UsageFigures {
   model: string | null;
   unpriced: Usage;
+  unpricedBatched: Usage;
 }
 
 export interface Page<T> {
@@ -148,10 +153,14 @@ export class ReadModelQueries {
               coalesce(sum(cache_read_input_tokens) FILTER (WHERE kind IN ('answer', 'summary') OR unpriced), 0)::float8 AS cache_read,
               coalesce(sum(cache_creation_input_tokens) FILTER (WHERE kind IN ('answer', 'summary') OR unpriced), 0)::float8 AS cache_creation,
               coalesce(sum(cost_usd) FILTER (WHERE kind IN ('answer', 'summary')), 0)::float8 AS cost_usd,
-              coalesce(sum(input_tokens) FILTER (WHERE unpriced), 0)::float8 AS unpriced_input,
-              coalesce(sum(output_tokens) FILTER (WHERE unpriced), 0)::float8 AS unpriced_output,
-              coalesce(sum(cache_read_input_tokens) FILTER (WHERE unpriced), 0)::float8 AS unpriced_cache_read,
-              coalesce(sum(cache_creation_input_tokens) FILTER (WHERE unpriced), 0)::float8 AS unpriced_cache_creation
+              coalesce(sum(input_tokens) FILTER (WHERE unpriced AND NOT batched), 0)::float8 AS unpriced_input,
+              coalesce(sum(output_tokens) FILTER (WHERE unpriced AND NOT batched), 0)::float8 AS unpriced_output,
+              coalesce(sum(cache_read_input_tokens) FILTER (WHERE unpriced AND NOT batched), 0)::float8 AS unpriced_cache_read,
+              coalesce(sum(cache_creation_input_tokens) FILTER (WHERE unpriced AND NOT batched), 0)::float8 AS unpriced_cache_creation,
+              coalesce(sum(input_tokens) FILTER (WHERE unpriced AND batched), 0)::float8 AS batched_input,
+              coalesce(sum(output_tokens) FILTER (WHERE unpriced AND batched), 0)::float8 AS batched_output,
+              coalesce(sum(cache_read_input_tokens) FILTER (WHERE unpriced AND batched), 0)::float8 AS batched_cache_read,
+              coalesce(sum(cache_creation_input_tokens) FILTER (WHERE unpriced AND batched), 0)::float8 AS batched_cache_creation
          FROM counted
         GROUP BY model
         ORDER BY model NULLS FIRST`,
@@ -172,6 +181,12 @@ export class ReadModelQueries {
         outputTokens: r.unpriced_output,
         cacheReadInputTokens: r.unpriced_cache_read,
         cacheCreationInputTokens: r.unpriced_cache_creation,
+      },
+      unpricedBatched: {
+        inputTokens: r.batched_input,
+        outputTokens: r.batched_output,
+        cacheReadInputTokens: r.batched_cache_read,
+        cacheCreationInputTokens: r.batched_cache_creation,
       },
     }));
   }

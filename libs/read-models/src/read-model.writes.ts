@@ -45,6 +45,8 @@ export interface UsageRow {
   cache_read_input_tokens: number;
   cache_creation_input_tokens: number;
   cost_usd: number;
+  /** a tool call whose model call went through the Message Batches API (priced at half) */
+  batched: boolean;
   at: Date;
 }
 
@@ -146,12 +148,12 @@ export class ReadModelWrites {
         ON CONFLICT (conversation_id, version) DO NOTHING
       ), usage AS (
         INSERT INTO usage_records (conversation_id, version, turn_id, kind, model, input_tokens, output_tokens,
-                                   cache_read_input_tokens, cache_creation_input_tokens, cost_usd, at)
+                                   cache_read_input_tokens, cache_creation_input_tokens, cost_usd, batched, at)
         SELECT conversation_id, version, turn_id, kind, model, input_tokens, output_tokens, cache_read_input_tokens,
-               cache_creation_input_tokens, cost_usd, at
+               cache_creation_input_tokens, cost_usd, batched, at
           FROM jsonb_to_recordset($4::jsonb) AS u(conversation_id uuid, version integer, turn_id uuid, kind text,
                model text, input_tokens bigint, output_tokens bigint, cache_read_input_tokens bigint,
-               cache_creation_input_tokens bigint, cost_usd double precision, at timestamptz)
+               cache_creation_input_tokens bigint, cost_usd double precision, batched boolean, at timestamptz)
          WHERE EXISTS (SELECT 1 FROM moved)
         ON CONFLICT (conversation_id, version) DO NOTHING
       )

@@ -13,7 +13,8 @@ export interface UsageReport extends ModelUsage {
 /**
  * Usage from the usage read model: turns, tool calls, failures, tokens, price and the prompt
  * cache's hit rate, in all and by model. Calls of turns that did not reply carry no recorded
- * price: they are priced here from the model's list price.
+ * price: they are priced here from the model's list price, halved for calls that went through
+ * the Message Batches API.
  */
 @Injectable()
 export class UsageService {
@@ -32,11 +33,9 @@ function report(rows: UsageByModel[]): UsageReport {
   const byModel: Record<string, ModelUsage> = {};
   let total: UsageFigures = zero();
   for (const row of rows) {
-    const { model, unpriced, ...figures } = row;
-    const priced = {
-      ...figures,
-      costUsd: roundUsd(figures.costUsd + (model ? costUsd(model, unpriced) : 0)),
-    };
+    const { model, unpriced, unpricedBatched, ...figures } = row;
+    const unrecorded = model ? costUsd(model, unpriced) + costUsd(model, unpricedBatched, { batched: true }) : 0;
+    const priced = { ...figures, costUsd: roundUsd(figures.costUsd + unrecorded) };
     total = add(total, priced);
     if (model) byModel[model] = withHitRate(priced);
   }

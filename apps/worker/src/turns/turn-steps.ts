@@ -183,6 +183,7 @@ export class TurnSteps {
                 ),
                 usage: result.usage,
                 model: result.model,
+                ...(result.batched ? { batched: true } : {}),
               }
             : {}),
         }),
