@@ -9,11 +9,11 @@ import Anthropic from '@anthropic-ai/sdk';
 import path from 'node:path';
 import { projectRoot } from '../libs/platform/src/project-root';
 import { FakeAnthropic } from '../test/support/fake-anthropic/fake-anthropic.server';
-import { fakeAnthropicEnv, startProcess } from '../test/support/stack';
+import { Client, fakeAnthropicEnv, Stack, startProcess } from '../test/support/stack';
 import { waitFor } from '../test/support/wait-for';
 import { ALICE_PASSAGE, aliceQuestions, uploadAlice } from './alice';
 import { add } from './report';
-import { benchClient, liveConversation, withStack } from './service';
+import { benchClient, liveConversation, LiveConversation, withStack } from './service';
 import { cpuMs, fmt, mean, pct } from './util';
 
 const ROOT = projectRoot(__dirname);
@@ -28,10 +28,12 @@ interface TurnRecord {
 export async function longConversationBench(turns = 500): Promise<void> {
   const fake = await FakeAnthropic.start();
   const records: TurnRecord[] = [];
+  let cold: ColdTurn | undefined;
   try {
     await withStack({ apis: 1, workers: 1, env: { ...fakeAnthropicEnv(fake.url) } }, async (stack) => {
       const alice = benchClient(stack);
-      const conv = await liveConversation(alice, await uploadAlice(alice));
+      const bookId = await uploadAlice(alice);
+      const conv = await liveConversation(alice, bookId);
       const pid = stack.workers[0].child.pid!;
       const qs = aliceQuestions();
       fake.reset();
@@ -49,6 +51,7 @@ export async function longConversationBench(turns = 500): Promise<void> {
               `    turn ${t}: ${fmt(c1 - c0, 0)} ms CPU, ${fmt(r.ms, 0)} ms, ${fmt(Math.max(...sizes) / 1024, 1)} KiB`,
             );
         }
+        cold = await turnOnAFreshWorker(stack, alice, bookId, conv, qs);
       } finally {
         conv.close();
       }
@@ -105,6 +108,16 @@ export async function longConversationBench(turns = 500): Promise<void> {
       ok: b.p50 / a.p50 <= 1.2,
     });
   }
+  if (cold) {
+    add({
+      section: 'long conversation',
+      figure: `turn ${turns + 1} on a worker that has not seen the conversation (after a deploy): worker CPU`,
+      value: `${fmt(cold.coldCpuMs, 1)} ms (folds all ${cold.events} events once)`,
+      n: cold.coldCpuMs,
+      anchor: `${fmt(cold.warmCpuMs, 1)} ms a turn after it on the same worker`,
+      ratio: cold.coldCpuMs / cold.warmCpuMs,
+    });
+  }
   const peer = await sdkLoopAnchor();
   const at20 = stats.get(20);
   add({
@@ -116,6 +129,46 @@ export async function longConversationBench(turns = 500): Promise<void> {
     ratio: at20 ? at20.cpu / peer : undefined,
   });
   return;
+}
+
+interface ColdTurn {
+  coldCpuMs: number;
+  warmCpuMs: number;
+  events: number;
+}
+
+/**
+ * What a deploy costs a long conversation: a new worker takes over (the old one stops), answers a
+ * turn of a new conversation first (so its JIT and connections are warm), then the long
+ * conversation's next turn, which folds the whole stream from the log, then five more turns.
+ */
+async function turnOnAFreshWorker(
+  stack: Stack,
+  reader: Client,
+  bookId: string,
+  long: LiveConversation,
+  questions: string[],
+): Promise<ColdTurn> {
+  const fresh = await stack.startWorker();
+  await stack.workers[0].kill();
+  const pid = fresh.child.pid!;
+  const other = await liveConversation(reader, bookId);
+  try {
+    for (let i = 0; i < 3; i++) await other.turn(questions[i]);
+  } finally {
+    other.close();
+  }
+  const cpuOf = async (q: string) => {
+    const c0 = cpuMs(pid);
+    const r = await long.turn(q);
+    if (r.type !== 'AssistantReplied') throw new Error(`turn on the fresh worker ended ${r.type}`);
+    return cpuMs(pid) - c0;
+  };
+  const coldCpuMs = await cpuOf(questions[0]);
+  const warm: number[] = [];
+  for (let i = 1; i <= 5; i++) warm.push(await cpuOf(questions[i]));
+  const events = (await reader.req('GET', `/v1/conversations/${long.id}`)).body.version as number;
+  return { coldCpuMs, warmCpuMs: mean(warm), events };
 }
 
 /** CPU of this process per search turn, the fake in a process of its own; history kept, as a chat would. */

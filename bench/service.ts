@@ -40,6 +40,8 @@ export async function post(c: Client, id: string, content: string): Promise<{ st
   return { status: r.status, turnId: r.body?.turnId };
 }
 
+export type LiveConversation = Awaited<ReturnType<typeof liveConversation>>;
+
 /** A conversation with its stream open: `turn(content)` posts and resolves at the turn's ending. */
 export async function liveConversation(c: Client, bookId?: string) {
   const id = await newConversation(c, bookId);
