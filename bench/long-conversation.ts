@@ -112,7 +112,7 @@ export async function longConversationBench(turns = 500): Promise<void> {
     add({
       section: 'long conversation',
       figure: `turn ${turns + 1} on a worker that has not seen the conversation (after a deploy): worker CPU`,
-      value: `${fmt(cold.coldCpuMs, 1)} ms (folds all ${cold.events} events once)`,
+      value: `${fmt(cold.coldCpuMs, 1)} ms (its stream holds ${cold.events} events)`,
       n: cold.coldCpuMs,
       anchor: `${fmt(cold.warmCpuMs, 1)} ms a turn after it on the same worker`,
       ratio: cold.coldCpuMs / cold.warmCpuMs,
@@ -140,7 +140,8 @@ interface ColdTurn {
 /**
  * What a deploy costs a long conversation: a new worker takes over (the old one stops), answers a
  * turn of a new conversation first (so its JIT and connections are warm), then the long
- * conversation's next turn, which folds the whole stream from the log, then five more turns.
+ * conversation's next turn, which it folds from the stream's latest snapshot and the events after
+ * it (fold_snapshots), then five more turns.
  */
 async function turnOnAFreshWorker(
   stack: Stack,

@@ -9,3 +9,5 @@ export * from './transaction';
 export * from './transient-errors';
 export * from './consumer-stats';
 export * from './stream-fold-cache';
+export * from './fold-snapshots';
+export * from './state-codec';

@@ -1,5 +1,7 @@
 import { EventStore } from './event-store';
 import { EventShape, StoredEvent } from './event.types';
+import { FoldSnapshots } from './fold-snapshots';
+import { decodeState, encodeState } from './state-codec';
 
 /** How a stream's events fold into a state. `evolve` must not change the state it is given. */
 export interface StreamFold<E extends EventShape, S> {
@@ -11,6 +13,12 @@ export interface StreamFold<E extends EventShape, S> {
    * Applied after the events of a load are folded in.
    */
   compact?(state: S): S;
+  /**
+   * Snapshots of this fold's state, one every `every` events of a stream. `id` names the fold and
+   * its version: change it whenever `evolve` or `compact` change what they keep, and the older
+   * snapshots are no longer read (the streams are folded from the log and snapshotted anew).
+   */
+  snapshots?: { id: string; every: number };
 }
 
 export interface FoldedStream<S> {
@@ -26,24 +34,59 @@ export interface FoldedStream<S> {
  * folds its stream before deciding then costs the events it has not seen, not the whole stream,
  * however long the conversation grows. The log stays the truth: every load reads it for what is
  * new, and the decision still appends at the folded version (optimistic concurrency). The least
- * recently loaded streams are forgotten past `maxStreams`.
+ * recently loaded streams are forgotten past `maxStreams`. With snapshots (`fold.snapshots` and a
+ * `FoldSnapshots`), a stream this process does not keep starts from its latest snapshot, so a new
+ * process (after a deploy) or a forgotten stream costs a bounded read too.
  */
 export class StreamFoldCache<E extends EventShape, S> {
   /** in load order, the most recent last */
-  private readonly folded = new Map<string, FoldedStream<S>>();
+  private readonly folded = new Map<string, Kept<S>>();
 
   constructor(
     private readonly store: EventStore,
     private readonly fold: StreamFold<E, S>,
     private readonly maxStreams = 256,
+    /** where the fold's snapshots are kept (`fold.snapshots` says how often) */
+    private readonly snapshots?: FoldSnapshots,
   ) {}
 
   async load(streamId: string): Promise<FoldedStream<S>> {
-    const known = this.folded.get(streamId) ?? { version: 0, state: this.fold.initial() };
-    const events = await this.store.readStream<E>(streamId, { after: known.version });
+    const kept = this.folded.get(streamId);
+    const { known, events } = kept
+      ? { known: kept, events: await this.store.readStream<E>(streamId, { after: kept.version }) }
+      : await this.loadUnknown(streamId);
     const now = events.length === 0 ? known : this.foldIn(known, events);
     this.keep(streamId, now);
-    return now;
+    return { version: now.version, state: now.state };
+  }
+
+  /**
+   * A stream this process does not keep: read from its start. One that turns out longer than a
+   * snapshot's span starts from its latest snapshot instead, so however long the stream, a load
+   * folds at most about two spans of events (the first span read is what says it is long).
+   */
+  private async loadUnknown(streamId: string): Promise<{ known: Kept<S>; events: StoredEvent<E>[] }> {
+    const start: Kept<S> = { version: 0, state: this.fold.initial(), snapshotAt: 0 };
+    const span = this.snapshots && this.fold.snapshots?.every;
+    if (!span) return { known: start, events: await this.store.readStream<E>(streamId) };
+    const first = await this.store.readStream<E>(streamId, { limit: span });
+    if (first.length < span) return { known: start, events: first };
+    const snapshot = await this.snapshotOf(streamId);
+    if (snapshot && snapshot.version > first[first.length - 1].version)
+      return { known: snapshot, events: await this.store.readStream<E>(streamId, { after: snapshot.version }) };
+    const rest = await this.store.readStream<E>(streamId, { after: first[first.length - 1].version });
+    return { known: start, events: [...first, ...rest] };
+  }
+
+  /** The stream's latest snapshot of this fold; none when it cannot be read (the log still can). */
+  private async snapshotOf(streamId: string): Promise<Kept<S> | undefined> {
+    try {
+      const found = await this.snapshots!.latest(streamId, this.fold.snapshots!.id);
+      if (!found) return undefined;
+      return { version: found.version, state: decodeState<S>(found.stateJson), snapshotAt: found.version };
+    } catch {
+      return undefined;
+    }
   }
 
   /**
@@ -58,14 +101,15 @@ export class StreamFoldCache<E extends EventShape, S> {
     if (!known || events.length === 0 || known.version !== events[0].version - 1) return undefined;
     const now = this.foldIn(known, events);
     this.keep(streamId, now);
-    return now;
+    return { version: now.version, state: now.state };
   }
 
   /** A kept fold with the events that follow it folded in, compacted. */
-  private foldIn(known: FoldedStream<S>, events: StoredEvent<E>[]): FoldedStream<S> {
+  private foldIn(known: Kept<S>, events: StoredEvent<E>[]): Kept<S> {
     return {
       version: events[events.length - 1].version,
       state: this.compact(events.reduce((s, e) => this.fold.evolve(s, e), known.state)),
+      snapshotAt: known.snapshotAt,
     };
   }
 
@@ -77,12 +121,35 @@ export class StreamFoldCache<E extends EventShape, S> {
     return this.folded.size;
   }
 
-  private keep(streamId: string, loaded: FoldedStream<S>): void {
+  private keep(streamId: string, loaded: Kept<S>): void {
     const kept = this.folded.get(streamId);
     // two loads of one stream may finish out of order: keep the later version
     const newest = kept && kept.version > loaded.version ? kept : loaded;
     this.folded.delete(streamId);
     this.folded.set(streamId, newest);
     if (this.folded.size > this.maxStreams) this.folded.delete(this.folded.keys().next().value!);
+    this.snapshotIfDue(streamId, newest);
   }
+
+  /**
+   * Saves the state once a span of events has passed since the last snapshot, without waiting:
+   * a snapshot only shortens later loads, so one that fails is taken again a span later.
+   */
+  private snapshotIfDue(streamId: string, kept: Kept<S>): void {
+    const config = this.fold.snapshots;
+    if (!this.snapshots || !config || kept.version - kept.snapshotAt < config.every) return;
+    kept.snapshotAt = kept.version;
+    let stateJson: string;
+    try {
+      stateJson = encodeState(kept.state);
+    } catch {
+      return;
+    }
+    this.snapshots.save(streamId, config.id, { version: kept.version, stateJson }).catch(() => undefined);
+  }
+}
+
+/** A fold as this process keeps it: with the version of the stream's last snapshot it knows of. */
+interface Kept<S> extends FoldedStream<S> {
+  snapshotAt: number;
 }

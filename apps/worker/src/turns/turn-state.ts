@@ -20,7 +20,7 @@ import {
   initialState,
   startedBookIds,
 } from '@parley/conversation';
-import { EventStore, NewEvent, StoredEvent, StreamFold, StreamFoldCache } from '@parley/event-store';
+import { EventStore, FoldSnapshots, NewEvent, StoredEvent, StreamFold, StreamFoldCache } from '@parley/event-store';
 
 /** What a worker needs of a conversation to run its turns: the decision state and the turns. */
 export interface ConversationFold {
@@ -36,11 +36,27 @@ export interface ConversationFold {
 }
 
 /**
+ * The version of the fold below, in its snapshots' name: raise it with any change to what `evolve`
+ * or `compact` keep (here, in evolveTurns or in turnsStillNeeded), and the snapshots taken by
+ * earlier builds are no longer read.
+ */
+export const WORKER_FOLD_VERSION = 1;
+/** ~50 search turns: a worker new to a conversation folds at most about twice this many events */
+const SNAPSHOT_EVERY_EVENTS = 200;
+
+/**
  * The fold a worker keeps: the turns since the latest cut of the history (`turnsStillNeeded`),
  * ended ones only as the messages histories send of them (without tool exchanges as well only
  * for a worker that sends such histories: the always-retrieve plan).
  */
-export const conversationFold = (historiesWithoutTools = true): StreamFold<ConversationEvent, ConversationFold> => ({
+export const conversationFold = (
+  historiesWithoutTools = true,
+  snapshotEvery = SNAPSHOT_EVERY_EVENTS,
+): StreamFold<ConversationEvent, ConversationFold> => ({
+  snapshots: {
+    id: `worker-conversation/v${WORKER_FOLD_VERSION}${historiesWithoutTools ? '/without-tools' : ''}`,
+    every: snapshotEvery,
+  },
   initial: () => ({ state: initialState(), turns: [], lastEventId: undefined, startedBookId: null }),
   evolve: (f, e: StoredEvent<ConversationEvent>) => ({
     state: evolve(f.state, e),
@@ -72,7 +88,12 @@ export class ConversationFolds {
     @Inject(LLM_CLIENT) llm: Pick<LlmClient, 'supportsTools'>,
   ) {
     const historiesWithoutTools = usesAlwaysRetrieve(config.llm.retrievalMode, llm.supportsTools);
-    this.cache = new StreamFoldCache(store, conversationFold(historiesWithoutTools));
+    this.cache = new StreamFoldCache(
+      store,
+      conversationFold(historiesWithoutTools),
+      undefined,
+      new FoldSnapshots(store.pool),
+    );
   }
 
   async load(conversationId: string): Promise<FoldedConversation> {
