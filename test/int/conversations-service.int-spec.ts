@@ -39,6 +39,39 @@ describe('ConversationsService (in process, real EventStore)', () => {
   const user = () => `user-${randomUUID()}`;
   const enqueue = { multitask: 'enqueue' as const };
 
+  it('serves a long conversation on a new replica from its fold snapshot, the same as folded from the log', async () => {
+    // given a conversation of 120 answered turns (241 events), posted and viewed through this replica
+    const owner = user();
+    const { id } = await sut.start(owner, { title: 'A long read' });
+    for (let t = 0; t < 120; t++) {
+      const { turnId, version } = await sut.post(owner, id, { content: `Question ${t}?`, ...enqueue }, {});
+      await store.append(conversationStreamId(id), [assistantReplied({ turnId, content: `Answer ${t}.` })], {
+        expectedVersion: version,
+      });
+    }
+    const folded = await sut.view(owner, id);
+    for (let i = 0; i < 100 && !(await snapshotOf(id)); i++) await new Promise((r) => setTimeout(r, 20));
+    // taken when the fold passed 200 events; the next one is due 200 events later
+    expect(await snapshotOf(id)).toBeGreaterThan(200);
+    expect(await snapshotOf(id)).toBeLessThan(241);
+    // when a replica that never saw it (a deploy) views it
+    const Service = ConversationsService as unknown as new (...args: unknown[]) => ConversationsService;
+    const params = Reflect.getMetadata('design:paramtypes', ConversationsService) as unknown[];
+    const third = params[2] === ConversationLogQueries ? new ConversationLogQueries(db.pool) : db.pool;
+    const replica = new Service(store, new BooksRepository(db.pool), third, config);
+    // then it answers the same view, and that view has every turn
+    expect(await replica.view(owner, id)).toEqual(folded);
+    expect(folded.turns).toHaveLength(120);
+    expect(folded.turns.every((t) => t.status === 'replied')).toBe(true);
+  });
+
+  const snapshotOf = async (id: string): Promise<number | undefined> =>
+    (
+      await db.pool.query<{ version: number }>('SELECT version FROM fold_snapshots WHERE stream_id = $1', [
+        conversationStreamId(id),
+      ])
+    ).rows[0]?.version;
+
   it('create then post: ConversationStarted at 1, UserMessagePosted at 2 with the ids it answered', async () => {
     // given a user
     const owner = user();

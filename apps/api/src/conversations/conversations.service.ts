@@ -26,6 +26,7 @@ import {
   eventOf,
   EventStore,
   ExpectedVersion,
+  FoldSnapshots,
   NewEvent,
   StoredEvent,
   StreamFoldCache,
@@ -83,7 +84,7 @@ export class ConversationsService {
     private readonly log: ConversationLogQueries,
     @Inject(CONFIG) private readonly config: AppConfig,
   ) {
-    this.folds = new StreamFoldCache(store, conversationFold, 10_000);
+    this.folds = new StreamFoldCache(store, conversationFold, 10_000, new FoldSnapshots(store.pool));
   }
 
   async load(
@@ -531,7 +532,10 @@ interface FoldedConversation {
   lastActivityAt?: Date;
 }
 
+/** What the API keeps of a conversation; a new replica starts a long one from its latest snapshot. */
 const conversationFold = {
+  // raise the version with any change to what evolve keeps: older snapshots are then not read
+  snapshots: { id: 'api-conversation/v1', every: 200 },
   initial: (): FoldedConversation => ({ state: initialState() }),
   evolve: (f: FoldedConversation, e: StoredEvent<ConversationEvent>): FoldedConversation => ({
     state: evolve(f.state, e),
