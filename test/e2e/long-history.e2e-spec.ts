@@ -69,16 +69,26 @@ describe('long histories (e2e, real SDK against the fake Messages API)', () => {
       expect(data.coversVersions[0]).toBeLessThanOrEqual(data.coversVersions[1]);
       expect(data.coversVersions[1]).toBeLessThan(s.version);
       expect(data.usage.outputTokens).toBeGreaterThan(0);
-      // recorded before the turn's first model call
-      const turnEvents = log.filter((e) => turnOf(e) === turnOf(s) && e.type !== 'UserMessagePosted');
-      expect(turnEvents[0].type).toBe('HistorySummarized');
+      // taken ahead: recorded by the turn that outgrew the share, after its reply, so no reader waited for it
+      const turnEvents = log.filter((e) => turnOf(e) === turnOf(s));
+      expect(turnEvents.map((e) => e.type).slice(-2)).toEqual(['AssistantReplied', 'HistorySummarized']);
     }
-    // every request of the conversation after the first summary starts with the latest summary
+    // each summary was paid for once, though the next question was posted while it was being
+    // written: the turn after waited for it instead of asking for the same summary itself
+    const summaryCalls = fake.requests
+      .filter((r) => isSummaryRequest(r) && JSON.stringify(r.body.messages).includes('lamp room'))
+      .map((r) => JSON.stringify(r.body.messages));
+    expect(summaryCalls.length).toBeGreaterThanOrEqual(summarised.length);
+    expect(new Set(summaryCalls).size).toBe(summaryCalls.length);
+    // every request of the last question starts with the latest summary recorded before it
+    const lastQuestion = log.find(
+      (e) => e.type === 'UserMessagePosted' && (e.data as { content: string }).content.startsWith('Question 29'),
+    )!;
     const answering = fake.requests.filter(
       (r) => !isSummaryRequest(r) && JSON.stringify(r.body.messages).includes('Question 29'),
     );
     expect(answering.length).toBeGreaterThan(0);
-    const last = summarised[summarised.length - 1].data as { summary: string };
+    const last = summarised.filter((e) => e.version < lastQuestion.version).pop()!.data as { summary: string };
     for (const r of answering) expect(firstText(r)).toContain(last.summary);
     // the prompt cache: most input tokens of the answers were read from the cache
     const usage = log

@@ -26,11 +26,15 @@ import { TurnSteps } from './turn-steps';
 
 /**
  * ended (with the conversation as this runner last folded it: what the sequencer and the batch
- * check need, without reading the stream again); waiting for an earlier turn; or waiting for the
- * provider batch holding its model call
+ * check need, without reading the stream again); waiting for an earlier turn; waiting for the
+ * provider batch holding its model call; or waiting for the turn before, which is cutting the
+ * history this turn would otherwise cut
  */
 export type TurnOutcome =
-  { kind: 'ended'; folded: FoldedConversation } | TurnWait | { kind: 'wait-model-batch'; providerBatchId: string };
+  | { kind: 'ended'; folded: FoldedConversation }
+  | TurnWait
+  | { kind: 'wait-model-batch'; providerBatchId: string }
+  | { kind: 'wait-history-cut'; forTurnId: string };
 
 const DB_RETRY_MAX_MS = 2_000;
 
@@ -85,6 +89,8 @@ export class AgentTurnRunner {
     turnId: string,
     signal: AbortSignal,
     keeper: StepKeeper = new MemoryStepKeeper(),
+    /** whether a turn's job has yet to finish (it may still take the next turn's cut ahead) */
+    stillRunning: (turnId: string) => Promise<boolean> = async () => false,
   ): Promise<TurnOutcome> {
     let outage = { tries: 0, since: 0 }; // consecutive transient database errors
     // after this worker's own append the next step starts from memory: the append at the folded
@@ -97,15 +103,22 @@ export class AgentTurnRunner {
         const s = turnOf(folded, conversationId, turnId, signal);
         afterOwnAppend = undefined;
         const { budgetTokens, maxIterations } = this.steps.settings(s);
-        const step = s.deleted
+        let step = s.deleted
           ? ({ kind: 'ended' } as const)
           : this.steps.alwaysRetrieve(s)
             ? nextRetrievalStep(s.turns, turnId, budgetTokens)
             : nextStep(s.turns, turnId, maxIterations, { budgetTokens, withTools: true });
-        if (step.kind === 'ended') return { kind: 'ended', folded };
+        if (step.kind === 'ended') {
+          // replied: the cut the next turn would need is made now, while the reader reads the answer
+          const ahead = s.deleted ? undefined : this.steps.cutAhead(s);
+          if (!ahead) return { kind: 'ended', folded };
+          step = ahead;
+        }
         if (step.kind === 'wait') return step;
-        // aborted, yet the log shows no ending: this worker is stopping; the job goes back to the queue
+        // aborted, yet the log shows no ending (or no cut ahead): this worker is stopping; the job goes back to the queue
         if (signal.aborted) throw new TurnHandedBack(turnId);
+        const cutting = step.kind === 'cut-history' && !s.turn!.ending && (await this.cutTakenAhead(s, stillRunning));
+        if (cutting) return { kind: 'wait-history-cut', forTurnId: cutting };
         const key = stepKey(s.turn!, step);
         const kept = keeper.kept?.step === key ? keeper.kept.events : undefined;
         const events = kept ?? (await this.perform(s, step, signal, keeper, key));
@@ -131,6 +144,21 @@ export class AgentTurnRunner {
         throw e;
       }
     }
+  }
+
+  /**
+   * The turn before this one, when its job may still take this turn's cut ahead (it replied, has
+   * recorded no cut and its job has not finished): this turn waits for that cut rather than pay
+   * for the same summary. A log whose turn before has no job (written by an earlier release, or
+   * a job long gone) is cut by this turn itself.
+   */
+  private async cutTakenAhead(
+    s: LoadedTurn,
+    stillRunning: (turnId: string) => Promise<boolean>,
+  ): Promise<string | undefined> {
+    const previous = s.turns[s.turns.indexOf(s.turn!) - 1];
+    if (previous?.ending?.type !== 'AssistantReplied' || previous.historyStart || previous.batch) return undefined;
+    return (await stillRunning(previous.turnId)) ? previous.turnId : undefined;
   }
 
   /** Does one step; a step that called the model is kept before anything else can go wrong. */

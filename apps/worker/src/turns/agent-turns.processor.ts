@@ -53,6 +53,8 @@ export function queuedTurnRecheckMs(behind: number): number {
 }
 export const QUEUED_TURN_RECHECK_MS = 2_000;
 export const QUEUED_TURN_RECHECK_MAX_MS = 30_000;
+/** A turn waiting for the cut the turn before takes ahead looks again this often (unless promoted sooner). */
+export const HISTORY_CUT_RECHECK_MS = 500;
 
 @Processor(AGENT_TURNS_QUEUE, {
   lockDuration: LOCK_MS,
@@ -139,7 +141,9 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
     const keeper = new JobStepKeeper(job);
     const outcome = await this.running.track(conversationId, turnId, async (signal) => {
       try {
-        return await this.runner.run(conversationId, turnId, signal, keeper);
+        return await this.runner.run(conversationId, turnId, signal, keeper, (id) =>
+          this.sequencer.isUnfinished(conversationId, id),
+        );
       } catch (e) {
         if (e instanceof TurnHandedBack) return { kind: 'handed-back' as const };
         const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
@@ -159,6 +163,12 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
       this.giveBack(job.id!);
       await job.moveToDelayed(Date.now() + queuedTurnRecheckMs(outcome.behind), token);
       await this.sequencer.promoteIfNext(conversationId, turnId, job);
+      throw new DelayedError();
+    }
+    if (outcome.kind === 'wait-history-cut') {
+      // the turn before is summarising the history for this one: its job promotes this one when done
+      this.giveBack(job.id!);
+      await job.moveToDelayed(Date.now() + HISTORY_CUT_RECHECK_MS, token);
       throw new DelayedError();
     }
     if (outcome.kind === 'wait-model-batch') {

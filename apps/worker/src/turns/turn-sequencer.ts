@@ -33,6 +33,13 @@ export class TurnSequencer {
     return true;
   }
 
+  /** Whether the turn's job has yet to finish: running, or queued to run (again). */
+  async isUnfinished(conversationId: string, turnId: string): Promise<boolean> {
+    const job = await this.findJob(conversationId, turnId);
+    if (!job) return false;
+    return ['active', 'waiting', 'delayed', 'prioritized', 'waiting-children'].includes(await job.getState());
+  }
+
   private async findJob(conversationId: string, turnId: string) {
     return (
       (await this.queue.getJob(runTurnJobId(conversationId, turnId))) ??

@@ -10,6 +10,7 @@ import {
   costUsd,
   HISTORY_HIGH_SHARE,
   HistoryCutStep,
+  historyCutAhead,
   isAbort,
   latestHistoryStart,
   LlmCallSubmitted,
@@ -234,6 +235,17 @@ export class TurnSteps {
   }
 
   /** Providers without tool use (or the always-retrieve mode) search first, then answer. */
+  /**
+   * The cut the next turn would need, due now that this turn has replied (historyCutAhead). Not
+   * for a batch's turns: a batch's figures are final when it completes.
+   */
+  cutAhead(s: LoadedTurn): HistoryCutStep | undefined {
+    if (!s.turn || s.turn.batch) return undefined;
+    const index = s.turns.indexOf(s.turn);
+    const cut = historyCutAhead(s.turns, index, this.settings(s).budgetTokens, !this.alwaysRetrieve(s));
+    return cut && { kind: 'cut-history', ...cut };
+  }
+
   alwaysRetrieve(s: LoadedTurn): boolean {
     if (!s.ctx.bookId || !this.tools.specsFor(s.ctx).some((t) => t.name === 'search_book')) return false;
     return usesAlwaysRetrieve(this.settings(s).retrievalMode, this.llm.supportsTools);

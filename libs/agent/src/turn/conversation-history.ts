@@ -142,6 +142,35 @@ export function historyWindow(
   return { start, summary, cut: { from: base } };
 }
 
+/**
+ * The cut the turn after the one at `index` would have to make before its first call, taken
+ * ahead by this turn once it has replied: the reader has the answer, and the next question finds
+ * its history cut already instead of waiting for the summary. Undefined when none is due, when
+ * this turn recorded a cut already, when a later turn has started (it cuts for itself), or when
+ * this turn alone outgrows the low share (the next turn then cuts it too, as before).
+ */
+export function historyCutAhead(
+  turns: TurnRecord[],
+  index: number,
+  budgetTokens: number,
+  withTools = true,
+): { from: number; to: number } | undefined {
+  const turn = turns[index];
+  if (turn?.ending?.type !== 'AssistantReplied' || turn.historyStart) return undefined;
+  if (turns.slice(index + 1).some((t) => t.iterations.length > 0 || t.historyStart || t.ending)) return undefined;
+  const next: TurnRecord = {
+    turnId: '',
+    messageId: '',
+    content: '',
+    postedAt: turn.postedAt,
+    postedVersion: Number.MAX_SAFE_INTEGER,
+    iterations: [],
+  };
+  const window = historyWindow([...turns.slice(0, index + 1), next], index + 1, budgetTokens, withTools);
+  if (!window.cut || window.start > index) return undefined;
+  return { from: window.cut.from, to: window.start };
+}
+
 /** The index of the first turn posted after `version` (at most `limit`). */
 function firstAfter(turns: TurnRecord[], version: number, limit: number): number {
   let i = 0;

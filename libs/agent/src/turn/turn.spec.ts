@@ -1,5 +1,5 @@
 import { LlmMessage } from '../llm/llm.types';
-import { buildHistory, estimateTokens, historyWindow, turnsStillNeeded } from './conversation-history';
+import { buildHistory, estimateTokens, historyCutAhead, historyWindow, turnsStillNeeded } from './conversation-history';
 import { citedPassages } from './citations';
 import { CITATION_BLOCK, citationStartFor, nextRetrievalStep, nextStep } from './turn-plan';
 import { evolveTurns, TurnEvent, TurnRecord, turnsOf } from './turn-records';
@@ -229,7 +229,7 @@ describe(evolveTurns.name, () => {
 function runConversation(
   n: number,
   budgetTokens: number,
-  opts: { compact?: boolean; withTools?: boolean; summaryFails?: (turn: number) => boolean } = {},
+  opts: { compact?: boolean; withTools?: boolean; summaryFails?: (turn: number) => boolean; ahead?: boolean } = {},
 ) {
   const withTools = opts.withTools ?? true;
   let v = 0;
@@ -238,6 +238,7 @@ function runConversation(
   const apply = (event: TurnEvent) => (turns = evolveTurns(turns, event));
   const firstRequests: LlmMessage[][] = [];
   const cutsAt: number[] = [];
+  const aheadAt: number[] = [];
   let mostKept = 0;
   let mostKeptTokens = 0;
   for (let k = 0; k < n; k++) {
@@ -293,6 +294,23 @@ function runConversation(
     apply(
       ev('AssistantReplied', { turnId: id, messageId: `a${k}`, content: `answer ${k} ${'v'.repeat((k * 53) % 300)}` }),
     );
+    // the cut the next turn would need, taken ahead by this one after its reply
+    const ahead = opts.ahead ? historyCutAhead(turns, turns.length - 1, budgetTokens, withTools) : undefined;
+    if (ahead) {
+      aheadAt.push(k);
+      const lastCut = turns[ahead.to].postedVersion - 1;
+      apply(
+        ev('HistorySummarized', {
+          turnId: id,
+          coversVersions: [1, lastCut],
+          summary: `what happened up to version ${lastCut}`,
+          usage: { inputTokens: 1, outputTokens: 1, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
+          model: 'm',
+          costUsd: 0,
+        }),
+      );
+      expect(historyCutAhead(turns, turns.length - 1, budgetTokens, withTools)).toBeUndefined();
+    }
     if (opts.compact) turns = turnsStillNeeded(turns, { historiesWithoutTools: !withTools });
     mostKept = Math.max(mostKept, turns.length);
     const rendered = turns.map((t) => (withTools ? t.rendered?.withTools : t.rendered?.withoutTools)?.tokens ?? 0);
@@ -301,7 +319,7 @@ function runConversation(
       rendered.reduce((a, b) => a + b, 0),
     );
   }
-  return { firstRequests, cutsAt, mostKept, mostKeptTokens, turns };
+  return { firstRequests, cutsAt, aheadAt, mostKept, mostKeptTokens, turns };
 }
 
 const firstText = (m: LlmMessage) => (m.content[0] as { text?: string }).text ?? '';
@@ -346,6 +364,30 @@ describe(historyWindow.name, () => {
     expect(request[0].content[0]).toEqual(failing.firstRequests[trimmedAt - 1][0].content[0]);
     expect(request.length).toBe(all.firstRequests[trimmedAt].length);
     expect(failing.cutsAt).toEqual(all.cutsAt.slice(0, failing.cutsAt.length));
+  });
+
+  it("takes the next turn's cut ahead, after the reply: the same requests as cutting before the next turn's first call", () => {
+    for (const withTools of [true, false]) {
+      const inline = runConversation(60, budget, { withTools });
+      const ahead = runConversation(60, budget, { withTools, ahead: true });
+      // every cut was taken by the turn before, once it had replied: no turn waited for one
+      expect(ahead.cutsAt).toEqual([]);
+      expect(ahead.aheadAt.map((k) => k + 1)).toEqual(inline.cutsAt);
+      // and each turn sent what it would have sent (the summaries name other versions: the events come in another order)
+      const normalised = (r: LlmMessage[][]) => JSON.stringify(r).replace(/up to version \d+/g, 'up to version N');
+      expect(normalised(ahead.firstRequests)).toBe(normalised(inline.firstRequests));
+    }
+  });
+
+  it('takes no cut ahead for a turn that did not reply, that cut already, or after which another turn started', () => {
+    const { turns } = runConversation(12, budget);
+    const last = turns.length - 1;
+    const due = (ts: TurnRecord[]) => historyCutAhead(ts, ts.length - 1, 1_500);
+    expect(due(turns)).toBeDefined(); // a small budget: a cut is due after the last turn
+    expect(due([...turns.slice(0, last), { ...turns[last], ending: { type: 'TurnFailed' } }])).toBeUndefined();
+    expect(due([...turns.slice(0, last), { ...turns[last], historyStart: { afterVersion: 1 } }])).toBeUndefined();
+    const started = { ...turns[last], turnId: 'later', iterations: [turns[last].iterations[0]], ending: undefined };
+    expect(historyCutAhead([...turns, started], last, 1_500)).toBeUndefined();
   });
 
   it("plans a cut only before the turn's first call, also in the always-retrieve plan", () => {
