@@ -24,13 +24,17 @@ describe('ConversationsService (in process, real EventStore)', () => {
     db = await createTestDatabase();
     store = new EventStore(db.pool);
     config = loadConfig({ NODE_ENV: 'development', DATABASE_URL: db.url, LOG_LEVEL: 'silent' });
+    sut = newService();
+  });
+  /** A service as Nest makes one: a replica of its own, with nothing folded yet. */
+  const newService = () => {
     // the third parameter is the Pool or (being refactored) the injected ConversationLogQueries:
     // give it what its declared type asks for, as Nest would
     const params = Reflect.getMetadata('design:paramtypes', ConversationsService) as unknown[];
     const third = params[2] === ConversationLogQueries ? new ConversationLogQueries(db.pool) : db.pool;
     const Service = ConversationsService as unknown as new (...args: unknown[]) => ConversationsService;
-    sut = new Service(store, new BooksRepository(db.pool), third, config);
-  });
+    return new Service(store, new BooksRepository(db.pool), third, config);
+  };
   afterAll(() => db.drop());
 
   const stream = (conversationId: string): Promise<StoredEvent<ConversationEvent>[]> =>
@@ -55,10 +59,7 @@ describe('ConversationsService (in process, real EventStore)', () => {
     expect(await snapshotOf(id)).toBeGreaterThan(200);
     expect(await snapshotOf(id)).toBeLessThan(241);
     // when a replica that never saw it (a deploy) views it
-    const Service = ConversationsService as unknown as new (...args: unknown[]) => ConversationsService;
-    const params = Reflect.getMetadata('design:paramtypes', ConversationsService) as unknown[];
-    const third = params[2] === ConversationLogQueries ? new ConversationLogQueries(db.pool) : db.pool;
-    const replica = new Service(store, new BooksRepository(db.pool), third, config);
+    const replica = newService();
     // then it answers the same view, and that view has every turn
     expect(await replica.view(owner, id)).toEqual(folded);
     expect(folded.turns).toHaveLength(120);

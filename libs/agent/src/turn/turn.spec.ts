@@ -236,6 +236,16 @@ function runConversation(
   const ev = (type: string, data: object): TurnEvent => ({ type, data, version: ++v, occurredAt: at }) as TurnEvent;
   let turns: TurnRecord[] = [];
   const apply = (event: TurnEvent) => (turns = evolveTurns(turns, event));
+  /** The model's summary of everything up to `lastCut`, recorded by turn `turnId`. */
+  const summarised = (turnId: string, lastCut: number) =>
+    ev('HistorySummarized', {
+      turnId,
+      coversVersions: [1, lastCut],
+      summary: `what happened up to version ${lastCut}`,
+      usage: { inputTokens: 1, outputTokens: 1, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
+      model: 'm',
+      costUsd: 0,
+    });
   const firstRequests: LlmMessage[][] = [];
   const cutsAt: number[] = [];
   const aheadAt: number[] = [];
@@ -261,14 +271,7 @@ function runConversation(
               droppedVersions: [turns[step.from].postedVersion, lastCut],
               reason: 'overloaded',
             })
-          : ev('HistorySummarized', {
-              turnId: id,
-              coversVersions: [1, lastCut],
-              summary: `what happened up to version ${lastCut}`,
-              usage: { inputTokens: 1, outputTokens: 1, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
-              model: 'm',
-              costUsd: 0,
-            }),
+          : summarised(id, lastCut),
       );
       step = nextStep(turns, id, 5, { budgetTokens, withTools });
     }
@@ -298,17 +301,7 @@ function runConversation(
     const ahead = opts.ahead ? historyCutAhead(turns, turns.length - 1, budgetTokens, withTools) : undefined;
     if (ahead) {
       aheadAt.push(k);
-      const lastCut = turns[ahead.to].postedVersion - 1;
-      apply(
-        ev('HistorySummarized', {
-          turnId: id,
-          coversVersions: [1, lastCut],
-          summary: `what happened up to version ${lastCut}`,
-          usage: { inputTokens: 1, outputTokens: 1, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
-          model: 'm',
-          costUsd: 0,
-        }),
-      );
+      apply(summarised(id, turns[ahead.to].postedVersion - 1));
       expect(historyCutAhead(turns, turns.length - 1, budgetTokens, withTools)).toBeUndefined();
     }
     if (opts.compact) turns = turnsStillNeeded(turns, { historiesWithoutTools: !withTools });
