@@ -21,6 +21,9 @@ export interface StreamFold<E extends EventShape, S> {
   snapshots?: { id: string; every: number };
 }
 
+/** Events between two snapshots of a stream: a process new to the stream folds at most about twice this many. */
+export const SNAPSHOT_SPAN_EVENTS = 200;
+
 export interface FoldedStream<S> {
   /** the version of the last event folded in (0: no stream) */
   version: number;

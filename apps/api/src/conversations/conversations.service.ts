@@ -28,6 +28,7 @@ import {
   ExpectedVersion,
   FoldSnapshots,
   NewEvent,
+  SNAPSHOT_SPAN_EVENTS,
   StoredEvent,
   StreamFoldCache,
   WrongExpectedVersionError,
@@ -535,7 +536,7 @@ interface FoldedConversation {
 /** What the API keeps of a conversation; a new replica starts a long one from its latest snapshot. */
 const conversationFold = {
   // raise the version with any change to what evolve keeps: older snapshots are then not read
-  snapshots: { id: 'api-conversation/v1', every: 200 },
+  snapshots: { id: 'api-conversation/v1', every: SNAPSHOT_SPAN_EVENTS },
   initial: (): FoldedConversation => ({ state: initialState() }),
   evolve: (f: FoldedConversation, e: StoredEvent<ConversationEvent>): FoldedConversation => ({
     state: evolve(f.state, e),

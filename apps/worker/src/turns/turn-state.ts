@@ -20,7 +20,15 @@ import {
   initialState,
   startedBookIds,
 } from '@parley/conversation';
-import { EventStore, FoldSnapshots, NewEvent, StoredEvent, StreamFold, StreamFoldCache } from '@parley/event-store';
+import {
+  EventStore,
+  FoldSnapshots,
+  NewEvent,
+  SNAPSHOT_SPAN_EVENTS,
+  StoredEvent,
+  StreamFold,
+  StreamFoldCache,
+} from '@parley/event-store';
 
 /** What a worker needs of a conversation to run its turns: the decision state and the turns. */
 export interface ConversationFold {
@@ -41,8 +49,6 @@ export interface ConversationFold {
  * earlier builds are no longer read.
  */
 export const WORKER_FOLD_VERSION = 1;
-/** ~50 search turns: a worker new to a conversation folds at most about twice this many events */
-const SNAPSHOT_EVERY_EVENTS = 200;
 
 /**
  * The fold a worker keeps: the turns since the latest cut of the history (`turnsStillNeeded`),
@@ -51,7 +57,7 @@ const SNAPSHOT_EVERY_EVENTS = 200;
  */
 export const conversationFold = (
   historiesWithoutTools = true,
-  snapshotEvery = SNAPSHOT_EVERY_EVENTS,
+  snapshotEvery = SNAPSHOT_SPAN_EVENTS,
 ): StreamFold<ConversationEvent, ConversationFold> => ({
   snapshots: {
     id: `worker-conversation/v${WORKER_FOLD_VERSION}${historiesWithoutTools ? '/without-tools' : ''}`,

@@ -234,7 +234,6 @@ export class TurnSteps {
     };
   }
 
-  /** Providers without tool use (or the always-retrieve mode) search first, then answer. */
   /**
    * The cut the next turn would need, due now that this turn has replied (historyCutAhead). Not
    * for a batch's turns: a batch's figures are final when it completes.
@@ -246,6 +245,7 @@ export class TurnSteps {
     return cut && { kind: 'cut-history', ...cut };
   }
 
+  /** Providers without tool use (or the always-retrieve mode) search first, then answer. */
   alwaysRetrieve(s: LoadedTurn): boolean {
     if (!s.ctx.bookId || !this.tools.specsFor(s.ctx).some((t) => t.name === 'search_book')) return false;
     return usesAlwaysRetrieve(this.settings(s).retrievalMode, this.llm.supportsTools);

@@ -116,7 +116,8 @@ export interface HistoryWindow {
  * The history window of the turn at `index`: the turns since the latest cut, or, when those
  * (with the summary) outgrow the high share of the budget, the newest of them within the low
  * share. A pure function of the recorded turns, so every step, worker and retry of a turn sends
- * the same history, and the turns after it the same prefix until the next cut.
+ * the same history, and the turns after it the same prefix until the next cut. `index` may be
+ * `turns.length`: the window of a turn not posted yet.
  */
 export function historyWindow(
   turns: TurnRecord[],
@@ -130,7 +131,7 @@ export function historyWindow(
   const summaryTokens = summary ? estimateTokens([summaryMessage(summary.text)]) : 0;
   let span = summaryTokens;
   for (let i = base; i < index; i++) span += pastTurnMessages(turns[i], withTools).tokens;
-  if (turns[index].historyStart || span <= budgetTokens * HISTORY_HIGH_SHARE) return { start: base, summary };
+  if (turns[index]?.historyStart || span <= budgetTokens * HISTORY_HIGH_SHARE) return { start: base, summary };
   let start = index;
   let kept = 0;
   while (start > base) {
@@ -158,15 +159,7 @@ export function historyCutAhead(
   const turn = turns[index];
   if (turn?.ending?.type !== 'AssistantReplied' || turn.historyStart) return undefined;
   if (turns.slice(index + 1).some((t) => t.iterations.length > 0 || t.historyStart || t.ending)) return undefined;
-  const next: TurnRecord = {
-    turnId: '',
-    messageId: '',
-    content: '',
-    postedAt: turn.postedAt,
-    postedVersion: Number.MAX_SAFE_INTEGER,
-    iterations: [],
-  };
-  const window = historyWindow([...turns.slice(0, index + 1), next], index + 1, budgetTokens, withTools);
+  const window = historyWindow(turns.slice(0, index + 1), index + 1, budgetTokens, withTools);
   if (!window.cut || window.start > index) return undefined;
   return { from: window.cut.from, to: window.start };
 }
