@@ -188,7 +188,7 @@ class ChatSession {
     if (e.type === 'ReadingPositionChanged') {
       this.conversation.readingPosition = (e.data.readingPosition as number | null) ?? null;
     }
-    if (e.type === 'ConversationDeleted') {
+    if (e.type === 'ConversationDeleted' || e.type === 'ConversationErased') {
       return this.die(new CliError('this conversation was deleted', EXIT.notFound));
     }
     if (this.early) this.keep({ event: e });

@@ -130,6 +130,8 @@ export function eventLines(e: EventEnvelope, numbers: Map<string, number>): stri
       return [`${head}${dim('the answer was cancelled')}`];
     case 'ConversationDeleted':
       return [`${head}${who} deleted the conversation`];
+    case 'ConversationErased':
+      return [`${head}the conversation was erased`];
     default: // a type a newer server writes
       return [`${head}${(e as { type: string }).type}`];
   }

@@ -6,6 +6,8 @@ import { newBook } from '../support/factories/books';
 import { openStream } from '../support/sse-client';
 import { clientFor, Client, startStack, Stack, fakeAnthropicEnv } from '../support/stack';
 import { waitFor } from '../support/wait-for';
+import { redisUrl } from '../support/test-database';
+import Redis from 'ioredis';
 import { QUEUED_TURN_RECHECK_MS } from '../../apps/worker/src/turns/agent-turns.processor';
 
 /** What the current turn's user asked (the last user text that is not a tool result). */
@@ -247,7 +249,7 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
     expect((await events(id)).filter(ended(turnId))).toHaveLength(1);
   });
 
-  it('stops a running turn when its conversation or its book is deleted: the LLM stream aborts, nothing is appended', async () => {
+  it('stops a running turn when its conversation or its book is deleted: the LLM stream aborts, nothing of the turn is left', async () => {
     const deletions: Array<(conversationId: string, book: string) => Promise<{ response: Response }>> = [
       (conversationId) => alice.api.DELETE('/v1/conversations/{id}', { params: { path: { id: conversationId } } }),
       (_, book) => alice.api.DELETE('/v1/books/{id}', { params: { path: { id: book } } }),
@@ -268,7 +270,21 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
         'SELECT type FROM events WHERE stream_id = $1 ORDER BY version',
         [conversationStreamId(id)],
       );
-      expect(rows.map((r) => r.type)).toEqual(['ConversationStarted', 'UserMessagePosted', 'ConversationDeleted']);
+      expect(rows.map((r) => r.type)).toEqual(['ConversationErased']);
+      // no answer was bought for it after the abort
+      expect(fake.requests.filter((r) => question(r) === asked)).toHaveLength(1);
+      // and its job, which was running, leaves Redis once it has ended (the worker's erasure sweep)
+      const redis = new Redis(redisUrl());
+      try {
+        const keys = `${stack.env.QUEUE_PREFIX}:agent-turns:*${id}*`;
+        await waitFor(
+          'the running job to be removed from Redis',
+          async () => (await redis.keys(keys)).length === 0,
+          15_000,
+        );
+      } finally {
+        redis.disconnect();
+      }
     }
   });
 

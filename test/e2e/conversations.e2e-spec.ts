@@ -170,13 +170,13 @@ describe('conversations API (e2e)', () => {
       expect((await listOf(carol, { bookId: randomUUID() })).items).toEqual([]);
     });
 
-    it('deletes: ConversationDeleted, then 404 everywhere and gone from the list', async () => {
+    it('deletes: the stream ends with the tombstone ConversationErased, then 404 everywhere and gone from the list', async () => {
       const { id } = await newConversation();
       const stream = openStream(`${stack.base}/v1/conversations/${id}/stream`, { token: alice.token });
       await stream.until('ConversationStarted', (f) => f.length >= 1);
       const remove = () => alice.api.DELETE('/v1/conversations/{id}', { params: { path: { id } } });
       expect((await remove()).response.status).toBe(204);
-      await stream.until('ConversationDeleted on SSE', (f) => f.some((x) => x.event === 'ConversationDeleted'));
+      await stream.until('ConversationErased on SSE', (f) => f.some((x) => x.event === 'ConversationErased'));
       stream.close();
       const path = { id };
       const calls: Call[] = [
@@ -208,7 +208,7 @@ describe('conversations API (e2e)', () => {
       expect(expectProblem(await forkAt(0), 400).code).toBe('validation_failed');
     });
 
-    it("deletes a book's conversations with it (ConversationDeleted each), and only those", async () => {
+    it("deletes a book's conversations with it (erased each), and only those", async () => {
       const { id: bookId } = await newBook(alice);
       const about = await newConversation(alice, { bookId });
       const fork = expectOk(

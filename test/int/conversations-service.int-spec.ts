@@ -5,6 +5,7 @@ import { AppConfig, loadConfig } from '@parley/config';
 import { ConversationEvent, conversationStreamId, DomainError } from '@parley/conversation';
 import { EventStore, StoredEvent, WrongExpectedVersionError } from '@parley/event-store';
 import { ConversationLogQueries } from '@parley/read-models';
+import { ConversationEraser } from '@parley/erasure';
 import { ConversationsService } from '../../apps/api/src/conversations/conversations.service';
 import { assistantReplied } from '../support/factories/events';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
@@ -207,20 +208,27 @@ describe('ConversationsService (in process, real EventStore)', () => {
     expect(events[2].data).toEqual({ turnId: running.turnId });
   });
 
-  it('after delete every command on the conversation is not found, and the stream ends with ConversationDeleted', async () => {
-    // given a conversation with a running turn
+  it('after erasure every command on the conversation is not found, and its stream is the tombstone alone', async () => {
+    // given a conversation with a running turn, folded by this replica
     const owner = user();
     const { id } = await sut.start(owner, {});
     const { turnId } = await sut.post(owner, id, { content: 'hello', ...enqueue }, {});
-    // when it is deleted
-    const deleted = await sut.delete(owner, id, 2);
+    await sut.view(owner, id);
+    // when it is erased
+    const erasure = { userId: owner, subject: 'conversation' as const, erasureId: randomUUID() };
+    const erased = await new ConversationEraser(store).erase(id, { ...erasure, ifMatch: 2 });
     // then the running turn is reported for its worker to stop
-    expect(deleted).toEqual({ conversationId: id, unendedTurns: [turnId] });
-    expect(shape(await stream(id))).toEqual([
-      { version: 1, type: 'ConversationStarted' },
-      { version: 2, type: 'UserMessagePosted' },
-      { version: 3, type: 'ConversationDeleted' },
-    ]);
+    expect(erased).toEqual({ conversationId: id, erasedEvents: 2, unendedTurns: [turnId] });
+    const [tombstone, ...rest] = await stream(id);
+    expect(rest).toEqual([]);
+    expect(tombstone).toMatchObject({
+      version: 3,
+      type: 'ConversationErased',
+      data: { erasedEvents: 2, subject: 'conversation' },
+      metadata: { erasureId: erasure.erasureId },
+    });
+    // and erasing it again finds nothing
+    expect(await new ConversationEraser(store).erase(id, erasure)).toBeUndefined();
     // and every command is not found, with or without If-Match
     const commands: Array<[string, () => Promise<unknown>]> = [
       ['view', () => sut.view(owner, id)],
@@ -229,7 +237,6 @@ describe('ConversationsService (in process, real EventStore)', () => {
       ['post with If-Match', () => sut.post(owner, id, { content: 'again', ...enqueue }, { ifMatch: 3 })],
       ['rename', () => sut.update(owner, id, { title: 'x' })],
       ['rename with a stale If-Match', () => sut.update(owner, id, { title: 'x' }, 1)],
-      ['delete again', () => sut.delete(owner, id)],
       ['cancel the turn', () => sut.cancelTurn(owner, id, turnId)],
       ['fork', () => sut.fork(owner, id, 1)],
     ];
@@ -237,8 +244,8 @@ describe('ConversationsService (in process, real EventStore)', () => {
       const error = await command().catch((e: unknown) => e);
       expect({ name, error }).toEqual({ name, error: expect.objectContaining({ code: 'not_found' }) });
     }
-    // and nothing was appended after the deletion
-    expect(await stream(id)).toHaveLength(3);
+    // and nothing was appended after the erasure
+    expect(await stream(id)).toHaveLength(1);
   });
 
   describe('fork', () => {

@@ -108,7 +108,7 @@ describe(ConversationsProjection.name, () => {
     ]);
   });
 
-  it('writes the usage rows the migration 1732240000015 backfills from the log for conversations already projected', async () => {
+  it('writes the usage rows the migrations 1732240000015 and 020 backfill from the log for conversations already projected', async () => {
     const failed: ConversationEvent = {
       type: 'TurnFailed',
       data: { turnId: randomUUID(), code: 'x', message: 'm', retryable: false },
@@ -134,10 +134,21 @@ describe(ConversationsProjection.name, () => {
       migration.indexOf('INSERT INTO usage_records'),
       migration.indexOf('-- Down Migration'),
     );
+    // and the reader each row names, added by the ledger's migration
+    const ledger = readFileSync(
+      path.join(projectRoot(__dirname), 'migrations/1732240000020_erasure-and-ledger.sql'),
+      'utf8',
+    );
+    const owners = ledger.slice(
+      ledger.indexOf('UPDATE usage_records'),
+      ledger.indexOf(';', ledger.indexOf('UPDATE usage_records')),
+    );
     // every conversation of this database, as the migration meets them: the table new and empty
     await db.pool.query('DELETE FROM usage_records');
     await db.pool.query(backfill);
+    await db.pool.query(owners);
     expect(await rows()).toEqual(projected);
+    expect(projected.filter((r) => r.conversation_id === id).every((r) => r.owner_id !== null)).toBe(true);
   });
 
   it('prices the calls of a turn that did not reply as they were bought: list price, or half through the Message Batches API', async () => {

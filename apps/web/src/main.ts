@@ -281,13 +281,13 @@ function connect(open: Open): void {
       const e = JSON.parse((m as MessageEvent).data) as EventEnvelope;
       if (!open.log.add(e)) return; // already held: a replay after a reconnect
       saveSoon(open);
-      if (e.type === 'ConversationDeleted') {
+      if (e.type === 'ConversationErased' || e.type === 'ConversationDeleted') {
         open.closed = true;
         source.close();
         dropCachedEvents(open.id);
         setStreamStatus('deleted');
       }
-      if (['ConversationRenamed', 'AssistantReplied', 'ConversationDeleted'].includes(e.type))
+      if (['ConversationRenamed', 'AssistantReplied', 'ConversationDeleted', 'ConversationErased'].includes(e.type))
         refreshConversationsSoon();
       // a replay of old events is no news
       if (Date.now() - Date.parse(e.occurredAt) < 15_000) announce(e);

@@ -201,6 +201,7 @@ export function fold(events: EventEnvelope[], streamed: (turnId: string) => stri
         }
         break;
       case 'ConversationDeleted':
+      case 'ConversationErased':
         view.deleted = true;
         break;
     }

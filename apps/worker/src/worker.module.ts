@@ -5,6 +5,8 @@ import { BOOK_INGEST_QUEUE, BooksModule, SearchBookTool } from '@parley/books';
 import { ConfigModule } from '@parley/config';
 import { DatabaseModule, loggerModule, queueRootModule, RedisModule } from '@parley/platform';
 import { ReadModelsModule } from '@parley/read-models';
+import { ErasureModule } from '@parley/erasure';
+import { ErasureSweeper } from './erasure/erasure-sweeper.service';
 import { BookIngestProcessor } from './books/book-ingest.processor';
 import { BookIngestSweeper } from './books/book-ingest-sweeper.service';
 import { ProjectionsService } from './projections/projections.service';
@@ -30,6 +32,7 @@ import { ConversationFolds } from './turns/turn-state';
     BullModule.registerQueue({ name: AGENT_TURNS_QUEUE }, { name: BOOK_INGEST_QUEUE }),
     BooksModule,
     ReadModelsModule,
+    ErasureModule,
   ],
   providers: [
     ProjectionsService,
@@ -50,6 +53,7 @@ import { ConversationFolds } from './turns/turn-state';
     BatchCompleter,
     BookIngestProcessor,
     BookIngestSweeper,
+    ErasureSweeper,
   ],
 })
 export class WorkerModule {}

@@ -118,7 +118,10 @@ export interface paths {
     get: operations['ConversationsController_show'];
     put?: never;
     post?: never;
-    /** Delete (ConversationDeleted); every later call answers 404 */
+    /**
+     * Erase the conversation (ConversationErased); every later call answers 404
+     * @description Its events, read models, snapshots and Redis jobs are removed (docs/erasure.md); its spending stays in the usage ledger. Forks are separate conversations and are kept.
+     */
     delete: operations['ConversationsController_remove'];
     options?: never;
     head?: never;
@@ -286,6 +289,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/me': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Erase the caller's account: every conversation, book and upload, and their Redis keys
+     * @description Done when it answers (docs/erasure.md); the usage ledger keeps the money spent without the reader. Other readers are untouched. The same token can go on: it then has an empty account.
+     */
+    delete: operations['AccountController_erase'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/books': {
     parameters: {
       query?: never;
@@ -318,7 +341,10 @@ export interface paths {
     get: operations['BooksController_show'];
     put?: never;
     post?: never;
-    /** Delete a book, its passages and its conversations (ConversationDeleted each) */
+    /**
+     * Erase a book, its upload and passages, and every conversation that ever had it as a source
+     * @description Each conversation is erased as DELETE /conversations/{id} erases one (docs/erasure.md).
+     */
     delete: operations['BooksController_remove'];
     options?: never;
     head?: never;
@@ -886,7 +912,8 @@ export interface components {
         | 'ModelBatchSubmitted'
         | 'BatchStarted'
         | 'BatchCompleted'
-        | 'ConversationDeleted';
+        | 'ConversationDeleted'
+        | 'ConversationErased';
       /** Format: uuid */
       conversationId: string;
       /** @description version within the stream, from 1; the SSE id */
@@ -980,12 +1007,22 @@ export interface components {
       score: number;
       section: string | null;
     };
+    /** @description Written by releases before erasure; such a stream is erased by the worker's erasure sweep. */
     ConversationDeleted: {
       data: {
         [key: string]: unknown;
       };
       /** @enum {string} */
       type: 'ConversationDeleted';
+    };
+    /** @description What an erasure leaves of a conversation (docs/erasure.md): its tombstone, the only event left in its stream, content-free. `erasedEvents` is how many went (versions 1..erasedEvents); `subject` is what the reader erased: this conversation, a book it had, or their account. */
+    ConversationErased: {
+      data: {
+        erasedEvents: number;
+        subject: components['schemas']['ErasureSubject'];
+      };
+      /** @enum {string} */
+      type: 'ConversationErased';
     };
     /** @description A conversation's own settings; a field left out follows the server's configuration. */
     ConversationPolicy: {
@@ -1027,6 +1064,8 @@ export interface components {
       /** @enum {string} */
       type: 'ConversationStarted';
     };
+    /** @enum {string} */
+    ErasureSubject: 'conversation' | 'book' | 'account';
     /** @description Older turns summarised to fit the context budget, recorded by the turn that needed it before its first model call. From this turn on, histories send the summary, then the turns posted after `coversVersions[1]`. The summary replaces the one before it (it was part of the input). */
     HistorySummarized: {
       data: {
@@ -1295,6 +1334,14 @@ export interface components {
          */
         type: 'ConversationDeleted';
       };
+    ConversationErasedEnvelope: components['schemas']['EventEnvelopeDto'] &
+      components['schemas']['ConversationErased'] & {
+        /**
+         * @description discriminator enum property added by openapi-typescript
+         * @enum {string}
+         */
+        type: 'ConversationErased';
+      };
     /** @description A stored conversation event as served (docs/events.md), one schema per `type`. */
     ConversationEventEnvelope:
       | components['schemas']['ConversationStartedEnvelope']
@@ -1313,7 +1360,8 @@ export interface components {
       | components['schemas']['ModelBatchSubmittedEnvelope']
       | components['schemas']['BatchStartedEnvelope']
       | components['schemas']['BatchCompletedEnvelope']
-      | components['schemas']['ConversationDeletedEnvelope'];
+      | components['schemas']['ConversationDeletedEnvelope']
+      | components['schemas']['ConversationErasedEnvelope'];
   };
   responses: never;
   parameters: never;
@@ -2873,6 +2921,62 @@ export interface operations {
             code?: 'validation_failed';
           };
         };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
+          };
+        };
+      };
+    };
+  };
+  AccountController_erase: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description erased */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
       };
       /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
       401: {

@@ -38,6 +38,7 @@ const envSchema = z.object({
   WORKER_CONCURRENCY: positiveInt.default(16),
   WORKER_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(30_000),
   DB_OUTAGE_MAX_MS: positiveInt.default(300_000),
+  ERASURE_SWEEP_MS: positiveInt.default(5_000),
   AGENT_MAX_ITERATIONS: positiveInt.default(5),
   AGENT_CONTEXT_TOKENS: positiveInt.default(60_000),
   QUEUE_PREFIX: z
@@ -160,6 +161,8 @@ export interface AppConfig {
     shutdownGraceMs: number;
     /** how long a turn holds on while Postgres is away before its job is retried later */
     dbOutageMaxMs: number;
+    /** how often a worker finishes erasures: jobs that were running, conversations deleted before erasure */
+    erasureSweepMs: number;
     projectionsEnabled: boolean;
     dispatcherEnabled: boolean;
     agentEnabled: boolean;
@@ -368,6 +371,7 @@ function toAppConfig(e: Env, auth: AppConfig['auth']): AppConfig {
       concurrency: e.WORKER_CONCURRENCY,
       shutdownGraceMs: e.WORKER_SHUTDOWN_GRACE_MS,
       dbOutageMaxMs: e.DB_OUTAGE_MAX_MS,
+      erasureSweepMs: e.ERASURE_SWEEP_MS,
       projectionsEnabled: e.PROJECTIONS_ENABLED,
       dispatcherEnabled: e.DISPATCHER_ENABLED,
       agentEnabled: e.AGENT_ENABLED,

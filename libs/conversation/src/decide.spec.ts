@@ -239,13 +239,28 @@ describe(decide.name, () => {
     given([started]).when({ type: 'CancelTurn', userId: alice, turnId: 'nope' }).thenFails('turn_not_found');
   });
 
-  it('deletes, after which every command is not found', () => {
-    given([started])
-      .when({ type: 'DeleteConversation', userId: alice })
-      .then([{ type: 'ConversationDeleted', data: {} }]);
-    given([started, { type: 'ConversationDeleted', data: {} }])
-      .when(post('t1'))
-      .thenFails('not_found');
+  it("erases the owner's conversation into its tombstone, after which every command is not found", () => {
+    const erase = (userId: string | null) => ({
+      type: 'EraseConversation' as const,
+      userId,
+      subject: 'conversation' as const,
+    });
+    given([started, posted('t1')])
+      .when(erase(alice))
+      .then([{ type: 'ConversationErased', data: { erasedEvents: 2, subject: 'conversation' } }]);
+    given([started]).when(erase('mallory')).thenFails('not_found');
+    given([started]).when(erase(null)).thenFails('not_found'); // the system erases only what a reader deleted
+    const erased = { type: 'ConversationErased' as const, data: { erasedEvents: 1, subject: 'conversation' as const } };
+    given([erased]).when(post('t1')).thenFails('not_found');
+    given([erased]).when(erase(alice)).thenFails('not_found');
+  });
+
+  it('erases a conversation a release before erasure deleted, for its owner or the system', () => {
+    const deleted = { type: 'ConversationDeleted' as const, data: {} };
+    given([started, deleted]).when(post('t1')).thenFails('not_found');
+    given([started, deleted])
+      .when({ type: 'EraseConversation', userId: null, subject: 'conversation' })
+      .then([{ type: 'ConversationErased', data: { erasedEvents: 2, subject: 'conversation' } }]);
   });
 });
 

@@ -1,4 +1,4 @@
-import { BatchItem, BatchLink, BatchVia, ConversationEvent, ConversationPolicy } from './events';
+import { BatchItem, BatchLink, BatchVia, ConversationEvent, ConversationPolicy, ErasureSubject } from './events';
 import { ConversationState, findTurn, pendingTurns } from './state';
 
 /** Commands are imperative; each names the user who issues it. */
@@ -36,7 +36,11 @@ export type ConversationCommand =
     }
   | { type: 'CompleteBatch'; userId: string; batchId: string; answered: number; failures: number }
   | { type: 'CancelTurn'; userId: string; turnId: string }
-  | { type: 'DeleteConversation'; userId: string };
+  /** userId null: the system erasing a conversation deleted by a release before erasure */
+  | { type: 'EraseConversation'; userId: string | null; subject: ErasureSubject };
+
+/** The commands a reader issues through the API (an erasure goes through the event store's eraseStream). */
+export type ReaderCommand = Exclude<ConversationCommand, { type: 'EraseConversation' }>;
 
 /** A change of policy: a field given sets it, null returns it to the server's default, absent keeps it. */
 export type PolicyPatch = { [K in keyof ConversationPolicy]?: ConversationPolicy[K] | null };
@@ -86,6 +90,7 @@ export function decide(command: ConversationCommand, state: ConversationState): 
       },
     ];
   }
+  if (command.type === 'EraseConversation') return eraseConversation(command, state);
   if (state.status !== 'active' || state.ownerId !== command.userId) {
     throw new DomainError('not_found', 'conversation not found');
   }
@@ -160,11 +165,23 @@ export function decide(command: ConversationCommand, state: ConversationState): 
       if (!turn) throw new DomainError('turn_not_found', 'turn not found');
       return turn.status === 'pending' ? [{ type: 'TurnCancelled', data: { turnId: turn.turnId } }] : [];
     }
-    case 'DeleteConversation':
-      return [{ type: 'ConversationDeleted', data: {} }];
     default: {
       const unhandled: never = command;
       throw new Error(`unhandled command ${(unhandled as { type: string }).type}`);
     }
   }
+}
+
+/**
+ * The owner's conversation, or one a release before erasure deleted, ends as its tombstone
+ * (the event store then deletes everything before it). Nothing to erase is not_found.
+ */
+function eraseConversation(
+  command: Extract<ConversationCommand, { type: 'EraseConversation' }>,
+  state: ConversationState,
+): ConversationEvent[] {
+  const erasable = state.status === 'active' || state.status === 'deleted';
+  const allowed = command.userId === null ? state.status === 'deleted' : state.ownerId === command.userId;
+  if (!erasable || !allowed) throw new DomainError('not_found', 'conversation not found');
+  return [{ type: 'ConversationErased', data: { erasedEvents: state.version, subject: command.subject } }];
 }

@@ -218,6 +218,17 @@ export interface ModelBatchSubmitted {
     providerBatchId: string;
   };
 }
+/**
+ * What an erasure leaves of a conversation (docs/erasure.md): its tombstone, the only event left
+ * in its stream, content-free. `erasedEvents` is how many went (versions 1..erasedEvents);
+ * `subject` is what the reader erased: this conversation, a book it had, or their account.
+ */
+export interface ConversationErased {
+  type: 'ConversationErased';
+  data: { erasedEvents: number; subject: ErasureSubject };
+}
+export type ErasureSubject = 'conversation' | 'book' | 'account';
+/** Written by releases before erasure; such a stream is erased by the worker's erasure sweep. */
 export interface ConversationDeleted {
   type: 'ConversationDeleted';
   data: Record<string, never>;
@@ -255,7 +266,8 @@ export type ConversationEvent =
   | ModelBatchSubmitted
   | BatchStarted
   | BatchCompleted
-  | ConversationDeleted;
+  | ConversationDeleted
+  | ConversationErased;
 
 export type ConversationEventType = ConversationEvent['type'];
 
@@ -277,6 +289,7 @@ export const CONVERSATION_EVENT_TYPES: readonly ConversationEventType[] = [
   'BatchStarted',
   'BatchCompleted',
   'ConversationDeleted',
+  'ConversationErased',
 ];
 
 const KNOWN_TYPES: ReadonlySet<string> = new Set(CONVERSATION_EVENT_TYPES);

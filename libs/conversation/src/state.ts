@@ -17,7 +17,8 @@ export interface BatchState {
 }
 
 export interface ConversationState {
-  status: 'none' | 'active' | 'deleted';
+  /** deleted: by a release before erasure, and not erased yet; erased: nothing of it is left */
+  status: 'none' | 'active' | 'deleted' | 'erased';
   ownerId: string | null;
   /** the first of `bookIds`, or null */
   bookId: string | null;
@@ -115,6 +116,8 @@ export function evolve(state: ConversationState, event: ConversationEvent): Conv
       return endTurn(s, event.data.turnId, 'cancelled');
     case 'ConversationDeleted':
       return { ...s, status: 'deleted' };
+    case 'ConversationErased':
+      return { ...initialState(), status: 'erased', version: s.version };
     default: {
       const unknown: never = event;
       return unknownEvent(s, unknown);

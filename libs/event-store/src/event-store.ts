@@ -122,6 +122,39 @@ export class EventStore {
     return { nextExpectedVersion: current + events.length, events: stored };
   }
 
+  /**
+   * Erases a stream: appends its tombstone at `expectedVersion` + 1 and deletes every event before
+   * it, in one transaction, so the tombstone is all that is left of the stream (docs/erasure.md).
+   * The append is what orders the erasure with other writers: one that appended meanwhile makes
+   * this fail (WrongExpectedVersionError), and one that tries after finds the tombstone. `within`
+   * runs in the same transaction, before the delete, with the events about to go: for what must
+   * outlive them (a ledger) and what is derived from them (read models). Fold snapshots and dead
+   * letters of the stream go too.
+   */
+  async eraseStream<E extends EventShape = EventShape>(
+    streamId: string,
+    tombstone: NewEvent<E>,
+    opts: {
+      expectedVersion: number;
+      within?: (client: PoolClient, erased: StoredEvent<E>[]) => Promise<void>;
+    },
+  ): Promise<{ tombstone: StoredEvent<E>; erasedEvents: number }> {
+    return this.withTransaction(async (tx) => {
+      const erased = await this.readStream<E>(streamId, { upTo: opts.expectedVersion }, tx);
+      const appended = await this.appendWith(tx, streamId, [tombstone], opts.expectedVersion);
+      await opts.within?.(tx, erased);
+      await tx.query(`SELECT set_config('parley.erasing_stream', $1, true)`, [streamId]);
+      const { rowCount } = await tx.query('DELETE FROM events WHERE stream_id = $1 AND version < $2', [
+        streamId,
+        appended.events[0].version,
+      ]);
+      await tx.query('DELETE FROM fold_snapshots WHERE stream_id = $1', [streamId]);
+      await tx.query('DELETE FROM consumer_dead_letters WHERE event_id = ANY($1::uuid[])', [erased.map((e) => e.id)]);
+      await tx.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, streamId]);
+      return { tombstone: appended.events[0], erasedEvents: rowCount ?? 0 };
+    });
+  }
+
   async streamVersion(streamId: string, client: Pick<Pool, 'query'> = this.pool): Promise<number> {
     const { rows } = await client.query<{ v: number | null }>(
       'SELECT max(version) AS v FROM events WHERE stream_id = $1',

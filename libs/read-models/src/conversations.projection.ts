@@ -9,52 +9,10 @@ import {
   turnKeyOf,
 } from '@parley/conversation';
 import { CheckpointMove, SingleStatementLogConsumer, StoredEvent } from '@parley/event-store';
-import { ConversationRow, MessageRow, ReadModelWrites, ToolCall, UsageRow } from './read-model.writes';
+import { ConversationRow, MessageRow, ReadModelWrites, ToolCall } from './read-model.writes';
+import { ledgerRowOf, UsageRow } from './usage-ledger';
 
 export const READ_MODELS_CONSUMER = 'read-models';
-
-const NO_TOKENS = { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
-
-/**
- * The usage read model's row of an event: a turn's ending, a tool call (with the usage of its
- * model call on the first call of an iteration), a history summary. AssistantReplied's usage and
- * cost already sum every call of its turn; a tool call's usage counts only for a turn that did
- * not reply (the queries say so).
- */
-function usageOf(e: StoredEvent<ConversationEvent>): Omit<UsageRow, 'conversation_id' | 'version' | 'at'> | undefined {
-  const row = (
-    kind: UsageRow['kind'],
-    turnId: string,
-    model: string | null,
-    u = NO_TOKENS,
-    costUsd = 0,
-    batched = false,
-  ) => ({
-    turn_id: turnId,
-    kind,
-    model,
-    input_tokens: u.inputTokens,
-    output_tokens: u.outputTokens,
-    cache_read_input_tokens: u.cacheReadInputTokens,
-    cache_creation_input_tokens: u.cacheCreationInputTokens,
-    cost_usd: costUsd,
-    batched,
-  });
-  switch (e.type) {
-    case 'AssistantReplied':
-      return row('answer', e.data.turnId, e.data.model, e.data.usage, e.data.costUsd);
-    case 'TurnFailed':
-      return row('failure', e.data.turnId, null);
-    case 'TurnCancelled':
-      return row('cancel', e.data.turnId, null);
-    case 'ToolInvoked':
-      return row('tool_call', e.data.turnId, e.data.model ?? null, e.data.usage, 0, e.data.batched === true);
-    case 'HistorySummarized':
-      return row('summary', e.data.turnId, e.data.model, e.data.usage, e.data.costUsd);
-    default:
-      return undefined;
-  }
-}
 
 /** A message row to write, and whether it still needs the tool calls it shows (its own, or its turn's). */
 type PendingMessage = MessageRow & { streamId: string; needsInvocations?: 'one' | 'turn' };
@@ -140,8 +98,8 @@ export class ConversationsProjection implements SingleStatementLogConsumer {
       row.version = e.version;
       row.last_activity_at = e.occurredAt;
       changed.add(id);
-      const usageRow = usageOf(e);
-      if (usageRow) usage.push({ ...usageRow, conversation_id: id, version: e.version, at: e.occurredAt });
+      const spent = ledgerRowOf(e, row.owner_id);
+      if (spent) usage.push(spent);
       const message = (m: Omit<PendingMessage, 'conversation_id' | 'version' | 'created_at' | 'streamId'>) =>
         messages.push({
           ...m,
@@ -216,6 +174,7 @@ export class ConversationsProjection implements SingleStatementLogConsumer {
           calls.set(turnKeyOf(e), undefined);
           break;
         case 'ConversationDeleted':
+        case 'ConversationErased':
           rows.delete(id);
           changed.delete(id);
           deleted.add(id);
@@ -232,7 +191,7 @@ export class ConversationsProjection implements SingleStatementLogConsumer {
         deleted: [...deleted],
         conversations: [...changed].map((id) => rows.get(id)!),
         messages: kept.map(({ needsInvocations: _n, streamId: _s, ...m }) => m),
-        usage: usage.filter((u) => !deleted.has(u.conversation_id)),
+        usage, // money spent stays spent, whatever became of the conversation
       },
       move,
     );

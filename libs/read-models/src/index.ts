@@ -4,3 +4,4 @@ export * from './cursor';
 export * from './rebuild';
 export * from './conversation-log.queries';
 export * from './read-models.module';
+export * from './usage-ledger';

@@ -132,8 +132,8 @@ export class ReadModelQueries {
     const db = await this.source();
     const { rows } = await db.query(
       `WITH r AS (
-         SELECT u.* FROM usage_records u JOIN conversations c ON c.id = u.conversation_id
-          WHERE c.owner_id = $1
+         SELECT u.* FROM usage_records u
+          WHERE u.owner_id = $1
             AND ($2::uuid IS NULL OR u.conversation_id = $2)
             AND ($3::timestamptz IS NULL OR u.at >= $3)
             AND ($4::timestamptz IS NULL OR u.at < $4)

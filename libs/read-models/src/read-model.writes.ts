@@ -1,6 +1,7 @@
 import { Pool } from 'pg';
 import { CheckpointMove, checkpointMoveSql, movesFromStart } from '@parley/event-store';
 import { turnKey } from '@parley/conversation';
+import { USAGE_COLUMNS_SQL, USAGE_ROWS_SQL, UsageRow } from './usage-ledger';
 
 export interface ConversationRow {
   id: string;
@@ -33,23 +34,6 @@ export interface MessageRow {
   created_at: Date;
 }
 
-/** A row of the usage read model: an event that ends a turn, calls a tool or summarises the history. */
-export interface UsageRow {
-  conversation_id: string;
-  version: number;
-  turn_id: string;
-  kind: 'answer' | 'failure' | 'cancel' | 'tool_call' | 'summary';
-  model: string | null;
-  input_tokens: number;
-  output_tokens: number;
-  cache_read_input_tokens: number;
-  cache_creation_input_tokens: number;
-  cost_usd: number;
-  /** a tool call whose model call went through the Message Batches API (priced at half) */
-  batched: boolean;
-  at: Date;
-}
-
 export interface ToolCall {
   toolUseId: string;
   name: string;
@@ -80,7 +64,8 @@ export class ReadModelWrites {
 
   async streamsWithDeletion(streamIds: string[]): Promise<Set<string>> {
     const { rows } = await this.db.query<{ stream_id: string }>(
-      `SELECT DISTINCT stream_id FROM events WHERE stream_id = ANY($1::text[]) AND type = 'ConversationDeleted'`,
+      `SELECT DISTINCT stream_id FROM events
+        WHERE stream_id = ANY($1::text[]) AND type IN ('ConversationDeleted', 'ConversationErased')`,
       [streamIds],
     );
     return new Set(rows.map((r) => r.stream_id));
@@ -117,8 +102,8 @@ export class ReadModelWrites {
     const checkpoint = move ? checkpointMoveSql(move, 5) : undefined;
     const { rows } = await this.db.query<{ moved: number }>({
       name: !move
-        ? 'parley_read_models_write_unguarded_v3'
-        : `parley_read_models_write_v3${movesFromStart(move) ? '_from_start' : ''}`,
+        ? 'parley_read_models_write_unguarded_v4'
+        : `parley_read_models_write_v4${movesFromStart(move) ? '_from_start' : ''}`,
       text: `WITH moved AS (${checkpoint?.sql ?? 'SELECT 1 AS moved'}),
       deleted AS (
         DELETE FROM conversations WHERE id = ANY($1::uuid[]) AND EXISTS (SELECT 1 FROM moved)
@@ -147,13 +132,7 @@ export class ReadModelWrites {
          WHERE EXISTS (SELECT 1 FROM moved)
         ON CONFLICT (conversation_id, version) DO NOTHING
       ), usage AS (
-        INSERT INTO usage_records (conversation_id, version, turn_id, kind, model, input_tokens, output_tokens,
-                                   cache_read_input_tokens, cache_creation_input_tokens, cost_usd, batched, at)
-        SELECT conversation_id, version, turn_id, kind, model, input_tokens, output_tokens, cache_read_input_tokens,
-               cache_creation_input_tokens, cost_usd, batched, at
-          FROM jsonb_to_recordset($4::jsonb) AS u(conversation_id uuid, version integer, turn_id uuid, kind text,
-               model text, input_tokens bigint, output_tokens bigint, cache_read_input_tokens bigint,
-               cache_creation_input_tokens bigint, cost_usd double precision, batched boolean, at timestamptz)
+        INSERT INTO usage_records ${USAGE_COLUMNS_SQL} ${USAGE_ROWS_SQL('$4')}
          WHERE EXISTS (SELECT 1 FROM moved)
         ON CONFLICT (conversation_id, version) DO NOTHING
       )

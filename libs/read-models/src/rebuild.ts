@@ -12,7 +12,8 @@ export async function rebuildReadModels(
   const started = performance.now();
   await store.withTransaction(async (tx) => {
     await tx.query('LOCK TABLE consumer_checkpoints IN SHARE ROW EXCLUSIVE MODE');
-    await tx.query('TRUNCATE usage_records, messages, conversations');
+    // the usage ledger is not a view of the log: erased conversations' spending is only there
+    await tx.query('TRUNCATE messages, conversations');
     await tx.query('DELETE FROM consumer_checkpoints WHERE consumer = $1', [READ_MODELS_CONSUMER]);
     await tx.query('DELETE FROM consumer_dead_letters WHERE consumer = $1', [READ_MODELS_CONSUMER]);
   });

@@ -31,7 +31,7 @@ import { memoryStorage } from 'multer';
 import { Book, BooksService, formatOfFile, IngestBookInput, MAX_BOOK_BYTES, titleOfFile } from '@parley/books';
 import { AllowQueryToken, AuthUser } from '../auth/auth.guard';
 import { CurrentUser } from '../auth/current-user.decorator';
-import { ConversationsService } from '../conversations/conversations.service';
+import { Erasures } from '@parley/erasure';
 import { TurnEnqueuer } from '../conversations/turn-enqueuer';
 import { invalid, problem } from '../http/problem.exception';
 import { Uuid } from '../http/uuid-param';
@@ -53,7 +53,7 @@ const isBase64 = (s: string): boolean => /^[A-Za-z0-9+/]*={0,2}$/.test(s.replace
 export class BooksController {
   constructor(
     private readonly books: BooksService,
-    private readonly conversations: ConversationsService,
+    private readonly erasures: Erasures,
     private readonly enqueuer: TurnEnqueuer,
     private readonly ingest: BookIngestDispatch,
     private readonly events: BookEventStream,
@@ -133,15 +133,16 @@ export class BooksController {
   @Delete(':id')
   @ApiIdParams('id')
   @HttpCode(204)
-  @ApiOperation({ summary: 'Delete a book, its passages and its conversations (ConversationDeleted each)' })
+  @ApiOperation({
+    summary: 'Erase a book, its upload and passages, and every conversation that ever had it as a source',
+    description: 'Each conversation is erased as DELETE /conversations/{id} erases one (docs/erasure.md).',
+  })
   @ApiNoContentResponse({ description: 'deleted' })
   @ApiProblems('validation_failed', 'book_not_found')
   async remove(@CurrentUser() user: AuthUser, @Param('id', Uuid('id')) id: string): Promise<void> {
     await this.books.get(user.id, id); // 404 before touching anything (any status)
-    for (const deleted of await this.conversations.deleteAllAboutBook(user.id, id)) {
-      await this.enqueuer.conversationDeleted(deleted);
-    }
-    await this.books.delete(user.id, id);
+    const { conversations } = await this.erasures.book(user.id, id);
+    for (const erased of conversations) await this.enqueuer.conversationErased(erased);
   }
 
   @Get(':id/search')

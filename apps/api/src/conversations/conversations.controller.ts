@@ -12,6 +12,7 @@ import {
 } from '@nestjs/swagger';
 import { Request, Response } from 'express';
 import { conversationStreamId } from '@parley/conversation';
+import { Erasures } from '@parley/erasure';
 import { EventStore } from '@parley/event-store';
 import { ReadReplica } from '@parley/platform';
 import { InvalidCursorError, ReadModelQueries } from '@parley/read-models';
@@ -74,6 +75,7 @@ export class ConversationsController {
     private readonly queries: ReadModelQueries,
     private readonly reads: ReadReplica,
     private readonly usage: UsageService,
+    private readonly erasures: Erasures,
   ) {}
 
   @Post()
@@ -168,12 +170,16 @@ export class ConversationsController {
   @Delete(':id')
   @ApiIdParams('id')
   @HttpCode(204)
-  @ApiOperation({ summary: 'Delete (ConversationDeleted); every later call answers 404' })
+  @ApiOperation({
+    summary: 'Erase the conversation (ConversationErased); every later call answers 404',
+    description:
+      'Its events, read models, snapshots and Redis jobs are removed (docs/erasure.md); its spending stays in the usage ledger. Forks are separate conversations and are kept.',
+  })
   @IF_MATCH
   @ApiNoContentResponse({ description: 'deleted' })
   @ApiProblems('validation_failed', 'conversation_not_found', 'version_conflict')
   async remove(@CurrentUser() user: AuthUser, @Param('id', Uuid('id')) id: string, @IfMatch() ifMatch?: number) {
-    await this.enqueuer.conversationDeleted(await this.conversations.delete(user.id, id, ifMatch));
+    await this.enqueuer.conversationErased(await this.erasures.conversation(user.id, id, ifMatch));
   }
 
   @Post(':id/messages')

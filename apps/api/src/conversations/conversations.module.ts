@@ -3,6 +3,7 @@ import { BullModule } from '@nestjs/bullmq';
 import { AGENT_TURNS_QUEUE } from '@parley/agent';
 import { BooksModule } from '@parley/books';
 import { ReadModelsModule } from '@parley/read-models';
+import { ErasureModule } from '@parley/erasure';
 import { StreamWatcher } from '@parley/platform';
 import { ConversationsController } from './conversations.controller';
 import { ConversationsService } from './conversations.service';
@@ -10,12 +11,13 @@ import { EventStreamService } from './event-stream.service';
 import { PostRateLimiter } from './post-rate-limiter';
 import { TurnEnqueuer } from './turn-enqueuer';
 import { UsageController } from '../usage/usage.controller';
+import { AccountController } from '../account/account.controller';
 import { UsageService } from '../usage/usage.service';
 
 @Module({
-  imports: [BullModule.registerQueue({ name: AGENT_TURNS_QUEUE }), BooksModule, ReadModelsModule],
-  controllers: [ConversationsController, UsageController],
+  imports: [BullModule.registerQueue({ name: AGENT_TURNS_QUEUE }), BooksModule, ReadModelsModule, ErasureModule],
+  controllers: [ConversationsController, UsageController, AccountController],
   providers: [ConversationsService, EventStreamService, PostRateLimiter, TurnEnqueuer, StreamWatcher, UsageService],
-  exports: [ConversationsService, TurnEnqueuer],
+  exports: [ConversationsService, TurnEnqueuer, PostRateLimiter, ErasureModule],
 })
 export class ConversationsModule {}

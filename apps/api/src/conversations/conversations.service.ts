@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { invalid, problem } from '../http/problem.exception';
 import { AppConfig, CONFIG } from '@parley/config';
 import {
-  ConversationCommand,
+  ReaderCommand,
   ConversationEvent,
   ConversationState,
   conversationStreamId,
@@ -12,7 +12,6 @@ import {
   evolve,
   fold,
   initialState,
-  pendingTurns,
   PolicyPatch,
   AssistantReplied,
   BatchLink,
@@ -56,12 +55,6 @@ export interface PostResult {
   position: string;
   /** turns this post cancelled (multitask=interrupt); not part of the response */
   interrupted?: string[];
-}
-
-/** A conversation just deleted, with the turns it left running (their workers must stop). */
-export interface DeletedConversation {
-  conversationId: string;
-  unendedTurns: string[];
 }
 
 const CONFLICT_RETRIES = 5;
@@ -176,11 +169,6 @@ export class ConversationsService {
         `maxIterations must be at most ${this.config.agent.maxIterations} (AGENT_MAX_ITERATIONS)`,
       );
     }
-  }
-
-  async delete(userId: string, conversationId: string, ifMatch?: number): Promise<DeletedConversation> {
-    const [deletion] = await this.execute(conversationId, { type: 'DeleteConversation', userId }, { ifMatch });
-    return this.deletedAt(conversationId, deletion.version);
   }
 
   async post(
@@ -321,34 +309,13 @@ export class ConversationsService {
     return this.view(userId, id);
   }
 
-  /** Deletes every conversation of the user about the book, found in the log (the read model may lag). */
-  async deleteAllAboutBook(userId: string, bookId: string): Promise<DeletedConversation[]> {
-    const deleted: DeletedConversation[] = [];
-    for (const conversationId of await this.log.conversationsAbout(userId, bookId)) {
-      const appended = await this.execute(conversationId, { type: 'DeleteConversation', userId }).catch(
-        (e: unknown) => {
-          if (e instanceof DomainError && e.code === 'not_found') return []; // deleted already
-          throw e;
-        },
-      );
-      if (appended.length > 0) deleted.push(await this.deletedAt(conversationId, appended[0].version));
-    }
-    return deleted;
-  }
-
-  /** The turns still unended when the conversation was deleted at `version`. */
-  private async deletedAt(conversationId: string, version: number): Promise<DeletedConversation> {
-    const { state } = await this.load(conversationId, version);
-    return { conversationId, unendedTurns: pendingTurns(state).map((t) => t.turnId) };
-  }
-
   async cancelTurn(userId: string, conversationId: string, turnId: string): Promise<StoredEvent<ConversationEvent>[]> {
     return this.execute(conversationId, { type: 'CancelTurn', userId, turnId }, { correlationId: turnId });
   }
 
   async execute(
     conversationId: string,
-    command: ConversationCommand,
+    command: ReaderCommand,
     opts: { ifMatch?: number; eventId?: (e: ConversationEvent) => string; correlationId?: string } = {},
   ): Promise<StoredEvent<ConversationEvent>[]> {
     return this.executeMany(conversationId, [command], opts);
@@ -357,7 +324,7 @@ export class ConversationsService {
   /** Decides every command on the same state and appends their events atomically. */
   async executeMany(
     conversationId: string,
-    commands: ConversationCommand[],
+    commands: ReaderCommand[],
     opts: { ifMatch?: number; eventId?: (e: ConversationEvent) => string; correlationId?: string } = {},
   ): Promise<StoredEvent<ConversationEvent>[]> {
     const streamId = conversationStreamId(conversationId);

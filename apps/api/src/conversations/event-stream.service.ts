@@ -97,7 +97,7 @@ export class EventStreamService implements BeforeApplicationShutdown, OnModuleDe
       const subscription = this.hub.subscribe(conversationStreamId(conversationId), after, {
         write: (f: StreamFrame) => {
           res.write(f.bytes);
-          if (f.type === 'ConversationDeleted') return finish();
+          if (f.type === 'ConversationErased' || f.type === 'ConversationDeleted') return finish();
           if (tooSlow()) fellBehind();
         },
         fail: (e) => {

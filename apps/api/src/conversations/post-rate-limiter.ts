@@ -41,4 +41,9 @@ export class PostRateLimiter {
       throw problem('rate_limited', `too many messages: at most ${this.limiter.points} a minute`, { retryAfter });
     }
   }
+
+  /** Drops the user's count (an erased account leaves no key behind). */
+  async forget(userId: string): Promise<void> {
+    await this.limiter.delete(userId);
+  }
 }

@@ -4,7 +4,7 @@ import { Queue } from 'bullmq';
 import { AGENT_TURNS_QUEUE, cancelChannel, JobName, RUN_TURN_JOB_OPTIONS, runTurnJobId } from '@parley/agent';
 import { AppConfig, CONFIG } from '@parley/config';
 import { RedisConnections } from '@parley/platform';
-import { DeletedConversation } from './conversations.service';
+import { ErasedConversation } from '@parley/erasure';
 
 /**
  * The API's fast path to the workers: enqueues posted turns and signals cancels. It is only an
@@ -38,8 +38,8 @@ export class TurnEnqueuer {
     );
   }
 
-  /** A deleted conversation's turns would answer no one: their workers stop now. */
-  async conversationDeleted({ conversationId, unendedTurns }: DeletedConversation): Promise<void> {
+  /** An erased conversation's turns would answer no one: their workers stop now. */
+  async conversationErased({ conversationId, unendedTurns }: ErasedConversation): Promise<void> {
     for (const turnId of unendedTurns) await this.turnCancelled(conversationId, turnId);
   }
 

@@ -178,6 +178,11 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
       throw new DelayedError();
     }
     if (outcome.kind !== 'ended') return;
+    if (outcome.folded.state.status === 'erased') {
+      // a kept answer must not outlive its conversation in Redis; the erasure sweep removes the job
+      await job.updateData({ conversationId, turnId }).catch(() => undefined);
+      return;
+    }
     await this.sequencer.promoteNext(conversationId, outcome.folded);
     // the last turn of a batch to end completes it (the sweep does, if this worker dies first)
     await this.batches.turnEnded(turnId, outcome.folded).catch((e: Error) => {

@@ -64,23 +64,34 @@ export const conversationFold = (
     every: snapshotEvery,
   },
   initial: () => ({ state: initialState(), turns: [], lastEventId: undefined, startedBookId: null }),
-  evolve: (f, e: StoredEvent<ConversationEvent>) => ({
-    state: evolve(f.state, e),
-    // a turn runs by the policy in force when it was posted; a change of books is told with the next question
-    turns: evolveTurns(f.turns, e, { policy: f.state.policy, sourcesNote: f.pendingSourcesNote }),
-    lastEventId: e.id,
-    startedBookId: e.type === 'ConversationStarted' ? (startedBookIds(e.data)[0] ?? null) : f.startedBookId,
-    pendingSourcesNote:
-      e.type === 'SourcesChanged'
-        ? sourcesNote(e.data.books)
-        : e.type === 'UserMessagePosted'
-          ? undefined
-          : f.pendingSourcesNote,
-  }),
+  // an erased conversation's tombstone leaves nothing of it in memory either
+  evolve: (f, e: StoredEvent<ConversationEvent>) =>
+    e.type === 'ConversationErased'
+      ? erasedFold(f, e)
+      : {
+          state: evolve(f.state, e),
+          // a turn runs by the policy in force when it was posted; a change of books is told with the next question
+          turns: evolveTurns(f.turns, e, { policy: f.state.policy, sourcesNote: f.pendingSourcesNote }),
+          lastEventId: e.id,
+          startedBookId: e.type === 'ConversationStarted' ? (startedBookIds(e.data)[0] ?? null) : f.startedBookId,
+          pendingSourcesNote:
+            e.type === 'SourcesChanged'
+              ? sourcesNote(e.data.books)
+              : e.type === 'UserMessagePosted'
+                ? undefined
+                : f.pendingSourcesNote,
+        },
   compact: (f) => {
     const turns = turnsStillNeeded(f.turns, { historiesWithoutTools });
     return turns === f.turns ? f : { ...f, turns };
   },
+});
+
+const erasedFold = (f: ConversationFold, e: StoredEvent<ConversationEvent>): ConversationFold => ({
+  state: evolve(f.state, e),
+  turns: [],
+  lastEventId: e.id,
+  startedBookId: null,
 });
 
 /** Conversations this worker has folded, caught up from the log on each load. */

@@ -1,0 +1,116 @@
+import { Pool } from 'pg';
+import { randomUUID } from 'node:crypto';
+import { conversationIdOf, ErasureSubject } from '@parley/conversation';
+
+/** A BullMQ job that held erased data, by queue and id. */
+export interface JobRef {
+  queue: string;
+  jobId: string;
+}
+
+/**
+ * The erasure's SQL: which conversations a request reaches (read from the log, which the read
+ * models may lag), its audit, and the Redis jobs still to remove.
+ */
+export class ErasureRepository {
+  constructor(private readonly pool: Pick<Pool, 'query'>) {}
+
+  /** The owner's conversations that ever had the book as a source: at their start, or by a later SourcesChanged. */
+  async conversationsOfBook(ownerId: string, bookId: string): Promise<string[]> {
+    const { rows } = await this.pool.query<{ stream_id: string }>(
+      `SELECT DISTINCT s.stream_id FROM events s
+        WHERE ((s.type IN ('ConversationStarted', 'SourcesChanged') AND s.data -> 'bookIds' ? $1)
+               OR (s.type = 'ConversationStarted' AND s.data ->> 'bookId' = $1))
+          AND EXISTS (SELECT 1 FROM events o
+                       WHERE o.stream_id = s.stream_id AND o.type = 'ConversationStarted' AND o.data ->> 'ownerId' = $2)`,
+      [bookId, ownerId],
+    );
+    return rows.flatMap((r) => conversationIdOf(r.stream_id) ?? []);
+  }
+
+  async conversationsOfOwner(ownerId: string): Promise<string[]> {
+    const { rows } = await this.pool.query<{ stream_id: string }>(
+      `SELECT stream_id FROM events WHERE type = 'ConversationStarted' AND data ->> 'ownerId' = $1`,
+      [ownerId],
+    );
+    return rows.flatMap((r) => conversationIdOf(r.stream_id) ?? []);
+  }
+
+  /** Conversations a release before erasure deleted without erasing them. */
+  async deletedNotErased(limit: number): Promise<string[]> {
+    const { rows } = await this.pool.query<{ stream_id: string }>(
+      `SELECT stream_id FROM events WHERE type = 'ConversationDeleted' ORDER BY position LIMIT $1`,
+      [limit],
+    );
+    return rows.flatMap((r) => conversationIdOf(r.stream_id) ?? []);
+  }
+
+  /** Opens the audit record of a request; its id goes into the tombstones it leaves. */
+  async begin(subject: ErasureSubject, subjectId: string, requestedBy: string | null): Promise<string> {
+    const id = randomUUID();
+    await this.pool.query('INSERT INTO erasures (id, subject, subject_id, requested_by) VALUES ($1, $2, $3, $4)', [
+      id,
+      subject,
+      subjectId,
+      requestedBy,
+    ]);
+    return id;
+  }
+
+  async complete(id: string, erased: { streams: number; events: number }): Promise<void> {
+    await this.pool.query(
+      'UPDATE erasures SET completed_at = now(), streams_erased = $2, events_erased = $3 WHERE id = $1',
+      [id, erased.streams, erased.events],
+    );
+  }
+
+  /** A request that found nothing to erase leaves no record. */
+  async discard(id: string): Promise<void> {
+    await this.pool.query('DELETE FROM erasures WHERE id = $1', [id]);
+  }
+
+  /** Read-model rows of the conversation (its messages go with it). */
+  async deleteReadModels(conversationId: string): Promise<void> {
+    await this.pool.query('DELETE FROM conversations WHERE id = $1', [conversationId]);
+  }
+
+  async addPendingJobs(jobs: JobRef[]): Promise<void> {
+    if (jobs.length === 0) return;
+    await this.pool.query(
+      `INSERT INTO erasure_pending_jobs (queue, job_id)
+       SELECT * FROM unnest($1::text[], $2::text[]) ON CONFLICT DO NOTHING`,
+      [jobs.map((j) => j.queue), jobs.map((j) => j.jobId)],
+    );
+  }
+
+  async pendingJobs(limit: number): Promise<JobRef[]> {
+    const { rows } = await this.pool.query<{ queue: string; job_id: string }>(
+      'SELECT queue, job_id FROM erasure_pending_jobs ORDER BY since LIMIT $1',
+      [limit],
+    );
+    return rows.map((r) => ({ queue: r.queue, jobId: r.job_id }));
+  }
+
+  async jobsRemoved(jobs: JobRef[]): Promise<void> {
+    if (jobs.length === 0) return;
+    await this.pool.query(
+      `DELETE FROM erasure_pending_jobs p USING unnest($1::text[], $2::text[]) AS r(queue, job_id)
+        WHERE p.queue = r.queue AND p.job_id = r.job_id`,
+      [jobs.map((j) => j.queue), jobs.map((j) => j.jobId)],
+    );
+  }
+
+  /**
+   * Fold snapshots written after their stream was erased, by a process that had folded it just
+   * before (a snapshot is saved without waiting): removed by the sweep.
+   */
+  async deleteLateSnapshots(): Promise<number> {
+    const { rowCount } = await this.pool.query(
+      `DELETE FROM fold_snapshots s
+        WHERE EXISTS (SELECT 1 FROM events e
+                       WHERE e.stream_id = s.stream_id AND e.type IN ('ConversationDeleted', 'ConversationErased')
+                         AND e.type = 'ConversationErased')`,
+    );
+    return rowCount ?? 0;
+  }
+}

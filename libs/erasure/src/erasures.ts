@@ -1,0 +1,148 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectQueue } from '@nestjs/bullmq';
+import { Queue } from 'bullmq';
+import { Pool } from 'pg';
+import { AGENT_TURNS_QUEUE } from '@parley/agent';
+import { BOOK_INGEST_QUEUE, BooksRepository, ingestJobId } from '@parley/books';
+import { DomainError, ErasureSubject } from '@parley/conversation';
+import { EventStore } from '@parley/event-store';
+import { UsageLedger } from '@parley/read-models';
+import { ConversationEraser, ErasedConversation } from './conversation-eraser';
+import { ErasedJobs } from './erased-jobs';
+import { ErasureRepository } from './erasure.repository';
+
+/** What an erasure of a book or an account removed. */
+export interface ErasureResult {
+  conversations: ErasedConversation[];
+  books: number;
+}
+
+/**
+ * A reader's erasures (docs/erasure.md): a conversation, a book with every conversation that ever
+ * had it, or their whole account. Each is audited (`erasures`), erases conversations through the
+ * event store, and removes the Redis jobs that held their data, now or, for a job still running,
+ * in the worker's sweep. Callers stop the turns left running (cancel signals).
+ */
+@Injectable()
+export class Erasures {
+  private readonly logger = new Logger(Erasures.name);
+  private readonly repo: ErasureRepository;
+  private readonly eraser: ConversationEraser;
+  private readonly jobs: ErasedJobs;
+
+  constructor(
+    store: EventStore,
+    @Inject(Pool) private readonly pool: Pool,
+    private readonly books: BooksRepository,
+    @InjectQueue(AGENT_TURNS_QUEUE) turns: Queue,
+    @InjectQueue(BOOK_INGEST_QUEUE) ingest: Queue,
+  ) {
+    this.repo = new ErasureRepository(pool);
+    this.eraser = new ConversationEraser(store);
+    this.jobs = new ErasedJobs(
+      this.repo,
+      new Map([
+        [AGENT_TURNS_QUEUE, turns],
+        [BOOK_INGEST_QUEUE, ingest],
+      ]),
+    );
+  }
+
+  /** Erases the reader's conversation; DomainError not_found when there is none. */
+  async conversation(userId: string, conversationId: string, ifMatch?: number): Promise<ErasedConversation> {
+    const erasureId = await this.repo.begin('conversation', conversationId, userId);
+    try {
+      const erased = await this.eraser.erase(conversationId, { userId, subject: 'conversation', erasureId, ifMatch });
+      if (!erased) throw new DomainError('not_found', 'conversation not found');
+      await this.repo.complete(erasureId, { streams: 1, events: erased.erasedEvents });
+      return erased;
+    } catch (e) {
+      await this.repo.discard(erasureId).catch(() => undefined);
+      throw e;
+    } finally {
+      await this.removeJobs();
+    }
+  }
+
+  /** Erases the book's data and every conversation of the reader's that ever had it as a source. */
+  async book(userId: string, bookId: string): Promise<ErasureResult> {
+    const erasureId = await this.repo.begin('book', bookId, userId);
+    const conversations = await this.eraseAll(
+      await this.repo.conversationsOfBook(userId, bookId),
+      userId,
+      'book',
+      erasureId,
+    );
+    const books = (await this.eraseBook(userId, bookId)) ? 1 : 0;
+    await this.complete(erasureId, conversations);
+    return { conversations, books };
+  }
+
+  /** Erases everything of the reader's: conversations, books with their uploads, and their name on the ledger. */
+  async account(userId: string): Promise<ErasureResult> {
+    const erasureId = await this.repo.begin('account', userId, userId);
+    const conversations = await this.eraseAll(
+      await this.repo.conversationsOfOwner(userId),
+      userId,
+      'account',
+      erasureId,
+    );
+    let books = 0;
+    for (const book of await this.books.list(userId)) if (await this.eraseBook(userId, book.id)) books++;
+    await new UsageLedger(this.pool).forgetReader(userId);
+    await this.complete(erasureId, conversations);
+    return { conversations, books };
+  }
+
+  /**
+   * The worker's periodic pass: erases conversations deleted by a release before erasure (or
+   * whose erasure did not run), removes jobs that were still running, and drops snapshots a
+   * process saved just after their stream was erased.
+   */
+  async sweep(): Promise<{ erased: number; jobsLeft: number; lateSnapshots: number }> {
+    let erased = 0;
+    for (const id of await this.repo.deletedNotErased(100)) {
+      const erasureId = await this.repo.begin('conversation', id, null);
+      const done = await this.eraser.erase(id, { userId: null, subject: 'conversation', erasureId });
+      if (done) await this.repo.complete(erasureId, { streams: 1, events: done.erasedEvents });
+      else await this.repo.discard(erasureId);
+      if (done) erased++;
+    }
+    const jobsLeft = await this.jobs.removePending();
+    const lateSnapshots = await this.repo.deleteLateSnapshots();
+    return { erased, jobsLeft, lateSnapshots };
+  }
+
+  private async eraseAll(
+    conversationIds: string[],
+    userId: string,
+    subject: ErasureSubject,
+    erasureId: string,
+  ): Promise<ErasedConversation[]> {
+    const erased: ErasedConversation[] = [];
+    for (const id of conversationIds) {
+      const done = await this.eraser.erase(id, { userId, subject, erasureId });
+      if (done) erased.push(done);
+    }
+    return erased;
+  }
+
+  /** The book and what cascades from it (upload, chunks, terms, embeddings, contexts), and its ingest job. */
+  private async eraseBook(userId: string, bookId: string): Promise<boolean> {
+    await this.repo.addPendingJobs([{ queue: BOOK_INGEST_QUEUE, jobId: ingestJobId(bookId) }]);
+    return this.books.delete(userId, bookId);
+  }
+
+  private async complete(erasureId: string, conversations: ErasedConversation[]): Promise<void> {
+    const events = conversations.reduce((n, c) => n + c.erasedEvents, 0);
+    await this.repo.complete(erasureId, { streams: conversations.length, events });
+    await this.removeJobs();
+  }
+
+  /** Best effort now: what is left (a job still running, Redis away) the worker's sweep removes. */
+  private async removeJobs(): Promise<void> {
+    await this.jobs
+      .removePending()
+      .catch((e: Error) => this.logger.warn(`erased jobs left for the sweep: ${e.message}`));
+  }
+}

@@ -1,0 +1,5 @@
+export * from './conversation-eraser';
+export * from './erased-jobs';
+export * from './erasure.repository';
+export * from './erasures';
+export * from './erasure.module';
