@@ -67,6 +67,16 @@ describe('reads from a Postgres streaming replica (DATABASE_READ_URL)', () => {
       expect(await onReplica(written)).toBe(3);
     });
 
+    it('loses an erased stream as the primary does: the tombstone alone, once it has replayed the erasure', async () => {
+      const streamId = await streamOf(4);
+      await waitFor('the replica to replay the stream', async () => (await onReplica(streamId)) === 4);
+      const tombstone = { type: 'ConversationErased', data: { erasedEvents: 4, subject: 'conversation' } };
+      await store.eraseStream(streamId, { ...tombstone, id: randomUUID() }, { expectedVersion: 4 });
+      await waitFor('the replica to replay the erasure', async () => (await onReplica(streamId)) === 1);
+      const { rows } = await replicaPool.query('SELECT version, type FROM events WHERE stream_id = $1', [streamId]);
+      expect(rows).toEqual([{ version: 5, type: 'ConversationErased' }]);
+    });
+
     it('read models through it show a write made just before, replica lagging or not', async () => {
       const owner = randomUUID();
       const reads = new ReadReplica(db.pool, replicaPool, 100);
