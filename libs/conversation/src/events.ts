@@ -218,6 +218,25 @@ export interface ModelBatchSubmitted {
     providerBatchId: string;
   };
 }
+/**
+ * A model call of the turn stopped before its end, yet billed: the input counted when its answer
+ * began and the output streamed until it stopped. Not in the turn's AssistantReplied.usage; it
+ * changes nothing else about the turn.
+ */
+export interface ModelCallStopped {
+  type: 'ModelCallStopped';
+  data: {
+    turnId: string;
+    /** the model call of the turn it was an attempt of (as in ToolInvoked.iteration) */
+    iteration: number;
+    model: string;
+    usage: Usage;
+    /** true when the call went through the Message Batches API (half the list price); absent: streamed */
+    batched?: boolean;
+    /** cancelled by the reader; aborted otherwise (the worker stopping); broken: the stream failed midway */
+    reason: 'cancelled' | 'aborted' | 'broken';
+  };
+}
 export interface ConversationDeleted {
   type: 'ConversationDeleted';
   data: Record<string, never>;
@@ -253,6 +272,7 @@ export type ConversationEvent =
   | HistorySummarized
   | HistoryTrimmed
   | ModelBatchSubmitted
+  | ModelCallStopped
   | BatchStarted
   | BatchCompleted
   | ConversationDeleted;
@@ -274,6 +294,7 @@ export const CONVERSATION_EVENT_TYPES: readonly ConversationEventType[] = [
   'HistorySummarized',
   'HistoryTrimmed',
   'ModelBatchSubmitted',
+  'ModelCallStopped',
   'BatchStarted',
   'BatchCompleted',
   'ConversationDeleted',

@@ -17,9 +17,10 @@ const NO_TOKENS = { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, ca
 
 /**
  * The usage read model's row of an event: a turn's ending, a tool call (with the usage of its
- * model call on the first call of an iteration), a history summary. AssistantReplied's usage and
- * cost already sum every call of its turn; a tool call's usage counts only for a turn that did
- * not reply (the queries say so).
+ * model call on the first call of an iteration), a history summary, a model call stopped before
+ * its end. AssistantReplied's usage and cost already sum every call of its turn that answered; a
+ * tool call's usage counts only for a turn that did not reply, a stopped call's always (the
+ * queries say so).
  */
 function usageOf(e: StoredEvent<ConversationEvent>): Omit<UsageRow, 'conversation_id' | 'version' | 'at'> | undefined {
   const row = (
@@ -51,6 +52,8 @@ function usageOf(e: StoredEvent<ConversationEvent>): Omit<UsageRow, 'conversatio
       return row('tool_call', e.data.turnId, e.data.model ?? null, e.data.usage, 0, e.data.batched === true);
     case 'HistorySummarized':
       return row('summary', e.data.turnId, e.data.model, e.data.usage, e.data.costUsd);
+    case 'ModelCallStopped':
+      return row('stopped_call', e.data.turnId, e.data.model, e.data.usage, 0, e.data.batched === true);
     default:
       return undefined;
   }

@@ -38,7 +38,7 @@ export interface UsageRow {
   conversation_id: string;
   version: number;
   turn_id: string;
-  kind: 'answer' | 'failure' | 'cancel' | 'tool_call' | 'summary';
+  kind: 'answer' | 'failure' | 'cancel' | 'tool_call' | 'summary' | 'stopped_call';
   model: string | null;
   input_tokens: number;
   output_tokens: number;
