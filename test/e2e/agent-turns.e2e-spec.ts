@@ -249,6 +249,26 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
     expect((await events(id)).filter(ended(turnId))).toHaveLength(1);
   });
 
+  it('records the attempt a stream broke off midway with what the call that followed answered', async () => {
+    const id = await conversation();
+    fake.enqueue({
+      content: [{ type: 'text', text: 'word '.repeat(50) }],
+      usage: { input_tokens: 3000 },
+      breakOff: { afterDeltas: 2, type: 'overloaded_error' },
+    });
+    const { turnId } = await post(id, 'What did the keeper write?');
+    expectEvent(await untilEnded(id, turnId), 'AssistantReplied');
+    const log = (await events(id)).filter((e) => turnOf(e) === turnId);
+    expect(log.map((e) => e.type)).toEqual([
+      'UserMessagePosted',
+      'ModelCallStopped',
+      'ToolInvoked',
+      'ToolResultRecorded',
+      'AssistantReplied',
+    ]);
+    expect(log[1].data).toMatchObject({ iteration: 1, reason: 'broken', usage: { inputTokens: 3000 } });
+  });
+
   it('stops a running turn when its conversation or its book is deleted: the LLM stream aborts, nothing of the turn is left', async () => {
     const deletions: Array<(conversationId: string, book: string) => Promise<{ response: Response }>> = [
       (conversationId) => alice.api.DELETE('/v1/conversations/{id}', { params: { path: { id: conversationId } } }),

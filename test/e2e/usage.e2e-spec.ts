@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { EventStore } from '@parley/event-store';
+import { costUsd } from '@parley/agent';
 import { rebuildReadModels } from '@parley/read-models';
-import { Envelope } from '../support/api';
+import { Envelope, expectOk } from '../support/api';
 import { defaultReply } from '../support/fake-anthropic/default-responder';
 import { apiError, FakeAnthropic, FakeError, FakeReply } from '../support/fake-anthropic/fake-anthropic.server';
 import { conversationHelpers, startReaderStack, stopReaderStack } from '../support/conversation-helpers';
@@ -14,6 +15,9 @@ type Usage = {
   cacheReadInputTokens: number;
   cacheCreationInputTokens: number;
 };
+
+/** What the fake's message_start says of a slow answer's input. */
+const slowUsage = { input_tokens: 5000, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
 
 /** GET /v1/conversations/:id/usage and GET /v1/usage: read models of what the turns used. */
 describe('usage (e2e, real SDK against the fake Messages API)', () => {
@@ -28,7 +32,9 @@ describe('usage (e2e, real SDK against the fake Messages API)', () => {
         defaultResponder: (req): FakeReply | FakeError =>
           JSON.stringify(req.body.messages).includes('FAILNOW')
             ? apiError(400, 'refused for the test')
-            : defaultReply(req),
+            : JSON.stringify(req.body.messages).includes('SLOWLY')
+              ? { content: [{ type: 'text', text: 'word '.repeat(400) }], delayMsPerChunk: 40, usage: slowUsage }
+              : defaultReply(req),
       },
       env: { LLM_MODEL: 'claude-sonnet-5-5' },
     }));
@@ -112,6 +118,44 @@ describe('usage (e2e, real SDK against the fake Messages API)', () => {
     expect((await usageWithin()).body).toEqual(before.body);
     expect(await usageOf(id)).toMatchObject(fromLog(await events(id)));
   }, 120_000);
+
+  it('counts a call cancelled while the model streams: the input of its message_start and the output streamed', async () => {
+    const since = new Date().toISOString();
+    const id = await conversation();
+    const { turnId } = expectOk(
+      await alice.api.POST('/v1/conversations/{id}/messages', {
+        params: { path: { id } },
+        body: { content: 'Tell me SLOWLY about the lamp' },
+      }),
+      202,
+    );
+    await fake.waitFor('the slow stream', () => fake.requests.some((r) => r.rawBody.includes('SLOWLY')));
+    await new Promise((r) => setTimeout(r, 400)); // a few words streamed
+    expectOk(
+      await alice.api.POST('/v1/conversations/{id}/turns/{turnId}/cancel', { params: { path: { id, turnId } } }),
+      202,
+    );
+    const stopped = await waitFor('ModelCallStopped in the log', async () =>
+      (await events(id)).find((e) => e.type === 'ModelCallStopped'),
+    );
+    expect(stopped.data).toMatchObject({ turnId, iteration: 1, model: 'claude-sonnet-5-5', reason: 'cancelled' });
+    const billed = (stopped.data as { usage: Usage }).usage;
+    expect(billed.inputTokens).toBe(slowUsage.input_tokens);
+    expect(billed.outputTokens).toBeGreaterThan(1);
+    expect((await events(id)).filter((e) => e.type === 'TurnCancelled')).toHaveLength(1);
+
+    const expectedCost = costUsd('claude-sonnet-5-5', billed);
+    expect(expectedCost).toBeGreaterThan(0);
+    const usage = await settled(
+      'the usage read model',
+      () => usageOf(id),
+      (u) => u.inputTokens > 0,
+    );
+    expect(usage).toMatchObject({ turns: 1, toolCalls: 0, failures: 0, ...billed, costUsd: expectedCost });
+    expect(usage.byModel['claude-sonnet-5-5']).toMatchObject({ ...billed, costUsd: expectedCost });
+    const owner = (await usageWithin(`?from=${encodeURIComponent(since)}`)).body;
+    expect(owner).toMatchObject({ turns: 1, ...billed, costUsd: expectedCost });
+  }, 60_000);
 
   it("answers 404 for another reader's or a deleted conversation, and 400 for a bad range", async () => {
     const id = await conversation();

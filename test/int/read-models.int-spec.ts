@@ -192,6 +192,42 @@ describe(ConversationsProjection.name, () => {
     expect(report.byModel[model].costUsd).toBe(roundUsd(list + batched));
   });
 
+  it("counts a stopped call's tokens whether its turn replied or not: list price, or half through the Message Batches API", async () => {
+    const model = 'claude-sonnet-5-5';
+    const billed = { inputTokens: 9_000, outputTokens: 40, cacheReadInputTokens: 1_000, cacheCreationInputTokens: 0 };
+    const stopped = (
+      turnId: string,
+      reason: Data<'ModelCallStopped'>['reason'],
+      batched = false,
+    ): ConversationEvent => ({
+      type: 'ModelCallStopped',
+      data: { turnId, iteration: 1, model, usage: billed, reason, ...(batched ? { batched } : {}) },
+    });
+    // a turn that replied after a broken attempt, and a turn cancelled while the model streamed
+    const replied = turn(`toolu_${randomUUID()}`, 'the lamp');
+    const repliedTurn = (replied[0].data as Data<'UserMessagePosted'>).turnId;
+    const cancelled = randomUUID();
+    const { id, stored } = await conversationOf([
+      replied[0],
+      stopped(repliedTurn, 'broken'),
+      ...replied.slice(1),
+      { type: 'UserMessagePosted', data: { messageId: randomUUID(), turnId: cancelled, content: 'q' } },
+      { type: 'TurnCancelled', data: { turnId: cancelled } },
+      stopped(cancelled, 'cancelled', true),
+    ]);
+    await feed(stored);
+    const kinds = await db.pool.query('SELECT kind FROM usage_records WHERE conversation_id = $1 ORDER BY version', [
+      id,
+    ]);
+    expect(kinds.rows.map((r) => r.kind)).toEqual(['stopped_call', 'tool_call', 'answer', 'cancel', 'stopped_call']);
+    const report = await new UsageService(new ReadModelQueries(async () => db.pool)).ofConversation('reader', id);
+    expect(report).toMatchObject({ turns: 2, toolCalls: 1, failures: 0, inputTokens: 2 * 9_000 + usage.inputTokens });
+    const cost = roundUsd(costUsd(model, billed) + costUsd(model, billed, { batched: true }));
+    expect(cost).toBeGreaterThan(0);
+    expect(report.byModel[model]).toMatchObject({ inputTokens: 18_000, outputTokens: 80, costUsd: cost });
+    expect(report.costUsd).toBe(cost);
+  });
+
   describe('one statement a batch', () => {
     it('projects a live conversation event by event with one statement each, and the rows a projection reading them back writes', async () => {
       const { id, stored } = await conversationOf([

@@ -252,4 +252,49 @@ describe('AgentTurnRunner (in process, real AnthropicLlm against the fake API)',
     expect(outcome).toEqual({ kind: 'wait', forTurnId: first, behind: 1 });
     expect(fake.requests).toHaveLength(0);
   });
+
+  it('records what a stream broken off midway was billed, then fails the turn', async () => {
+    // given a question, and a model whose stream breaks off (overloaded) after a few words
+    const { conversationId, turnId } = await givenAQuestion();
+    fake.enqueue({
+      content: [{ type: 'text', text: 'word '.repeat(100) }],
+      usage: { input_tokens: 2100 },
+      breakOff: { afterDeltas: 3, type: 'overloaded_error' },
+    });
+    // when the turn runs (no retries left)
+    await sut.run(conversationId, turnId, new AbortController().signal);
+    // then the billed attempt is in the log before the failure
+    const events = await stream(conversationId);
+    expect(events.slice(2).map((e) => e.type)).toEqual(['ModelCallStopped', 'TurnFailed']);
+    expect(events[2].data).toMatchObject({
+      turnId,
+      iteration: 1,
+      model: 'claude-sonnet-5-5',
+      reason: 'broken',
+      usage: { inputTokens: 2100, outputTokens: expect.any(Number) },
+    });
+  });
+
+  it('records a call aborted by a stopping worker once, and hands the turn back', async () => {
+    // given a question, and a model that answers slowly
+    const { conversationId, turnId } = await givenAQuestion();
+    fake.enqueue({ content: [{ type: 'text', text: 'word '.repeat(200) }], delayMsPerChunk: 20 });
+    const stopping = new AbortController();
+    // when the worker stops while the model writes
+    const run = sut.run(conversationId, turnId, stopping.signal).catch((e: Error) => e);
+    await fake.waitFor('the stream', () => fake.requests.length === 1);
+    await new Promise((r) => setTimeout(r, 200));
+    stopping.abort();
+    // then the turn goes back to the queue, its billed call recorded as aborted
+    expect(await run).toMatchObject({ name: 'TurnHandedBack' });
+    const events = await stream(conversationId);
+    expect(events.slice(2).map((e) => [e.type, (e.data as { reason?: string }).reason])).toEqual([
+      ['ModelCallStopped', 'aborted'],
+    ]);
+    expect((events[2].data as { usage: { inputTokens: number } }).usage.inputTokens).toBeGreaterThan(0);
+    // and appending the same event again (a retried append) adds nothing
+    const [again] = events.slice(2).map(({ id, type, data, metadata }) => ({ id, type, data, metadata }));
+    await store.append(conversationStreamId(conversationId), [again as never], { expectedVersion: 2 });
+    expect(await stream(conversationId)).toHaveLength(3);
+  });
 });

@@ -910,6 +910,7 @@ export interface components {
         | 'HistorySummarized'
         | 'HistoryTrimmed'
         | 'ModelBatchSubmitted'
+        | 'ModelCallStopped'
         | 'BatchStarted'
         | 'BatchCompleted'
         | 'ConversationDeleted'
@@ -1101,6 +1102,25 @@ export interface components {
       };
       /** @enum {string} */
       type: 'ModelBatchSubmitted';
+    };
+    /** @description A model call of the turn stopped before its end, yet billed: the input counted when its answer began and the output streamed until it stopped. Not in the turn's AssistantReplied.usage; it changes nothing else about the turn. */
+    ModelCallStopped: {
+      data: {
+        /** @description true when the call went through the Message Batches API (half the list price); absent: streamed */
+        batched?: boolean;
+        /** @description the model call of the turn it was an attempt of (as in ToolInvoked.iteration) */
+        iteration: number;
+        model: string;
+        /**
+         * @description cancelled by the reader; aborted otherwise (the worker stopping); broken: the stream failed midway
+         * @enum {string}
+         */
+        reason: 'cancelled' | 'aborted' | 'broken';
+        turnId: string;
+        usage: components['schemas']['Usage'];
+      };
+      /** @enum {string} */
+      type: 'ModelCallStopped';
     };
     PolicyChanged: {
       /** @description the whole policy in force from this event on */
@@ -1310,6 +1330,14 @@ export interface components {
          */
         type: 'ModelBatchSubmitted';
       };
+    ModelCallStoppedEnvelope: components['schemas']['EventEnvelopeDto'] &
+      components['schemas']['ModelCallStopped'] & {
+        /**
+         * @description discriminator enum property added by openapi-typescript
+         * @enum {string}
+         */
+        type: 'ModelCallStopped';
+      };
     BatchStartedEnvelope: components['schemas']['EventEnvelopeDto'] &
       components['schemas']['BatchStarted'] & {
         /**
@@ -1358,6 +1386,7 @@ export interface components {
       | components['schemas']['HistorySummarizedEnvelope']
       | components['schemas']['HistoryTrimmedEnvelope']
       | components['schemas']['ModelBatchSubmittedEnvelope']
+      | components['schemas']['ModelCallStoppedEnvelope']
       | components['schemas']['BatchStartedEnvelope']
       | components['schemas']['BatchCompletedEnvelope']
       | components['schemas']['ConversationDeletedEnvelope']

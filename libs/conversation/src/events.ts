@@ -219,6 +219,25 @@ export interface ModelBatchSubmitted {
   };
 }
 /**
+ * A model call of the turn stopped before its end, yet billed: the input counted when its answer
+ * began and the output streamed until it stopped. Not in the turn's AssistantReplied.usage; it
+ * changes nothing else about the turn.
+ */
+export interface ModelCallStopped {
+  type: 'ModelCallStopped';
+  data: {
+    turnId: string;
+    /** the model call of the turn it was an attempt of (as in ToolInvoked.iteration) */
+    iteration: number;
+    model: string;
+    usage: Usage;
+    /** true when the call went through the Message Batches API (half the list price); absent: streamed */
+    batched?: boolean;
+    /** cancelled by the reader; aborted otherwise (the worker stopping); broken: the stream failed midway */
+    reason: 'cancelled' | 'aborted' | 'broken';
+  };
+}
+/**
  * What an erasure leaves of a conversation (docs/erasure.md): its tombstone, the only event left
  * in its stream, content-free. `erasedEvents` is how many went (versions 1..erasedEvents);
  * `subject` is what the reader erased: this conversation, a book it had, or their account.
@@ -264,6 +283,7 @@ export type ConversationEvent =
   | HistorySummarized
   | HistoryTrimmed
   | ModelBatchSubmitted
+  | ModelCallStopped
   | BatchStarted
   | BatchCompleted
   | ConversationDeleted
@@ -286,6 +306,7 @@ export const CONVERSATION_EVENT_TYPES: readonly ConversationEventType[] = [
   'HistorySummarized',
   'HistoryTrimmed',
   'ModelBatchSubmitted',
+  'ModelCallStopped',
   'BatchStarted',
   'BatchCompleted',
   'ConversationDeleted',

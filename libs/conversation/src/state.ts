@@ -99,6 +99,7 @@ export function evolve(state: ConversationState, event: ConversationEvent): Conv
     case 'HistorySummarized':
     case 'HistoryTrimmed':
     case 'ModelBatchSubmitted':
+    case 'ModelCallStopped':
       return s;
     case 'BatchStarted': {
       const { batchId, mode, items, via = 'messages' } = event.data;

@@ -11,3 +11,4 @@ export * from './consumer-stats';
 export * from './stream-fold-cache';
 export * from './fold-snapshots';
 export * from './state-codec';
+export * from './deterministic-id';

@@ -40,8 +40,8 @@ export type UsageFigures = { turns: number; toolCalls: number; failures: number 
 
 /**
  * Per model (null: turns that ended without a model's answer). `unpriced`: tokens of turns that
- * did not reply, from calls at list price; `unpricedBatched`: from calls through the Message
- * Batches API (half the price).
+ * did not reply and of calls stopped before their end, at list price; `unpricedBatched`: from
+ * calls through the Message Batches API (half the price).
  */
 export interface UsageByModel extends UsageFigures {
   model: string | null;
@@ -126,7 +126,8 @@ export class ReadModelQueries {
   /**
    * The owner's usage by model: one conversation's, or within [from, to) of the events' times.
    * A turn that replied counts its AssistantReplied usage (every call of the turn); a turn that
-   * did not counts the calls it made (their ToolInvoked usage), as `unpriced` tokens.
+   * did not counts the calls it made (their ToolInvoked usage), as `unpriced` tokens. A model call
+   * stopped before its end (ModelCallStopped) is in neither: its tokens count as `unpriced` too.
    */
   async usage(ownerId: string, scope: { conversationId?: string; from?: Date; to?: Date }): Promise<UsageByModel[]> {
     const db = await this.source();
@@ -148,19 +149,19 @@ export class ReadModelQueries {
               count(*) FILTER (WHERE kind IN ('answer', 'failure', 'cancel'))::int AS turns,
               count(*) FILTER (WHERE kind = 'tool_call')::int AS tool_calls,
               count(*) FILTER (WHERE kind = 'failure')::int AS failures,
-              coalesce(sum(input_tokens) FILTER (WHERE kind IN ('answer', 'summary') OR unpriced), 0)::float8 AS input,
-              coalesce(sum(output_tokens) FILTER (WHERE kind IN ('answer', 'summary') OR unpriced), 0)::float8 AS output,
-              coalesce(sum(cache_read_input_tokens) FILTER (WHERE kind IN ('answer', 'summary') OR unpriced), 0)::float8 AS cache_read,
-              coalesce(sum(cache_creation_input_tokens) FILTER (WHERE kind IN ('answer', 'summary') OR unpriced), 0)::float8 AS cache_creation,
+              coalesce(sum(input_tokens) FILTER (WHERE kind IN ('answer', 'summary', 'stopped_call') OR unpriced), 0)::float8 AS input,
+              coalesce(sum(output_tokens) FILTER (WHERE kind IN ('answer', 'summary', 'stopped_call') OR unpriced), 0)::float8 AS output,
+              coalesce(sum(cache_read_input_tokens) FILTER (WHERE kind IN ('answer', 'summary', 'stopped_call') OR unpriced), 0)::float8 AS cache_read,
+              coalesce(sum(cache_creation_input_tokens) FILTER (WHERE kind IN ('answer', 'summary', 'stopped_call') OR unpriced), 0)::float8 AS cache_creation,
               coalesce(sum(cost_usd) FILTER (WHERE kind IN ('answer', 'summary')), 0)::float8 AS cost_usd,
-              coalesce(sum(input_tokens) FILTER (WHERE unpriced AND NOT batched), 0)::float8 AS unpriced_input,
-              coalesce(sum(output_tokens) FILTER (WHERE unpriced AND NOT batched), 0)::float8 AS unpriced_output,
-              coalesce(sum(cache_read_input_tokens) FILTER (WHERE unpriced AND NOT batched), 0)::float8 AS unpriced_cache_read,
-              coalesce(sum(cache_creation_input_tokens) FILTER (WHERE unpriced AND NOT batched), 0)::float8 AS unpriced_cache_creation,
-              coalesce(sum(input_tokens) FILTER (WHERE unpriced AND batched), 0)::float8 AS batched_input,
-              coalesce(sum(output_tokens) FILTER (WHERE unpriced AND batched), 0)::float8 AS batched_output,
-              coalesce(sum(cache_read_input_tokens) FILTER (WHERE unpriced AND batched), 0)::float8 AS batched_cache_read,
-              coalesce(sum(cache_creation_input_tokens) FILTER (WHERE unpriced AND batched), 0)::float8 AS batched_cache_creation
+              coalesce(sum(input_tokens) FILTER (WHERE (unpriced OR kind = 'stopped_call') AND NOT batched), 0)::float8 AS unpriced_input,
+              coalesce(sum(output_tokens) FILTER (WHERE (unpriced OR kind = 'stopped_call') AND NOT batched), 0)::float8 AS unpriced_output,
+              coalesce(sum(cache_read_input_tokens) FILTER (WHERE (unpriced OR kind = 'stopped_call') AND NOT batched), 0)::float8 AS unpriced_cache_read,
+              coalesce(sum(cache_creation_input_tokens) FILTER (WHERE (unpriced OR kind = 'stopped_call') AND NOT batched), 0)::float8 AS unpriced_cache_creation,
+              coalesce(sum(input_tokens) FILTER (WHERE (unpriced OR kind = 'stopped_call') AND batched), 0)::float8 AS batched_input,
+              coalesce(sum(output_tokens) FILTER (WHERE (unpriced OR kind = 'stopped_call') AND batched), 0)::float8 AS batched_output,
+              coalesce(sum(cache_read_input_tokens) FILTER (WHERE (unpriced OR kind = 'stopped_call') AND batched), 0)::float8 AS batched_cache_read,
+              coalesce(sum(cache_creation_input_tokens) FILTER (WHERE (unpriced OR kind = 'stopped_call') AND batched), 0)::float8 AS batched_cache_creation
          FROM counted
         GROUP BY model
         ORDER BY model NULLS FIRST`,

@@ -13,7 +13,7 @@ export interface UsageRow {
   /** the reader who spent it; null once their account was erased */
   owner_id: string | null;
   turn_id: string;
-  kind: 'answer' | 'failure' | 'cancel' | 'tool_call' | 'summary';
+  kind: 'answer' | 'failure' | 'cancel' | 'tool_call' | 'summary' | 'stopped_call';
   model: string | null;
   input_tokens: number;
   output_tokens: number;
@@ -28,9 +28,11 @@ export interface UsageRow {
 const NO_TOKENS: Usage = { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
 
 /**
- * The ledger's line for an event, if it records spending. AssistantReplied's usage and cost
- * already sum every call of its turn; a tool call's usage counts only for a turn that did not
- * reply (the usage query says so).
+ * The ledger's line for an event, if it records spending: a turn's ending, a tool call (with the
+ * usage of its model call on the first call of an iteration), a history summary, a model call
+ * stopped before its end. AssistantReplied's usage and cost already sum every call of its turn
+ * that answered; a tool call's usage counts only for a turn that did not reply, a stopped call's
+ * always (the usage query says so).
  */
 export function ledgerRowOf(e: StoredEvent<ConversationEvent>, ownerId: string | null): UsageRow | undefined {
   const conversationId = conversationIdOf(e.streamId);
@@ -68,6 +70,8 @@ export function ledgerRowOf(e: StoredEvent<ConversationEvent>, ownerId: string |
       return row('tool_call', e.data.turnId, e.data.model ?? null, e.data.usage, 0, e.data.batched === true);
     case 'HistorySummarized':
       return row('summary', e.data.turnId, e.data.model, e.data.usage, e.data.costUsd);
+    case 'ModelCallStopped':
+      return row('stopped_call', e.data.turnId, e.data.model, e.data.usage, 0, e.data.batched === true);
     default:
       return undefined;
   }

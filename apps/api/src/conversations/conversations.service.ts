@@ -22,6 +22,7 @@ import { priceOf, roundUsd } from '@parley/agent';
 import { BooksRepository } from '@parley/books';
 import { ConversationLogQueries, StoredPost } from '@parley/read-models';
 import {
+  deterministicId,
   eventOf,
   EventStore,
   ExpectedVersion,
@@ -32,7 +33,6 @@ import {
   StreamFoldCache,
   WrongExpectedVersionError,
 } from '@parley/event-store';
-import { deterministicId } from './deterministic-id';
 
 /** A conversation as GET /conversations/:id shows it: the folded state plus its id and times. */
 export type ConversationView = { id: string } & Pick<

@@ -3,10 +3,14 @@ import {
   isAbort,
   LlmCallPending,
   LlmError,
+  modelCallStopped,
   NextStep,
   nextRetrievalStep,
   nextStep,
   RetrievalStep,
+  StoppedAttempt,
+  stoppedAttemptsOf,
+  turnEvent,
   TurnRecord,
   TurnWait,
 } from '@parley/agent';
@@ -21,7 +25,7 @@ import {
   WrongExpectedVersionError,
 } from '@parley/event-store';
 import { MemoryStepKeeper, StepKeeper } from './step-keeper';
-import { ConversationFolds, FoldedConversation, LoadedTurn, turnEvent, turnOf } from './turn-state';
+import { ConversationFolds, FoldedConversation, LoadedTurn, turnOf } from './turn-state';
 import { TurnSteps } from './turn-steps';
 
 /**
@@ -51,10 +55,14 @@ export class TurnHandedBack extends Error {
  * is made twice (the submission, then the answer), told apart by how many batches the turn holds.
  */
 export function stepKey(turn: TurnRecord, step: { kind: string; iteration?: number }): string {
-  const iteration = step.kind === 'answer' ? turn.iterations.length + 1 : (step.iteration ?? 1);
+  const iteration = stepIteration(turn, step);
   const submitted = Object.keys(turn.modelBatches ?? {}).length;
   return `${turn.turnId}/${step.kind}/${iteration}${submitted ? `+${submitted}` : ''}`;
 }
+
+/** The model call of the turn a step makes (1 for the calls before the first: a query, a summary). */
+const stepIteration = (turn: TurnRecord, step: { kind: string; iteration?: number }): number =>
+  step.kind === 'answer' ? turn.iterations.length + 1 : (step.iteration ?? 1);
 
 function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -170,16 +178,57 @@ export class AgentTurnRunner {
     key: string,
   ): Promise<NewEvent<ConversationEvent>[]> {
     if (step.kind === 'run-tools') return this.steps.runTools(s, step.calls);
-    const events =
-      step.kind === 'call-llm'
-        ? await this.steps.callLlm(s, step.iteration, step.allowTools, signal)
-        : step.kind === 'cut-history'
-          ? await this.steps.cutHistory(s, step, signal)
-          : step.kind === 'reformulate'
-            ? await this.steps.reformulate(s, signal)
-            : await this.steps.answerFromPassages(s, signal);
+    let events: NewEvent<ConversationEvent>[];
+    try {
+      events =
+        step.kind === 'call-llm'
+          ? await this.steps.callLlm(s, step.iteration, step.allowTools, signal)
+          : step.kind === 'cut-history'
+            ? await this.steps.cutHistory(s, step, signal)
+            : step.kind === 'reformulate'
+              ? await this.steps.reformulate(s, signal)
+              : await this.steps.answerFromPassages(s, signal);
+    } catch (e) {
+      // cancelled, aborted or failed midway: what the provider billed is recorded all the same
+      await this.recordStopped(
+        s.ctx.conversationId,
+        s.turn!.turnId,
+        stepIteration(s.turn!, step),
+        stoppedAttemptsOf(e),
+      );
+      throw e;
+    }
     await keeper.keep({ step: key, events });
     return events;
+  }
+
+  /**
+   * ModelCallStopped for a call's billed attempts, at the version found (the reader's cancel has
+   * moved it). A failure here is logged, never the turn's. A deleted conversation's usage is gone
+   * with it: nothing is added after its ConversationDeleted.
+   */
+  private async recordStopped(
+    conversationId: string,
+    turnId: string,
+    iteration: number,
+    attempts: StoppedAttempt[],
+  ): Promise<void> {
+    if (attempts.length === 0) return;
+    for (let tries = 0; tries < 5; tries++) {
+      try {
+        const f = await this.folds.load(conversationId);
+        if (f.state.status !== 'active') return;
+        const cancelled = findTurn(f.state, turnId)?.status === 'cancelled';
+        const at = { ownerId: f.state.ownerId, lastEventId: f.lastEventId };
+        await this.append(conversationId, f.version, modelCallStopped(at, turnId, iteration, attempts, { cancelled }));
+        return;
+      } catch (e) {
+        if (e instanceof WrongExpectedVersionError) continue; // the ids are the same: a repeat adds nothing
+        this.logger.warn(`turn ${turnId}: stopped model call not recorded (${(e as Error).message})`);
+        return;
+      }
+    }
+    this.logger.warn(`turn ${turnId}: stopped model call not recorded (the stream kept moving)`);
   }
 
   /** Postgres is away: back off and try again, holding the turn (its job lock lives in Redis). */

@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
 import {
   evolveTurns,
   LLM_CLIENT,
@@ -13,7 +12,6 @@ import {
 import { AppConfig, CONFIG } from '@parley/config';
 import {
   ConversationEvent,
-  ConversationEventType,
   ConversationState,
   conversationStreamId,
   evolve,
@@ -23,7 +21,6 @@ import {
 import {
   EventStore,
   FoldSnapshots,
-  NewEvent,
   SNAPSHOT_SPAN_EVENTS,
   StoredEvent,
   StreamFold,
@@ -172,20 +169,5 @@ export function turnOf(
       readingPosition: state.readingPosition,
       signal,
     },
-  };
-}
-
-/** Agent events name the owner, the turn (correlation) and the event they follow from (causation). */
-export function turnEvent<T extends ConversationEventType>(
-  at: Pick<LoadedTurn, 'ownerId' | 'lastEventId'>,
-  turnId: string,
-  type: T,
-  data: Extract<ConversationEvent, { type: T }>['data'],
-): NewEvent<ConversationEvent> {
-  const event = { type, data } as Extract<ConversationEvent, { type: T }>;
-  return {
-    ...event,
-    id: randomUUID(),
-    metadata: { userId: at.ownerId ?? undefined, correlationId: turnId, causationId: at.lastEventId },
   };
 }

@@ -19,11 +19,16 @@ import {
   LlmClient,
   LlmMessage,
   LlmToolSpec,
+  modelCallStopped,
   renderPrompt,
+  StoppedAttempt,
+  stoppedAttemptsOf,
   ToolRegistry,
+  turnEvent,
   TurnRecord,
   turnsToSummarise,
   usesAlwaysRetrieve,
+  withStoppedAttempts,
   zeroUsage,
 } from '@parley/agent';
 import { BooksRepository } from '@parley/books';
@@ -32,7 +37,7 @@ import { ConversationEvent } from '@parley/conversation';
 import { NewEvent } from '@parley/event-store';
 import { LiveDeltas } from '@parley/platform';
 import { DeltaBatcher } from './delta-batcher';
-import { LoadedTurn, turnEvent } from './turn-state';
+import { LoadedTurn } from './turn-state';
 
 const HYDE_PREFIX = 'hyde_';
 /** A summary is short (the prompt asks for 300 words): it is sent with every turn until the next cut. */
@@ -165,36 +170,41 @@ export class TurnSteps {
       deltas.flush();
     }
     const text = textsOf(result).join('');
+    const stopped = this.stopped(s, iteration, result.stoppedAttempts);
     const toolUses = allowTools ? result.content.filter((b) => b.type === 'tool_use') : [];
     if (toolUses.length > 0) {
-      return toolUses.map((b, i) =>
-        turnEvent(s, turn.turnId, 'ToolInvoked', {
-          turnId: turn.turnId,
-          toolUseId: b.id,
-          name: b.name,
-          input: b.input,
-          iteration,
-          ...(i === 0
-            ? {
-                assistantText: text,
-                assistantContent: result.content.map((c) =>
-                  c.type === 'text'
-                    ? { type: 'text' as const, text: c.text }
-                    : { type: 'tool_use' as const, toolUseId: c.id },
-                ),
-                usage: result.usage,
-                model: result.model,
-                ...(result.batched ? { batched: true } : {}),
-              }
-            : {}),
-        }),
-      );
+      return [
+        ...stopped,
+        ...toolUses.map((b, i) =>
+          turnEvent(s, turn.turnId, 'ToolInvoked', {
+            turnId: turn.turnId,
+            toolUseId: b.id,
+            name: b.name,
+            input: b.input,
+            iteration,
+            ...(i === 0
+              ? {
+                  assistantText: text,
+                  assistantContent: result.content.map((c) =>
+                    c.type === 'text'
+                      ? { type: 'text' as const, text: c.text }
+                      : { type: 'tool_use' as const, toolUseId: c.id },
+                  ),
+                  usage: result.usage,
+                  model: result.model,
+                  ...(result.batched ? { batched: true } : {}),
+                }
+              : {}),
+          }),
+        ),
+      ];
     }
     const usage = turn.iterations.reduce((sum, it) => (it.usage ? addUsage(sum, it.usage) : sum), zeroUsage());
     const total = addUsage(usage, result.usage);
     const citations = citedPassages(text, turn);
     const content = text.trim() ? text : '(no answer)';
     return [
+      ...stopped,
       turnEvent(s, turn.turnId, 'AssistantReplied', {
         turnId: turn.turnId,
         messageId: randomUUID(),
@@ -219,6 +229,11 @@ export class TurnSteps {
     if (turn.batch?.via !== 'message-batches' || !this.llm.supportsBatches) return undefined;
     const callId = `${turn.turnId}/reply/${iteration}`;
     return { callId, providerBatchId: turn.modelBatches?.[callId] };
+  }
+
+  /** Attempts of a call broken off midway before the one that answered: billed all the same. */
+  private stopped(s: LoadedTurn, iteration: number, attempts: StoppedAttempt[] = []): NewEvent<ConversationEvent>[] {
+    return modelCallStopped(s, s.turn!.turnId, iteration, attempts);
   }
 
   /** What the turn runs by: the conversation's policy when it was posted, the server's configuration for the rest. */
@@ -268,15 +283,23 @@ export class TurnSteps {
         maxTokens,
         signal,
       });
-    const [result, hyde] = await Promise.all([
+    const [queried, written] = await Promise.allSettled([
       ask(renderPrompt('reformulation_prompt', vars), 'You write search queries.', 200),
       this.config.llm.hyde
         ? ask(renderPrompt('hyde_passage', vars), 'You write short passages in the style of a book.', 300)
         : Promise.resolve(null),
     ]);
+    if (queried.status === 'rejected' || written.status === 'rejected') {
+      // both calls stop together on a cancel: the error thrown carries what either was billed
+      const errors = [queried, written].flatMap((r) => (r.status === 'rejected' ? [r.reason as Error] : []));
+      throw withStoppedAttempts(errors[0], errors.flatMap(stoppedAttemptsOf));
+    }
+    const [result, hyde] = [queried.value, written.value];
+    const stopped = this.stopped(s, 1, [...(result.stoppedAttempts ?? []), ...(hyde?.stoppedAttempts ?? [])]);
     const query = textsOf(result).join(' ').split('\n')[0].trim().slice(0, 500) || turn.content.slice(0, 500);
     const passage = hyde ? textsOf(hyde).join(' ').replace(/\s+/g, ' ').trim().slice(0, 500) : '';
     return [
+      ...stopped,
       turnEvent(s, turn.turnId, 'ToolInvoked', {
         turnId: turn.turnId,
         toolUseId: `retrieve_${randomUUID()}`,
@@ -339,8 +362,13 @@ export class TurnSteps {
         },
       );
       const summary = textsOf(result).join('').trim();
-      if (!summary) throw new LlmError('the model wrote an empty summary', 'empty_summary', false);
+      if (!summary)
+        throw withStoppedAttempts(
+          new LlmError('the model wrote an empty summary', 'empty_summary', false),
+          result.stoppedAttempts ?? [],
+        );
       return [
+        ...this.stopped(s, 1, result.stoppedAttempts),
         turnEvent(s, turn.turnId, 'HistorySummarized', {
           turnId: turn.turnId,
           coversVersions: [firstCovered, lastCut],
@@ -353,6 +381,7 @@ export class TurnSteps {
     } catch (e) {
       if (isAbort(e) || signal.aborted || !(e instanceof LlmError)) throw e;
       return [
+        ...this.stopped(s, 1, stoppedAttemptsOf(e)),
         turnEvent(s, turn.turnId, 'HistoryTrimmed', {
           turnId: turn.turnId,
           droppedVersions: [s.turns[cut.from]?.postedVersion ?? lastCut, lastCut],

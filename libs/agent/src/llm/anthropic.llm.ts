@@ -17,7 +17,10 @@ import {
   LlmError,
   LlmMessage,
   LlmToolSpec,
+  StoppedAttempt,
+  withStoppedAttempts,
 } from './llm.types';
+import { StreamedUsage } from './streamed-usage';
 
 const EPHEMERAL = { type: 'ephemeral' as const };
 
@@ -56,17 +59,23 @@ export class AnthropicLlm implements LlmClient {
         throw e instanceof LlmCallPending || e instanceof LlmCallSubmitted || e instanceof LlmError ? e : classify(e);
       }
     }
+    // attempts stopped after message_start were billed: they go with the result or the error
+    const stopped: StoppedAttempt[] = [];
     for (let attempt = 1; ; attempt++) {
+      const billed = new StreamedUsage();
       try {
-        return await this.streamOnce(params, options, attempt);
+        const result = await this.streamOnce(params, options, attempt, billed);
+        return stopped.length ? { ...result, stoppedAttempts: stopped } : result;
       } catch (e) {
         const error = classify(e);
+        const usage = billed.billed();
+        if (usage) stopped.push({ ...usage, cause: isAbort(error) || options.signal?.aborted ? 'aborted' : 'broken' });
         // The SDK retries failed HTTP responses itself; a stream broken off after its 200 (an
         // `overloaded_error` event midway) it does not, so that retry is ours.
         if (!(error instanceof LlmError) || !error.midStream || !error.retryable || attempt > this.opts.maxRetries)
-          throw error;
+          throw withStoppedAttempts(error, stopped);
         await sleepUnlessAborted(midStreamBackoffMs(attempt), options.signal);
-        if (options.signal?.aborted) throw new Anthropic.APIUserAbortError();
+        if (options.signal?.aborted) throw withStoppedAttempts(new Anthropic.APIUserAbortError(), stopped);
       }
     }
   }
@@ -111,8 +120,10 @@ export class AnthropicLlm implements LlmClient {
     params: MessageCreateParamsStreaming,
     options: ChatOptions,
     attempt: number,
+    billed: StreamedUsage,
   ): Promise<ChatResult> {
     const stream = this.client.messages.stream(params, { signal: options.signal });
+    stream.on('streamEvent', (event) => billed.see(event));
     if (options.onTextDelta) stream.on('text', (delta) => options.onTextDelta!(delta, attempt));
     return chatResult(await stream.finalMessage());
   }

@@ -46,6 +46,27 @@ export interface ChatResult {
   model: string;
   /** answered through the Message Batches API (priced at half) */
   batched?: boolean;
+  /** earlier attempts of this call broken off midway (then asked again): billed all the same */
+  stoppedAttempts?: StoppedAttempt[];
+}
+
+/** A streamed attempt of a model call that stopped before its end, and what the provider billed for it. */
+export interface StoppedAttempt {
+  /** the provider's id of the message (`msg_…`): names the attempt */
+  messageId: string;
+  model: string;
+  usage: Usage;
+  /** 'aborted': by the caller's signal; 'broken': the stream failed midway */
+  cause: 'aborted' | 'broken';
+}
+
+/** The billed attempts an error of chatWithTools carries (none for a call that was never billed). */
+export const stoppedAttemptsOf = (e: unknown): StoppedAttempt[] =>
+  (e as { stoppedAttempts?: StoppedAttempt[] } | undefined)?.stoppedAttempts ?? [];
+
+/** `e`, carrying `attempts` (kept on the error so what was billed is not lost with the call). */
+export function withStoppedAttempts<E extends Error>(e: E, attempts: StoppedAttempt[]): E {
+  return attempts.length ? Object.assign(e, { stoppedAttempts: attempts }) : e;
 }
 
 export interface LlmClient {

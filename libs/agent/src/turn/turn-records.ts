@@ -171,6 +171,7 @@ export function evolveTurns(
     case 'TurnFailed':
     case 'TurnCancelled':
       return endTurn(turns, e.data.turnId, { type: e.type });
+    case 'ModelCallStopped': // usage only: the turn goes on (or ended) as if the call had not been made
     default:
       return turns;
   }
