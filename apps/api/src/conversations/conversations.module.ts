@@ -10,12 +10,21 @@ import { EventStreamService } from './event-stream.service';
 import { PostRateLimiter } from './post-rate-limiter';
 import { TurnEnqueuer } from './turn-enqueuer';
 import { UsageController } from '../usage/usage.controller';
+import { ReaderBudget } from '../usage/reader-budget';
 import { UsageService } from '../usage/usage.service';
 
 @Module({
   imports: [BullModule.registerQueue({ name: AGENT_TURNS_QUEUE }), BooksModule, ReadModelsModule],
   controllers: [ConversationsController, UsageController],
-  providers: [ConversationsService, EventStreamService, PostRateLimiter, TurnEnqueuer, StreamWatcher, UsageService],
+  providers: [
+    ConversationsService,
+    EventStreamService,
+    PostRateLimiter,
+    TurnEnqueuer,
+    StreamWatcher,
+    UsageService,
+    ReaderBudget,
+  ],
   exports: [ConversationsService, TurnEnqueuer],
 })
 export class ConversationsModule {}
