@@ -64,7 +64,7 @@ export function readBudgetExceeded(body: unknown): BudgetExceeded | undefined {
 }
 
 /** Dollars as a reader reads them: cents from $1, else enough digits to tell small sums apart. */
-export const formatUsd = (usd: number): string => `$${usd >= 1 ? usd.toFixed(2) : usd.toFixed(4)}`;
+export const formatUsd = (usd: number): string => (usd === 0 ? '$0' : `$${usd >= 1 ? usd.toFixed(2) : usd.toFixed(4)}`);
 
 /** Every stored event type, in the order docs/events.md lists them (the union's members). */
 export { CONVERSATION_EVENT_TYPES } from '../../conversation/src/events';
