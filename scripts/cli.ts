@@ -17,7 +17,7 @@ const USAGE = `usage: npm run cli -- <command>
   books list [--json] | show <id> [--json] | add <file> [--title t] [--author a] [--json] | delete <id> [--yes]
   conversations list [--book <id>] [--limit n] [--json] | show <id> [--json] | rename <id> <title> | delete <id>
   replay <conversationId> [--json]
-  token --user <id> [--ttl <seconds>]
+  token --user <id> [--ttl <seconds>] [--budget <usd per month>]
   projections rebuild
   embeddings reembed
   contexts estimate [<bookId>] | contexts add [<bookId>]
@@ -129,18 +129,23 @@ const commands: Record<string, Command> = {
   },
 
   async token(argv) {
-    const { values } = parse(argv, { ttl: { type: 'string' } });
+    const { values } = parse(argv, { ttl: { type: 'string' }, budget: { type: 'string' } });
     if (!values.user) throw new UsageError('token needs --user <id>');
     const ttl = values.ttl ? Number(values.ttl) : 24 * 3600;
     if (!Number.isInteger(ttl) || ttl <= 0) throw new UsageError('--ttl takes a positive number of seconds');
+    const budget = values.budget === undefined ? undefined : Number(values.budget);
+    if (budget !== undefined && !(Number.isFinite(budget) && budget >= 0))
+      throw new UsageError('--budget takes US dollars per month, 0 or more');
     const { loadConfig } = await import('@parley/config');
     const { mintToken } = await import('../apps/api/src/auth/auth.guard');
+    const { BUDGET_CLAIM } = await import('../apps/api/src/auth/budget-claim');
     const secret = loadConfig().auth.jwtSecret;
     if (!secret)
       throw new UsageError(
         'token signs with AUTH_JWT_SECRET, which is not set (AUTH_JWKS_URL tokens come from the provider)',
       );
-    console.log(mintToken(values.user as string, secret, ttl));
+    const claims = budget === undefined ? {} : { [BUDGET_CLAIM]: budget };
+    console.log(mintToken(values.user as string, secret, ttl, claims));
   },
 
   /** Admin, on the database of DATABASE_URL (not the API): rebuilds the read models from the log. */

@@ -2,7 +2,7 @@
  * The client's one door to the server: the generated typed client over PARLEY_URL, and `call`,
  * which turns each answer into its body or a one-line CliError carrying the exit code.
  */
-import { createParleyClient, readProblem, type ParleyClient } from '@parley/api-client';
+import { createParleyClient, formatUsd, readBudgetExceeded, readProblem, type ParleyClient } from '@parley/api-client';
 import { CliError, EXIT, exitCodeOf } from './errors';
 import type { Target } from './env';
 
@@ -49,9 +49,22 @@ export function apiError(target: Target, what: string, status: number, body: unk
     return new CliError(`not signed in: ${hint}`, EXIT.auth);
   }
   if (status === 404) return new CliError(`${what} not found (deleted, or not yours)`, EXIT.notFound);
+  const budget = readBudgetExceeded(body);
+  if (budget) return new CliError(budgetSpent(budget), exitCodeOf(status));
   const detail = problem.detail ?? `HTTP ${status}`;
   const retry = status === 429 || status === 503 ? ' (try again in a moment)' : '';
   return new CliError(`${what}: ${detail}${retry}`, exitCodeOf(status));
+}
+
+/** 402 budget_exceeded: what was spent, and the moment (in UTC, as the server counts months) posting works again. */
+function budgetSpent(b: { budgetUsd: number; spentUsd: number; resetsAt: string }): string {
+  const when = new Intl.DateTimeFormat('en-GB', { dateStyle: 'long', timeStyle: 'short', timeZone: 'UTC' }).format(
+    new Date(b.resetsAt),
+  );
+  return (
+    `this month's budget is spent (${formatUsd(b.spentUsd)} of ${formatUsd(b.budgetUsd)}): ` +
+    `you can ask again from ${when} UTC, when it resets`
+  );
 }
 
 /** fetch failed before any answer: say where we tried and what to do, not a stack. */

@@ -262,6 +262,20 @@ describe('terminal client (e2e, tmux)', () => {
     expect(r.stdout).toMatch(/sources:\n\s+\[1\] CHAPTER V/);
   }, 60_000);
 
+  it('chat says when a spent budget resets, and goes on; token --budget mints the claim', async () => {
+    const minted = await run(['token', '--user', user, '--budget', '0']);
+    expect(minted).toMatchObject({ code: 0 });
+    const r = await run(['chat', bookId, '--new'], { PARLEY_TOKEN: minted.stdout.trim() }, 'Who?\n/help\n');
+    expect({ code: r.code, stderr: r.stderr }).toMatchObject({ code: 0 });
+    expect(r.stdout).toMatch(
+      /this month's budget is spent \(\$[\d.]+ of \$0\): you can ask again from 1 \w+ \d{4} at 00:00 UTC, when it resets/,
+    );
+    expect(r.stdout).toContain('/position N'); // the session went on to the next line
+    const oneShot = await run(['conversations', 'list'], { PARLEY_TOKEN: minted.stdout.trim() });
+    expect(oneShot.code).toBe(0); // only posting is refused
+    expect((await run(['token', '--user', user, '--budget', '-1'])).code).toBe(2);
+  }, 60_000);
+
   it('replay prints who said what, the tool calls and the cost per turn; --json gives the events', async () => {
     const { body: conversation } = await api.req('POST', '/v1/conversations', { bookId });
     const posted = await api.req('POST', `/v1/conversations/${conversation.id}/messages`, { content: 'Who?' });

@@ -569,6 +569,29 @@ describe('API contract: every operation through Prism against the served OpenAPI
       );
       expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
     });
+
+    it('answers 402 budget_exceeded with Retry-After to posts and batches of a reader whose budget is spent', async () => {
+      // a token budget of 0 is spent before anything is posted
+      const spent = clientFor(prism.base, `frank-${randomUUID()}`, { claims: { parley_budget_usd_per_month: 0 } });
+      const id = (
+        await send({ label: 'start a conversation (over budget)', expect: 201 }, 'POST', '/v1/conversations', {
+          as: spent,
+          body: {},
+        })
+      ).body?.id;
+      const post = await send({ label: 'post over budget', expect: 402 }, 'POST', `/v1/conversations/${id}/messages`, {
+        as: spent,
+        body: { content: 'one more?' },
+      });
+      expect(post.body).toMatchObject({ code: 'budget_exceeded', budgetUsd: 0, spentUsd: 0 });
+      expect(Number(post.headers['retry-after'])).toBeGreaterThan(0);
+      await send({ label: 'batch over budget', expect: 402 }, 'POST', `/v1/conversations/${id}/batches`, {
+        as: spent,
+        body: { prompts: ['one', 'two'], mode: 'sequential' },
+      });
+      const usage = await send({ label: 'usage with a budget', expect: 200 }, 'GET', '/v1/usage', { as: spent });
+      expect(usage.body.budget).toMatchObject({ limitUsd: 0, spentUsd: 0, leftUsd: 0 });
+    });
   });
 
   describe('client mistakes', () => {

@@ -9,7 +9,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { FakeAnthropic, type FakeReply, type RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
 import { tinyBookMarkdown } from '../support/factories/books';
 import { startFlakyProxy } from '../support/flaky-proxy';
-import { clientFor, fakeAnthropicEnv, startStack, type Stack } from '../support/stack';
+import { clientFor, fakeAnthropicEnv, startStack, tokenFor, type Stack } from '../support/stack';
 import { waitFor } from '../support/wait-for';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -365,6 +365,35 @@ describe('web chat page (e2e, Chromium)', () => {
     });
     expect(overflow).toBeLessThanOrEqual(0);
   });
+
+  it('tells a reader whose budget is spent when it resets, and keeps the question', async () => {
+    // another browser context: this page's token stays as it is
+    const spent = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    spent.on('pageerror', (e) => errors.push(String(e)));
+    try {
+      await spent.goto(stack.base);
+      const token = tokenFor('web-reader', { claims: { parley_budget_usd_per_month: 0 } });
+      await spent.getByLabel('Bearer token').fill(token);
+      await spent.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await spent.getByText('signed in as web-reader').waitFor();
+      await spent.locator('#conversation-list .item').first().click();
+      await spent.locator('#chat-title').waitFor();
+      await spent.getByLabel('Your message').fill('One more question?');
+      await spent.keyboard.press('Enter');
+      // what web-reader's questions above cost, of a budget of 0
+      const toast = spent.locator('#toast', {
+        hasText: /^This month's budget is spent \(\$[\d.]+ of \$0\)\./,
+      });
+      await toast.waitFor();
+      const resets = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() + 1, 1));
+      expect(await toast.innerText()).toMatch(/You can ask again from .+\.$/);
+      expect(await toast.innerText()).toContain(String(resets.getFullYear()));
+      expect(await spent.getByLabel('Your message').inputValue()).toBe('One more question?');
+      await spent.screenshot({ path: path.join(SHOTS, 'desktop-budget-spent.png') });
+    } finally {
+      await spent.close();
+    }
+  }, 60_000);
 });
 
 /** As after a bare `npm start`: the offline scripted model, NODE_ENV=development. */

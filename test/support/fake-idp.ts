@@ -25,6 +25,8 @@ export interface TokenOptions {
   expiresIn?: number;
   /** the `kid` header, when it should differ from the key's */
   kid?: string;
+  /** more claims for the payload (e.g. parley_budget_usd_per_month) */
+  claims?: Record<string, unknown>;
 }
 
 export interface FakeIdp {
@@ -71,7 +73,7 @@ export async function startFakeIdp(): Promise<FakeIdp> {
     },
     publish: (key) => void published.push(key.publicJwk),
     async sign(key, opts = {}) {
-      return new SignJWT({})
+      return new SignJWT(opts.claims ?? {})
         .setProtectedHeader({ alg: key.alg, kid: opts.kid ?? key.kid, typ: 'JWT' })
         .setSubject(opts.sub ?? 'alice')
         .setIssuer(opts.iss ?? issuer)

@@ -156,8 +156,12 @@ export function fakeAnthropicEnv(fakeUrl: string): Record<string, string> {
   return { LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-fake', ANTHROPIC_BASE_URL: fakeUrl };
 }
 
-export function tokenFor(userId: string, opts: { ttlSeconds?: number; secret?: string } = {}): string {
-  return jwt.sign({ sub: userId }, opts.secret ?? TEST_JWT_SECRET, {
+/** `claims`: more of the payload, e.g. `{ parley_budget_usd_per_month: 0 }`. */
+export function tokenFor(
+  userId: string,
+  opts: { ttlSeconds?: number; secret?: string; claims?: Record<string, unknown> } = {},
+): string {
+  return jwt.sign({ ...opts.claims, sub: userId }, opts.secret ?? TEST_JWT_SECRET, {
     algorithm: 'HS256',
     expiresIn: opts.ttlSeconds ?? 3600,
   });
@@ -175,7 +179,11 @@ export interface Reply<T = any> {
  * document (what the e2e tests use for well-formed calls); `req` is raw fetch with a bearer
  * token, for what a typed client cannot send (malformed bodies, forged headers).
  */
-export function clientFor(base: string, userId: string, opts: { ttlSeconds?: number } = {}) {
+export function clientFor(
+  base: string,
+  userId: string,
+  opts: { ttlSeconds?: number; claims?: Record<string, unknown> } = {},
+) {
   const token = tokenFor(userId, opts);
   const auth = { authorization: `Bearer ${token}` };
   async function req<T = any>(

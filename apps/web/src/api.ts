@@ -3,7 +3,14 @@
  * has the operation, and XMLHttpRequest for the upload (fetch reports no upload progress).
  * Every failure becomes an ApiError whose message is the problem's `detail` (or `message`).
  */
-import { createParleyClient, readProblem, type ParleyClient, type Schemas } from '@parley/api-client';
+import {
+  createParleyClient,
+  formatUsd,
+  readBudgetExceeded,
+  readProblem,
+  type ParleyClient,
+  type Schemas,
+} from '@parley/api-client';
 import type { EventEnvelope } from './model';
 
 export type Book = Schemas['BookDto'];
@@ -25,8 +32,21 @@ export class ApiError extends Error {
   }
 }
 
-/** The error an answer's body stands for: its problem's `detail` (see readProblem) and `code`. */
+/**
+ * The error an answer's body stands for: its problem's `detail` (see readProblem) and `code`; a spent
+ * budget says when, in the reader's own time, it resets.
+ */
 function errorOf(body: unknown, status: number): ApiError {
+  const budget = readBudgetExceeded(body);
+  if (budget) {
+    const when = new Date(budget.resetsAt).toLocaleString(undefined, { dateStyle: 'long', timeStyle: 'short' });
+    const spent = `${formatUsd(budget.spentUsd)} of ${formatUsd(budget.budgetUsd)}`;
+    return new ApiError(
+      status,
+      `This month's budget is spent (${spent}). You can ask again from ${when}.`,
+      'budget_exceeded',
+    );
+  }
   const { detail, code } = readProblem(body);
   const fallback = status === 0 ? 'the API cannot be reached' : `the request failed (HTTP ${status})`;
   return new ApiError(status, detail ?? fallback, code);

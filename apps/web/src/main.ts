@@ -576,7 +576,8 @@ async function send(): Promise<void> {
     input.value = '';
     setQuote(undefined);
   } catch (e) {
-    toast(e);
+    // a spent budget holds until next month: leave the reader time to read when
+    toast(e, 'error', e instanceof ApiError && e.code === 'budget_exceeded' ? 20_000 : undefined);
   } finally {
     button.disabled = false;
     input.focus();
@@ -738,13 +739,13 @@ function closeMenu(): void {
 }
 
 let toastTimer: number | undefined;
-function toast(e: unknown, kind: 'error' | 'info' = 'error'): void {
+function toast(e: unknown, kind: 'error' | 'info' = 'error', showMs = 6000): void {
   const t = byId('toast');
   t.textContent = typeof e === 'string' ? e : errText(e);
   t.className = `toast ${kind}`;
   t.hidden = false;
   clearTimeout(toastTimer);
-  toastTimer = window.setTimeout(() => (t.hidden = true), 6000);
+  toastTimer = window.setTimeout(() => (t.hidden = true), showMs);
 }
 
 function errText(e: unknown): string {

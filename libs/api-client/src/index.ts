@@ -47,6 +47,25 @@ export function readProblem(body: unknown): { detail?: string; code?: string } {
   };
 }
 
+/** The fields of a `budget_exceeded` problem (402): the reader's monthly budget is spent until `resetsAt`. */
+export interface BudgetExceeded {
+  budgetUsd: number;
+  spentUsd: number;
+  /** ISO 8601: the start of next month (UTC) */
+  resetsAt: string;
+}
+
+/** The budget_exceeded problem a body holds, or undefined for any other answer. */
+export function readBudgetExceeded(body: unknown): BudgetExceeded | undefined {
+  if (!body || typeof body !== 'object') return undefined;
+  const b = body as Record<string, unknown>;
+  if (b.code !== 'budget_exceeded' || typeof b.resetsAt !== 'string') return undefined;
+  return { budgetUsd: Number(b.budgetUsd), spentUsd: Number(b.spentUsd), resetsAt: b.resetsAt };
+}
+
+/** Dollars as a reader reads them: cents from $1, else enough digits to tell small sums apart. */
+export const formatUsd = (usd: number): string => (usd === 0 ? '$0' : `$${usd >= 1 ? usd.toFixed(2) : usd.toFixed(4)}`);
+
 /** Every stored event type, in the order docs/events.md lists them (the union's members). */
 export { CONVERSATION_EVENT_TYPES } from '../../conversation/src/events';
 /** The live `event: AssistantTextDelta` SSE frame (docs/events.md), which the document cannot type. */

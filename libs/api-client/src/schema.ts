@@ -195,7 +195,7 @@ export interface paths {
     put?: never;
     /**
      * Post a message (UserMessagePosted); an agent turn answers it
-     * @description Follow the turn on GET /conversations/{id}/stream. While a turn runs, the message is queued (multitask=enqueue), refused with 409 turn_in_progress (reject), or the running turn is cancelled first (interrupt).
+     * @description Follow the turn on GET /conversations/{id}/stream. While a turn runs, the message is queued (multitask=enqueue), refused with 409 turn_in_progress (reject), or the running turn is cancelled first (interrupt). A reader who has spent this month's budget gets 402 budget_exceeded and nothing is recorded.
      */
     post: operations['ConversationsController_post'];
     delete?: never;
@@ -279,7 +279,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The caller's usage over all their conversations, optionally within [from, to) */
+    /** The caller's usage over all their conversations, optionally within [from, to), and this month's budget */
     get: operations['UsageController_ofCaller'];
     put?: never;
     post?: never;
@@ -421,6 +421,7 @@ export interface components {
       | 'token_missing'
       | 'token_invalid'
       | 'token_expired'
+      | 'budget_exceeded'
       | 'not_found'
       | 'conversation_not_found'
       | 'book_not_found'
@@ -465,8 +466,17 @@ export interface components {
       errors?: components['schemas']['FieldErrorDto'][];
       /** @description version_conflict: the version the conversation is at */
       currentVersion?: number;
-      /** @description rate_limited, book_ingest_busy, database_unavailable: seconds to wait */
+      /** @description rate_limited, book_ingest_busy, database_unavailable, budget_exceeded: seconds to wait */
       retryAfter?: number;
+      /** @description budget_exceeded: the reader's budget for a calendar month (UTC), in USD */
+      budgetUsd?: number;
+      /** @description budget_exceeded: what the reader has spent this month, in USD */
+      spentUsd?: number;
+      /**
+       * Format: date-time
+       * @description budget_exceeded: the start of next month (UTC)
+       */
+      resetsAt?: string;
       /** @description not_ready: each dependency and whether it answers (search: hybrid or lexical, as in /readyz) */
       checks?: {
         [key: string]: 'ok' | 'down' | 'hybrid' | 'lexical';
@@ -762,6 +772,45 @@ export interface components {
       costUsd: number;
       /** @description cache reads / all input tokens (uncached, cache reads and writes); 0 with none */
       cacheHitRate: number;
+    };
+    BudgetDto: {
+      /** @description the reader's budget for the month in USD: the token's parley_budget_usd_per_month, else the server's; null: none */
+      limitUsd: number | null;
+      /** @description USD spent this month (UTC), as costUsd counts it */
+      spentUsd: number;
+      /** @description USD left this month (0 once spent); null: no budget */
+      leftUsd: number | null;
+      /**
+       * Format: date-time
+       * @description the start of this month (UTC)
+       */
+      periodStart: string;
+      /**
+       * Format: date-time
+       * @description the start of next month (UTC), when the spend starts again at 0
+       */
+      resetsAt: string;
+    };
+    ReaderUsageDto: {
+      /** @description turns that ended (answered, failed or cancelled) */
+      turns: number;
+      toolCalls: number;
+      /** @description turns that ended TurnFailed */
+      failures: number;
+      inputTokens: number;
+      outputTokens: number;
+      cacheReadInputTokens: number;
+      cacheCreationInputTokens: number;
+      /** @description USD, from the per-model price table */
+      costUsd: number;
+      /** @description cache reads / all input tokens (uncached, cache reads and writes); 0 with none */
+      cacheHitRate: number;
+      /** @description the same figures per model (turns without a model answer are in the totals only) */
+      byModel: {
+        [key: string]: components['schemas']['ModelUsageDto'];
+      };
+      /** @description this calendar month's budget, whatever from and to say; posting is refused once spentUsd ≥ limitUsd */
+      budget: components['schemas']['BudgetDto'];
     };
     CreateBookDto: {
       /** @description required with JSON content */
@@ -2091,6 +2140,20 @@ export interface operations {
           };
         };
       };
+      /** @description `budget_exceeded`: This month's budget is spent */
+      402: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'budget_exceeded';
+          };
+        };
+      };
       /** @description `conversation_not_found`: Conversation not found */
       404: {
         headers: {
@@ -2461,6 +2524,20 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'] & {
             /** @enum {string} */
             code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `budget_exceeded`: This month's budget is spent */
+      402: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'budget_exceeded';
           };
         };
       };
@@ -2936,7 +3013,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['UsageDto'];
+          'application/json': components['schemas']['ReaderUsageDto'];
         };
       };
       /** @description `validation_failed`: The request is not valid */

@@ -27,6 +27,20 @@ describe(loadConfig.name, () => {
     expect(() => loadConfig({ NODE_ENV: 'development', QUEUE_PREFIX: 'a:b' })).toThrow(ConfigError);
   });
 
+  it('takes BUDGET_USD_PER_MONTH as a number of dollars ≥ 0, and no budget when unset', () => {
+    const dev = { NODE_ENV: 'development' } as const;
+    expect(loadConfig(dev).budgetUsdPerMonth).toBeNull();
+    expect(loadConfig({ ...dev, BUDGET_USD_PER_MONTH: '' }).budgetUsdPerMonth).toBeNull();
+    expect(loadConfig({ ...dev, BUDGET_USD_PER_MONTH: '2.5' }).budgetUsdPerMonth).toBe(2.5);
+    expect(loadConfig({ ...dev, BUDGET_USD_PER_MONTH: '0' }).budgetUsdPerMonth).toBe(0);
+    expect(() => loadConfig({ ...dev, BUDGET_USD_PER_MONTH: '-1' })).toThrow(/BUDGET_USD_PER_MONTH: must be 0 or more/);
+    for (const bad of ['five', '$5', 'Infinity', 'NaN']) {
+      expect(() => loadConfig({ ...dev, BUDGET_USD_PER_MONTH: bad })).toThrow(
+        /BUDGET_USD_PER_MONTH: must be a number of US dollars/,
+      );
+    }
+  });
+
   it('picks the Redis topology from the variables set: one server, a cluster, or sentinels', () => {
     const dev = { NODE_ENV: 'development' } as const;
     expect(loadConfig(dev).redis).toEqual({ kind: 'single', url: 'redis://127.0.0.1:6379' });

@@ -46,6 +46,11 @@ const envSchema = z.object({
     .regex(/^[a-zA-Z0-9_-]+$/, 'letters, digits, _ and - only')
     .default('parley'),
   RATE_LIMIT_POSTS_PER_MIN: positiveInt.default(60),
+  // what one reader may spend a calendar month (UTC); unset: no budget (docs/configuration.md, "Budgets")
+  BUDGET_USD_PER_MONTH: z.coerce
+    .number({ error: 'must be a number of US dollars, e.g. 20 or 0.5' })
+    .min(0, 'must be 0 or more')
+    .optional(),
   MESSAGE_MAX_CHARS: positiveInt.default(16_000),
   SSE_PING_MS: positiveInt.default(15_000),
   SSE_RETRY_MS: positiveInt.default(2_000),
@@ -169,6 +174,8 @@ export interface AppConfig {
   };
   queuePrefix: string;
   limits: { postsPerMinute: number; messageMaxChars: number };
+  /** each reader's spend per calendar month (UTC), in USD; null: no budget. A token's claim may override it. */
+  budgetUsdPerMonth: number | null;
   sse: { pingMs: number; retryMs: number; slowClientMs: number };
   eventPollMs: number;
   books: BookLimits;
@@ -378,6 +385,7 @@ function toAppConfig(e: Env, auth: AppConfig['auth']): AppConfig {
     },
     queuePrefix: e.QUEUE_PREFIX,
     limits: { postsPerMinute: e.RATE_LIMIT_POSTS_PER_MIN, messageMaxChars: e.MESSAGE_MAX_CHARS },
+    budgetUsdPerMonth: e.BUDGET_USD_PER_MONTH ?? null,
     sse: { pingMs: e.SSE_PING_MS, retryMs: e.SSE_RETRY_MS, slowClientMs: e.SSE_SLOW_CLIENT_MS },
     eventPollMs: e.EVENT_POLL_MS,
     books: bookLimits(e),

@@ -4,11 +4,10 @@ import { Reflector } from '@nestjs/core';
 import jwt from 'jsonwebtoken';
 import { Request } from 'express';
 import { AppConfig, CONFIG } from '@parley/config';
+import { AuthUser } from './auth-user';
 import { TokenVerifier } from './token-verifier';
 
-export interface AuthUser {
-  id: string;
-}
+export type { AuthUser };
 export type AuthedRequest = Request & { user: AuthUser };
 
 const PUBLIC = 'parley:public';
@@ -20,7 +19,8 @@ export const AllowQueryToken = () => SetMetadata(QUERY_TOKEN, true);
 
 /**
  * Bearer JWTs: HS256 with AUTH_JWT_SECRET and/or RS256/ES256 from the identity provider's JWKS
- * (AUTH_JWKS_URL); `sub` is the user id; `exp` enforced. See TokenVerifier.
+ * (AUTH_JWKS_URL); `sub` is the user id, `parley_budget_usd_per_month` their own budget; `exp`
+ * enforced. See TokenVerifier.
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
@@ -40,13 +40,19 @@ export class AuthGuard implements CanActivate {
     const token =
       bearer(req) ?? (this.reflector.getAllAndOverride<boolean>(QUERY_TOKEN, targets) ? queryToken(req) : undefined);
     if (!token) throw problem('token_missing', 'a bearer token is required');
-    req.user = { id: await this.verifier.verify(token) };
+    req.user = await this.verifier.verify(token);
     return true;
   }
 }
 
-export function mintToken(userId: string, secret: string, ttlSeconds = 24 * 3600): string {
-  return jwt.sign({ sub: userId }, secret, { algorithm: 'HS256', expiresIn: ttlSeconds });
+/** `claims`: more of the payload, e.g. `{ parley_budget_usd_per_month: 5 }`. */
+export function mintToken(
+  userId: string,
+  secret: string,
+  ttlSeconds = 24 * 3600,
+  claims: Record<string, unknown> = {},
+): string {
+  return jwt.sign({ ...claims, sub: userId }, secret, { algorithm: 'HS256', expiresIn: ttlSeconds });
 }
 
 function bearer(req: Request): string | undefined {

@@ -23,8 +23,8 @@ describe(TokenVerifier.name, () => {
 
   it('accepts RS256 and ES256 tokens from the key set, and the user is `sub`', async () => {
     const sut = jwksOnly();
-    await expect(sut.verify(await idp.sign(rsa, { sub: 'alice' }))).resolves.toBe('alice');
-    await expect(sut.verify(await idp.sign(ec, { sub: 'bob' }))).resolves.toBe('bob');
+    await expect(sut.verify(await idp.sign(rsa, { sub: 'alice' }))).resolves.toEqual({ id: 'alice' });
+    await expect(sut.verify(await idp.sign(ec, { sub: 'bob' }))).resolves.toEqual({ id: 'bob' });
   });
 
   it('checks iss and aud when set, and only then', async () => {
@@ -32,7 +32,9 @@ describe(TokenVerifier.name, () => {
     await rejects401(sut.verify(await idp.sign(rsa, { iss: 'https://evil.example/' })));
     await rejects401(sut.verify(await idp.sign(rsa, { aud: 'another-api' })));
     const lax = new TokenVerifier({ jwks: { url: idp.jwksUrl, cooldownMs: 30_000 } });
-    await expect(lax.verify(await idp.sign(rsa, { iss: 'https://other.example/', aud: 'x' }))).resolves.toBe('alice');
+    await expect(lax.verify(await idp.sign(rsa, { iss: 'https://other.example/', aud: 'x' }))).resolves.toEqual({
+      id: 'alice',
+    });
   });
 
   it('rejects expired, unsigned and algorithm-confused tokens', async () => {
@@ -52,10 +54,27 @@ describe(TokenVerifier.name, () => {
 
   it('takes HS256 with AUTH_JWT_SECRET beside the provider, and refuses HS256 without a secret', async () => {
     const both = new TokenVerifier({ jwtSecret: SECRET, jwks: { url: idp.jwksUrl, cooldownMs: 30_000 } });
-    await expect(both.verify(mintToken('carol', SECRET))).resolves.toBe('carol');
-    await expect(both.verify(await idp.sign(ec, { sub: 'dave' }))).resolves.toBe('dave');
+    await expect(both.verify(mintToken('carol', SECRET))).resolves.toEqual({ id: 'carol' });
+    await expect(both.verify(await idp.sign(ec, { sub: 'dave' }))).resolves.toEqual({ id: 'dave' });
     await rejects401(jwksOnly().verify(mintToken('carol', SECRET)));
     await rejects401(new TokenVerifier({ jwtSecret: SECRET }).verify(await idp.sign(rsa)));
+  });
+
+  it('carries parley_budget_usd_per_month from HS256 and JWKS tokens, and refuses a malformed one with 401', async () => {
+    const sut = new TokenVerifier({ jwtSecret: SECRET, jwks: { url: idp.jwksUrl, cooldownMs: 30_000 } });
+    const hs = (claim: unknown) => mintToken('carol', SECRET, 60, { parley_budget_usd_per_month: claim });
+    const rs = (claim: unknown) => idp.sign(rsa, { sub: 'dave', claims: { parley_budget_usd_per_month: claim } });
+    await expect(sut.verify(hs(2.5))).resolves.toEqual({ id: 'carol', budgetUsdPerMonth: 2.5 });
+    await expect(sut.verify(hs(0))).resolves.toEqual({ id: 'carol', budgetUsdPerMonth: 0 });
+    await expect(sut.verify(await rs(40))).resolves.toEqual({ id: 'dave', budgetUsdPerMonth: 40 });
+    await expect(sut.verify(hs(null))).resolves.toEqual({ id: 'carol' }); // null: the server's budget
+    for (const bad of [-1, '5', true, { usd: 5 }, [5]]) {
+      await expect(sut.verify(hs(bad))).rejects.toMatchObject({
+        code: 'token_invalid',
+        detail: expect.stringContaining('parley_budget_usd_per_month'),
+      });
+      await expect(sut.verify(await rs(bad))).rejects.toMatchObject({ code: 'token_invalid' });
+    }
   });
 
   it('refetches the key set once for an unknown kid, and finds a rotated-in key', async () => {
@@ -66,7 +85,7 @@ describe(TokenVerifier.name, () => {
     await rejects401(sut.verify(await idp.sign(stranger)));
     expect(idp.fetches()).toBe(before + 1);
     idp.publish(stranger);
-    await expect(sut.verify(await idp.sign(stranger, { sub: 'erin' }))).resolves.toBe('erin');
+    await expect(sut.verify(await idp.sign(stranger, { sub: 'erin' }))).resolves.toEqual({ id: 'erin' });
     expect(idp.fetches()).toBe(before + 2);
     await sut.verify(await idp.sign(stranger)); // cached now
     expect(idp.fetches()).toBe(before + 2);

@@ -2,12 +2,14 @@ import { Logger } from '@nestjs/common';
 import { problem } from '../http/problem.exception';
 import { createRemoteJWKSet, decodeProtectedHeader, errors, JWTPayload, JWTVerifyGetKey, jwtVerify } from 'jose';
 import { AppConfig } from '@parley/config';
+import { AuthUser } from './auth-user';
+import { budgetClaim } from './budget-claim';
 
 /** What an identity provider may sign with; `none` and the HMAC family never come from its keys. */
 export const JWKS_ALGORITHMS = ['RS256', 'ES256'];
 
 /**
- * Turns a bearer token into a user id (`sub`), or throws 401 (503 when the provider's keys cannot
+ * Turns a bearer token into its user (`sub`, and the budget claim when set), or throws 401 (503 when the provider's keys cannot
  * be fetched: the token may be fine). Two kinds of token, told apart by the header's `alg`:
  *
  * - HS256, signed with AUTH_JWT_SECRET (laptops, tests, `npm run cli -- token`), when a secret is set;
@@ -15,7 +17,8 @@ export const JWKS_ALGORITHMS = ['RS256', 'ES256'];
  *   and `aud` checked when AUTH_ISSUER / AUTH_AUDIENCE are set. The key set is cached (10 min) and
  *   refetched when a token names a `kid` it lacks (key rotation), at most once per cooldown.
  *
- * Every token needs `exp` and a `sub` of 1..200 characters.
+ * Every token needs `exp` and a `sub` of 1..200 characters; `parley_budget_usd_per_month`, when
+ * present, must be a number ≥ 0 (see budgetClaim).
  */
 export class TokenVerifier {
   private readonly secret?: Uint8Array;
@@ -40,7 +43,7 @@ export class TokenVerifier {
     }
   }
 
-  async verify(token: string): Promise<string> {
+  async verify(token: string): Promise<AuthUser> {
     let payload: JWTPayload;
     try {
       payload = await this.verifyClaims(token);
@@ -57,7 +60,8 @@ export class TokenVerifier {
     if (typeof sub !== 'string' || sub.length === 0 || sub.length > 200) {
       throw problem('token_invalid', 'the token is not valid');
     }
-    return sub;
+    const budgetUsdPerMonth = budgetClaim(payload);
+    return budgetUsdPerMonth === undefined ? { id: sub } : { id: sub, budgetUsdPerMonth };
   }
 
   private async verifyClaims(token: string): Promise<JWTPayload> {

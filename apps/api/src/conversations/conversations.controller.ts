@@ -53,6 +53,7 @@ import { IdempotencyKey, IfMatch } from './if-match';
 import { PostRateLimiter } from './post-rate-limiter';
 import { TurnEnqueuer } from './turn-enqueuer';
 import { UsageDto } from '../usage/usage.dto';
+import { ReaderBudget } from '../usage/reader-budget';
 import { UsageService } from '../usage/usage.service';
 
 const IF_MATCH = ApiHeader({
@@ -76,6 +77,7 @@ export class ConversationsController {
     private readonly reads: ReadReplica,
     private readonly usage: UsageService,
     private readonly erasures: Erasures,
+    private readonly budget: ReaderBudget,
   ) {}
 
   @Post()
@@ -134,8 +136,9 @@ export class ConversationsController {
       'batch with GET …/batches/{batchId}, or BatchCompleted on the stream.',
   })
   @ApiAcceptedResponse({ type: BatchStartedDto })
-  @ApiProblems(BODY_PROBLEMS, 'conversation_not_found', 'rate_limited')
+  @ApiProblems(BODY_PROBLEMS, 'conversation_not_found', 'rate_limited', 'budget_exceeded')
   async startBatch(@CurrentUser() user: AuthUser, @Param('id', Uuid('id')) id: string, @Body() body: StartBatchDto) {
+    await this.budget.assertWithin(user); // before the rate limiter: a refused batch uses none of its posts
     await this.rateLimiter.consume(user.id, body.prompts.length); // each prompt is a post
     const { batchId, turns } = await this.conversations.startBatch(user.id, id, body);
     for (const t of turns) await this.enqueuer.turnPosted(t.conversationId, t.turnId);
@@ -189,7 +192,8 @@ export class ConversationsController {
     summary: 'Post a message (UserMessagePosted); an agent turn answers it',
     description:
       'Follow the turn on GET /conversations/{id}/stream. While a turn runs, the message is queued (multitask=enqueue), ' +
-      'refused with 409 turn_in_progress (reject), or the running turn is cancelled first (interrupt).',
+      'refused with 409 turn_in_progress (reject), or the running turn is cancelled first (interrupt). A reader who has ' +
+      "spent this month's budget gets 402 budget_exceeded and nothing is recorded.",
   })
   @IF_MATCH
   @ApiHeader({
@@ -205,6 +209,7 @@ export class ConversationsController {
     'turn_in_progress',
     'idempotency_key_reused',
     'rate_limited',
+    'budget_exceeded',
   )
   async post(
     @CurrentUser() user: AuthUser,
@@ -215,9 +220,13 @@ export class ConversationsController {
     @IfMatch() expected?: number,
   ) {
     const input = { content: body.content, selectedText: body.selectedText, multitask: q.multitask ?? 'enqueue' };
-    // a retry of a post already made is no new post: it gets its first answer, even at the rate limit
+    // a retry of a post already made is no new post: it gets its first answer, even at the rate
+    // limit or over budget (its turn may be what spent the budget)
     const earlier = key ? await this.conversations.earlierPost(user.id, id, key, input) : undefined;
-    if (!earlier) await this.rateLimiter.consume(user.id);
+    if (!earlier) {
+      await this.budget.assertWithin(user);
+      await this.rateLimiter.consume(user.id);
+    }
     const result =
       earlier ?? (await this.conversations.post(user.id, id, input, { idempotencyKey: key, ifMatch: expected }));
     const { interrupted = [], ...answer } = result;

@@ -12,12 +12,21 @@ import { PostRateLimiter } from './post-rate-limiter';
 import { TurnEnqueuer } from './turn-enqueuer';
 import { UsageController } from '../usage/usage.controller';
 import { AccountController } from '../account/account.controller';
+import { ReaderBudget } from '../usage/reader-budget';
 import { UsageService } from '../usage/usage.service';
 
 @Module({
   imports: [BullModule.registerQueue({ name: AGENT_TURNS_QUEUE }), BooksModule, ReadModelsModule, ErasureModule],
   controllers: [ConversationsController, UsageController, AccountController],
-  providers: [ConversationsService, EventStreamService, PostRateLimiter, TurnEnqueuer, StreamWatcher, UsageService],
+  providers: [
+    ConversationsService,
+    EventStreamService,
+    PostRateLimiter,
+    TurnEnqueuer,
+    StreamWatcher,
+    UsageService,
+    ReaderBudget,
+  ],
   exports: [ConversationsService, TurnEnqueuer, PostRateLimiter, ErasureModule],
 })
 export class ConversationsModule {}

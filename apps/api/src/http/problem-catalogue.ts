@@ -33,6 +33,13 @@ export const PROBLEM_CATALOGUE = {
     description: 'Its signature, algorithm, issuer, audience or subject is wrong.',
   },
   token_expired: { status: 401, title: 'The token has expired', description: 'Get a new token and try again.' },
+  budget_exceeded: {
+    status: 402,
+    title: "This month's budget is spent",
+    description:
+      'The reader has spent `spentUsd` of their `budgetUsd` this calendar month (UTC); posting is possible again at ' +
+      '`resetsAt`, in `retryAfter` seconds (also in `Retry-After`). Nothing was recorded.',
+  },
   not_found: { status: 404, title: 'No such resource', description: 'No route answers this method and path.' },
   conversation_not_found: {
     status: 404,

@@ -14,6 +14,10 @@ export interface ProblemExtras {
   retryAfter?: number;
   turnId?: string;
   checks?: Record<string, string>;
+  /** budget_exceeded: the reader's monthly budget, what they spent this month, and when it starts again */
+  budgetUsd?: number;
+  spentUsd?: number;
+  resetsAt?: string;
 }
 
 /** An error the API answers as a problem of the catalogue; its status is the code's. */

@@ -30,7 +30,7 @@ export function ApiProblems(...codes: Array<ProblemCode | readonly ProblemCode[]
       status,
       description: list.map((code) => `\`${code}\`: ${PROBLEM_CATALOGUE[code].title}`).join('; '),
       headers:
-        status === 429 || status === 503
+        status === 402 || status === 429 || status === 503
           ? { 'Retry-After': { description: 'seconds to wait, when known', schema: { type: 'integer' } } }
           : undefined,
       content: {

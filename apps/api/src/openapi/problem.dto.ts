@@ -17,8 +17,16 @@ export class ProblemDto {
   errors?: FieldErrorDto[];
   @ApiPropertyOptional({ description: 'version_conflict: the version the conversation is at' })
   currentVersion?: number;
-  @ApiPropertyOptional({ description: 'rate_limited, book_ingest_busy, database_unavailable: seconds to wait' })
+  @ApiPropertyOptional({
+    description: 'rate_limited, book_ingest_busy, database_unavailable, budget_exceeded: seconds to wait',
+  })
   retryAfter?: number;
+  @ApiPropertyOptional({ description: "budget_exceeded: the reader's budget for a calendar month (UTC), in USD" })
+  budgetUsd?: number;
+  @ApiPropertyOptional({ description: 'budget_exceeded: what the reader has spent this month, in USD' })
+  spentUsd?: number;
+  @ApiPropertyOptional({ format: 'date-time', description: 'budget_exceeded: the start of next month (UTC)' })
+  resetsAt?: string;
   @ApiPropertyOptional({
     type: 'object',
     additionalProperties: { type: 'string', enum: ['ok', 'down', 'hybrid', 'lexical'] },

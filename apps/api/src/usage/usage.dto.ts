@@ -23,6 +23,30 @@ export class UsageDto extends ModelUsageDto {
   byModel!: Record<string, ModelUsageDto>;
 }
 
+export class BudgetDto {
+  @ApiProperty({
+    type: 'number',
+    nullable: true,
+    description:
+      "the reader's budget for the month in USD: the token's parley_budget_usd_per_month, else the server's; null: none",
+  })
+  limitUsd!: number | null;
+  @ApiProperty({ description: 'USD spent this month (UTC), as costUsd counts it' }) spentUsd!: number;
+  @ApiProperty({ type: 'number', nullable: true, description: 'USD left this month (0 once spent); null: no budget' })
+  leftUsd!: number | null;
+  @ApiProperty({ format: 'date-time', description: 'the start of this month (UTC)' }) periodStart!: string;
+  @ApiProperty({ format: 'date-time', description: 'the start of next month (UTC), when the spend starts again at 0' })
+  resetsAt!: string;
+}
+
+export class ReaderUsageDto extends UsageDto {
+  @ApiProperty({
+    type: BudgetDto,
+    description: "this calendar month's budget, whatever from and to say; posting is refused once spentUsd ≥ limitUsd",
+  })
+  budget!: BudgetDto;
+}
+
 export class UsageQueryDto {
   @ApiPropertyOptional({ format: 'date-time', description: 'count events at or after this instant' })
   @IsOptional()

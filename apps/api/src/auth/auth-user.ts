@@ -1,0 +1,7 @@
+/** The caller, as the bearer token names them. */
+export interface AuthUser {
+  /** the token's `sub` */
+  id: string;
+  /** the token's `parley_budget_usd_per_month`, when it has one: overrides BUDGET_USD_PER_MONTH for this reader */
+  budgetUsdPerMonth?: number;
+}

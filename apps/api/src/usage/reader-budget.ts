@@ -1,0 +1,105 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { roundUsd } from '@parley/agent';
+import { AppConfig, CONFIG } from '@parley/config';
+import { AuthUser } from '../auth/auth-user';
+import { problem } from '../http/problem.exception';
+import { UsageService } from './usage.service';
+
+/** A calendar month in UTC: [start, end), end being the next month's start. */
+export interface Month {
+  start: Date;
+  end: Date;
+}
+
+/** Where a reader stands this month, as GET /v1/usage shows it (`budget`). */
+export interface BudgetStanding {
+  /** null: no budget */
+  limitUsd: number | null;
+  spentUsd: number;
+  /** what may still be spent (0 once spent or over); null with no budget */
+  leftUsd: number | null;
+  periodStart: string;
+  resetsAt: string;
+}
+
+export type BudgetDecision =
+  { allowed: true } | { allowed: false; budgetUsd: number; spentUsd: number; resetsAt: string; retryAfter: number };
+
+/** The calendar month (UTC) that `now` falls in. */
+export function monthOf(now: Date): Month {
+  const year = now.getUTCFullYear();
+  const month = now.getUTCMonth();
+  // Date.UTC carries month 12 over into January of the next year
+  return { start: new Date(Date.UTC(year, month, 1)), end: new Date(Date.UTC(year, month + 1, 1)) };
+}
+
+export function standing(limitUsd: number | null, spentUsd: number, month: Month): BudgetStanding {
+  return {
+    limitUsd,
+    spentUsd,
+    leftUsd: limitUsd === null ? null : Math.max(0, roundUsd(limitUsd - spentUsd)),
+    periodStart: month.start.toISOString(),
+    resetsAt: month.end.toISOString(),
+  };
+}
+
+/**
+ * Whether a reader who has spent `spentUsd` this month may start more turns: not once the spend
+ * has reached the limit (a limit of 0 refuses every post). A turn already running is not stopped,
+ * so a month may end a little over.
+ */
+export function budgetDecision(limitUsd: number | null, spentUsd: number, now: Date): BudgetDecision {
+  if (limitUsd === null || spentUsd < limitUsd) return { allowed: true };
+  const { end } = monthOf(now);
+  return {
+    allowed: false,
+    budgetUsd: limitUsd,
+    spentUsd,
+    resetsAt: end.toISOString(),
+    retryAfter: Math.max(1, Math.ceil((end.getTime() - now.getTime()) / 1000)),
+  };
+}
+
+/**
+ * Each reader's monthly budget: the token's parley_budget_usd_per_month, else BUDGET_USD_PER_MONTH.
+ * What was spent is the usage read model's cost for the month (UsageService), so it trails the log
+ * by the projector's moment.
+ */
+@Injectable()
+export class ReaderBudget {
+  private readonly serverLimitUsd: number | null;
+
+  constructor(
+    private readonly usage: UsageService,
+    @Inject(CONFIG) config: AppConfig,
+  ) {
+    this.serverLimitUsd = config.budgetUsdPerMonth;
+  }
+
+  limitOf(user: AuthUser): number | null {
+    return user.budgetUsdPerMonth ?? this.serverLimitUsd;
+  }
+
+  async standing(user: AuthUser, now = new Date()): Promise<BudgetStanding> {
+    const month = monthOf(now);
+    return standing(this.limitOf(user), await this.spent(user.id, month), month);
+  }
+
+  /** 402 budget_exceeded when the reader has spent this month's budget; no query without a budget. */
+  async assertWithin(user: AuthUser, now = new Date()): Promise<void> {
+    const limit = this.limitOf(user);
+    if (limit === null) return;
+    const decision = budgetDecision(limit, await this.spent(user.id, monthOf(now)), now);
+    if (decision.allowed) return;
+    const { allowed: _, ...extras } = decision;
+    throw problem(
+      'budget_exceeded',
+      `this month's budget of $${extras.budgetUsd} is spent ($${extras.spentUsd}); it resets at ${extras.resetsAt}`,
+      extras,
+    );
+  }
+
+  private async spent(userId: string, month: Month): Promise<number> {
+    return (await this.usage.ofOwner(userId, { from: month.start, to: month.end })).costUsd;
+  }
+}

@@ -1,0 +1,165 @@
+import { randomUUID } from 'node:crypto';
+import { TURN_ENDING_TYPES } from '@parley/conversation';
+import { expectOk, expectProblem, turnOf } from '../support/api';
+import { FakeAnthropic } from '../support/fake-anthropic/fake-anthropic.server';
+import { conversationHelpers, startReaderStack, stopReaderStack } from '../support/conversation-helpers';
+import { clientFor, Client, Stack } from '../support/stack';
+import { waitFor } from '../support/wait-for';
+
+/** Far below what one answer of the fake model costs at claude-sonnet prices: one turn spends it. */
+const BUDGET_USD = 0.0001;
+
+/** BUDGET_USD_PER_MONTH and the token's parley_budget_usd_per_month: posts refused once a month's spend reaches them. */
+describe('reader budgets (e2e, real SDK against the fake Messages API)', () => {
+  let fake: FakeAnthropic;
+  let stack: Stack;
+  let alice: Client;
+  let bookId: string;
+
+  beforeAll(async () => {
+    ({ fake, stack, alice, bookId } = await startReaderStack({
+      env: { LLM_MODEL: 'claude-sonnet-5-5', BUDGET_USD_PER_MONTH: String(BUDGET_USD) },
+    }));
+  }, 60_000);
+  afterAll(() => stopReaderStack({ fake, stack }));
+
+  const { conversation, events } = conversationHelpers(
+    () => alice,
+    () => bookId,
+  );
+  const usage = async (who: Client) => expectOk(await who.api.GET('/v1/usage'));
+  const versionOf = async (id: string) => (await alice.req('GET', `/v1/conversations/${id}`)).body.version as number;
+  const turnEnded = (id: string, turnId: string) =>
+    waitFor(`turn ${turnId} to end`, async () =>
+      (await events(id)).find((e) => turnOf(e) === turnId && TURN_ENDING_TYPES.includes(e.type)),
+    );
+  const monthStart = (d: Date) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1)).toISOString();
+  const nextMonthStart = (d: Date) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1)).toISOString();
+
+  let id: string;
+  const firstKey = randomUUID();
+  let firstAnswer: { turnId: string; messageId: string };
+
+  it('allows posts under the budget, and GET /v1/usage shows what is left', async () => {
+    const before = await usage(alice);
+    const now = new Date();
+    expect(before.budget).toEqual({
+      limitUsd: BUDGET_USD,
+      spentUsd: 0,
+      leftUsd: BUDGET_USD,
+      periodStart: monthStart(now),
+      resetsAt: nextMonthStart(now),
+    });
+    id = await conversation();
+    const posted = await alice.req(
+      'POST',
+      `/v1/conversations/${id}/messages`,
+      { content: 'Who is Marisol?' },
+      { 'Idempotency-Key': firstKey },
+    );
+    expect(posted.status).toBe(202);
+    firstAnswer = posted.body;
+    expect(await turnEnded(id, firstAnswer.turnId)).toMatchObject({ type: 'AssistantReplied' });
+  }, 60_000);
+
+  it('refuses a post and a batch with 402 budget_exceeded once the month is spent, appending nothing', async () => {
+    // the usage read model follows the log a moment behind
+    const spent = await waitFor('the spend to reach the budget', async () => {
+      const u = await usage(alice);
+      return u.budget.spentUsd >= BUDGET_USD ? u : undefined;
+    });
+    expect(spent.budget).toMatchObject({ limitUsd: BUDGET_USD, spentUsd: spent.costUsd, leftUsd: 0 });
+
+    const version = await versionOf(id);
+    const eventCount = (await events(id)).length;
+    const refused = await alice.api.POST('/v1/conversations/{id}/messages', {
+      params: { path: { id } },
+      body: { content: 'And the lamp room?' },
+    });
+    const problem = expectProblem(refused, 402);
+    const now = new Date();
+    expect(problem).toMatchObject({
+      type: '/problems/budget_exceeded',
+      status: 402,
+      code: 'budget_exceeded',
+      budgetUsd: BUDGET_USD,
+      spentUsd: spent.costUsd,
+      resetsAt: nextMonthStart(now),
+    });
+    expect(problem.detail).toContain(nextMonthStart(now));
+    const retryAfter = Number(refused.response.headers.get('retry-after'));
+    const untilReset = (Date.parse(nextMonthStart(now)) - now.getTime()) / 1000;
+    expect(retryAfter).toBe(problem.retryAfter);
+    expect(Math.abs(retryAfter - untilReset)).toBeLessThan(30);
+
+    const batch = await alice.req('POST', `/v1/conversations/${id}/batches`, {
+      prompts: ['one', 'two'],
+      mode: 'independent',
+    });
+    expect(batch.status).toBe(402);
+    expect(batch.body).toMatchObject({ code: 'budget_exceeded', budgetUsd: BUDGET_USD });
+    expect(batch.headers.get('retry-after')).toMatch(/^\d+$/);
+
+    expect(await versionOf(id)).toBe(version);
+    expect((await events(id)).length).toBe(eventCount);
+    const conversations = (await alice.req('GET', '/v1/conversations')).body.items;
+    expect(conversations).toHaveLength(1); // an independent batch forks nothing either
+    expect((await usage(alice)).budget.leftUsd).toBe(0);
+  }, 60_000);
+
+  it('still answers a repeat of an accepted post (same Idempotency-Key) with its first answer', async () => {
+    const repeat = await alice.req(
+      'POST',
+      `/v1/conversations/${id}/messages`,
+      { content: 'Who is Marisol?' },
+      { 'Idempotency-Key': firstKey },
+    );
+    expect(repeat.status).toBe(202);
+    expect(repeat.body).toMatchObject(firstAnswer);
+    // a new key is a new post
+    const fresh = await alice.req(
+      'POST',
+      `/v1/conversations/${id}/messages`,
+      { content: 'Who is Marisol?' },
+      { 'Idempotency-Key': randomUUID() },
+    );
+    expect(fresh.status).toBe(402);
+  }, 30_000);
+
+  it("lets a token's parley_budget_usd_per_month override the server's, up or down, and refuses a malformed one", async () => {
+    const richer = clientFor(stack.base, alice.userId, { claims: { parley_budget_usd_per_month: 1000 } });
+    const version = await versionOf(id);
+    const posted = expectOk(
+      await richer.api.POST('/v1/conversations/{id}/messages', {
+        params: { path: { id } },
+        body: { content: 'More?' },
+      }),
+      202,
+    );
+    expect(posted.version).toBeGreaterThan(version);
+    expect(await turnEnded(id, posted.turnId)).toMatchObject({ type: 'AssistantReplied' });
+    const standing = (await usage(richer)).budget;
+    expect(standing.limitUsd).toBe(1000);
+    expect(standing.leftUsd).toBeCloseTo(1000 - standing.spentUsd, 6);
+
+    // a budget of 0 refuses a reader who has spent nothing
+    const none = clientFor(stack.base, `reader-${randomUUID()}`, { claims: { parley_budget_usd_per_month: 0 } });
+    const own = expectOk(await none.api.POST('/v1/conversations', { body: {} }), 201).id;
+    const refused = await none.req('POST', `/v1/conversations/${own}/messages`, { content: 'hi' });
+    expect(refused.status).toBe(402);
+    expect(refused.body).toMatchObject({ code: 'budget_exceeded', budgetUsd: 0, spentUsd: 0 });
+
+    // a claim that is not a number ≥ 0 makes the token invalid
+    for (const claim of ['1000', -1, { usd: 5 }]) {
+      const bad = clientFor(stack.base, alice.userId, { claims: { parley_budget_usd_per_month: claim } });
+      const r = await bad.req('GET', '/v1/usage');
+      expect({ claim, status: r.status, code: r.body?.code }).toEqual({ claim, status: 401, code: 'token_invalid' });
+    }
+  }, 60_000);
+
+  it('leaves an over-budget reader everything but posting', async () => {
+    expect((await alice.req('GET', `/v1/conversations/${id}`)).status).toBe(200);
+    expect((await alice.req('GET', `/v1/conversations/${id}/usage`)).status).toBe(200);
+    expect((await alice.req('POST', '/v1/conversations', { bookId })).status).toBe(201);
+  });
+});
