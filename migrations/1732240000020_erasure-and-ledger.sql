@@ -50,14 +50,30 @@ CREATE INDEX events_conversation_ended ON events (stream_id)
 -- The usage records become a ledger of money spent: no longer deleted with their conversation
 -- (nor by a rebuild of the read models), and each names the reader who spent it, so the
 -- reader's usage no longer depends on the conversation still existing. An erased account's
--- records lose the reader (owner_id NULL) and keep the money.
+-- records lose the reader (owner_id NULL) and keep the money. A line is keyed by the event it
+-- records: a call paid for while its conversation was being erased is recorded with the id its
+-- event would have had, and no version (the stream has none left for it).
 ALTER TABLE usage_records ADD COLUMN owner_id text;
 UPDATE usage_records u SET owner_id = c.owner_id FROM conversations c WHERE c.id = u.conversation_id;
 ALTER TABLE usage_records DROP CONSTRAINT usage_records_conversation_id_fkey;
+ALTER TABLE usage_records ADD COLUMN event_id uuid;
+UPDATE usage_records u SET event_id = e.event_id
+  FROM events e WHERE e.stream_id = 'conversation-' || u.conversation_id::text AND e.version = u.version;
+UPDATE usage_records SET event_id = gen_random_uuid() WHERE event_id IS NULL;
+ALTER TABLE usage_records DROP CONSTRAINT usage_records_pkey;
+ALTER TABLE usage_records ALTER COLUMN version DROP NOT NULL, ALTER COLUMN event_id SET NOT NULL;
+ALTER TABLE usage_records ADD PRIMARY KEY (event_id);
+CREATE INDEX usage_records_conversation_turn ON usage_records (conversation_id, turn_id);
 CREATE INDEX usage_records_owner_at ON usage_records (owner_id, at);
 
 -- Down Migration
 DROP INDEX usage_records_owner_at;
+DROP INDEX usage_records_conversation_turn;
+DELETE FROM usage_records WHERE version IS NULL;
+ALTER TABLE usage_records DROP CONSTRAINT usage_records_pkey;
+ALTER TABLE usage_records DROP COLUMN event_id;
+ALTER TABLE usage_records ALTER COLUMN version SET NOT NULL;
+ALTER TABLE usage_records ADD PRIMARY KEY (conversation_id, version);
 ALTER TABLE usage_records DROP COLUMN owner_id;
 DROP INDEX events_conversation_ended;
 DROP INDEX events_conversation_owner;

@@ -291,8 +291,17 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
         [conversationStreamId(id)],
       );
       expect(rows.map((r) => r.type)).toEqual(['ConversationErased']);
-      // no answer was bought for it after the abort
+      // no answer was bought for it after the abort, and what the aborted call was billed is in the ledger
       expect(fake.requests.filter((r) => question(r) === asked)).toHaveLength(1);
+      const billed = await waitFor('the stopped call in the usage ledger', async () => {
+        const lines = await stack.db.pool.query<{ kind: string; input_tokens: string; owner_id: string }>(
+          `SELECT kind, input_tokens, owner_id FROM usage_records WHERE conversation_id = $1 AND kind = 'stopped_call'`,
+          [id],
+        );
+        return lines.rows[0];
+      });
+      expect(Number(billed.input_tokens)).toBeGreaterThan(0);
+      expect(billed.owner_id).toBe(alice.userId);
       // and its job, which was running, leaves Redis once it has ended (the worker's erasure sweep)
       const redis = new Redis(redisUrl());
       try {

@@ -63,11 +63,13 @@ describe('reader budgets (e2e, real SDK against the fake Messages API)', () => {
   }, 60_000);
 
   it('refuses a post and a batch with 402 budget_exceeded once the month is spent, appending nothing', async () => {
-    // the usage read model follows the log a moment behind
-    const spent = await waitFor('the spend to reach the budget', async () => {
+    // the usage ledger follows the log a moment behind: wait for the answer's line (before it, the
+    // turn's tool call is priced alone, at list price)
+    const spent = await waitFor('the answer to reach the ledger', async () => {
       const u = await usage(alice);
-      return u.budget.spentUsd >= BUDGET_USD ? u : undefined;
+      return u.turns === 1 ? u : undefined;
     });
+    expect(spent.budget.spentUsd).toBeGreaterThanOrEqual(BUDGET_USD);
     expect(spent.budget).toMatchObject({ limitUsd: BUDGET_USD, spentUsd: spent.costUsd, leftUsd: 0 });
 
     const version = await versionOf(id);

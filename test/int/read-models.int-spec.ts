@@ -134,20 +134,26 @@ describe(ConversationsProjection.name, () => {
       migration.indexOf('INSERT INTO usage_records'),
       migration.indexOf('-- Down Migration'),
     );
-    // and the reader each row names, added by the ledger's migration
+    // and the reader and event each row names, added by the ledger's migration
     const ledger = readFileSync(
       path.join(projectRoot(__dirname), 'migrations/1732240000020_erasure-and-ledger.sql'),
       'utf8',
     );
-    const owners = ledger.slice(
-      ledger.indexOf('UPDATE usage_records'),
-      ledger.indexOf(';', ledger.indexOf('UPDATE usage_records')),
-    );
-    // every conversation of this database, as the migration meets them: the table new and empty
-    await db.pool.query('DELETE FROM usage_records');
-    await db.pool.query(backfill);
-    await db.pool.query(owners);
-    expect(await rows()).toEqual(projected);
+    const fills = ledger.match(/UPDATE usage_records u SET[^;]*;/g)!;
+    expect(fills).toHaveLength(2);
+    // every conversation of this database, as the migrations meet them: a table of the old shape, new and empty
+    const c = await db.pool.connect(); // a temporary table lives on its connection
+    try {
+      await c.query('CREATE TEMP TABLE usage_then (LIKE usage_records INCLUDING DEFAULTS)');
+      await c.query('ALTER TABLE usage_then ALTER COLUMN event_id DROP NOT NULL');
+      const into = (sql: string) => sql.replace(/(INSERT INTO|UPDATE) usage_records/, '$1 usage_then');
+      await c.query(into(backfill));
+      for (const fill of fills) await c.query(into(fill));
+      const then = await c.query('SELECT * FROM usage_then ORDER BY conversation_id, version');
+      expect(then.rows).toEqual(projected);
+    } finally {
+      c.release();
+    }
     expect(projected.filter((r) => r.conversation_id === id).every((r) => r.owner_id !== null)).toBe(true);
   });
 

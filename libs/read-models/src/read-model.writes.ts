@@ -134,7 +134,7 @@ export class ReadModelWrites {
       ), usage AS (
         INSERT INTO usage_records ${USAGE_COLUMNS_SQL} ${USAGE_ROWS_SQL('$4')}
          WHERE EXISTS (SELECT 1 FROM moved)
-        ON CONFLICT (conversation_id, version) DO NOTHING
+        ON CONFLICT (event_id) DO NOTHING
       )
       SELECT count(*)::int AS moved FROM moved`,
       values: [

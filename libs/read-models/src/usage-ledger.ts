@@ -8,8 +8,11 @@ import { StoredEvent } from '@parley/event-store';
  * free, and kept when the conversation is erased (docs/erasure.md).
  */
 export interface UsageRow {
+  /** the event the line records (its key) */
+  event_id: string;
   conversation_id: string;
-  version: number;
+  /** its version; null for an event never stored, its stream erased meanwhile */
+  version: number | null;
   /** the reader who spent it; null once their account was erased */
   owner_id: string | null;
   turn_id: string;
@@ -34,7 +37,7 @@ const NO_TOKENS: Usage = { inputTokens: 0, outputTokens: 0, cacheReadInputTokens
  * that answered; a tool call's usage counts only for a turn that did not reply, a stopped call's
  * always (the usage query says so).
  */
-export function ledgerRowOf(e: StoredEvent<ConversationEvent>, ownerId: string | null): UsageRow | undefined {
+export function ledgerRowOf(e: LedgerSource, ownerId: string | null): UsageRow | undefined {
   const conversationId = conversationIdOf(e.streamId);
   if (!conversationId) return undefined;
   const row = (
@@ -45,6 +48,7 @@ export function ledgerRowOf(e: StoredEvent<ConversationEvent>, ownerId: string |
     costUsd = 0,
     batched = false,
   ) => ({
+    event_id: e.id,
     conversation_id: conversationId,
     version: e.version,
     owner_id: ownerId,
@@ -77,6 +81,10 @@ export function ledgerRowOf(e: StoredEvent<ConversationEvent>, ownerId: string |
   }
 }
 
+/** An event as the ledger reads it: stored, or paid for and never stored (no version). */
+export type LedgerSource = Pick<StoredEvent<ConversationEvent>, 'id' | 'streamId' | 'occurredAt'> &
+  ConversationEvent & { version: number | null };
+
 /** The ledger's lines of a whole stream (the owner read from its start), e.g. of one about to be erased. */
 export function ledgerRowsOf(events: StoredEvent<ConversationEvent>[]): UsageRow[] {
   const started = events.find((e) => e.type === 'ConversationStarted');
@@ -88,7 +96,7 @@ export function ledgerRowsOf(events: StoredEvent<ConversationEvent>[]): UsageRow
 export class UsageLedger {
   constructor(private readonly db: Pick<Pool, 'query'>) {}
 
-  /** Records lines not recorded yet (by conversation and version): the projection may have written some. */
+  /** Records lines not recorded yet (by event): the projection may have written some. */
   async record(rows: UsageRow[]): Promise<void> {
     if (rows.length === 0) return;
     await this.db.query(
@@ -105,11 +113,11 @@ export class UsageLedger {
 }
 
 /** The ledger's columns, and their values read from a JSON array of UsageRow (one statement for any number). */
-export const USAGE_COLUMNS_SQL = `(conversation_id, version, owner_id, turn_id, kind, model, input_tokens, output_tokens,
+export const USAGE_COLUMNS_SQL = `(event_id, conversation_id, version, owner_id, turn_id, kind, model, input_tokens, output_tokens,
    cache_read_input_tokens, cache_creation_input_tokens, cost_usd, batched, at)`;
 export const USAGE_ROWS_SQL = (param: string): string => `
-  SELECT conversation_id, version, owner_id, turn_id, kind, model, input_tokens, output_tokens, cache_read_input_tokens,
+  SELECT event_id, conversation_id, version, owner_id, turn_id, kind, model, input_tokens, output_tokens, cache_read_input_tokens,
          cache_creation_input_tokens, cost_usd, batched, at
-    FROM jsonb_to_recordset(${param}::jsonb) AS u(conversation_id uuid, version integer, owner_id text, turn_id uuid,
+    FROM jsonb_to_recordset(${param}::jsonb) AS u(event_id uuid, conversation_id uuid, version integer, owner_id text, turn_id uuid,
          kind text, model text, input_tokens bigint, output_tokens bigint, cache_read_input_tokens bigint,
          cache_creation_input_tokens bigint, cost_usd double precision, batched boolean, at timestamptz)`;

@@ -24,6 +24,7 @@ import {
   StoredEvent,
   WrongExpectedVersionError,
 } from '@parley/event-store';
+import { ledgerRowOf, UsageLedger } from '@parley/read-models';
 import { MemoryStepKeeper, StepKeeper } from './step-keeper';
 import { ConversationFolds, FoldedConversation, LoadedTurn, turnOf } from './turn-state';
 import { TurnSteps } from './turn-steps';
@@ -84,13 +85,16 @@ function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
 @Injectable()
 export class AgentTurnRunner {
   private readonly logger = new Logger(AgentTurnRunner.name);
+  private readonly ledger: UsageLedger;
 
   constructor(
     private readonly store: EventStore,
     private readonly folds: ConversationFolds,
     private readonly steps: TurnSteps,
     @Inject(CONFIG) private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.ledger = new UsageLedger(store.pool);
+  }
 
   async run(
     conversationId: string,
@@ -116,6 +120,7 @@ export class AgentTurnRunner {
           : this.steps.alwaysRetrieve(s)
             ? nextRetrievalStep(s.turns, turnId, budgetTokens)
             : nextStep(s.turns, turnId, maxIterations, { budgetTokens, withTools: true });
+        if (s.erased && keeper.kept) await this.recordSpendOfErased(conversationId, keeper.kept.events);
         if (step.kind === 'ended') {
           // replied: the cut the next turn would need is made now, while the reader reads the answer
           const ahead = s.deleted ? undefined : this.steps.cutAhead(s);
@@ -192,7 +197,7 @@ export class AgentTurnRunner {
       // cancelled, aborted or failed midway: what the provider billed is recorded all the same
       await this.recordStopped(
         s.ctx.conversationId,
-        s.turn!.turnId,
+        { turnId: s.turn!.turnId, ownerId: s.ownerId },
         stepIteration(s.turn!, step),
         stoppedAttemptsOf(e),
       );
@@ -204,12 +209,12 @@ export class AgentTurnRunner {
 
   /**
    * ModelCallStopped for a call's billed attempts, at the version found (the reader's cancel has
-   * moved it). A failure here is logged, never the turn's. A deleted conversation's usage is gone
-   * with it: nothing is added after its ConversationDeleted.
+   * moved it). A failure here is logged, never the turn's. An erased conversation takes no more
+   * events: the attempts go straight to the usage ledger.
    */
   private async recordStopped(
     conversationId: string,
-    turnId: string,
+    { turnId, ownerId }: { turnId: string; ownerId: string | null },
     iteration: number,
     attempts: StoppedAttempt[],
   ): Promise<void> {
@@ -217,6 +222,10 @@ export class AgentTurnRunner {
     for (let tries = 0; tries < 5; tries++) {
       try {
         const f = await this.folds.load(conversationId);
+        if (f.state.status === 'erased') {
+          const at = { ownerId, lastEventId: undefined };
+          return await this.recordSpendOfErased(conversationId, modelCallStopped(at, turnId, iteration, attempts));
+        }
         if (f.state.status !== 'active') return;
         const cancelled = findTurn(f.state, turnId)?.status === 'cancelled';
         const at = { ownerId: f.state.ownerId, lastEventId: f.lastEventId };
@@ -229,6 +238,19 @@ export class AgentTurnRunner {
       }
     }
     this.logger.warn(`turn ${turnId}: stopped model call not recorded (the stream kept moving)`);
+  }
+
+  /**
+   * Paid-for events that found their conversation erased (a kept answer, a stopped call): the
+   * money goes to the usage ledger under the ids the events would have had, so a line the
+   * erasure already wrote from the log is not written twice. The owner is in their metadata.
+   */
+  private async recordSpendOfErased(conversationId: string, events: NewEvent<ConversationEvent>[]): Promise<void> {
+    const streamId = conversationStreamId(conversationId);
+    const lines = events.flatMap(
+      (e) => ledgerRowOf({ ...e, streamId, version: null, occurredAt: new Date() }, e.metadata?.userId ?? null) ?? [],
+    );
+    await this.ledger.record(lines);
   }
 
   /** Postgres is away: back off and try again, holding the turn (its job lock lives in Redis). */

@@ -133,6 +133,8 @@ export interface LoadedTurn {
   lastEventId: string | undefined;
   ctx: ToolContext;
   deleted: boolean;
+  /** erased: nothing of the conversation is left, and nothing more may be appended */
+  erased: boolean;
   /** the book the system prompt names: the first the conversation started with */
   startedBookId: string | null;
 }
@@ -160,6 +162,7 @@ export function turnOf(
     ownerId: state.ownerId,
     lastEventId,
     deleted: state.status !== 'active',
+    erased: state.status === 'erased',
     startedBookId,
     ctx: {
       userId: state.ownerId ?? '',
