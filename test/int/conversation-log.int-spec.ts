@@ -36,13 +36,29 @@ describe(ConversationLogQueries.name, () => {
     data: { messageId: randomUUID(), turnId, content: 'hello' },
   });
 
-  it("finds the user's conversations about a book, and no one else's", async () => {
+  it("finds the user's conversations that ever had a book, by any route, and no one else's", async () => {
     const book = randomUUID();
+    const other = randomUUID();
     const a = await conversation('ann', book);
     const b = await conversation('ann', book, { type: 'ConversationDeleted', data: {} });
+    const sources = (...bookIds: string[]): ConversationEvent => ({
+      type: 'SourcesChanged',
+      data: { bookIds, books: bookIds.map((id) => ({ id, title: 't' })) },
+    });
+    const added = await conversation('ann', other, sources(other, book), sources(other));
     await conversation('ann', randomUUID());
     await conversation('ben', book);
-    expect((await sut.conversationsAbout('ann', book)).sort()).toEqual([a.id, b.id].sort());
+    const both = randomUUID();
+    const start: NewEvent<ConversationEvent> = {
+      id: randomUUID(),
+      type: 'ConversationStarted',
+      data: { ownerId: 'ann', bookId: other, bookIds: [other, book], title: null, readingPosition: null },
+    };
+    await store.append(conversationStreamId(both), [start], { expectedVersion: 'no_stream' });
+    expect((await sut.conversationsAbout('ann', book)).sort()).toEqual([a.id, b.id, added.id, both].sort());
+    expect((await sut.conversationsAbout('ann', other)).sort()).toEqual([added.id, both].sort());
+    expect((await sut.conversationsOf('ben')).length).toBe(1);
+    expect(await sut.deletedNotErased(1000)).toContain(b.id);
   });
 
   it("finds a post by its event id, only in the user's own conversation", async () => {

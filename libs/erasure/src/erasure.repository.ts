@@ -1,6 +1,6 @@
 import { Pool } from 'pg';
 import { randomUUID } from 'node:crypto';
-import { conversationIdOf, ErasureSubject } from '@parley/conversation';
+import { ErasureSubject } from '@parley/conversation';
 
 /** A BullMQ job that held erased data, by queue and id. */
 export interface JobRef {
@@ -8,42 +8,9 @@ export interface JobRef {
   jobId: string;
 }
 
-/**
- * The erasure's SQL: which conversations a request reaches (read from the log, which the read
- * models may lag), its audit, and the Redis jobs still to remove.
- */
+/** The erasure's own SQL: its audit, the read-model rows it drops, and the Redis jobs still to remove. */
 export class ErasureRepository {
   constructor(private readonly pool: Pick<Pool, 'query'>) {}
-
-  /** The owner's conversations that ever had the book as a source: at their start, or by a later SourcesChanged. */
-  async conversationsOfBook(ownerId: string, bookId: string): Promise<string[]> {
-    const { rows } = await this.pool.query<{ stream_id: string }>(
-      `SELECT DISTINCT s.stream_id FROM events s
-        WHERE ((s.type IN ('ConversationStarted', 'SourcesChanged') AND s.data -> 'bookIds' ? $1)
-               OR (s.type = 'ConversationStarted' AND s.data ->> 'bookId' = $1))
-          AND EXISTS (SELECT 1 FROM events o
-                       WHERE o.stream_id = s.stream_id AND o.type = 'ConversationStarted' AND o.data ->> 'ownerId' = $2)`,
-      [bookId, ownerId],
-    );
-    return rows.flatMap((r) => conversationIdOf(r.stream_id) ?? []);
-  }
-
-  async conversationsOfOwner(ownerId: string): Promise<string[]> {
-    const { rows } = await this.pool.query<{ stream_id: string }>(
-      `SELECT stream_id FROM events WHERE type = 'ConversationStarted' AND data ->> 'ownerId' = $1`,
-      [ownerId],
-    );
-    return rows.flatMap((r) => conversationIdOf(r.stream_id) ?? []);
-  }
-
-  /** Conversations a release before erasure deleted without erasing them. */
-  async deletedNotErased(limit: number): Promise<string[]> {
-    const { rows } = await this.pool.query<{ stream_id: string }>(
-      `SELECT stream_id FROM events WHERE type = 'ConversationDeleted' ORDER BY position LIMIT $1`,
-      [limit],
-    );
-    return rows.flatMap((r) => conversationIdOf(r.stream_id) ?? []);
-  }
 
   /** Opens the audit record of a request; its id goes into the tombstones it leaves. */
   async begin(subject: ErasureSubject, subjectId: string, requestedBy: string | null): Promise<string> {

@@ -6,7 +6,7 @@ import { AGENT_TURNS_QUEUE } from '@parley/agent';
 import { BOOK_INGEST_QUEUE, BooksRepository, ingestJobId } from '@parley/books';
 import { DomainError, ErasureSubject } from '@parley/conversation';
 import { EventStore } from '@parley/event-store';
-import { UsageLedger } from '@parley/read-models';
+import { ConversationLogQueries, UsageLedger } from '@parley/read-models';
 import { ConversationEraser, ErasedConversation } from './conversation-eraser';
 import { ErasedJobs } from './erased-jobs';
 import { ErasureRepository } from './erasure.repository';
@@ -29,6 +29,7 @@ export class Erasures {
   private readonly repo: ErasureRepository;
   private readonly eraser: ConversationEraser;
   private readonly jobs: ErasedJobs;
+  private readonly log: ConversationLogQueries;
 
   constructor(
     store: EventStore,
@@ -38,6 +39,7 @@ export class Erasures {
     @InjectQueue(BOOK_INGEST_QUEUE) ingest: Queue,
   ) {
     this.repo = new ErasureRepository(pool);
+    this.log = new ConversationLogQueries(pool);
     this.eraser = new ConversationEraser(store);
     this.jobs = new ErasedJobs(
       this.repo,
@@ -68,7 +70,7 @@ export class Erasures {
   async book(userId: string, bookId: string): Promise<ErasureResult> {
     const erasureId = await this.repo.begin('book', bookId, userId);
     const conversations = await this.eraseAll(
-      await this.repo.conversationsOfBook(userId, bookId),
+      await this.log.conversationsAbout(userId, bookId),
       userId,
       'book',
       erasureId,
@@ -81,12 +83,7 @@ export class Erasures {
   /** Erases everything of the reader's: conversations, books with their uploads, and their name on the ledger. */
   async account(userId: string): Promise<ErasureResult> {
     const erasureId = await this.repo.begin('account', userId, userId);
-    const conversations = await this.eraseAll(
-      await this.repo.conversationsOfOwner(userId),
-      userId,
-      'account',
-      erasureId,
-    );
+    const conversations = await this.eraseAll(await this.log.conversationsOf(userId), userId, 'account', erasureId);
     let books = 0;
     for (const book of await this.books.list(userId)) if (await this.eraseBook(userId, book.id)) books++;
     await new UsageLedger(this.pool).forgetReader(userId);
@@ -101,7 +98,7 @@ export class Erasures {
    */
   async sweep(): Promise<{ erased: number; jobsLeft: number; lateSnapshots: number }> {
     let erased = 0;
-    for (const id of await this.repo.deletedNotErased(100)) {
+    for (const id of await this.log.deletedNotErased(100)) {
       const erasureId = await this.repo.begin('conversation', id, null);
       const done = await this.eraser.erase(id, { userId: null, subject: 'conversation', erasureId });
       if (done) await this.repo.complete(erasureId, { streams: 1, events: done.erasedEvents });

@@ -18,12 +18,36 @@ export interface UnendedTurn {
 export class ConversationLogQueries {
   constructor(private readonly pool: Pick<Pool, 'query'>) {}
 
-  /** Every conversation the user started about the book (deleted ones too: deleting is idempotent). */
+  /**
+   * The owner's conversations that ever had the book as a source: at their start (`bookId`,
+   * `bookIds`) or by a later SourcesChanged, dropped since or not.
+   */
   async conversationsAbout(ownerId: string, bookId: string): Promise<string[]> {
     const { rows } = await this.pool.query<{ stream_id: string }>(
-      `SELECT stream_id FROM events
-        WHERE type = 'ConversationStarted' AND data->>'bookId' = $1 AND data->>'ownerId' = $2`,
+      `SELECT DISTINCT s.stream_id FROM events s
+        WHERE ((s.type IN ('ConversationStarted', 'SourcesChanged') AND s.data -> 'bookIds' ? $1)
+               OR (s.type = 'ConversationStarted' AND s.data ->> 'bookId' = $1))
+          AND EXISTS (SELECT 1 FROM events o
+                       WHERE o.stream_id = s.stream_id AND o.type = 'ConversationStarted' AND o.data ->> 'ownerId' = $2)`,
       [bookId, ownerId],
+    );
+    return rows.flatMap((r) => conversationIdOf(r.stream_id) ?? []);
+  }
+
+  /** Every conversation the owner started. */
+  async conversationsOf(ownerId: string): Promise<string[]> {
+    const { rows } = await this.pool.query<{ stream_id: string }>(
+      `SELECT stream_id FROM events WHERE type = 'ConversationStarted' AND data ->> 'ownerId' = $1`,
+      [ownerId],
+    );
+    return rows.flatMap((r) => conversationIdOf(r.stream_id) ?? []);
+  }
+
+  /** Conversations a release before erasure deleted and nothing has erased yet. */
+  async deletedNotErased(limit: number): Promise<string[]> {
+    const { rows } = await this.pool.query<{ stream_id: string }>(
+      `SELECT stream_id FROM events WHERE type = 'ConversationDeleted' ORDER BY position LIMIT $1`,
+      [limit],
     );
     return rows.flatMap((r) => conversationIdOf(r.stream_id) ?? []);
   }
