@@ -13,7 +13,8 @@ export interface UnendedTurn {
 
 /**
  * Questions about conversations that must be answered from the log itself, not from the read
- * models (which lag): the API's and the worker's only SQL on the events table outside the store.
+ * models (which lag): with the erasure sweep's look for late snapshots, the API's and the
+ * worker's only SQL on the events table outside the store.
  */
 export class ConversationLogQueries {
   constructor(private readonly pool: Pick<Pool, 'query'>) {}
