@@ -15,6 +15,7 @@ import path from 'node:path';
 import globalSetup from '../test/support/global-setup';
 import globalTeardown from '../test/support/global-teardown';
 import { anchorsBench } from './anchors';
+import { erasureBench } from './erasure';
 import { eventStoreBench, rebuildBench } from './event-store';
 import { floorBench } from './floor';
 import { historyCacheBench, reportHistoryCache } from './history-cache';
@@ -72,6 +73,7 @@ export const SECTIONS: Record<string, (o: RunOptions) => Promise<void>> = {
   turns: () => scriptedTurnsBench(),
   'agent-off': () => agentOffBench(),
   rebuild: () => rebuildBench(),
+  erasure: () => erasureBench(),
   scaling: () => workerScalingBench(),
   crash: () => crashBench(),
   // loaded only here: it patches pg in this process to count the peers' statements
