@@ -63,7 +63,9 @@ export async function erasureBench(): Promise<void> {
   try {
     const store = new EventStore(db.pool);
     const eraser = new ConversationEraser(store);
-    await db.pool.query('CREATE TABLE events_copy (LIKE events INCLUDING DEFAULTS INCLUDING IDENTITY INCLUDING INDEXES)');
+    await db.pool.query(
+      'CREATE TABLE events_copy (LIKE events INCLUDING DEFAULTS INCLUDING IDENTITY INCLUDING INDEXES)',
+    );
     for (const turns of [5, 125, 500]) {
       const runs = secs(turns > 100 ? 10 : 40, 3);
       const erasing: number[] = [];
