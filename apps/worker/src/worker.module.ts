@@ -20,8 +20,11 @@ import { BatchCompleter } from './turns/batch-completer';
 import { TurnSweeper } from './turns/turn-sweeper.service';
 import { TurnSteps } from './turns/turn-steps';
 import { ConversationFolds } from './turns/turn-state';
+import { MeteredToolRegistry } from './metrics/metered-tool-registry';
+import { WorkerMetrics } from './metrics/worker-metrics';
+import { WorkerMetricsModule } from './metrics/worker-metrics.module';
 
-/** The worker root: no HTTP port; agent turns and book ingestion (BullMQ), projections and the turn dispatcher. */
+/** The worker root: no HTTP port (but /metrics on WORKER_METRICS_PORT, when set); agent turns and book ingestion (BullMQ), projections and the turn dispatcher. */
 @Module({
   imports: [
     ConfigModule,
@@ -33,14 +36,15 @@ import { ConversationFolds } from './turns/turn-state';
     BooksModule,
     ReadModelsModule,
     ErasureModule,
+    WorkerMetricsModule,
   ],
   providers: [
     ProjectionsService,
     llmProvider,
     {
       provide: ToolRegistry,
-      inject: [SearchBookTool],
-      useFactory: (search: SearchBookTool) => new ToolRegistry([search]),
+      inject: [SearchBookTool, WorkerMetrics],
+      useFactory: (search: SearchBookTool, metrics: WorkerMetrics) => new MeteredToolRegistry([search], metrics),
     },
     ConversationFolds,
     AgentTurnRunner,

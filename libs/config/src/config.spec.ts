@@ -27,6 +27,14 @@ describe(loadConfig.name, () => {
     expect(() => loadConfig({ NODE_ENV: 'development', QUEUE_PREFIX: 'a:b' })).toThrow(ConfigError);
   });
 
+  it('opens a worker metrics port only when WORKER_METRICS_PORT is set', () => {
+    const dev = { NODE_ENV: 'development' } as const;
+    expect(loadConfig(dev).worker.metricsPort).toBeNull();
+    expect(loadConfig({ ...dev, WORKER_METRICS_PORT: '' }).worker.metricsPort).toBeNull();
+    expect(loadConfig({ ...dev, WORKER_METRICS_PORT: '9464' }).worker.metricsPort).toBe(9464);
+    expect(() => loadConfig({ ...dev, WORKER_METRICS_PORT: '70000' })).toThrow(/WORKER_METRICS_PORT/);
+  });
+
   it('takes BUDGET_USD_PER_MONTH as a number of dollars ≥ 0, and no budget when unset', () => {
     const dev = { NODE_ENV: 'development' } as const;
     expect(loadConfig(dev).budgetUsdPerMonth).toBeNull();

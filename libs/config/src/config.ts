@@ -37,6 +37,8 @@ const envSchema = z.object({
   AUTH_JWKS_COOLDOWN_MS: z.coerce.number().int().min(0).default(30_000),
   WORKER_CONCURRENCY: positiveInt.default(16),
   WORKER_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(30_000),
+  // each worker's Prometheus /metrics; unset: no port (the worker stays without HTTP)
+  WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   DB_OUTAGE_MAX_MS: positiveInt.default(300_000),
   ERASURE_SWEEP_MS: positiveInt.default(5_000),
   AGENT_MAX_ITERATIONS: positiveInt.default(5),
@@ -168,6 +170,8 @@ export interface AppConfig {
     dbOutageMaxMs: number;
     /** how often a worker finishes erasures: jobs that were running, conversations deleted before erasure */
     erasureSweepMs: number;
+    /** the port of this worker's Prometheus /metrics (0: any free one, logged); null: none */
+    metricsPort: number | null;
     projectionsEnabled: boolean;
     dispatcherEnabled: boolean;
     agentEnabled: boolean;
@@ -379,6 +383,7 @@ function toAppConfig(e: Env, auth: AppConfig['auth']): AppConfig {
       shutdownGraceMs: e.WORKER_SHUTDOWN_GRACE_MS,
       dbOutageMaxMs: e.DB_OUTAGE_MAX_MS,
       erasureSweepMs: e.ERASURE_SWEEP_MS,
+      metricsPort: e.WORKER_METRICS_PORT ?? null,
       projectionsEnabled: e.PROJECTIONS_ENABLED,
       dispatcherEnabled: e.DISPATCHER_ENABLED,
       agentEnabled: e.AGENT_ENABLED,

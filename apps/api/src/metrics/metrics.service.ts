@@ -8,7 +8,8 @@ import { ConsumerStats } from '@parley/event-store';
 
 /**
  * Prometheus metrics. Queue depth and consumer lag are read at scrape time from Redis and
- * Postgres, so the API reports the whole deployment, workers included (workers open no port).
+ * Postgres, so the API reports the whole deployment; each worker serves its own model, tool and
+ * turn metrics on WORKER_METRICS_PORT (docs/metrics.md).
  */
 @Injectable()
 export class MetricsService {
@@ -20,6 +21,10 @@ export class MetricsService {
   });
   readonly sseConnections = new Gauge({ name: 'parley_sse_connections', help: 'SSE streams open on this API process' });
   readonly postsRateLimited = new Counter({ name: 'parley_posts_rate_limited_total', help: 'posts answered 429' });
+  readonly postsBudgetRefused = new Counter({
+    name: 'parley_posts_budget_refused_total',
+    help: 'posts and batches refused with 402 budget_exceeded: the reader spent the monthly budget',
+  });
 
   constructor(@InjectQueue(AGENT_TURNS_QUEUE) queue: Queue, @Inject(Pool) pool: Pool) {
     if (!register.getSingleMetric('process_cpu_user_seconds_total')) collectDefaultMetrics();

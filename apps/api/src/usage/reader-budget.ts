@@ -1,8 +1,9 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { roundUsd } from '@parley/agent';
 import { AppConfig, CONFIG } from '@parley/config';
 import { AuthUser } from '../auth/auth-user';
 import { problem } from '../http/problem.exception';
+import { MetricsService } from '../metrics/metrics.service';
 import { UsageService } from './usage.service';
 
 /** A calendar month in UTC: [start, end), end being the next month's start. */
@@ -72,6 +73,7 @@ export class ReaderBudget {
   constructor(
     private readonly usage: UsageService,
     @Inject(CONFIG) config: AppConfig,
+    @Optional() private readonly metrics?: MetricsService,
   ) {
     this.serverLimitUsd = config.budgetUsdPerMonth;
   }
@@ -92,6 +94,7 @@ export class ReaderBudget {
     const decision = budgetDecision(limit, await this.spent(user.id, monthOf(now)), now);
     if (decision.allowed) return;
     const { allowed: _, ...extras } = decision;
+    this.metrics?.postsBudgetRefused.inc();
     throw problem(
       'budget_exceeded',
       `this month's budget of $${extras.budgetUsd} is spent ($${extras.spentUsd}); it resets at ${extras.resetsAt}`,

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import {
   isAbort,
   LlmCallPending,
@@ -25,6 +25,7 @@ import {
   WrongExpectedVersionError,
 } from '@parley/event-store';
 import { ledgerRowOf, UsageLedger } from '@parley/read-models';
+import { WorkerMetrics } from '../metrics/worker-metrics';
 import { MemoryStepKeeper, StepKeeper } from './step-keeper';
 import { ConversationFolds, FoldedConversation, LoadedTurn, turnOf } from './turn-state';
 import { TurnSteps } from './turn-steps';
@@ -92,6 +93,7 @@ export class AgentTurnRunner {
     private readonly folds: ConversationFolds,
     private readonly steps: TurnSteps,
     @Inject(CONFIG) private readonly config: AppConfig,
+    @Optional() private readonly metrics: WorkerMetrics = new WorkerMetrics(),
   ) {
     this.ledger = new UsageLedger(store.pool);
   }
@@ -134,8 +136,10 @@ export class AgentTurnRunner {
         if (cutting) return { kind: 'wait-history-cut', forTurnId: cutting };
         const key = stepKey(s.turn!, step);
         const kept = keeper.kept?.step === key ? keeper.kept.events : undefined;
+        if (kept) this.metrics.keptStepReused();
         const events = kept ?? (await this.perform(s, step, signal, keeper, key));
         const appended = await this.append(conversationId, s.version, events);
+        this.metrics.recorded(s.turn, events);
         afterOwnAppend = appended && this.folds.appended(conversationId, appended);
         outage = { tries: 0, since: 0 };
       } catch (e) {
@@ -282,6 +286,7 @@ export class AgentTurnRunner {
           }),
         ]);
         this.logger.warn(`turn ${turnId} failed: ${code} ${message}`);
+        this.metrics.turnEnded('failed', code, f.turns.find((t) => t.turnId === turnId)?.postedAt);
         return;
       } catch (e) {
         if (!(e instanceof WrongExpectedVersionError)) throw e;

@@ -9,6 +9,7 @@ import { JobStepKeeper } from './step-keeper';
 import { TurnSequencer } from './turn-sequencer';
 import { BatchCompleter } from './batch-completer';
 import { EventLoopWatch } from './event-loop-watch';
+import { WorkerMetrics } from '../metrics/worker-metrics';
 
 /**
  * Lock and stall settings: how soon the turns of a killed worker move to another, against how long
@@ -73,6 +74,7 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
     private readonly sequencer: TurnSequencer,
     private readonly batches: BatchCompleter,
     @Inject(CONFIG) private readonly config: AppConfig,
+    private readonly metrics: WorkerMetrics,
   ) {
     super();
   }
@@ -178,6 +180,7 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
       throw new DelayedError();
     }
     if (outcome.kind !== 'ended') return;
+    this.metrics.jobEnded(outcome.folded, turnId);
     if (outcome.folded.state.status === 'erased') {
       // a kept answer must not outlive its conversation in Redis; the erasure sweep removes the job
       await job.updateData({ conversationId, turnId }).catch(() => undefined);

@@ -1,18 +1,23 @@
 import { Provider } from '@nestjs/common';
 import { AnthropicLlm, LLM_CLIENT, LlmClient, ScriptedLlm } from '@parley/agent';
 import { AppConfig, CONFIG } from '@parley/config';
+import { MeteredLlm } from '../metrics/metered-llm';
+import { WorkerMetrics } from '../metrics/worker-metrics';
 
 export const llmProvider: Provider = {
   provide: LLM_CLIENT,
-  inject: [CONFIG],
-  useFactory: ({ llm }: AppConfig): LlmClient =>
-    llm.provider === 'anthropic'
-      ? new AnthropicLlm({
-          model: llm.model,
-          maxTokens: llm.maxTokens,
-          maxRetries: llm.maxRetries,
-          apiKey: llm.apiKey,
-          baseUrl: llm.baseUrl,
-        })
-      : new ScriptedLlm(),
+  inject: [CONFIG, WorkerMetrics],
+  useFactory: ({ llm }: AppConfig, metrics: WorkerMetrics): LlmClient => {
+    const client =
+      llm.provider === 'anthropic'
+        ? new AnthropicLlm({
+            model: llm.model,
+            maxTokens: llm.maxTokens,
+            maxRetries: llm.maxRetries,
+            apiKey: llm.apiKey,
+            baseUrl: llm.baseUrl,
+          })
+        : new ScriptedLlm();
+    return new MeteredLlm(client, client instanceof ScriptedLlm ? client.model : llm.model, metrics);
+  },
 };

@@ -1,0 +1,36 @@
+import { Registry } from 'prom-client';
+import { MeteredToolRegistry } from './metered-tool-registry';
+import { WorkerMetrics } from './worker-metrics';
+
+/** A clock that moves 250 ms between reads. */
+const ticking = () => {
+  let t = 0;
+  return () => (t += 250);
+};
+
+async function lines(registry: Registry, prefix: string): Promise<string[]> {
+  return (await registry.metrics()).split('\n').filter((l) => l.startsWith(prefix));
+}
+
+describe(MeteredToolRegistry.name, () => {
+  it('times each call by tool and outcome, an unknown tool under one label', async () => {
+    const metrics = new WorkerMetrics(new Registry());
+    const tool = {
+      name: 'search_book',
+      description: '',
+      inputSchema: { type: 'object' as const, properties: {} },
+      availableFor: () => true,
+      run: async (input: unknown) => ({ content: 'found', isError: (input as { bad?: boolean }).bad }),
+    };
+    const sut = new MeteredToolRegistry([tool], metrics, ticking());
+    const ctx = { conversationId: 'c', bookId: 'b', readingPosition: null } as never;
+    await sut.run('search_book', {}, ctx);
+    await sut.run('search_book', { bad: true }, ctx);
+    await sut.run('made_up_by_the_model', {}, ctx);
+    expect(await lines(metrics.registry, 'parley_tool_call_duration_seconds_count')).toEqual([
+      'parley_tool_call_duration_seconds_count{tool="search_book",outcome="ok"} 1',
+      'parley_tool_call_duration_seconds_count{tool="search_book",outcome="error"} 1',
+      'parley_tool_call_duration_seconds_count{tool="unknown",outcome="error"} 1',
+    ]);
+  });
+});
