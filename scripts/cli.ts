@@ -17,7 +17,7 @@ const USAGE = `usage: npm run cli -- <command>
   books list [--json] | show <id> [--json] | add <file> [--title t] [--author a] [--json] | delete <id> [--yes]
   conversations list [--book <id>] [--limit n] [--json] | show <id> [--json] | rename <id> <title> | delete <id>
   replay <conversationId> [--json]
-  token --user <id> [--ttl <seconds>] [--budget <usd per month>]
+  token --user <id> [--ttl <seconds>] [--budget <usd per month>] [--operator]
   projections rebuild
   embeddings reembed
   contexts estimate [<bookId>] | contexts add [<bookId>]
@@ -129,7 +129,11 @@ const commands: Record<string, Command> = {
   },
 
   async token(argv) {
-    const { values } = parse(argv, { ttl: { type: 'string' }, budget: { type: 'string' } });
+    const { values } = parse(argv, {
+      ttl: { type: 'string' },
+      budget: { type: 'string' },
+      operator: { type: 'boolean' },
+    });
     if (!values.user) throw new UsageError('token needs --user <id>');
     const ttl = values.ttl ? Number(values.ttl) : 24 * 3600;
     if (!Number.isInteger(ttl) || ttl <= 0) throw new UsageError('--ttl takes a positive number of seconds');
@@ -139,12 +143,16 @@ const commands: Record<string, Command> = {
     const { loadConfig } = await import('@parley/config');
     const { mintToken } = await import('../apps/api/src/auth/auth.guard');
     const { BUDGET_CLAIM } = await import('../apps/api/src/auth/budget-claim');
+    const { OPERATOR_ROLE, ROLES_CLAIM } = await import('../apps/api/src/auth/roles-claim');
     const secret = loadConfig().auth.jwtSecret;
     if (!secret)
       throw new UsageError(
         'token signs with AUTH_JWT_SECRET, which is not set (AUTH_JWKS_URL tokens come from the provider)',
       );
-    const claims = budget === undefined ? {} : { [BUDGET_CLAIM]: budget };
+    const claims = {
+      ...(budget === undefined ? {} : { [BUDGET_CLAIM]: budget }),
+      ...(values.operator ? { [ROLES_CLAIM]: [OPERATOR_ROLE] } : {}),
+    };
     console.log(mintToken(values.user as string, secret, ttl, claims));
   },
 

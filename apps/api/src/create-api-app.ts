@@ -8,6 +8,7 @@ import { Logger } from 'nestjs-pino';
 import { SHUTDOWN_SIGNALS } from '@parley/platform';
 import { ApiModule } from './api.module';
 import { validationProblem } from './http/validation-problem';
+import { mountQueueBoard } from './queue-board/queue-board';
 import { EventEnvelopeDto } from './openapi/event-envelope.dto';
 import { envelopeSchemas, eventSchemas } from './openapi/event-schemas';
 
@@ -28,6 +29,7 @@ export async function createApiApp(): Promise<INestApplication> {
   app.useLogger(app.get(Logger));
   app.use('/v1/books', json({ limit: BOOK_JSON_BODY_LIMIT, reviver: refuseNul }));
   app.useBodyParser('json', { limit: JSON_BODY_LIMIT, reviver: refuseNul });
+  mountQueueBoard(app); // before Nest's routes and its 404; only when QUEUE_BOARD_PATH is set
   app.setGlobalPrefix('v1', {
     exclude: ['healthz', 'readyz', 'metrics', 'problems', 'problems/:code', '/', 'web/:file'],
   });

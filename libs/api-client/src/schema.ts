@@ -422,6 +422,7 @@ export interface components {
       | 'token_invalid'
       | 'token_expired'
       | 'budget_exceeded'
+      | 'operator_role_required'
       | 'not_found'
       | 'conversation_not_found'
       | 'book_not_found'

@@ -35,6 +35,16 @@ describe(loadConfig.name, () => {
     expect(() => loadConfig({ ...dev, WORKER_METRICS_PORT: '70000' })).toThrow(/WORKER_METRICS_PORT/);
   });
 
+  it("mounts the queue board only at a QUEUE_BOARD_PATH given, outside the API's own routes", () => {
+    const dev = { NODE_ENV: 'development' } as const;
+    expect(loadConfig(dev).queueBoardPath).toBeNull();
+    expect(loadConfig({ ...dev, QUEUE_BOARD_PATH: '' }).queueBoardPath).toBeNull();
+    expect(loadConfig({ ...dev, QUEUE_BOARD_PATH: '/admin/queues' }).queueBoardPath).toBe('/admin/queues');
+    for (const bad of ['admin', '/', '/admin/', '/a//b', '/../x', '/a b', '/v1/queues', '/metrics', '/docs']) {
+      expect(() => loadConfig({ ...dev, QUEUE_BOARD_PATH: bad })).toThrow(/QUEUE_BOARD_PATH/);
+    }
+  });
+
   it('takes BUDGET_USD_PER_MONTH as a number of dollars ≥ 0, and no budget when unset', () => {
     const dev = { NODE_ENV: 'development' } as const;
     expect(loadConfig(dev).budgetUsdPerMonth).toBeNull();

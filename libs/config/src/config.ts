@@ -6,6 +6,8 @@ import { z } from 'zod';
  */
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 const positiveInt = z.coerce.number().int().positive();
+/** First path segments the API's own routes use: the queue board must not shadow them. */
+const RESERVED_ROOTS = ['v1', 'docs', 'docs-json', 'docs-yaml', 'web', 'healthz', 'readyz', 'metrics', 'problems'];
 const HOST_PORT_LIST = /^\s*[^\s,:]+:\d{1,5}\s*(,\s*[^\s,:]+:\d{1,5}\s*)*$/;
 
 const envSchema = z.object({
@@ -47,6 +49,14 @@ const envSchema = z.object({
     .string()
     .regex(/^[a-zA-Z0-9_-]+$/, 'letters, digits, _ and - only')
     .default('parley'),
+  // the operators' queue board (docs/operations.md, "Seeing and retrying jobs"); unset: not mounted
+  QUEUE_BOARD_PATH: z
+    .string()
+    .regex(/^(\/[A-Za-z0-9][A-Za-z0-9._~-]*)+$/, 'a path such as /admin/queues: /segment[/segment...], no trailing /')
+    .refine((p) => !RESERVED_ROOTS.includes(p.split('/')[1]), {
+      message: `must not start with a path the API serves (${RESERVED_ROOTS.map((r) => '/' + r).join(', ')})`,
+    })
+    .optional(),
   RATE_LIMIT_POSTS_PER_MIN: positiveInt.default(60),
   // what one reader may spend a calendar month (UTC); unset: no budget (docs/configuration.md, "Budgets")
   BUDGET_USD_PER_MONTH: z.coerce
@@ -177,6 +187,8 @@ export interface AppConfig {
     agentEnabled: boolean;
   };
   queuePrefix: string;
+  /** where the API serves the operators' queue board (Bull Board); null: it is not mounted */
+  queueBoardPath: string | null;
   limits: { postsPerMinute: number; messageMaxChars: number };
   /** each reader's spend per calendar month (UTC), in USD; null: no budget. A token's claim may override it. */
   budgetUsdPerMonth: number | null;
@@ -389,6 +401,7 @@ function toAppConfig(e: Env, auth: AppConfig['auth']): AppConfig {
       agentEnabled: e.AGENT_ENABLED,
     },
     queuePrefix: e.QUEUE_PREFIX,
+    queueBoardPath: e.QUEUE_BOARD_PATH ?? null,
     limits: { postsPerMinute: e.RATE_LIMIT_POSTS_PER_MIN, messageMaxChars: e.MESSAGE_MAX_CHARS },
     budgetUsdPerMonth: e.BUDGET_USD_PER_MONTH ?? null,
     sse: { pingMs: e.SSE_PING_MS, retryMs: e.SSE_RETRY_MS, slowClientMs: e.SSE_SLOW_CLIENT_MS },

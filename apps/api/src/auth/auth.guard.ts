@@ -55,13 +55,13 @@ export function mintToken(
   return jwt.sign({ ...claims, sub: userId }, secret, { algorithm: 'HS256', expiresIn: ttlSeconds });
 }
 
-function bearer(req: Request): string | undefined {
+export function bearer(req: Request): string | undefined {
   const h = req.headers.authorization;
   const m = typeof h === 'string' ? /^Bearer\s+(\S+)$/i.exec(h) : null;
   return m?.[1];
 }
 
-function queryToken(req: Request): string | undefined {
+export function queryToken(req: Request): string | undefined {
   const t = req.query.access_token;
   return typeof t === 'string' && t.length > 0 ? t : undefined;
 }

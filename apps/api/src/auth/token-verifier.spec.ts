@@ -77,6 +77,18 @@ describe(TokenVerifier.name, () => {
     }
   });
 
+  it('carries parley_roles from HS256 and JWKS tokens, and reads anything but an array of strings as no roles', async () => {
+    const sut = new TokenVerifier({ jwtSecret: SECRET, jwks: { url: idp.jwksUrl, cooldownMs: 30_000 } });
+    const hs = (claim: unknown) => mintToken('olga', SECRET, 60, { parley_roles: claim });
+    await expect(sut.verify(hs(['operator']))).resolves.toEqual({ id: 'olga', roles: ['operator'] });
+    await expect(
+      sut.verify(await idp.sign(rsa, { sub: 'olga', claims: { parley_roles: ['operator'] } })),
+    ).resolves.toEqual({ id: 'olga', roles: ['operator'] });
+    for (const none of [[], 'operator', { operator: true }, [1], null]) {
+      await expect(sut.verify(hs(none))).resolves.toEqual({ id: 'olga' });
+    }
+  });
+
   it('refetches the key set once for an unknown kid, and finds a rotated-in key', async () => {
     const sut = jwksOnly(0);
     await sut.verify(await idp.sign(rsa)); // warm

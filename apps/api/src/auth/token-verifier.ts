@@ -4,6 +4,7 @@ import { createRemoteJWKSet, decodeProtectedHeader, errors, JWTPayload, JWTVerif
 import { AppConfig } from '@parley/config';
 import { AuthUser } from './auth-user';
 import { budgetClaim } from './budget-claim';
+import { rolesClaim } from './roles-claim';
 
 /** What an identity provider may sign with; `none` and the HMAC family never come from its keys. */
 export const JWKS_ALGORITHMS = ['RS256', 'ES256'];
@@ -18,7 +19,8 @@ export const JWKS_ALGORITHMS = ['RS256', 'ES256'];
  *   refetched when a token names a `kid` it lacks (key rotation), at most once per cooldown.
  *
  * Every token needs `exp` and a `sub` of 1..200 characters; `parley_budget_usd_per_month`, when
- * present, must be a number ≥ 0 (see budgetClaim).
+ * present, must be a number ≥ 0 (see budgetClaim); `parley_roles`, an array of strings, is carried
+ * when it names any (see rolesClaim).
  */
 export class TokenVerifier {
   private readonly secret?: Uint8Array;
@@ -61,7 +63,12 @@ export class TokenVerifier {
       throw problem('token_invalid', 'the token is not valid');
     }
     const budgetUsdPerMonth = budgetClaim(payload);
-    return budgetUsdPerMonth === undefined ? { id: sub } : { id: sub, budgetUsdPerMonth };
+    const roles = rolesClaim(payload);
+    return {
+      id: sub,
+      ...(budgetUsdPerMonth === undefined ? {} : { budgetUsdPerMonth }),
+      ...(roles.length > 0 ? { roles } : {}),
+    };
   }
 
   private async verifyClaims(token: string): Promise<JWTPayload> {

@@ -29,30 +29,34 @@ export class HttpExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('http');
 
   catch(exception: unknown, host: ArgumentsHost): void {
-    const res = host.switchToHttp().getResponse<Response>();
-    const { code, detail, extras = {} } = describe(exception);
-    const { status, title } = PROBLEM_CATALOGUE[code];
-    if (status === HttpStatus.SERVICE_UNAVAILABLE) this.logger.warn(`${code}: ${String(exception)}`);
-    else if (status >= 500) this.logger.error(exception instanceof Error ? exception.stack : String(exception));
-    if (res.headersSent) {
-      res.end(); // a stream that had begun: nothing more can be said
-      return;
-    }
-    if (extras.retryAfter !== undefined) res.setHeader('Retry-After', String(extras.retryAfter));
-    const legacyMessage = code === 'validation_failed' && extras.errors ? extras.errors.map((e) => e.message) : detail;
-    const body = {
-      type: problemType(code),
-      title,
-      status,
-      detail,
-      code,
-      ...extras,
-      statusCode: status,
-      error: STATUS_CODES[status] ?? 'Error',
-      message: legacyMessage,
-    };
-    res.status(status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
+    sendProblem(host.switchToHttp().getResponse<Response>(), exception, this.logger);
   }
+}
+
+/** Answers `exception` as its problem; also for Express middleware outside Nest's filters (the queue board). */
+export function sendProblem(res: Response, exception: unknown, logger: Pick<Logger, 'warn' | 'error'>): void {
+  const { code, detail, extras = {} } = describe(exception);
+  const { status, title } = PROBLEM_CATALOGUE[code];
+  if (status === HttpStatus.SERVICE_UNAVAILABLE) logger.warn(`${code}: ${String(exception)}`);
+  else if (status >= 500) logger.error(exception instanceof Error ? exception.stack : String(exception));
+  if (res.headersSent) {
+    res.end(); // a stream that had begun: nothing more can be said
+    return;
+  }
+  if (extras.retryAfter !== undefined) res.setHeader('Retry-After', String(extras.retryAfter));
+  const legacyMessage = code === 'validation_failed' && extras.errors ? extras.errors.map((e) => e.message) : detail;
+  const body = {
+    type: problemType(code),
+    title,
+    status,
+    detail,
+    code,
+    ...extras,
+    statusCode: status,
+    error: STATUS_CODES[status] ?? 'Error',
+    message: legacyMessage,
+  };
+  res.status(status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
 }
 
 const DOMAIN_CODES: Record<DomainError['code'], ProblemCode> = {

@@ -40,6 +40,11 @@ export const PROBLEM_CATALOGUE = {
       'The reader has spent `spentUsd` of their `budgetUsd` this calendar month (UTC); posting is possible again at ' +
       '`resetsAt`, in `retryAfter` seconds (also in `Retry-After`). Nothing was recorded.',
   },
+  operator_role_required: {
+    status: 403,
+    title: 'Operators only',
+    description: 'The queue board opens only to a token whose `parley_roles` claim holds `"operator"`.',
+  },
   not_found: { status: 404, title: 'No such resource', description: 'No route answers this method and path.' },
   conversation_not_found: {
     status: 404,

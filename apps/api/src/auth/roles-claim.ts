@@ -1,0 +1,14 @@
+/** The claim with which an identity provider (or `npm run cli -- token`) gives a user roles: an array of strings. */
+export const ROLES_CLAIM = 'parley_roles';
+
+/** The role that opens the operators' queue board (QUEUE_BOARD_PATH; docs/security.md, "Operators"). */
+export const OPERATOR_ROLE = 'operator';
+
+/**
+ * The roles a token's payload names. Anything but an array of strings names none: roles only add
+ * rights, so a claim that cannot be read grants nothing (unlike a budget, whose fallback would be looser).
+ */
+export function rolesClaim(payload: Record<string, unknown>): string[] {
+  const value = payload[ROLES_CLAIM];
+  return Array.isArray(value) && value.every((r) => typeof r === 'string') ? value : [];
+}
