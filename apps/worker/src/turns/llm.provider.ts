@@ -5,7 +5,7 @@ import { AppConfig, CONFIG } from '@parley/config';
 export const llmProvider: Provider = {
   provide: LLM_CLIENT,
   inject: [CONFIG],
-  useFactory: ({ llm }: AppConfig): LlmClient =>
+  useFactory: ({ llm, tracing }: AppConfig): LlmClient =>
     llm.provider === 'anthropic'
       ? new AnthropicLlm({
           model: llm.model,
@@ -13,6 +13,7 @@ export const llmProvider: Provider = {
           maxRetries: llm.maxRetries,
           apiKey: llm.apiKey,
           baseUrl: llm.baseUrl,
+          captureContent: tracing?.captureContent ?? false,
         })
       : new ScriptedLlm(),
 };
