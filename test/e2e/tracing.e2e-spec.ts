@@ -128,11 +128,11 @@ describe.each(['http/json', 'http/protobuf'])('tracing (e2e) over OTLP %s', (pro
 
     // the log keeps the trace: the post's events name a span of it, and so do the worker's
     const posted = log.find((e) => e.type === 'UserMessagePosted' && turnOf(e) === turnId)!;
-    const stamped = String(posted.metadata.traceparent ?? '');
+    const stamped = String(traceparentOf(posted) ?? '');
     expect(stamped).toMatch(new RegExp(`^00-${client.traceId}-[0-9a-f]{16}-01$`));
     expect(spans.map((x) => x.spanId)).toContain(stamped.split('-')[2]);
     const replied = log.find((e) => e.type === 'AssistantReplied' && turnOf(e) === turnId)!;
-    expect(String(replied.metadata.traceparent)).toContain(client.traceId);
+    expect(String(traceparentOf(replied))).toContain(client.traceId);
 
     // the read models' batches and the SSE deliveries are traces of their own, linked to this one
     await waitForSpan(receiver, (x) => x.name === 'consume read-models' && links(x, client.traceId));
@@ -192,6 +192,9 @@ function slowModel(req: RecordedRequest): FakeReply {
     return { content: [{ type: 'tool_use', name: 'search_book', input: { query: 'lamp' } }], delayMsPerChunk: 400 };
   return { content: [{ type: 'text', text: 'The lamp was relit. [1]' }], delayMsPerChunk: 40 };
 }
+
+/** metadata.traceparent: kept in the log, not part of the typed envelope (docs/events.md) */
+const traceparentOf = (e: Envelope): unknown => (e.metadata as Record<string, unknown>).traceparent;
 
 const links = (span: ReceivedSpan, traceId: string) => span.links.some((l) => l.traceId === traceId);
 

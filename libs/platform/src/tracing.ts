@@ -52,7 +52,8 @@ export function startTracing(defaultServiceName: string, config: TracingConfig |
       new NestInstrumentation(),
       // statements and commands inside a trace only: the pollers, lock renewals and LISTEN would start a trace each
       new PgInstrumentation({ requireParentSpan: true }),
-      new IORedisInstrumentation({ requireParentSpan: true }),
+      // the command's name alone: its arguments hold job data (a kept answer) and delta text
+      new IORedisInstrumentation({ requireParentSpan: true, dbStatementSerializer: (command: string) => command }),
     ],
   });
   sdk.start();
