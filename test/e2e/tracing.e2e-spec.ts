@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import Redis from 'ioredis';
+import { AGENT_TURNS_QUEUE } from '@parley/agent';
 import { TURN_ENDING_TYPES } from '@parley/conversation';
 import { Envelope, turnOf } from '../support/api';
 import { conversationHelpers, ReaderStack, startReaderStack, stopReaderStack } from '../support/conversation-helpers';
@@ -64,7 +66,11 @@ describe.each(['http/json', 'http/protobuf'])('tracing (e2e) over OTLP %s', (pro
 
     const spans = await receiver.trace(
       client.traceId,
-      (found) => chatSpans(found).length >= 2 && named(found, 'execute_tool search_book').length >= 1,
+      // each span is exported when it ends: the run's (the job's) after the turn's last append
+      (found) =>
+        chatSpans(found).length >= 2 &&
+        ['execute_tool search_book', 'send agent-turns', 'process agent-turns'].every((n) => named(found, n).length) &&
+        found.some((x) => x.parentSpanId === client.spanId),
     );
     expect(Object.keys(receiver.requests)).toEqual([
       protocol === 'http/json' ? 'application/json' : 'application/x-protobuf',
@@ -163,13 +169,15 @@ describe('tracing (e2e): a turn resumed by another worker after a crash', () => 
     await receiver?.close();
   });
 
-  it('continues the trace of the post: the second worker’s run and model calls are in it', async () => {
+  it('continues the trace of the post from the log: the second worker’s run and model calls are in it', async () => {
     const client = clientSpan();
     const id = await conversation();
     const turnId = await postTraced(s, id, 'What happened to the lamp?', client.traceparent);
     const [first] = s.stack.workers;
     await s.fake.waitFor('the first model call', () => s.fake.requests.length > 0, 20_000);
     await first.kill('SIGKILL');
+    // the job forgets its trace (as one queued by a sweep or an older release): the log must tell it
+    await forgetJobTrace(s, `turn_${id}_${turnId}`);
     const second = await s.stack.startWorker();
     await waitForEnding(() => events(id), turnId, 30_000);
 
@@ -178,11 +186,26 @@ describe('tracing (e2e): a turn resumed by another worker after a crash', () => 
       client.traceId,
       (found) => found.some((x) => bySecond(x) && x.name === 'process agent-turns') && chatSpans(found).some(bySecond),
     );
+    const resumed = spans.find((x) => bySecond(x) && x.name === 'process agent-turns')!;
+    const posted = (await events(id)).find((e) => e.type === 'UserMessagePosted' && turnOf(e) === turnId)!;
+    expect(resumed.parentSpanId).toBe(String(traceparentOf(posted)).split('-')[2]);
     expect(spans.filter(bySecond).map((x) => x.name)).toEqual(
       expect.arrayContaining(['process agent-turns', expect.stringMatching(/^chat /), 'append conversation']),
     );
   }, 90_000);
 });
+
+async function forgetJobTrace(s: ReaderStack, jobId: string): Promise<void> {
+  const redis = new Redis(s.stack.env.REDIS_URL);
+  try {
+    const key = `${s.stack.env.QUEUE_PREFIX}:${AGENT_TURNS_QUEUE}:${jobId}`;
+    const { traceparent, ...data } = JSON.parse((await redis.hget(key, 'data'))!) as Record<string, unknown>;
+    expect(traceparent).toBeDefined();
+    await redis.hset(key, 'data', JSON.stringify(data));
+  } finally {
+    redis.disconnect();
+  }
+}
 
 /** Slow enough (about 2 s a call) for the worker to die mid-call. */
 function slowModel(req: RecordedRequest): FakeReply {
