@@ -51,7 +51,8 @@ export function startTracing(defaultServiceName: string, config: TracingConfig |
       new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE] }),
       new NestInstrumentation(),
       // statements and commands inside a trace only: the pollers, lock renewals and LISTEN would start a trace each
-      new PgInstrumentation({ requireParentSpan: true }),
+      // (and no span for taking a pooled connection: one per statement, and it says nothing)
+      new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
       // the command's name alone: its arguments hold job data (a kept answer) and delta text
       new IORedisInstrumentation({ requireParentSpan: true, dbStatementSerializer: (command: string) => command }),
     ],

@@ -1,7 +1,7 @@
 import { BeforeApplicationShutdown, Inject, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { DelayedError, Job, WaitingError } from 'bullmq';
-import { Link, SpanKind } from '@opentelemetry/api';
+import { Context, Link, SpanKind } from '@opentelemetry/api';
 import { AGENT_TURNS_QUEUE, JobName, JobPayloads } from '@parley/agent';
 import { AppConfig, CONFIG } from '@parley/config';
 import { contextOf, recordError, spanContextOf, tracer } from '@parley/event-store';
@@ -11,7 +11,7 @@ import { JobStepKeeper } from './step-keeper';
 import { TurnSequencer } from './turn-sequencer';
 import { BatchCompleter } from './batch-completer';
 import { EventLoopWatch } from './event-loop-watch';
-import { ConversationFolds } from './turn-state';
+import { ConversationFolds, FoldedConversation } from './turn-state';
 
 /**
  * Lock and stall settings: how soon the turns of a killed worker move to another, against how long
@@ -148,7 +148,7 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
    */
   private async runTurn(job: Job<JobPayloads[typeof JobName.RunTurn]>, token?: string): Promise<void> {
     const { conversationId, turnId } = job.data;
-    const { parent, links } = await this.traceOf(job);
+    const { parent, links, loaded } = await this.traceOf(job);
     const attributes = {
       'messaging.system': 'bullmq',
       'messaging.operation.type': 'process',
@@ -161,7 +161,7 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
     const options = { kind: SpanKind.CONSUMER, attributes, links };
     return tracer.startActiveSpan(`process ${AGENT_TURNS_QUEUE}`, options, parent, async (span) => {
       try {
-        return await this.runTurnJob(job, token);
+        return await this.runTurnJob(job, token, loaded);
       } catch (e) {
         if (e instanceof DelayedError || e instanceof WaitingError) span.setAttribute('parley.turn.outcome', 'later');
         else recordError(span, e);
@@ -172,26 +172,41 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
     });
   }
 
-  /** The parent of a run's span: the turn's trace from the log, the job's enqueue when it is in it. */
-  private async traceOf(job: Job<JobPayloads[typeof JobName.RunTurn]>) {
-    if (!this.config.tracing) return { parent: contextOf(undefined), links: [] as Link[] };
+  /**
+   * The parent of a run's span: the turn's trace from the log, the job's enqueue when it is in it.
+   * The conversation read for it is handed to the run, which would read it anyway.
+   */
+  private async traceOf(job: Job<JobPayloads[typeof JobName.RunTurn]>): Promise<{
+    parent: Context;
+    links: Link[];
+    loaded?: FoldedConversation;
+  }> {
+    if (!this.config.tracing) return { parent: contextOf(undefined), links: [] };
     const { conversationId, turnId, traceparent: queuedBy } = job.data;
-    const logged = await this.folds
-      .load(conversationId)
-      .then((f) => f.turns.find((t) => t.turnId === turnId)?.traceparent)
-      .catch(() => undefined); // the run itself finds out what is wrong with the database
+    const loaded = await this.folds.load(conversationId).catch(() => undefined); // the run finds out what is wrong
+    const logged = loaded?.turns.find((t) => t.turnId === turnId)?.traceparent;
     const [fromLog, fromJob] = [spanContextOf(logged), spanContextOf(queuedBy)];
-    if (fromJob && (!fromLog || fromJob.traceId === fromLog.traceId)) return { parent: contextOf(queuedBy), links: [] };
-    return { parent: contextOf(logged), links: fromJob ? [{ context: fromJob }] : [] };
+    if (fromJob && (!fromLog || fromJob.traceId === fromLog.traceId))
+      return { parent: contextOf(queuedBy), links: [], loaded };
+    return { parent: contextOf(logged), links: fromJob ? [{ context: fromJob }] : [], loaded };
   }
 
-  private async runTurnJob(job: Job<JobPayloads[typeof JobName.RunTurn]>, token?: string): Promise<void> {
+  private async runTurnJob(
+    job: Job<JobPayloads[typeof JobName.RunTurn]>,
+    token: string | undefined,
+    loaded: FoldedConversation | undefined,
+  ): Promise<void> {
     const { conversationId, turnId } = job.data;
     const keeper = new JobStepKeeper(job);
     const outcome = await this.running.track(conversationId, turnId, async (signal) => {
       try {
-        return await this.runner.run(conversationId, turnId, signal, keeper, (id) =>
-          this.sequencer.isUnfinished(conversationId, id),
+        return await this.runner.run(
+          conversationId,
+          turnId,
+          signal,
+          keeper,
+          (id) => this.sequencer.isUnfinished(conversationId, id),
+          loaded,
         );
       } catch (e) {
         if (e instanceof TurnHandedBack) return { kind: 'handed-back' as const };
