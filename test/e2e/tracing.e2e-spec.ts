@@ -6,6 +6,7 @@ import { Envelope, turnOf } from '../support/api';
 import { conversationHelpers, ReaderStack, startReaderStack, stopReaderStack } from '../support/conversation-helpers';
 import { FakeReply, RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
 import { OtlpReceiver, ReceivedSpan, startOtlpReceiver } from '../support/otlp-receiver';
+import { openStream } from '../support/sse-client';
 import { waitFor } from '../support/wait-for';
 
 /** The stack's env for tracing to `receiver` over `protocol`, exporting every 100 ms. */
@@ -60,6 +61,8 @@ describe.each(['http/json', 'http/protobuf'])('tracing (e2e) over OTLP %s', (pro
   it('puts a turn in the client’s trace: the POST, the enqueue, the worker’s run, its model calls and tool calls', async () => {
     const client = clientSpan();
     const id = await conversation();
+    const sse = openStream(`${s.stack.base}/v1/conversations/${id}/stream`, { token: s.alice.token });
+    await sse.until('the stream open', () => sse.opens > 0);
     const turnId = await postTraced(s, id, 'Where is the lamp kept?', client.traceparent);
     let log: Envelope[] = [];
     await waitForEnding(async () => (log = await events(id)), turnId);
@@ -142,6 +145,12 @@ describe.each(['http/json', 'http/protobuf'])('tracing (e2e) over OTLP %s', (pro
 
     // the read models' batches and the SSE deliveries are traces of their own, linked to this one
     await waitForSpan(receiver, (x) => x.name === 'consume read-models' && links(x, client.traceId));
+    await sse.until('AssistantReplied on SSE', (f) => f.some((x) => x.event === 'AssistantReplied'));
+    sse.close();
+    await waitForSpan(
+      receiver,
+      (x) => x.name === 'sse deliver' && links(x, client.traceId) && service(x) === 'parley-api',
+    );
 
     // log lines written under a span carry its ids
     const lines = s.stack.apis[0]
