@@ -225,8 +225,7 @@ function slowModel(req: RecordedRequest): FakeReply {
   return { content: [{ type: 'text', text: 'The lamp was relit. [1]' }], delayMsPerChunk: 40 };
 }
 
-/** metadata.traceparent: kept in the log, not part of the typed envelope (docs/events.md) */
-const traceparentOf = (e: Envelope): unknown => (e.metadata as Record<string, unknown>).traceparent;
+const traceparentOf = (e: Envelope): string | undefined => e.metadata.traceparent;
 
 const links = (span: ReceivedSpan, traceId: string) => span.links.some((l) => l.traceId === traceId);
 
