@@ -12,7 +12,10 @@ module.exports = {
   testEnvironment: 'node',
   testMatch: ['<rootDir>/{apps,libs,test}/**/*.{spec,int-spec,e2e-spec}.ts'],
   transform: { '^.+\\.ts$': ['@swc/jest', swc] },
-  moduleNameMapper: { '^@parley/([a-z-]+)$': '<rootDir>/libs/$1/src' },
+  moduleNameMapper: {
+    '^@parley/([a-z-]+)$': '<rootDir>/libs/$1/src',
+    '^@parley/(platform|config)/(tracing|config)$': '<rootDir>/libs/$1/src/$2',
+  },
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 60_000,

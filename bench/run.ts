@@ -24,6 +24,7 @@ import { profileTurns } from './profile-turns';
 import { add, errors, printTable, writeJson } from './report';
 import { sseFanoutBench } from './sse-fanout';
 import { soakBench } from './soak';
+import { tracingBench } from './tracing';
 import { agentOffBench, crashBench, scriptedTurnsBench, workerScalingBench } from './turns';
 import { onAbort, QUICK } from './util';
 
@@ -71,6 +72,7 @@ export const SECTIONS: Record<string, (o: RunOptions) => Promise<void>> = {
   'event-store': () => eventStoreBench(),
   floor: () => floorBench(),
   turns: () => scriptedTurnsBench(),
+  tracing: () => tracingBench(),
   'agent-off': () => agentOffBench(),
   rebuild: () => rebuildBench(),
   erasure: () => erasureBench(),

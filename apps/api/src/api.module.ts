@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { ConfigModule } from '@parley/config';
-import { DatabaseModule, loggerModule, queueRootModule, RedisModule } from '@parley/platform';
+import { DatabaseModule, loggerModule, queueRootModule, RedisModule, TracingShutdown } from '@parley/platform';
 import { BooksHttpModule } from './books/books-http.module';
 import { ConversationsModule } from './conversations/conversations.module';
 import { MetricsModule } from './metrics/metrics.module';
@@ -26,6 +26,7 @@ import { WebModule } from './web/web.module';
   ],
   controllers: [HealthController, ProblemsController],
   providers: [
+    TracingShutdown,
     { provide: APP_GUARD, useClass: AuthGuard },
     { provide: APP_FILTER, useClass: HttpExceptionFilter },
   ],

@@ -1,3 +1,6 @@
+// first: tracing patches http, express, Nest, pg and ioredis as they load (off without OTEL_EXPORTER_OTLP_ENDPOINT)
+import { startTracing } from '@parley/platform/tracing';
+startTracing('parley-api');
 import 'reflect-metadata';
 import { AppConfig, CONFIG } from '@parley/config';
 import { createApiApp } from './create-api-app';

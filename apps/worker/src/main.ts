@@ -1,3 +1,6 @@
+// first: tracing patches http, express, Nest, pg and ioredis as they load (off without OTEL_EXPORTER_OTLP_ENDPOINT)
+import { startTracing } from '@parley/platform/tracing';
+startTracing('parley-worker');
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { Logger } from 'nestjs-pino';

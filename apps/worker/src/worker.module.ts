@@ -3,7 +3,7 @@ import { BullModule } from '@nestjs/bullmq';
 import { AGENT_TURNS_QUEUE, ToolRegistry } from '@parley/agent';
 import { BOOK_INGEST_QUEUE, BooksModule, SearchBookTool } from '@parley/books';
 import { ConfigModule } from '@parley/config';
-import { DatabaseModule, loggerModule, queueRootModule, RedisModule } from '@parley/platform';
+import { DatabaseModule, loggerModule, queueRootModule, RedisModule, TracingShutdown } from '@parley/platform';
 import { ReadModelsModule } from '@parley/read-models';
 import { ErasureModule } from '@parley/erasure';
 import { ErasureSweeper } from './erasure/erasure-sweeper.service';
@@ -39,6 +39,7 @@ import { WorkerMetricsModule } from './metrics/worker-metrics.module';
     WorkerMetricsModule,
   ],
   providers: [
+    TracingShutdown,
     ProjectionsService,
     llmProvider,
     {

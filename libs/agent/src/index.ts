@@ -1,6 +1,7 @@
 export * from './tools/agent-tool';
 export * from './tools/tool-registry';
 export * from './queue/turn-jobs';
+export * from './queue/enqueue-turn';
 export * from './llm/llm.types';
 export * from './llm/pricing';
 export * from './llm/anthropic.llm';

@@ -940,6 +940,11 @@ export interface components {
       correlationId?: string;
       /** @description the event that caused this one */
       causationId?: string;
+      /**
+       * @description W3C trace context of the span the event was written under, when tracing was on (docs/observability.md)
+       * @example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+       */
+      traceparent?: string;
     };
     EventEnvelopeDto: {
       /** Format: uuid */

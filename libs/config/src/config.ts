@@ -10,7 +10,18 @@ const positiveInt = z.coerce.number().int().positive();
 const RESERVED_ROOTS = ['v1', 'docs', 'docs-json', 'docs-yaml', 'web', 'healthz', 'readyz', 'metrics', 'problems'];
 const HOST_PORT_LIST = /^\s*[^\s,:]+:\d{1,5}\s*(,\s*[^\s,:]+:\d{1,5}\s*)*$/;
 
-const envSchema = z.object({
+/**
+ * OpenTelemetry's standard variables, the ones Parley decides by: whether tracing starts at all
+ * (the endpoint) and how it exports. The SDK reads the rest itself (OTEL_TRACES_SAMPLER, OTEL_BSP_*).
+ */
+const tracingSchema = z.object({
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  OTEL_EXPORTER_OTLP_PROTOCOL: z.enum(['http/protobuf', 'http/json']).default('http/protobuf'),
+  OTEL_SERVICE_NAME: z.string().min(1).optional(),
+  OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: bool.default(false),
+});
+
+const envSchema = tracingSchema.extend({
   // unset means production: only an explicit development may use the public DEV_JWT_SECRET
   NODE_ENV: z.enum(['development', 'production', 'test']).default('production'),
   DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/parley'),
@@ -102,6 +113,16 @@ const envSchema = z.object({
 });
 
 export type Env = z.infer<typeof envSchema>;
+
+/** Tracing (docs/observability.md): null when OTEL_EXPORTER_OTLP_ENDPOINT is unset, and nothing starts. */
+export interface TracingConfig {
+  endpoint: string;
+  protocol: 'http/protobuf' | 'http/json';
+  /** OTEL_SERVICE_NAME, else the process's own (parley-api, parley-worker) */
+  serviceName?: string;
+  /** prompts and answers on the model-call spans (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT) */
+  captureContent: boolean;
+}
 
 export interface RedisNode {
   host: string;
@@ -198,6 +219,8 @@ export interface AppConfig {
   embeddings: EmbeddingsConfig;
   /** null: contextual retrieval is off (CONTEXTUAL_RETRIEVAL unset or false) */
   contextual: ContextualConfig | null;
+  /** null: tracing is off (OTEL_EXPORTER_OTLP_ENDPOINT unset) */
+  tracing: TracingConfig | null;
 }
 
 /** Contextual retrieval: the model that writes each passage's context, and how it is called. */
@@ -259,9 +282,13 @@ export class ConfigError extends Error {}
 export const DEV_JWT_SECRET = 'parley-dev-secret-do-not-use-in-production';
 
 function parseEnv(source: NodeJS.ProcessEnv): Env {
+  return parseWith(envSchema, source);
+}
+
+function parseWith<S extends z.ZodType>(schema: S, source: NodeJS.ProcessEnv): z.infer<S> {
   // empty strings count as unset, as docker-compose passes `VAR=` for blanks
   const raw = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== ''));
-  const parsed = envSchema.safeParse(raw);
+  const parsed = schema.safeParse(raw);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`Invalid environment:\n${lines.join('\n')}`);
@@ -319,6 +346,24 @@ function contextualConfig(e: Env): ContextualConfig | null {
     maxOutputTokens: e.CONTEXTUAL_MAX_OUTPUT_TOKENS,
     timeoutMs: e.CONTEXTUAL_TIMEOUT_MS,
   };
+}
+
+function tracingConfig(e: z.infer<typeof tracingSchema>): TracingConfig | null {
+  if (!e.OTEL_EXPORTER_OTLP_ENDPOINT) return null;
+  return {
+    endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
+    protocol: e.OTEL_EXPORTER_OTLP_PROTOCOL,
+    serviceName: e.OTEL_SERVICE_NAME,
+    captureContent: e.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT,
+  };
+}
+
+/**
+ * The tracing settings alone, read before anything else is loaded (tracing must patch modules
+ * before they are required); the rest of the environment is validated when the app boots.
+ */
+export function loadTracingConfig(source: NodeJS.ProcessEnv = process.env): TracingConfig | null {
+  return tracingConfig(parseWith(tracingSchema, source));
 }
 
 /** The contextual retrieval settings alone (null: off), for the CLI and the benchmark. */
@@ -409,5 +454,6 @@ function toAppConfig(e: Env, auth: AppConfig['auth']): AppConfig {
     books: bookLimits(e),
     embeddings: embeddingsConfig(e),
     contextual: contextualConfig(e),
+    tracing: tracingConfig(e),
   };
 }

@@ -1,10 +1,12 @@
 import { Pool, PoolClient } from 'pg';
+import { ROOT_CONTEXT, SpanKind } from '@opentelemetry/api';
 import { AppendNotifier } from './append-notifier';
 import { ConsumerLease } from './consumer-lease';
 import { EventStore, checkpointOf } from './event-store';
 import { LogCheckpoint, LOG_START, StoredEvent } from './event.types';
 import { backoffMs, isTransientDbError } from './transient-errors';
 import { Wakeup } from './wakeup';
+import { inSpan, linksOf } from './trace-context';
 
 /** One consumer of the global log. Its writes go through `tx`, the transaction that also moves its checkpoint. */
 export interface LogConsumer {
@@ -271,7 +273,20 @@ export class CheckpointedConsumerRunner {
     return batch.length;
   }
 
-  private async apply(from: LogCheckpoint, events: StoredEvent[]): Promise<number> {
+  /**
+   * One span a batch (`consume <consumer>`), its own trace, linked to the traces of the events in
+   * it: a batch serves many turns, so it belongs to none of them.
+   */
+  private apply(from: LogCheckpoint, events: StoredEvent[]): Promise<number> {
+    const attributes = { 'parley.consumer': this.consumer.name, 'parley.events.count': events.length };
+    const opts = { kind: SpanKind.CONSUMER, attributes, parent: ROOT_CONTEXT };
+    return inSpan(`consume ${this.consumer.name}`, opts, (span) => {
+      if (span.isRecording()) span.addLinks(linksOf(events));
+      return this.applyBatch(from, events);
+    });
+  }
+
+  private async applyBatch(from: LogCheckpoint, events: StoredEvent[]): Promise<number> {
     const to = checkpointOf(events[events.length - 1]);
     const consumer = this.consumer;
     if ('singleStatement' in consumer) {

@@ -2,6 +2,7 @@ import { Pool, PoolClient } from 'pg';
 import { EVENT_COLUMNS, EventRow, toStoredEvent } from './event-rows';
 import { AppendAnnouncer, EVENTS_CHANNEL } from './append-announcer';
 import { inTransaction } from './transaction';
+import { inSpan } from './trace-context';
 import {
   AppendResult,
   DuplicateEventIdError,
@@ -51,8 +52,29 @@ export class EventStore {
     this.announcer = new AppendAnnouncer(pool);
   }
 
-  /** Appends events of the stream's contract E (inferred from the events, or given: append<E>). */
-  async append<E extends EventShape = EventShape>(
+  /**
+   * Appends events of the stream's contract E (inferred from the events, or given: append<E>).
+   * Its span is named by the stream's category (`append conversation`): a span name per stream
+   * would make every stream a name of its own in a tracing backend.
+   */
+  append<E extends EventShape = EventShape>(
+    streamId: string,
+    events: NewEvent<E>[],
+    opts: { expectedVersion: ExpectedVersion },
+  ): Promise<AppendResult<E>> {
+    const attributes = {
+      'db.system.name': 'postgresql',
+      'db.operation.name': 'append',
+      'parley.stream.id': streamId,
+      'parley.events.count': events.length,
+      'parley.events.types': [...new Set(events.map((e) => e.type))],
+    };
+    return inSpan(`append ${streamCategory(streamId)}`, { attributes }, () =>
+      this.appendWithRetries(streamId, events, opts),
+    );
+  }
+
+  private async appendWithRetries<E extends EventShape>(
     streamId: string,
     events: NewEvent<E>[],
     opts: { expectedVersion: ExpectedVersion },
@@ -224,6 +246,9 @@ export class EventStore {
     return { nextExpectedVersion: stored[stored.length - 1].version, events: stored };
   }
 }
+
+/** `conversation` of `conversation-<id>`: what kind of stream, not which one. */
+const streamCategory = (streamId: string): string => streamId.split('-')[0];
 
 function isUniqueViolation(e: unknown): boolean {
   return (e as { code?: string })?.code === UNIQUE_VIOLATION;

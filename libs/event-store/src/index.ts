@@ -12,3 +12,4 @@ export * from './stream-fold-cache';
 export * from './fold-snapshots';
 export * from './state-codec';
 export * from './deterministic-id';
+export * from './trace-context';

@@ -9,3 +9,4 @@ export * from './stream-watcher';
 export * from './queue.module';
 export * from './redact-url';
 export * from './shutdown-signals';
+export * from './tracing-shutdown';

@@ -1,3 +1,4 @@
+import { isSpanContextValid, trace } from '@opentelemetry/api';
 import { LoggerModule } from 'nestjs-pino';
 import { AppConfig, CONFIG } from '@parley/config';
 import { REDACTED, redactQuery, redactUrl } from './redact-url';
@@ -9,6 +10,15 @@ interface SerializedRequest {
 }
 
 /**
+ * The active span's ids on every log line written under it, as the OpenTelemetry log data model
+ * names them, so a line leads to its trace and back. Without tracing no span is ever active.
+ */
+export function traceFields(): { trace_id?: string; span_id?: string } {
+  const sc = trace.getActiveSpan()?.spanContext();
+  return sc && isSpanContextValid(sc) ? { trace_id: sc.traceId, span_id: sc.spanId } : {};
+}
+
+/**
  * pino-http options. JSON lines (pino) with a request id, except with NODE_ENV=development, where
  * pino-pretty prints one readable line per entry, whether or not stdout is a terminal (`npm start`
  * runs the processes under concurrently, which pipes their output). Every log line of a request
@@ -17,6 +27,7 @@ interface SerializedRequest {
 export const pinoHttpOptions = (config: Pick<AppConfig, 'env' | 'logLevel'>, component: 'api' | 'worker') => ({
   level: config.logLevel,
   base: { component },
+  mixin: traceFields,
   autoLogging: { ignore: (req: { url?: string }) => ['/healthz', '/readyz', '/metrics'].includes(req.url ?? '') },
   serializers: {
     req: (req: SerializedRequest) =>

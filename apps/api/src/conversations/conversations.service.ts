@@ -31,6 +31,7 @@ import {
   SNAPSHOT_SPAN_EVENTS,
   StoredEvent,
   StreamFoldCache,
+  traceMetadata,
   WrongExpectedVersionError,
 } from '@parley/event-store';
 
@@ -348,7 +349,8 @@ export class ConversationsService {
       const events: NewEvent<ConversationEvent>[] = decided.map((e) => ({
         ...e,
         id: opts.eventId?.(e) ?? randomUUID(),
-        metadata: { userId, ...(opts.correlationId ? { correlationId: opts.correlationId } : {}) },
+        // the span it was written under: a turn's later work (another worker, a resume) joins its trace
+        metadata: { userId, ...(opts.correlationId ? { correlationId: opts.correlationId } : {}), ...traceMetadata() },
       }));
       try {
         return (await this.store.append(streamId, events, { expectedVersion: expected })).events;

@@ -1,4 +1,5 @@
-import { backoffMs, isTransientDbError } from '@parley/event-store';
+import { ROOT_CONTEXT } from '@opentelemetry/api';
+import { backoffMs, isTransientDbError, linksOf, tracer } from '@parley/event-store';
 import { StreamFrame } from './stream-frame';
 import { PAGE_SIZE, StreamReads } from './stream-reads';
 import { StreamSink, StreamSubscription } from './stream-subscription';
@@ -130,8 +131,19 @@ export class StreamChannel {
     while (this.tail.length > 1 && (this.tail.length > TAIL_MAX_EVENTS || this.tailBytes > TAIL_MAX_BYTES)) {
       this.tailBytes -= this.tail.shift()!.bytes.length;
     }
+    // one span a wake-up, linked to the traces that wrote the events, however many clients get them
+    const span = tracer.startSpan(
+      'sse deliver',
+      { attributes: { 'parley.stream.id': this.streamId, 'parley.events.count': fresh.length } },
+      ROOT_CONTEXT,
+    );
+    if (span.isRecording()) {
+      span.addLinks(linksOf(fresh.map((f) => ({ metadata: { traceparent: f.traceparent } }))));
+      span.setAttribute('parley.sse.subscribers', this.live.size);
+    }
     // a copy: writing may drop a subscriber (slow, deleted conversation) while we go through them
     for (const sub of [...this.live]) sub.deliver(fresh);
+    span.end();
   }
 
   /** A read failed for a reason retrying will not fix: end every subscription (clients reconnect). */

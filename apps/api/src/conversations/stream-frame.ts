@@ -8,6 +8,8 @@ export interface StreamFrame {
   /** the whole frame (`id:`, `event:`, `data:`, blank line) as bytes: a Buffer is written to a
    * socket several times faster than a string, which would be encoded again for every client */
   bytes: Buffer;
+  /** the span the event was written under (its metadata's), for the delivery span's links */
+  traceparent?: string;
 }
 
 export function toStreamFrame(e: StoredEvent): StreamFrame {
@@ -15,5 +17,6 @@ export function toStreamFrame(e: StoredEvent): StreamFrame {
     version: e.version,
     type: e.type,
     bytes: Buffer.from(`id: ${e.version}\nevent: ${e.type}\ndata: ${JSON.stringify(toEnvelope(e))}\n\n`),
+    ...(typeof e.metadata.traceparent === 'string' ? { traceparent: e.metadata.traceparent } : {}),
   };
 }

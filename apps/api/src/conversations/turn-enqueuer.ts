@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectQueue } from '@nestjs/bullmq';
 import { Queue } from 'bullmq';
-import { AGENT_TURNS_QUEUE, cancelChannel, JobName, RUN_TURN_JOB_OPTIONS, runTurnJobId } from '@parley/agent';
+import { AGENT_TURNS_QUEUE, cancelChannel, enqueueTurn } from '@parley/agent';
 import { AppConfig, CONFIG } from '@parley/config';
 import { RedisConnections } from '@parley/platform';
 import { ErasedConversation } from '@parley/erasure';
@@ -22,13 +22,7 @@ export class TurnEnqueuer {
   ) {}
 
   async turnPosted(conversationId: string, turnId: string): Promise<void> {
-    await this.bestEffort('enqueue', () =>
-      this.queue.add(
-        JobName.RunTurn,
-        { conversationId, turnId },
-        { jobId: runTurnJobId(conversationId, turnId), ...RUN_TURN_JOB_OPTIONS },
-      ),
-    );
+    await this.bestEffort('enqueue', () => enqueueTurn(this.queue, conversationId, turnId));
   }
 
   /** Tells the worker running the turn to abort its LLM call now. */

@@ -6,6 +6,13 @@ export class EventMetadataDto {
   @ApiProperty() userId!: string;
   @ApiProperty({ required: false, description: 'the turn id for agent events' }) correlationId?: string;
   @ApiProperty({ required: false, description: 'the event that caused this one' }) causationId?: string;
+  @ApiProperty({
+    required: false,
+    description:
+      'W3C trace context of the span the event was written under, when tracing was on (docs/observability.md)',
+    example: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+  })
+  traceparent?: string;
 }
 
 export class EventEnvelopeDto {

@@ -105,11 +105,13 @@ export class AgentTurnRunner {
     keeper: StepKeeper = new MemoryStepKeeper(),
     /** whether a turn's job has yet to finish (it may still take the next turn's cut ahead) */
     stillRunning: (turnId: string) => Promise<boolean> = async () => false,
+    /** the conversation as the caller loaded it just now (for the turn's trace): the first step starts from it */
+    loaded?: FoldedConversation,
   ): Promise<TurnOutcome> {
     let outage = { tries: 0, since: 0 }; // consecutive transient database errors
     // after this worker's own append the next step starts from memory: the append at the folded
     // version proved nothing came between, and the next append at the new version proves it again
-    let afterOwnAppend: FoldedConversation | undefined;
+    let afterOwnAppend: FoldedConversation | undefined = loaded;
     for (;;) {
       try {
         // (an abort sends it to the log instead: a cancel is there for the next step to see)

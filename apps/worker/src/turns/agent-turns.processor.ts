@@ -1,8 +1,10 @@
 import { BeforeApplicationShutdown, Inject, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { DelayedError, Job, WaitingError } from 'bullmq';
+import { Context, Link, SpanKind } from '@opentelemetry/api';
 import { AGENT_TURNS_QUEUE, JobName, JobPayloads } from '@parley/agent';
 import { AppConfig, CONFIG } from '@parley/config';
+import { contextOf, recordError, spanContextOf, tracer } from '@parley/event-store';
 import { AgentTurnRunner, TurnHandedBack } from './agent-turn.runner';
 import { RunningTurns } from './running-turns';
 import { JobStepKeeper } from './step-keeper';
@@ -10,6 +12,7 @@ import { TurnSequencer } from './turn-sequencer';
 import { BatchCompleter } from './batch-completer';
 import { EventLoopWatch } from './event-loop-watch';
 import { WorkerMetrics } from '../metrics/worker-metrics';
+import { ConversationFolds, FoldedConversation } from './turn-state';
 
 /**
  * Lock and stall settings: how soon the turns of a killed worker move to another, against how long
@@ -73,6 +76,7 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
     private readonly running: RunningTurns,
     private readonly sequencer: TurnSequencer,
     private readonly batches: BatchCompleter,
+    private readonly folds: ConversationFolds,
     @Inject(CONFIG) private readonly config: AppConfig,
     private readonly metrics: WorkerMetrics,
   ) {
@@ -138,13 +142,73 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
     return handler(job, token);
   }
 
+  /**
+   * The job's run as a `process agent-turns` span in the turn's trace. The trace comes from the
+   * log (the turn's UserMessagePosted), so a turn resumed after a crash, a deploy or a Redis that
+   * lost its jobs continues it; under the span that queued the job when that is in the same trace,
+   * else linked to it. A job given back (delayed, waiting) is not a failure of the span.
+   */
   private async runTurn(job: Job<JobPayloads[typeof JobName.RunTurn]>, token?: string): Promise<void> {
+    const { conversationId, turnId } = job.data;
+    const { parent, links, loaded } = await this.traceOf(job);
+    const attributes = {
+      'messaging.system': 'bullmq',
+      'messaging.operation.type': 'process',
+      'messaging.destination.name': AGENT_TURNS_QUEUE,
+      'messaging.message.id': job.id ?? '',
+      'parley.conversation.id': conversationId,
+      'parley.turn.id': turnId,
+      'parley.job.attempt': job.attemptsMade + 1,
+    };
+    const options = { kind: SpanKind.CONSUMER, attributes, links };
+    return tracer.startActiveSpan(`process ${AGENT_TURNS_QUEUE}`, options, parent, async (span) => {
+      try {
+        return await this.runTurnJob(job, token, loaded);
+      } catch (e) {
+        if (e instanceof DelayedError || e instanceof WaitingError) span.setAttribute('parley.turn.outcome', 'later');
+        else recordError(span, e);
+        throw e;
+      } finally {
+        span.end();
+      }
+    });
+  }
+
+  /**
+   * The parent of a run's span: the turn's trace from the log, the job's enqueue when it is in it.
+   * The conversation read for it is handed to the run, which would read it anyway.
+   */
+  private async traceOf(job: Job<JobPayloads[typeof JobName.RunTurn]>): Promise<{
+    parent: Context;
+    links: Link[];
+    loaded?: FoldedConversation;
+  }> {
+    if (!this.config.tracing) return { parent: contextOf(undefined), links: [] };
+    const { conversationId, turnId, traceparent: queuedBy } = job.data;
+    const loaded = await this.folds.load(conversationId).catch(() => undefined); // the run finds out what is wrong
+    const logged = loaded?.turns.find((t) => t.turnId === turnId)?.traceparent;
+    const [fromLog, fromJob] = [spanContextOf(logged), spanContextOf(queuedBy)];
+    if (fromJob && (!fromLog || fromJob.traceId === fromLog.traceId))
+      return { parent: contextOf(queuedBy), links: [], loaded };
+    return { parent: contextOf(logged), links: fromJob ? [{ context: fromJob }] : [], loaded };
+  }
+
+  private async runTurnJob(
+    job: Job<JobPayloads[typeof JobName.RunTurn]>,
+    token: string | undefined,
+    loaded: FoldedConversation | undefined,
+  ): Promise<void> {
     const { conversationId, turnId } = job.data;
     const keeper = new JobStepKeeper(job);
     const outcome = await this.running.track(conversationId, turnId, async (signal) => {
       try {
-        return await this.runner.run(conversationId, turnId, signal, keeper, (id) =>
-          this.sequencer.isUnfinished(conversationId, id),
+        return await this.runner.run(
+          conversationId,
+          turnId,
+          signal,
+          keeper,
+          (id) => this.sequencer.isUnfinished(conversationId, id),
+          loaded,
         );
       } catch (e) {
         if (e instanceof TurnHandedBack) return { kind: 'handed-back' as const };

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { ConversationEvent, conversationStreamId, decide, findTurn } from '@parley/conversation';
-import { EventStore, WrongExpectedVersionError } from '@parley/event-store';
+import { EventStore, traceMetadata, WrongExpectedVersionError } from '@parley/event-store';
 import { ConversationFolds, FoldedConversation } from './turn-state';
 
 /**
@@ -57,6 +57,7 @@ export class BatchCompleter {
               userId: parent.state.ownerId ?? undefined,
               correlationId: batchId,
               causationId: parent.lastEventId,
+              ...traceMetadata(),
             },
           })),
           { expectedVersion: parent.version },

@@ -7,7 +7,7 @@ import { WorkerMetrics } from '../metrics/worker-metrics';
 export const llmProvider: Provider = {
   provide: LLM_CLIENT,
   inject: [CONFIG, WorkerMetrics],
-  useFactory: ({ llm }: AppConfig, metrics: WorkerMetrics): LlmClient => {
+  useFactory: ({ llm, tracing }: AppConfig, metrics: WorkerMetrics): LlmClient => {
     const client =
       llm.provider === 'anthropic'
         ? new AnthropicLlm({
@@ -16,6 +16,7 @@ export const llmProvider: Provider = {
             maxRetries: llm.maxRetries,
             apiKey: llm.apiKey,
             baseUrl: llm.baseUrl,
+            captureContent: tracing?.captureContent ?? false,
           })
         : new ScriptedLlm();
     return new MeteredLlm(client, client instanceof ScriptedLlm ? client.model : llm.model, metrics);

@@ -4,6 +4,8 @@ import { conversationIdOf, isConversationEvent, TURN_ENDING_TYPES, turnKeyOf } f
 import { CheckpointedConsumerRunner, EventStore, OutsideLogConsumer, StoredEvent } from '@parley/event-store';
 import { TurnSequencer } from './turn-sequencer';
 
+const stringOrUndefined = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
 /**
  * Enqueues a job for every UserMessagePosted in the log, so a turn is answered even when the API
  * died between its append and its own enqueue. At least once; the job id makes repeats harmless.
@@ -36,7 +38,8 @@ export class TurnDispatcher implements OutsideLogConsumer, OnApplicationBootstra
     if (!isConversationEvent(event) || event.type !== 'UserMessagePosted') return;
     const conversationId = conversationIdOf(event.streamId);
     if (!conversationId) return;
-    await this.sequencer.enqueue(conversationId, event.data.turnId);
+    // the post's trace, not this poll's: the turn's job and its run are seen in the trace of its POST
+    await this.sequencer.enqueue(conversationId, event.data.turnId, stringOrUndefined(event.metadata.traceparent));
   }
 
   /** A turn that already ended within the batch was run: it needs no job (most turns, at a poll a second). */

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectQueue } from '@nestjs/bullmq';
 import { Job, Queue } from 'bullmq';
-import { AGENT_TURNS_QUEUE, JobName, legacyRunTurnJobId, RUN_TURN_JOB_OPTIONS, runTurnJobId } from '@parley/agent';
+import { AGENT_TURNS_QUEUE, enqueueTurn, legacyRunTurnJobId, runTurnJobId } from '@parley/agent';
 import { pendingTurns } from '@parley/conversation';
 import { ConversationFolds, FoldedConversation } from './turn-state';
 
@@ -13,23 +13,20 @@ export class TurnSequencer {
     private readonly folds: ConversationFolds,
   ) {}
 
-  async enqueue(conversationId: string, turnId: string): Promise<void> {
-    await this.queue.add(
-      JobName.RunTurn,
-      { conversationId, turnId },
-      { jobId: runTurnJobId(conversationId, turnId), ...RUN_TURN_JOB_OPTIONS },
-    );
+  /** `traceparent`: the turn's, from its UserMessagePosted, so its job joins the turn's trace. */
+  async enqueue(conversationId: string, turnId: string, traceparent?: string): Promise<void> {
+    await enqueueTurn(this.queue, conversationId, turnId, traceparent);
   }
 
   /** Enqueues the turn unless its job is still in Redis; true when it had to. */
-  async ensureQueued(conversationId: string, turnId: string): Promise<boolean> {
+  async ensureQueued(conversationId: string, turnId: string, traceparent?: string): Promise<boolean> {
     const job = await this.findJob(conversationId, turnId);
     if (job && (await job.isFailed())) {
       await job.retry('failed'); // it gave up without recording an ending (the database was down)
       return true;
     }
     if (job) return false;
-    await this.enqueue(conversationId, turnId);
+    await this.enqueue(conversationId, turnId, traceparent);
     return true;
   }
 
@@ -64,12 +61,12 @@ export class TurnSequencer {
    * the conversation as of the ending just appended (a turn posted after it finds that ending
    * when it starts, so it needs no promotion); read from the log when not given.
    */
-  async promoteNext(conversationId: string, folded?: Pick<FoldedConversation, 'state'>): Promise<void> {
-    const { state } = folded ?? (await this.folds.load(conversationId));
+  async promoteNext(conversationId: string, folded?: Pick<FoldedConversation, 'state' | 'turns'>): Promise<void> {
+    const { state, turns } = folded ?? (await this.folds.load(conversationId));
     const [next] = pendingTurns(state);
     if (!next) return;
     const job = await this.findJob(conversationId, next.turnId);
     if (job && (await job.isDelayed())) await job.promote().catch(() => undefined);
-    if (!job) await this.enqueue(conversationId, next.turnId);
+    if (!job) await this.enqueue(conversationId, next.turnId, turns.find((t) => t.turnId === next.turnId)?.traceparent);
   }
 }

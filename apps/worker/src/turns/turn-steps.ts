@@ -107,7 +107,7 @@ export class TurnSteps {
     const turn = s.turn!;
     const run = async (c: (typeof calls)[number], excludeChunkIds?: string[]) => {
       const citationStart = citationStartFor(turn, c.toolUseId);
-      const out = await this.tools.run(c.name, c.input, { ...s.ctx, citationStart, excludeChunkIds });
+      const out = await this.tools.run(c.name, c.input, { ...s.ctx, citationStart, excludeChunkIds }, c.toolUseId);
       return { c, out, citationStart };
     };
     const first = calls.filter((c) => !isHydeCall(c.toolUseId));

@@ -1,4 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
+import { Attributes, SpanKind } from '@opentelemetry/api';
+import { recordError, tracer } from '@parley/event-store';
 import type {
   Message,
   MessageCreateParamsNonStreaming,
@@ -21,6 +23,7 @@ import {
   withStoppedAttempts,
 } from './llm.types';
 import { StreamedUsage } from './streamed-usage';
+import { chatRequestAttributes, chatResultAttributes } from './chat-span';
 
 const EPHEMERAL = { type: 'ephemeral' as const };
 
@@ -37,18 +40,54 @@ export class AnthropicLlm implements LlmClient {
   private readonly client: Anthropic;
 
   constructor(
-    private readonly opts: { model: string; maxTokens: number; maxRetries: number; apiKey?: string; baseUrl?: string },
+    private readonly opts: {
+      model: string;
+      maxTokens: number;
+      maxRetries: number;
+      apiKey?: string;
+      baseUrl?: string;
+      /** prompts and answers on the `chat` spans (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT) */
+      captureContent?: boolean;
+    },
   ) {
     this.client = new Anthropic({
       apiKey: opts.apiKey,
       baseURL: opts.baseUrl,
       maxRetries: opts.maxRetries,
       timeout: 120_000,
+      // the `chat` span below is the call's one GenAI span (it spans the mid-stream retries too):
+      // the SDK's own spans would count every call's tokens twice in a GenAI-aware backend
+      openTelemetry: false,
     });
   }
 
-  async chatWithTools(messages: LlmMessage[], tools: LlmToolSpec[], options: ChatOptions): Promise<ChatResult> {
+  /**
+   * One model call in a `chat <model>` client span (GenAI semantic conventions). A batch call's
+   * submission and its looks at the batch are spans too, without a result until it has one.
+   */
+  chatWithTools(messages: LlmMessage[], tools: LlmToolSpec[], options: ChatOptions): Promise<ChatResult> {
     const params = this.request(messages, tools, options);
+    const attributes: Attributes = chatRequestAttributes(params, messages, {
+      baseUrl: this.client.baseURL,
+      captureContent: this.opts.captureContent ?? false,
+    });
+    return tracer.startActiveSpan(`chat ${params.model}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+      try {
+        const result = await this.call(params, options);
+        span.setAttributes(chatResultAttributes(result, this.opts.captureContent ?? false));
+        return result;
+      } catch (e) {
+        if (e instanceof LlmCallSubmitted || e instanceof LlmCallPending)
+          span.setAttribute('parley.llm.provider_batch_id', e.providerBatchId);
+        else recordError(span, e);
+        throw e;
+      } finally {
+        span.end();
+      }
+    });
+  }
+
+  private async call(params: MessageCreateParamsStreaming, options: ChatOptions): Promise<ChatResult> {
     if (options.viaBatch) {
       const { callId, providerBatchId } = options.viaBatch;
       try {

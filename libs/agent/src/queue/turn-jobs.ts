@@ -19,7 +19,8 @@ export interface KeptStep {
 }
 
 export interface JobPayloads {
-  [JobName.RunTurn]: { conversationId: string; turnId: string; kept?: KeptStep };
+  /** traceparent: the span that queued it (W3C), so the run joins the turn's trace */
+  [JobName.RunTurn]: { conversationId: string; turnId: string; kept?: KeptStep; traceparent?: string };
 }
 export type JobOf<N extends keyof JobPayloads> = { name: N; data: JobPayloads[N] };
 

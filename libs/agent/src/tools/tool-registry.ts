@@ -1,3 +1,5 @@
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { inSpan } from '@parley/event-store';
 import { AgentTool, ToolContext, ToolOutput } from './agent-tool';
 import { LlmToolSpec } from '../llm/llm.types';
 
@@ -19,7 +21,25 @@ export class ToolRegistry {
       .map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
   }
 
-  async run(name: string, input: unknown, ctx: ToolContext): Promise<ToolOutput> {
+  /** Runs one call in an `execute_tool <name>` span (GenAI semantic conventions); `callId`: the model's id of the call. */
+  run(name: string, input: unknown, ctx: ToolContext, callId?: string): Promise<ToolOutput> {
+    const attributes = {
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': name,
+      'gen_ai.tool.type': 'function',
+      ...(callId ? { 'gen_ai.tool.call.id': callId } : {}),
+    };
+    return inSpan(`execute_tool ${name}`, { kind: SpanKind.INTERNAL, attributes }, async (span) => {
+      const out = await this.runTool(name, input, ctx);
+      if (out.isError) {
+        span.setAttribute('error.type', 'tool_error');
+        span.setStatus({ code: SpanStatusCode.ERROR, message: out.content.slice(0, 200) });
+      }
+      return out;
+    });
+  }
+
+  private async runTool(name: string, input: unknown, ctx: ToolContext): Promise<ToolOutput> {
     const tool = this.byName.get(name);
     if (!tool || !tool.availableFor(ctx)) return { isError: true, content: `no tool named ${name} is available` };
     try {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ConversationEvent, ConversationEventType } from '@parley/conversation';
-import { deterministicId, NewEvent } from '@parley/event-store';
+import { deterministicId, NewEvent, traceMetadata } from '@parley/event-store';
 import { StoppedAttempt } from '../llm/llm.types';
 
 /** What a turn's next event follows from: the conversation's owner and its last event. */
@@ -9,7 +9,10 @@ export interface EventOrigin {
   lastEventId: string | undefined;
 }
 
-/** Agent events name the owner, the turn (correlation) and the event they follow from (causation). */
+/**
+ * Agent events name the owner, the turn (correlation), the event they follow from (causation) and
+ * the span they were made under (traceparent), so a turn resumed elsewhere continues its trace.
+ */
 export function turnEvent<T extends ConversationEventType>(
   at: EventOrigin,
   turnId: string,
@@ -21,7 +24,12 @@ export function turnEvent<T extends ConversationEventType>(
   return {
     ...event,
     id,
-    metadata: { userId: at.ownerId ?? undefined, correlationId: turnId, causationId: at.lastEventId },
+    metadata: {
+      userId: at.ownerId ?? undefined,
+      correlationId: turnId,
+      causationId: at.lastEventId,
+      ...traceMetadata(),
+    },
   };
 }
 

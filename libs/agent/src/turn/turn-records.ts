@@ -9,7 +9,7 @@ import {
 import { LlmMessage } from '../llm/llm.types';
 
 /** A stored conversation event with what the fold needs of its envelope. */
-export type TurnEvent = ConversationEvent & { version: number; occurredAt: Date };
+export type TurnEvent = ConversationEvent & { version: number; occurredAt: Date; metadata?: Record<string, unknown> };
 
 export interface ToolCallRecord {
   toolUseId: string;
@@ -44,6 +44,8 @@ export interface TurnRecord {
   postedAt: Date;
   /** the version of its UserMessagePosted: a history cut says which versions it leaves out */
   postedVersion: number;
+  /** the span its UserMessagePosted was written under (W3C): the turn's trace, wherever it runs */
+  traceparent?: string;
   /** the conversation's policy when it was posted: the turn runs by it, whatever changes later */
   policy?: ConversationPolicy;
   /** the books of the conversation, when they changed since the turn before: told the model with the question */
@@ -108,6 +110,7 @@ export function evolveTurns(
           selectedText: e.data.selectedText,
           postedAt: e.occurredAt,
           postedVersion: e.version,
+          ...(typeof e.metadata?.traceparent === 'string' ? { traceparent: e.metadata.traceparent } : {}),
           ...(atPost.policy && Object.keys(atPost.policy).length > 0 ? { policy: atPost.policy } : {}),
           ...(atPost.sourcesNote ? { sourcesNote: atPost.sourcesNote } : {}),
           ...(e.data.batch ? { batch: e.data.batch } : {}),

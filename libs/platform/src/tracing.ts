@@ -1,0 +1,69 @@
+import type { IncomingMessage } from 'node:http';
+import type { NodeSDK } from '@opentelemetry/sdk-node';
+import { loadTracingConfig, TracingConfig } from '@parley/config/config';
+
+/**
+ * OpenTelemetry tracing for one process (docs/observability.md). Called first thing in main.ts:
+ * the instrumentations patch http, express, Nest, pg and ioredis as they are required, so they
+ * must be registered before any of them is. Without OTEL_EXPORTER_OTLP_ENDPOINT nothing starts
+ * and the SDK is not even loaded; the spans Parley makes itself then go to the API's no-op tracer.
+ */
+
+/** Probes and scrapes: a span each would drown the traces worth reading. */
+const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+
+let sdk: NodeSDK | undefined;
+
+/** Starts tracing when an endpoint is configured; true when it did. */
+export function startTracing(defaultServiceName: string, config: TracingConfig | null = loadTracingConfig()): boolean {
+  if (!config || sdk) return sdk !== undefined;
+  // required here, not imported: a process without tracing never loads the SDK
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const { NodeSDK } = require('@opentelemetry/sdk-node') as typeof import('@opentelemetry/sdk-node');
+  const { HttpInstrumentation } =
+    require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
+  const { ExpressInstrumentation, ExpressLayerType } =
+    require('@opentelemetry/instrumentation-express') as typeof import('@opentelemetry/instrumentation-express');
+  const { NestInstrumentation } =
+    require('@opentelemetry/instrumentation-nestjs-core') as typeof import('@opentelemetry/instrumentation-nestjs-core');
+  const { PgInstrumentation } =
+    require('@opentelemetry/instrumentation-pg') as typeof import('@opentelemetry/instrumentation-pg');
+  const { IORedisInstrumentation } =
+    require('@opentelemetry/instrumentation-ioredis') as typeof import('@opentelemetry/instrumentation-ioredis');
+  // each exporter reads OTEL_EXPORTER_OTLP_ENDPOINT (adding /v1/traces) and its headers itself
+  const { OTLPTraceExporter } =
+    config.protocol === 'http/json'
+      ? (require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http'))
+      : (require('@opentelemetry/exporter-trace-otlp-proto') as typeof import('@opentelemetry/exporter-trace-otlp-proto'));
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  sdk = new NodeSDK({
+    serviceName: config.serviceName ?? defaultServiceName,
+    // a BatchSpanProcessor around it, which reads OTEL_BSP_* itself; the sampler reads OTEL_TRACES_SAMPLER
+    traceExporter: new OTLPTraceExporter(),
+    // traces only: the SDK would otherwise export metrics and logs over OTLP too
+    metricReaders: [],
+    logRecordProcessors: [],
+    instrumentations: [
+      new HttpInstrumentation({
+        ignoreIncomingRequestHook: (req: IncomingMessage) => UNTRACED_PATHS.has((req.url ?? '').split('?')[0]),
+      }),
+      // route handlers only: a span for each middleware says little and costs a span each
+      new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE] }),
+      new NestInstrumentation(),
+      // statements and commands inside a trace only: the pollers, lock renewals and LISTEN would start a trace each
+      // (and no span for taking a pooled connection: one per statement, and it says nothing)
+      new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
+      // the command's name alone: its arguments hold job data (a kept answer) and delta text
+      new IORedisInstrumentation({ requireParentSpan: true, dbStatementSerializer: (command: string) => command }),
+    ],
+  });
+  sdk.start();
+  return true;
+}
+
+/** Flushes the spans still buffered and stops exporting; called once the process stops. */
+export async function shutdownTracing(): Promise<void> {
+  const stopping = sdk;
+  sdk = undefined;
+  await stopping?.shutdown();
+}
