@@ -1,4 +1,5 @@
 import { Registry } from 'prom-client';
+import { ToolRegistry } from '@parley/agent';
 import { MeteredToolRegistry } from './metered-tool-registry';
 import { WorkerMetrics } from './worker-metrics';
 
@@ -32,5 +33,14 @@ describe(MeteredToolRegistry.name, () => {
       'parley_tool_call_duration_seconds_count{tool="search_book",outcome="error"} 1',
       'parley_tool_call_duration_seconds_count{tool="unknown",outcome="error"} 1',
     ]);
+  });
+
+  it("hands the model's call id on to the registry, which names the call's span by it", async () => {
+    const metrics = new WorkerMetrics(new Registry());
+    const sut = new MeteredToolRegistry([], metrics, ticking());
+    const run = jest.spyOn(ToolRegistry.prototype, 'run');
+    await sut.run('search_book', {}, {} as never, 'toolu_1');
+    expect(run).toHaveBeenCalledWith('search_book', {}, {}, 'toolu_1');
+    run.mockRestore();
   });
 });

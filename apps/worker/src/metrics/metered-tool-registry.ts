@@ -14,11 +14,11 @@ export class MeteredToolRegistry extends ToolRegistry {
     this.names = new Set(tools.map((t) => t.name));
   }
 
-  override async run(name: string, input: unknown, ctx: ToolContext): Promise<ToolOutput> {
+  override async run(name: string, input: unknown, ctx: ToolContext, callId?: string): Promise<ToolOutput> {
     const started = this.clock();
     let outcome: ToolOutcome = 'aborted';
     try {
-      const out = await super.run(name, input, ctx);
+      const out = await super.run(name, input, ctx, callId);
       outcome = out.isError ? 'error' : 'ok';
       return out;
     } finally {

@@ -3,6 +3,9 @@ import { IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 
 const RESOLUTION_MS = 20;
 
+/** What the watch reads of Node's event-loop delay histogram (a test hands it one it controls). */
+export type DelayHistogram = Pick<IntervalHistogram, 'enable' | 'disable' | 'reset' | 'max' | 'percentile'>;
+
 /**
  * Watches how long this process's event loop goes without running its timers. The job locks are
  * renewed from a timer, so a stall longer than the lock's margin would let another worker take
@@ -10,7 +13,6 @@ const RESOLUTION_MS = 20;
  * warns when a stall came within `warnAboveMs` of that margin.
  */
 export class EventLoopWatch {
-  private readonly histogram: IntervalHistogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
   private timer?: NodeJS.Timeout;
   private worstMs = 0;
 
@@ -19,6 +21,7 @@ export class EventLoopWatch {
     private readonly warnAboveMs: number,
     private readonly marginMs: number,
     private readonly everyMs = 5_000,
+    private readonly histogram: DelayHistogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS }),
   ) {}
 
   start(): void {
