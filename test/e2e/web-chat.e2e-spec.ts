@@ -1,19 +1,18 @@
 /**
  * The web chat page in a real browser: Debian's Chromium driven by playwright-core against the
- * built stack (api + worker from dist/, the fake Anthropic API as the model). Screenshots go to
- * test-artifacts/web/ (git-ignored), at desktop and phone width.
+ * built stack (api + worker from dist/, the fake Anthropic API as the model), one reader's
+ * journey case after case on one page. Screenshots go to test-artifacts/web/ (git-ignored), at
+ * desktop and phone width. web-scripted.e2e-spec.ts checks the page against `npm start`'s defaults.
  */
-import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { FakeAnthropic, type FakeReply, type RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
 import { tinyBookMarkdown } from '../support/factories/books';
 import { startFlakyProxy } from '../support/flaky-proxy';
 import { clientFor, fakeAnthropicEnv, startStack, tokenFor, type Stack } from '../support/stack';
 import { waitFor } from '../support/wait-for';
+import { launchChromium, SHOTS } from '../support/web-browser';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SHOTS = path.join(__dirname, '..', '..', 'test-artifacts', 'web');
 const SLOW_ANSWER = Array.from({ length: 16 }, (_, i) => `Sentence ${i + 1} about the telescope.`).join(' ') + ' [1]';
 
 /** The question of the turn: the user's last text block. */
@@ -68,23 +67,9 @@ describe('web chat page (e2e, Chromium)', () => {
     );
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium`);
-    mkdirSync(SHOTS, { recursive: true });
     fake = await FakeAnthropic.start({ defaultResponder: model });
     stack = await startStack({ env: { ...fakeAnthropicEnv(fake.url), NODE_ENV: 'development' } });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     page.on('pageerror', (e) => errors.push(String(e)));
     page.on('dialog', (d) => void d.accept());
@@ -394,52 +379,4 @@ describe('web chat page (e2e, Chromium)', () => {
       await spent.close();
     }
   }, 60_000);
-});
-
-/** As after a bare `npm start`: the offline scripted model, NODE_ENV=development. */
-describe("web chat page against npm start's defaults (scripted model, e2e, Chromium)", () => {
-  let stack: Stack;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    stack = await startStack({ env: { NODE_ENV: 'development' } });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run'].concat(
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ),
-    });
-  }, 90_000);
-  afterAll(async () => {
-    await browser?.close();
-    await stack?.stop();
-  });
-
-  it('signs in, uploads a book, asks and gets a cited answer', async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(String(e)));
-    await page.goto(stack.base);
-    await page.getByLabel('User id').fill('newcomer');
-    await page.getByRole('button', { name: 'Get a development token' }).click();
-    await page.getByText('signed in as newcomer').waitFor();
-    await page.setInputFiles('#file-input', {
-      name: 'The Lighthouse Keeper.md',
-      mimeType: 'text/markdown',
-      buffer: Buffer.from(tinyBookMarkdown()),
-    });
-    await page.locator('#upload-label', { hasText: 'is ready' }).waitFor({ timeout: 30_000 });
-    await page.getByRole('button', { name: 'New conversation' }).click();
-    await page.getByLabel('Your message').fill('What did Marisol carry up the hill?');
-    await page.keyboard.press('Enter');
-    const answer = page.locator('#messages .msg.assistant.done');
-    await answer.waitFor({ timeout: 30_000 });
-    expect(await answer.locator('.text').innerText()).toMatch(/\[1\]/);
-    await answer.locator('.text button.cite', { hasText: '[1]' }).first().click();
-    await page.locator('#passage-where', { hasText: 'Chapter' }).waitFor();
-    await page.screenshot({ path: path.join(SHOTS, 'desktop-scripted.png') });
-    expect(errors).toEqual([]);
-  }, 90_000);
 });
