@@ -3,7 +3,6 @@
  * the list commands and replay. Colour only on a terminal, and never with NO_COLOR set.
  */
 import type { AssistantReplied, Citation, EventEnvelope, ToolInvoked, ToolResultRecorded, TurnFailed } from './types';
-import { dataOf } from './types';
 
 const colour = process.stdout.isTTY === true && !process.env.NO_COLOR;
 const sgr = (on: number, off: number) => (s: string) => (colour ? `\x1b[${on}m${s}\x1b[${off}m` : s);
@@ -107,17 +106,17 @@ export function eventLines(e: EventEnvelope, numbers: Map<string, number>): stri
     case 'UserMessagePosted':
       return [`${head}${bold(who)}: ${String(d.content)}`];
     case 'ToolInvoked': {
-      const t = dataOf<ToolInvoked>(e);
+      const t = e.data;
       const said = t.assistantText?.trim() ? [`${head}${bold('agent')}: ${t.assistantText.trim()}`] : [];
       return [...said, `${said.length ? ' '.repeat(14) : head}${cyan('agent ran')} ${toolCallLine(t)}`];
     }
     case 'ToolResultRecorded': {
-      const r = dataOf<ToolResultRecorded>(e);
+      const r = e.data;
       noteNumbers(r, numbers);
       return [`${head}${cyan('tool gave')} ${toolResultLine(r)}`];
     }
     case 'AssistantReplied': {
-      const r = dataOf<AssistantReplied>(e);
+      const r = e.data;
       return [
         `${head}${bold('agent')}: ${r.content}`,
         ...citationLines(r.citations ?? [], numbers),
@@ -125,7 +124,7 @@ export function eventLines(e: EventEnvelope, numbers: Map<string, number>): stri
       ];
     }
     case 'TurnFailed':
-      return [`${head}${red(failureLine(dataOf<TurnFailed>(e)))}`];
+      return [`${head}${red(failureLine(e.data))}`];
     case 'TurnCancelled':
       return [`${head}${dim('the answer was cancelled')}`];
     case 'ConversationDeleted':

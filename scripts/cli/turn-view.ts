@@ -4,8 +4,7 @@
  * events carry each model call's whole text, and only what was not printed yet is printed from
  * them, so a missed delta (a dropped connection) or a late one never shows text twice.
  */
-import type { AssistantReplied, EventEnvelope, TextDelta, ToolInvoked, ToolResultRecorded, TurnFailed } from './types';
-import { dataOf } from './types';
+import type { EventEnvelope, TextDelta } from './types';
 import {
   citationLines,
   costLine,
@@ -74,19 +73,19 @@ export class TurnView {
     if (turnId !== this.turnId || this.ended) return false;
     switch (e.type) {
       case 'ToolInvoked': {
-        const t = dataOf<ToolInvoked>(e);
+        const t = e.data;
         if (t.assistantText !== undefined) this.finish(t.iteration, t.assistantText);
         if (this.verbose && !this.muted) this.line(`  ${cyan('⚙')} ${toolCallLine(t)}`);
         return false;
       }
       case 'ToolResultRecorded': {
-        const r = dataOf<ToolResultRecorded>(e);
+        const r = e.data;
         noteNumbers(r, this.numbers);
         if (this.verbose && !this.muted) this.line(`  ${cyan('↳')} ${dim(toolResultLine(r))}`);
         return false;
       }
       case 'AssistantReplied': {
-        const r = dataOf<AssistantReplied>(e);
+        const r = e.data;
         if (this.muted) {
           this.line(dim('(the answer was already complete; /history shows it)'));
         } else {
@@ -99,7 +98,7 @@ export class TurnView {
         return (this.ended = true);
       }
       case 'TurnFailed':
-        this.line(red(failureLine(dataOf<TurnFailed>(e))));
+        this.line(red(failureLine(e.data)));
         return (this.ended = true);
       case 'TurnCancelled':
         this.line(dim('(cancelled)'));

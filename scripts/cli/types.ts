@@ -26,7 +26,5 @@ export type TextDelta = AssistantTextDelta;
 
 export const TURN_ENDINGS = ['AssistantReplied', 'TurnFailed', 'TurnCancelled'] as const;
 
-/** The event's data read as its type's shape; callers switch on `type` first. */
-export function dataOf<T>(e: EventEnvelope): T {
-  return e.data as unknown as T;
-}
+/** The envelope of one event type: a check of `e.type` narrows an EventEnvelope to it, and its data with it. */
+export type EnvelopeOf<K extends EventEnvelope['type']> = Extract<EventEnvelope, { type: K }>;

@@ -92,6 +92,45 @@ describe(decide.name, () => {
     });
   });
 
+  describe('FailTurn', () => {
+    const fail = (turnId: string, message = 'the model is down'): ConversationCommand => ({
+      type: 'FailTurn',
+      userId: null,
+      turnId,
+      code: 'llm_unavailable',
+      message,
+      retryable: true,
+    });
+    const failed = (turnId: string, message = 'the model is down'): ConversationEvent => ({
+      type: 'TurnFailed',
+      data: { turnId, code: 'llm_unavailable', message, retryable: true },
+    });
+
+    it('fails a pending turn', () => {
+      given([started0, posted('t1')])
+        .when(fail('t1'))
+        .then([failed('t1')]);
+    });
+
+    it('leaves a turn that ended already, or one the conversation does not have', () => {
+      given([started0, posted('t1'), { type: 'TurnCancelled', data: { turnId: 't1' } }])
+        .when(fail('t1'))
+        .then([]);
+      given([started0, posted('t1'), failed('t1')])
+        .when(fail('t1'))
+        .then([]);
+      given([started0]).when(fail('t9')).then([]);
+      given([]).when(fail('t1')).then([]);
+    });
+
+    it('cuts a long message to its first 1000 characters', () => {
+      const long = 'x'.repeat(1500);
+      given([started0, posted('t1')])
+        .when(fail('t1', long))
+        .then([failed('t1', long.slice(0, 1000))]);
+    });
+  });
+
   describe('ChangeSources', () => {
     const books = (...ids: string[]) => ids.map((id) => ({ id, title: `Book ${id}` }));
     const change = (...ids: string[]): ConversationCommand => ({

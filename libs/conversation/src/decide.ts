@@ -36,11 +36,16 @@ export type ConversationCommand =
     }
   | { type: 'CompleteBatch'; userId: string; batchId: string; answered: number; failures: number }
   | { type: 'CancelTurn'; userId: string; turnId: string }
+  /** the worker ending a turn that cannot go on; userId null: the system, on the owner's behalf */
+  | { type: 'FailTurn'; userId: string | null; turnId: string; code: string; message: string; retryable: boolean }
   /** userId null: the system erasing a conversation deleted by a release before erasure */
   | { type: 'EraseConversation'; userId: string | null; subject: ErasureSubject };
 
 /** The commands a reader issues through the API (an erasure goes through the event store's eraseStream). */
-export type ReaderCommand = Exclude<ConversationCommand, { type: 'EraseConversation' }>;
+export type ReaderCommand = Exclude<ConversationCommand, { type: 'EraseConversation' | 'FailTurn' }>;
+
+/** A TurnFailed's message is cut to this many characters. */
+export const FAILURE_MESSAGE_MAX_CHARS = 1000;
 
 /** A change of policy: a field given sets it, null returns it to the server's default, absent keeps it. */
 export type PolicyPatch = { [K in keyof ConversationPolicy]?: ConversationPolicy[K] | null };
@@ -91,6 +96,7 @@ export function decide(command: ConversationCommand, state: ConversationState): 
     ];
   }
   if (command.type === 'EraseConversation') return eraseConversation(command, state);
+  if (command.type === 'FailTurn') return failTurn(command, state);
   if (state.status !== 'active' || state.ownerId !== command.userId) {
     throw new DomainError('not_found', 'conversation not found');
   }
@@ -184,4 +190,26 @@ function eraseConversation(
   const allowed = command.userId === null ? state.status === 'deleted' : state.ownerId === command.userId;
   if (!erasable || !allowed) throw new DomainError('not_found', 'conversation not found');
   return [{ type: 'ConversationErased', data: { erasedEvents: state.version, subject: command.subject } }];
+}
+
+/**
+ * TurnFailed for a turn still pending; nothing for one that ended already (replied, cancelled,
+ * failed by another worker) or a conversation that has no such turn (erased). The system's
+ * command: it answers for any conversation the turn is in, as the worker always has.
+ */
+function failTurn(
+  command: Extract<ConversationCommand, { type: 'FailTurn' }>,
+  state: ConversationState,
+): ConversationEvent[] {
+  if (findTurn(state, command.turnId)?.status !== 'pending') return [];
+  const { turnId, code, message, retryable } = command;
+  return [
+    { type: 'TurnFailed', data: { turnId, code, message: message.slice(0, FAILURE_MESSAGE_MAX_CHARS), retryable } },
+  ];
+}
+
+/** A conversation its reader may see: theirs, and neither deleted nor erased. Anything else is not_found. */
+export function assertVisible(state: ConversationState, userId: string): void {
+  if (state.status !== 'active' || state.ownerId !== userId)
+    throw new DomainError('not_found', 'conversation not found');
 }

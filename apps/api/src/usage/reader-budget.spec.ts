@@ -65,7 +65,8 @@ describe('reader budgets', () => {
   describe(ReaderBudget.name, () => {
     const newSut = (serverLimit: number | null, spentUsd: number) => {
       const ofOwner = jest.fn(async () => ({ costUsd: spentUsd }) as UsageReport);
-      const usage = { ofOwner } as unknown as UsageService;
+      // a UsageService whose ofOwner answers the spend (it reads nothing else)
+      const usage: UsageService = Object.assign(Object.create(UsageService.prototype) as UsageService, { ofOwner });
       return { sut: new ReaderBudget(usage, { budgetUsdPerMonth: serverLimit } as AppConfig), ofOwner };
     };
     const now = at('2026-06-10T08:00:00Z');

@@ -10,12 +10,11 @@ import {
   RetrievalStep,
   StoppedAttempt,
   stoppedAttemptsOf,
-  turnEvent,
   TurnRecord,
   TurnWait,
 } from '@parley/agent';
 import { AppConfig, CONFIG } from '@parley/config';
-import { ConversationEvent, conversationStreamId, findTurn } from '@parley/conversation';
+import { ConversationEvent, conversationStreamId, findTurn, handleCommand } from '@parley/conversation';
 import {
   backoffMs,
   EventStore,
@@ -273,26 +272,21 @@ export class AgentTurnRunner {
     await abortableSleep(backoffMs(outage.tries, DB_RETRY_MAX_MS), signal);
   }
 
-  /** Records TurnFailed unless the turn already ended. */
+  /** Records TurnFailed unless the turn already ended (FailTurn, through the one command path). */
   async fail(conversationId: string, turnId: string, code: string, message: string, retryable: boolean): Promise<void> {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const f = await this.folds.load(conversationId);
-      if (findTurn(f.state, turnId)?.status !== 'pending') return;
-      try {
-        await this.append(conversationId, f.version, [
-          turnEvent({ ownerId: f.state.ownerId, lastEventId: f.lastEventId }, turnId, 'TurnFailed', {
-            turnId,
-            code,
-            message: message.slice(0, 1000),
-            retryable,
-          }),
-        ]);
-        this.logger.warn(`turn ${turnId} failed: ${code} ${message}`);
-        this.metrics.turnEnded('failed', code, f.turns.find((t) => t.turnId === turnId)?.postedAt);
-        return;
-      } catch (e) {
-        if (!(e instanceof WrongExpectedVersionError)) throw e;
-      }
+    try {
+      const { events, folded } = await handleCommand(
+        this.store,
+        this.folds,
+        conversationId,
+        [{ type: 'FailTurn', userId: null, turnId, code, message, retryable }],
+        { correlationId: turnId, retries: 4 },
+      );
+      if (events.length === 0) return;
+      this.logger.warn(`turn ${turnId} failed: ${code} ${message}`);
+      this.metrics.turnEnded('failed', code, folded.turns.find((t) => t.turnId === turnId)?.postedAt);
+    } catch (e) {
+      if (!(e instanceof WrongExpectedVersionError)) throw e;
     }
   }
 

@@ -1,14 +1,13 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
-import { ConversationEvent, conversationStreamId, decide, findTurn } from '@parley/conversation';
-import { EventStore, traceMetadata, WrongExpectedVersionError } from '@parley/event-store';
+import { findTurn, handleCommand } from '@parley/conversation';
+import { EventStore, WrongExpectedVersionError } from '@parley/event-store';
 import { ConversationFolds, FoldedConversation } from './turn-state';
 
 /**
  * Appends a batch's BatchCompleted once every item's turn has ended: called when a turn of a
- * batch ends, and by the sweep for batches a dying worker left unfinished. decide() refuses a
- * second completion and the append is at the folded version, so it is written once however many
- * workers check at the same time.
+ * batch ends, and by the sweep for batches a dying worker left unfinished. CompleteBatch goes
+ * through the one command path: decide() refuses a second completion and the append is at the
+ * folded version, so it is written once however many workers check at the same time.
  */
 @Injectable()
 export class BatchCompleter {
@@ -27,47 +26,32 @@ export class BatchCompleter {
 
   /** Completes the batch if every item has ended; true when it is (or already was) complete. */
   async check(conversationId: string, batchId: string): Promise<boolean> {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const parent = await this.folds.load(conversationId);
-      const batch = parent.state.batches[batchId];
-      if (!batch) return false;
-      if (batch.completed) return true;
-      let answered = 0;
-      let failures = 0;
-      for (const item of batch.items) {
-        const where = item.conversationId === conversationId ? parent : await this.folds.load(item.conversationId);
-        // a fork deleted since ends its item: it will never answer
-        const status = where.state.status === 'active' ? findTurn(where.state, item.turnId)?.status : 'cancelled';
-        if (status === 'pending' || status === undefined) return false;
-        if (status === 'replied') answered++;
-        if (status === 'failed') failures++;
-      }
-      const events = decide(
-        { type: 'CompleteBatch', userId: parent.state.ownerId ?? '', batchId, answered, failures },
-        parent.state,
-      );
-      if (events.length === 0) return true;
-      try {
-        await this.store.append(
-          conversationStreamId(conversationId),
-          events.map((e: ConversationEvent) => ({
-            ...e,
-            id: randomUUID(),
-            metadata: {
-              userId: parent.state.ownerId ?? undefined,
-              correlationId: batchId,
-              causationId: parent.lastEventId,
-              ...traceMetadata(),
-            },
-          })),
-          { expectedVersion: parent.version },
-        );
-        this.logger.log(`batch ${batchId} completed: ${answered} answered, ${failures} failed`);
-        return true;
-      } catch (e) {
-        if (!(e instanceof WrongExpectedVersionError)) throw e;
-      }
+    const parent = await this.folds.load(conversationId);
+    const batch = parent.state.batches[batchId];
+    if (!batch) return false;
+    if (batch.completed) return true;
+    let answered = 0;
+    let failures = 0;
+    for (const item of batch.items) {
+      const where = item.conversationId === conversationId ? parent : await this.folds.load(item.conversationId);
+      // a fork deleted since ends its item: it will never answer
+      const status = where.state.status === 'active' ? findTurn(where.state, item.turnId)?.status : 'cancelled';
+      if (status === 'pending' || status === undefined) return false;
+      if (status === 'replied') answered++;
+      if (status === 'failed') failures++;
     }
-    return false;
+    // the items have all ended, so a lost race changes none of these counts: decided again, or refused
+    const command = { type: 'CompleteBatch' as const, userId: parent.state.ownerId ?? '', batchId, answered, failures };
+    try {
+      const { events } = await handleCommand(this.store, this.folds, conversationId, [command], {
+        correlationId: batchId,
+        retries: 4,
+      });
+      if (events.length > 0) this.logger.log(`batch ${batchId} completed: ${answered} answered, ${failures} failed`);
+      return true;
+    } catch (e) {
+      if (e instanceof WrongExpectedVersionError) return false;
+      throw e;
+    }
   }
 }

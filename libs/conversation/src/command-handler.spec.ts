@@ -1,0 +1,195 @@
+import { NewEvent, StoredEvent, WrongExpectedVersionError } from '@parley/event-store';
+import { CommandStore, ConversationFoldSource, FoldedForCommands, handleCommand } from './command-handler';
+import { ConversationCommand, DomainError } from './decide';
+import { ConversationEvent } from './events';
+import { evolve, initialState } from './state';
+
+const alice = 'alice';
+const started: ConversationEvent = {
+  type: 'ConversationStarted',
+  data: { ownerId: alice, bookId: 'b1', title: null, readingPosition: null },
+};
+const posted = (turnId: string): ConversationEvent => ({
+  type: 'UserMessagePosted',
+  data: { messageId: `m-${turnId}`, turnId, content: 'Why is a raven like a writing-desk?' },
+});
+
+/** One conversation's stream in memory, with the store's guard: an append at another version fails. */
+function memoryStream(conversationId = 'c') {
+  const stored: StoredEvent<ConversationEvent>[] = [];
+  const write = (events: NewEvent<ConversationEvent>[]) =>
+    events.map((e) => {
+      const s = {
+        ...e,
+        streamId: `conversation-${conversationId}`,
+        version: stored.length + 1,
+        position: String(stored.length + 1),
+        transactionId: '1',
+        metadata: e.metadata ?? {},
+        occurredAt: new Date(),
+      } as StoredEvent<ConversationEvent>;
+      stored.push(s);
+      return s;
+    });
+  /** appends made by someone else just before the handler's next append */
+  const racing: NewEvent<ConversationEvent>[][] = [];
+  const store: CommandStore & { appends: number } = {
+    appends: 0,
+    async append(streamId, events, { expectedVersion }) {
+      this.appends++;
+      const race = racing.shift();
+      if (race) write(race);
+      const expected = expectedVersion === 'no_stream' ? 0 : expectedVersion;
+      if (expected !== stored.length) throw new WrongExpectedVersionError(streamId, expectedVersion, stored.length);
+      return { events: write(events) };
+    },
+  };
+  const folds: ConversationFoldSource<FoldedForCommands> = {
+    load: async () => ({
+      version: stored.length,
+      state: stored.reduce(evolve, initialState()),
+      lastEventId: stored.at(-1)?.id,
+    }),
+  };
+  return { stored, store, folds, racing, write };
+}
+
+/** given(events).when(commands, options).then(events appended) */
+function given(events: ConversationEvent[], stream = memoryStream()) {
+  stream.write(events.map((e, i) => ({ ...e, id: `e${i + 1}` })));
+  return {
+    stream,
+    when: (commands: ConversationCommand[], opts: Parameters<typeof handleCommand>[4] = {}) => {
+      const run = () => handleCommand(stream.store, stream.folds, 'c', commands, opts);
+      return {
+        then: async (expected: ConversationEvent[]) => {
+          const { events } = await run();
+          expect(events.map(({ type, data }) => ({ type, data }))).toEqual(expected);
+          return events;
+        },
+        thenFails: (error: object) => expect(run()).rejects.toThrow(expect.objectContaining(error)),
+      };
+    },
+  };
+}
+
+describe(handleCommand.name, () => {
+  it('decides every command on the state the ones before left, and appends them in one go', async () => {
+    const { stream, when } = given([started]);
+    await when([
+      { type: 'RenameConversation', userId: alice, title: 'Alice' },
+      { type: 'RenameConversation', userId: alice, title: 'Alice' },
+      { type: 'ChangeReadingPosition', userId: alice, readingPosition: 3 },
+    ]).then([
+      { type: 'ConversationRenamed', data: { title: 'Alice' } },
+      { type: 'ReadingPositionChanged', data: { readingPosition: 3 } },
+    ]);
+    expect(stream.store.appends).toBe(1);
+    expect(stream.stored.map((e) => e.version)).toEqual([1, 2, 3]);
+  });
+
+  it('appends nothing when the commands change nothing', async () => {
+    const { stream, when } = given([started]);
+    await when([{ type: 'CancelTurn', userId: alice, turnId: 'gone' }]).thenFails({ code: 'turn_not_found' });
+    await given([], stream)
+      .when([{ type: 'RenameConversation', userId: alice, title: 'A' }])
+      .then([{ type: 'ConversationRenamed', data: { title: 'A' } }]);
+    await given([], stream)
+      .when([{ type: 'RenameConversation', userId: alice, title: 'A' }])
+      .then([]);
+    expect(stream.store.appends).toBe(1);
+  });
+
+  it('stamps the same metadata on every event: user, correlation, and the last event as cause when the fold keeps it', async () => {
+    const { when } = given([started, posted('t1')]);
+    const events = await when(
+      [
+        {
+          type: 'PostUserMessage',
+          userId: alice,
+          messageId: 'm2',
+          turnId: 't2',
+          content: 'And now?',
+          multitask: 'interrupt',
+        },
+      ],
+      { correlationId: 't2', eventId: (e) => `id-${e.type}` },
+    ).then([
+      { type: 'TurnCancelled', data: { turnId: 't1' } },
+      { type: 'UserMessagePosted', data: { messageId: 'm2', turnId: 't2', content: 'And now?' } },
+    ]);
+    expect(events.map((e) => e.id)).toEqual(['id-TurnCancelled', 'id-UserMessagePosted']);
+    for (const e of events) expect(e.metadata).toEqual({ userId: alice, correlationId: 't2', causationId: 'e2' });
+  });
+
+  it('starts a stream that does not exist yet (no_stream)', async () => {
+    const { stream, when } = given([]);
+    await when([
+      { type: 'StartConversation', userId: alice, bookIds: ['b1'], title: null, readingPosition: null },
+    ]).then([
+      {
+        type: 'ConversationStarted',
+        data: { ownerId: alice, bookId: 'b1', bookIds: ['b1'], title: null, readingPosition: null },
+      },
+    ]);
+    expect(stream.stored[0].metadata).toEqual({ userId: alice });
+  });
+
+  it('decides again on the new state after a lost race', async () => {
+    const { stream, when } = given([started, posted('t1')]);
+    // someone else's reply ends t1 between the load and the append
+    stream.racing.push([{ id: 'r', type: 'TurnCancelled', data: { turnId: 't1' } }]);
+    await when([{ type: 'CancelTurn', userId: alice, turnId: 't1' }]).then([]);
+    expect(stream.store.appends).toBe(1);
+    expect(stream.stored.map((e) => e.type)).toEqual(['ConversationStarted', 'UserMessagePosted', 'TurnCancelled']);
+  });
+
+  it('gives up after its retries', async () => {
+    const { stream, when } = given([started]);
+    for (let i = 0; i < 3; i++)
+      stream.racing.push([{ id: `r${i}`, type: 'ConversationRenamed', data: { title: `r${i}` } }]);
+    await when([{ type: 'RenameConversation', userId: alice, title: 'mine' }], { retries: 2 }).thenFails({
+      name: 'WrongExpectedVersionError',
+    });
+    expect(stream.store.appends).toBe(3);
+  });
+
+  it('with If-Match, answers another version as a conflict, never retried', async () => {
+    const { stream, when } = given([started, posted('t1')]);
+    await when([{ type: 'RenameConversation', userId: alice, title: 'x' }], { ifMatch: 1 }).thenFails({
+      name: 'WrongExpectedVersionError',
+      expected: 1,
+      actual: 2,
+    });
+    stream.racing.push([{ id: 'r', type: 'ConversationRenamed', data: { title: 'r' } }]);
+    await given([], stream)
+      .when([{ type: 'RenameConversation', userId: alice, title: 'x' }], { ifMatch: 2 })
+      .thenFails({ name: 'WrongExpectedVersionError' });
+    expect(stream.store.appends).toBe(1);
+  });
+
+  it("with If-Match on someone else's conversation, answers not found (never that it exists)", async () => {
+    await given([started])
+      .when([{ type: 'RenameConversation', userId: 'mallory', title: 'x' }], { ifMatch: 7 })
+      .thenFails({ code: 'not_found' } satisfies Partial<DomainError>);
+  });
+
+  it("fails a pending turn for the system, in the owner's name, and leaves an ended one alone", async () => {
+    const fail = (turnId: string): ConversationCommand => ({
+      type: 'FailTurn',
+      userId: null,
+      turnId,
+      code: 'llm_unavailable',
+      message: 'down',
+      retryable: true,
+    });
+    const { stream, when } = given([started, posted('t1')]);
+    const [failed] = await when([fail('t1')], { correlationId: 't1' }).then([
+      { type: 'TurnFailed', data: { turnId: 't1', code: 'llm_unavailable', message: 'down', retryable: true } },
+    ]);
+    expect(failed.metadata).toEqual({ userId: alice, correlationId: 't1', causationId: 'e2' });
+    await given([], stream)
+      .when([fail('t1')])
+      .then([]);
+  });
+});

@@ -1,0 +1,70 @@
+import { StoredEvent } from '@parley/event-store';
+import { ConversationEvent } from './events';
+import { forkEvents } from './fork';
+
+const alice = 'alice';
+const envelope = { streamId: 'conversation-src', position: '1', transactionId: '1', occurredAt: new Date() };
+/** the source's history: each event stored at its version, with the metadata its writer gave it */
+const history = (...events: ConversationEvent[]): StoredEvent<ConversationEvent>[] =>
+  events.map((e, i) => ({
+    ...e,
+    ...envelope,
+    id: `src-${i + 1}`,
+    version: i + 1,
+    metadata: { userId: alice, n: i + 1 },
+  }));
+
+const started: ConversationEvent = {
+  type: 'ConversationStarted',
+  data: { ownerId: alice, bookId: 'b1', bookIds: ['b1'], title: 'Alice', readingPosition: 4 },
+};
+const posted = (turnId: string): ConversationEvent => ({
+  type: 'UserMessagePosted',
+  data: { messageId: `m-${turnId}`, turnId, content: `question ${turnId}` },
+});
+const cancelled = (turnId: string): ConversationEvent => ({ type: 'TurnCancelled', data: { turnId } });
+
+const ids = () => {
+  let n = 0;
+  return () => `new-${++n}`;
+};
+
+describe(forkEvents.name, () => {
+  it('given a history, when forked at a version, then starts from the source, copies up to it and ends open turns', () => {
+    const source = {
+      conversationId: 'src',
+      history: history(started, posted('t1'), cancelled('t1'), posted('t2'), posted('t3')),
+    };
+    const events = forkEvents(source, 4, ids(), { userId: alice });
+    expect(events).toEqual([
+      {
+        id: 'new-1',
+        type: 'ConversationStarted',
+        data: { ...started.data, forkedFrom: { conversationId: 'src', version: 4 } },
+        metadata: { userId: alice, causationId: 'src-4' },
+      },
+      { id: 'new-2', ...posted('t1'), metadata: { userId: alice, n: 2, causationId: 'src-2' } },
+      { id: 'new-3', ...cancelled('t1'), metadata: { userId: alice, n: 3, causationId: 'src-3' } },
+      { id: 'new-4', ...posted('t2'), metadata: { userId: alice, n: 4, causationId: 'src-4' } },
+      // t2 was open at version 4 (t3 came after and is not copied)
+      { id: 'new-5', ...cancelled('t2'), metadata: { userId: alice, causationId: 'src-4' } },
+    ]);
+  });
+
+  it('forks at version 1 as a conversation with nothing posted', () => {
+    const events = forkEvents({ conversationId: 'src', history: history(started, posted('t1')) }, 1, ids(), {
+      userId: 'bob',
+    });
+    expect(events.map((e) => e.type)).toEqual(['ConversationStarted']);
+    expect(events[0].metadata).toEqual({ userId: 'bob', causationId: 'src-1' });
+  });
+
+  it('refuses a history that does not start with ConversationStarted, or is shorter than the version', () => {
+    expect(() =>
+      forkEvents({ conversationId: 'src', history: history(posted('t1')) }, 1, ids(), { userId: alice }),
+    ).toThrow(/starts with UserMessagePosted/);
+    expect(() => forkEvents({ conversationId: 'src', history: history(started) }, 2, ids(), { userId: alice })).toThrow(
+      /no version 2/,
+    );
+  });
+});

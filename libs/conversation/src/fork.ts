@@ -1,0 +1,41 @@
+import { EventMetadata, eventOf, NewEvent, StoredEvent } from '@parley/event-store';
+import { ConversationEvent } from './events';
+import { fold } from './state';
+
+/**
+ * A fork's stream, as a pure function of its source's history: ConversationStarted naming the
+ * source and version, copies of the events 2..version (each caused by its original, keeping its
+ * metadata), and TurnCancelled for the turns left open at that version. The events the fork
+ * adds itself name the user who forked and, as cause, the source's event at `version`.
+ */
+export function forkEvents(
+  source: { conversationId: string; history: StoredEvent<ConversationEvent>[] },
+  version: number,
+  newId: () => string,
+  metadata: { userId: string },
+): NewEvent<ConversationEvent>[] {
+  const history = source.history.slice(0, version);
+  const first = history[0];
+  if (first?.type !== 'ConversationStarted') {
+    throw new Error(`stream of ${source.conversationId} starts with ${first?.type ?? 'nothing'}`);
+  }
+  if (history.length < version) throw new Error(`stream of ${source.conversationId} has no version ${version}`);
+  const own: EventMetadata = { userId: metadata.userId, causationId: history[version - 1].id };
+  return [
+    {
+      id: newId(),
+      type: 'ConversationStarted',
+      data: { ...first.data, forkedFrom: { conversationId: source.conversationId, version } },
+      metadata: own,
+    },
+    ...history.slice(1).map((e) => ({ ...eventOf(e), id: newId(), metadata: { ...e.metadata, causationId: e.id } })),
+    ...fold(history)
+      .turns.filter((t) => t.status === 'pending')
+      .map((t): NewEvent<ConversationEvent> => ({
+        id: newId(),
+        type: 'TurnCancelled',
+        data: { turnId: t.turnId },
+        metadata: own,
+      })),
+  ];
+}
