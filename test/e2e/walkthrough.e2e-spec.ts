@@ -6,15 +6,33 @@ import { startStack, Stack, TEST_JWT_SECRET } from '../support/stack';
 
 const ROOT = projectRoot();
 
-/** The shell block of the README's walkthrough, exactly as a reader copies it. */
-export function walkthroughScript(readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8')): string {
-  const section = readme.indexOf('## Walkthrough with curl');
-  if (section < 0) throw new Error('README.md has no "## Walkthrough with curl" section');
-  const open = readme.indexOf('```sh\n', section);
-  const close = readme.indexOf('\n```', open + 1);
-  if (open < 0 || close < 0) throw new Error('the walkthrough section has no ```sh block');
-  return readme.slice(open + '```sh\n'.length, close + 1);
+/** The first ```sh block after `heading` in `text`, exactly as a reader copies it. */
+function shBlockAfter(text: string, heading: string, file: string): string {
+  const section = text.indexOf(heading);
+  if (section < 0) throw new Error(`${file} has no "${heading}" section`);
+  const open = text.indexOf('```sh\n', section);
+  const close = text.indexOf('\n```', open + 1);
+  if (open < 0 || close < 0) throw new Error(`the "${heading}" section of ${file} has no \`\`\`sh block`);
+  return text.slice(open + '```sh\n'.length, close + 1);
 }
+
+/** The shell block of the curl walkthrough (docs/walkthrough.md), exactly as a reader copies it. */
+export function walkthroughScript(page = readFileSync(path.join(ROOT, 'docs', 'walkthrough.md'), 'utf8')): string {
+  return shBlockAfter(page, '# Walkthrough with curl', 'docs/walkthrough.md');
+}
+
+/** The README's first curl steps: a shortened copy of the walkthrough's opening lines. */
+export function readmeFirstSteps(readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8')): string {
+  return shBlockAfter(readme, '## First steps with curl', 'README.md');
+}
+
+/** Shell commands as lines, continuations joined, comments and blank lines left out. */
+const commandsOf = (script: string): string[] =>
+  script
+    .replace(/\\\n\s*/g, '')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line && !line.startsWith('#'));
 
 function runBash(script: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve, reject) => {
@@ -28,8 +46,8 @@ function runBash(script: string, env: NodeJS.ProcessEnv): Promise<{ code: number
   });
 }
 
-/** The README walkthrough, run as written against a started API and worker, so it cannot rot. */
-describe('README walkthrough (e2e)', () => {
+/** The curl walkthrough, run as written against a started API and worker, so it cannot rot. */
+describe('curl walkthrough (e2e)', () => {
   let stack: Stack;
 
   beforeAll(async () => {
@@ -37,11 +55,17 @@ describe('README walkthrough (e2e)', () => {
   }, 60_000);
   afterAll(() => stack?.stop());
 
+  it("has the README's first curl steps, word for word, among its commands", () => {
+    const walkthrough = commandsOf(walkthroughScript());
+    const firstSteps = commandsOf(readmeFirstSteps());
+    expect(firstSteps.length).toBeGreaterThan(5);
+    for (const command of firstSteps) expect(walkthrough).toContain(command);
+  });
+
   it('runs from the root of a clone with curl and jq, and shows the agent answering from the book', async () => {
     for (const tool of ['curl', 'jq']) {
       const found = await runBash(`command -v ${tool}`, process.env);
-      if (found.code !== 0)
-        throw new Error(`the README walkthrough needs ${tool}: install it (apt-get install ${tool})`);
+      if (found.code !== 0) throw new Error(`the curl walkthrough needs ${tool}: install it (apt-get install ${tool})`);
     }
     const script = walkthroughScript();
     expect(script).toContain('data/books/alice.txt');

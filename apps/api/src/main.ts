@@ -2,6 +2,8 @@
 import { startTracing } from '@parley/platform/tracing';
 startTracing('parley-api');
 import 'reflect-metadata';
+import type { AddressInfo } from 'node:net';
+import { Logger } from 'nestjs-pino';
 import { AppConfig, CONFIG } from '@parley/config';
 import { createApiApp } from './create-api-app';
 
@@ -14,6 +16,9 @@ async function main(): Promise<void> {
   const server = app.getHttpServer() as import('node:http').Server;
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
+  // the one line a first start needs: where to point curl and a browser (the port actually bound, so PORT=0 works)
+  const url = `http://localhost:${(server.address() as AddressInfo).port}`;
+  app.get(Logger).log(`Parley API listening on ${url} — web page at ${url}/, OpenAPI at ${url}/docs`);
 }
 
 main().catch((e: Error) => {

@@ -4,6 +4,7 @@ startTracing('parley-worker');
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { Logger } from 'nestjs-pino';
+import { AppConfig, CONFIG } from '@parley/config';
 import { SHUTDOWN_SIGNALS } from '@parley/platform';
 import { WorkerModule } from './worker.module';
 
@@ -12,7 +13,14 @@ async function main(): Promise<void> {
   app.useLogger(app.get(Logger));
   app.enableShutdownHooks(SHUTDOWN_SIGNALS);
   await app.init();
-  app.get(Logger).log('worker started');
+  const { worker, books } = app.get<AppConfig>(CONFIG);
+  const roles = [
+    worker.agentEnabled && 'agent turns',
+    books.ingestEnabled && 'book ingestion',
+    worker.projectionsEnabled && 'projections',
+    worker.dispatcherEnabled && 'dispatcher',
+  ].filter(Boolean);
+  app.get(Logger).log(`Parley worker started (no HTTP port): ${roles.join(', ') || 'no role enabled'}`);
 }
 
 main().catch((e: Error) => {

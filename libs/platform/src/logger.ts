@@ -1,4 +1,5 @@
 import { isSpanContextValid, trace } from '@opentelemetry/api';
+import { RequestMethod } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import { AppConfig, CONFIG } from '@parley/config';
 import { REDACTED, redactQuery, redactUrl } from './redact-url';
@@ -43,5 +44,9 @@ export const pinoHttpOptions = (config: Pick<AppConfig, 'env' | 'logLevel'>, com
 export const loggerModule = (component: 'api' | 'worker') =>
   LoggerModule.forRootAsync({
     inject: [CONFIG],
-    useFactory: (config: AppConfig) => ({ pinoHttp: pinoHttpOptions(config, component) }),
+    useFactory: (config: AppConfig) => ({
+      pinoHttp: pinoHttpOptions(config, component),
+      // nestjs-pino's default is the legacy '*', which Nest 11 converts with a warning at every start
+      forRoutes: [{ path: '{*path}', method: RequestMethod.ALL }],
+    }),
   });

@@ -12,6 +12,7 @@ import { MetricsService } from './metrics.service';
 })
 export class MetricsModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(HttpMetricsMiddleware).forRoutes('*');
+    // a named wildcard (path-to-regexp v8): a bare '*' works, with a LegacyRouteConverter warning at every start
+    consumer.apply(HttpMetricsMiddleware).forRoutes('{*path}');
   }
 }
