@@ -83,6 +83,9 @@ export function checkpointMoveSql(move: CheckpointMove, first = 1): { sql: strin
   };
 }
 
+/** The first look again after an announced append was not there to read (doubling up to pollMs). */
+const HELD_BACK_RECHECK_MS = 20;
+
 export interface ConsumerRunnerOptions {
   batchSize?: number;
   pollMs?: number;
@@ -192,6 +195,11 @@ export class CheckpointedConsumerRunner {
   }
 
   private async run(): Promise<void> {
+    // reads in a row that found nothing though an append had been announced: its event is held
+    // back behind an older transaction still open (the log is read below the oldest), so the
+    // runner looks again soon instead of waiting for an announcement that already came
+    let heldBack = 0;
+    let announced = false;
     while (this.running) {
       let applied = 0;
       this.wakeup.reset();
@@ -212,10 +220,14 @@ export class CheckpointedConsumerRunner {
       // wakes at once); a quiet poll period reads the stored checkpoint again, in case it was moved
       // from outside (rewound to replay the log)
       else if (applied < this.batchSize && this.running) {
-        if (!(await this.wakeup.wait(this.pollMs))) this.loseTrack();
+        heldBack = announced && applied === 0 ? heldBack + 1 : 0;
+        const waitMs = heldBack > 0 ? Math.min(this.pollMs, HELD_BACK_RECHECK_MS * 2 ** (heldBack - 1)) : this.pollMs;
+        const woken = await this.wakeup.wait(waitMs);
+        announced = woken || (heldBack > 0 && waitMs < this.pollMs);
+        if (!announced) this.loseTrack();
         // woken by an append: let the appends right behind it land, to read them in the same batch
-        else if (this.opts.coalesceMs) await new Promise((r) => setTimeout(r, this.opts.coalesceMs));
-      }
+        else if (woken && this.opts.coalesceMs) await new Promise((r) => setTimeout(r, this.opts.coalesceMs));
+      } else announced = false;
     }
   }
 
