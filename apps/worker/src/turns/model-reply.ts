@@ -58,7 +58,7 @@ export class ModelReply {
     let result: ChatResult;
     try {
       result = await this.llm.chatWithTools(messages, tools, {
-        system: await this.systemPrompt(s),
+        system: await this.systemFor(s),
         model: this.settingsOf(s).model,
         prefixEnd,
         toolChoice: allowTools ? 'auto' : 'none',
@@ -142,7 +142,7 @@ export class ModelReply {
     return { callId, providerBatchId: turn.modelBatches?.[callId] };
   }
 
-  private async systemPrompt(s: LoadedTurn): Promise<string> {
+  private async systemFor(s: LoadedTurn): Promise<string> {
     return systemPrompt(await this.bookNames.of(s), s.ctx.readingPosition, this.settingsOf(s).instructions);
   }
 }
