@@ -1,0 +1,133 @@
+import { randomUUID } from 'node:crypto';
+import {
+  addUsage,
+  buildHistory,
+  LlmClient,
+  modelCallStopped,
+  renderPrompt,
+  stoppedAttemptsOf,
+  turnEvent,
+  withStoppedAttempts,
+} from '@parley/agent';
+import { AppConfig } from '@parley/config';
+import { ConversationEvent } from '@parley/conversation';
+import { NewEvent } from '@parley/event-store';
+import { BookNames } from './book-names';
+import { ModelReply } from './model-reply';
+import { textsOf, transcriptOf } from './model-text';
+import { HYDE_PREFIX, isHydeCall } from './tool-calls';
+import { TurnSettingsOf } from './turn-settings';
+import { LoadedTurn } from './turn-state';
+
+/**
+ * The always-retrieve plan, for providers without tool use (or the mode asked for): the question
+ * turned into a search (and a HyDE passage), then the answer with the passages found in the prompt.
+ */
+export class AlwaysRetrieveSteps {
+  constructor(
+    private readonly llm: LlmClient,
+    private readonly model: ModelReply,
+    private readonly bookNames: BookNames,
+    private readonly settingsOf: TurnSettingsOf,
+    private readonly config: Pick<AppConfig, 'llm'>,
+  ) {}
+
+  /**
+   * Turns the question into one self-contained query, recorded as the turn's search_book call;
+   * with RETRIEVAL_HYDE, a second call at the same time writes a passage that would answer it,
+   * recorded as a second search_book call (toolUseId `hyde_…`) with that passage as the query.
+   */
+  async reformulate(s: LoadedTurn, signal: AbortSignal): Promise<NewEvent<ConversationEvent>[]> {
+    const turn = s.turn!;
+    const earlier = s.turns.slice(0, s.turns.indexOf(turn)).slice(-3);
+    const conversation = transcriptOf(earlier);
+    const vars = { book: await this.bookNames.of(s), conversation: conversation || '(none)', question: turn.content };
+    const ask = (prompt: string, system: string, maxTokens: number) =>
+      this.llm.chatWithTools([{ role: 'user', content: [{ type: 'text', text: prompt }] }], [], {
+        system,
+        model: this.settingsOf(s).model,
+        maxTokens,
+        signal,
+      });
+    const [queried, written] = await Promise.allSettled([
+      ask(renderPrompt('reformulation_prompt', vars), 'You write search queries.', 200),
+      this.config.llm.hyde
+        ? ask(renderPrompt('hyde_passage', vars), 'You write short passages in the style of a book.', 300)
+        : Promise.resolve(null),
+    ]);
+    if (queried.status === 'rejected' || written.status === 'rejected') {
+      // both calls stop together on a cancel: the error thrown carries what either was billed
+      const errors = [queried, written].flatMap((r) => (r.status === 'rejected' ? [r.reason as Error] : []));
+      throw withStoppedAttempts(errors[0], errors.flatMap(stoppedAttemptsOf));
+    }
+    const [result, hyde] = [queried.value, written.value];
+    const stopped = modelCallStopped(s, turn.turnId, 1, [
+      ...(result.stoppedAttempts ?? []),
+      ...(hyde?.stoppedAttempts ?? []),
+    ]);
+    const query = textsOf(result).join(' ').split('\n')[0].trim().slice(0, 500) || turn.content.slice(0, 500);
+    const passage = hyde ? textsOf(hyde).join(' ').replace(/\s+/g, ' ').trim().slice(0, 500) : '';
+    return [
+      ...stopped,
+      turnEvent(s, turn.turnId, 'ToolInvoked', {
+        turnId: turn.turnId,
+        toolUseId: `retrieve_${randomUUID()}`,
+        name: 'search_book',
+        input: { query },
+        iteration: 1,
+        usage: hyde ? addUsage(result.usage, hyde.usage) : result.usage,
+        model: result.model,
+      }),
+      ...(passage
+        ? [
+            turnEvent(s, turn.turnId, 'ToolInvoked', {
+              turnId: turn.turnId,
+              toolUseId: `${HYDE_PREFIX}${randomUUID()}`,
+              name: 'search_book',
+              input: { query: passage },
+              iteration: 1,
+            }),
+          ]
+        : []),
+    ];
+  }
+
+  /** The answer with the retrieved passages in the prompt, no tools offered. */
+  async answerFromPassages(s: LoadedTurn, signal: AbortSignal): Promise<NewEvent<ConversationEvent>[]> {
+    const turn = s.turn!;
+    // a HyDE search that found nothing new adds nothing to read
+    const passages = turn.iterations
+      .flatMap((it) => [...it.results].filter(([id, r]) => !isHydeCall(id) || r.chunks.length > 0))
+      .map(([, r]) => r.content)
+      .join('\n\n');
+    const currentMessages = [
+      {
+        role: 'user' as const,
+        content: [
+          ...(turn.sourcesNote ? [{ type: 'text' as const, text: turn.sourcesNote }] : []),
+          ...(turn.selectedText
+            ? [
+                {
+                  type: 'text' as const,
+                  text: `The reader highlighted this passage:\n<selected_text>\n${turn.selectedText}\n</selected_text>`,
+                },
+              ]
+            : []),
+          { type: 'text' as const, text: renderPrompt('always_retrieve_answer', { passages, question: turn.content }) },
+        ],
+      },
+    ];
+    const { messages, prefixEnd } = buildHistory(s.turns, turn.turnId, this.settingsOf(s).budgetTokens, {
+      withTools: false,
+      currentMessages,
+    });
+    return this.model.reply(s, {
+      messages,
+      prefixEnd,
+      tools: [],
+      iteration: turn.iterations.length + 1,
+      allowTools: false,
+      signal,
+    });
+  }
+}

@@ -1,0 +1,35 @@
+import { AppConfig } from '@parley/config';
+import { ConversationPolicy } from '@parley/conversation';
+import { LoadedTurn } from './turn-state';
+
+/** What a turn runs by (TurnSteps.settings). */
+export interface TurnSettings {
+  /** undefined: the client's configured model */
+  model: string | undefined;
+  maxIterations: number;
+  retrievalMode: 'auto' | 'tools' | 'always-retrieve';
+  budgetTokens: number;
+  instructions: string | undefined;
+}
+
+/** The parts of the server's configuration a turn's settings fall back on. */
+export interface TurnDefaults {
+  agent: Pick<AppConfig['agent'], 'maxIterations' | 'contextTokens'>;
+  llm: Pick<AppConfig['llm'], 'retrievalMode'>;
+}
+
+/** The settings of a loaded turn, as the steps ask for them. */
+export type TurnSettingsOf = (s: LoadedTurn) => TurnSettings;
+
+/** The conversation's policy when the turn was posted, the server's configuration for the rest. */
+export function turnSettings(policy: ConversationPolicy | undefined, config: TurnDefaults): TurnSettings {
+  const serverMax = config.agent.maxIterations;
+  return {
+    model: policy?.model,
+    // a policy may ask for fewer calls, never for more than the server allows
+    maxIterations: Math.min(policy?.maxIterations ?? serverMax, serverMax),
+    retrievalMode: policy?.retrievalMode ?? config.llm.retrievalMode,
+    budgetTokens: policy?.contextBudgetTokens ?? config.agent.contextTokens,
+    instructions: policy?.instructions,
+  };
+}

@@ -1,0 +1,118 @@
+import {
+  bookLimits,
+  BookLimits,
+  contextualConfig,
+  ContextualConfig,
+  embeddingsConfig,
+  EmbeddingsConfig,
+} from './books-config';
+import { Env } from './env';
+import { redisTopology, RedisTopology } from './redis-topology';
+import { tracingConfig, TracingConfig } from './tracing-config';
+
+/** The validated environment as the app reads it: nested by concern, every default applied. */
+export interface AppConfig {
+  env: Env['NODE_ENV'];
+  databaseUrl: string;
+  /** a streaming replica for history pages, read models and SSE catch-up; unset: the primary serves them */
+  databaseReadUrl?: string;
+  redisUrl: string;
+  /** which Redis: REDIS_URL's one server, a Redis Cluster, or the primary Sentinel names */
+  redis: RedisTopology;
+  port: number;
+  logLevel: Env['LOG_LEVEL'];
+  auth: {
+    /** HS256 secret (laptops, tests, `npm run cli -- token`); absent when only JWKS_URL signs in */
+    jwtSecret?: string;
+    /** the identity provider's RS256/ES256 keys; `issuer`/`audience` are checked when set */
+    jwks?: { url: string; issuer?: string; audience?: string; cooldownMs: number };
+  };
+  llm: {
+    provider: 'anthropic' | 'scripted';
+    model: string;
+    maxTokens: number;
+    maxRetries: number;
+    apiKey?: string;
+    baseUrl?: string;
+    retrievalMode: Env['LLM_RETRIEVAL_MODE'];
+    /** always-retrieve also searches with a hypothetical answer passage the model writes (HyDE) */
+    hyde: boolean;
+    /** how often a turn waiting on a Message Batches API batch looks at it */
+    batchPollMs: number;
+  };
+  agent: { maxIterations: number; contextTokens: number };
+  worker: {
+    concurrency: number;
+    /** how long a stopping worker lets its turns finish before handing them back (SIGTERM) */
+    shutdownGraceMs: number;
+    /** how long a turn holds on while Postgres is away before its job is retried later */
+    dbOutageMaxMs: number;
+    /** how often a worker finishes erasures: jobs that were running, conversations deleted before erasure */
+    erasureSweepMs: number;
+    /** the port of this worker's Prometheus /metrics (0: any free one, logged); null: none */
+    metricsPort: number | null;
+    projectionsEnabled: boolean;
+    dispatcherEnabled: boolean;
+    agentEnabled: boolean;
+  };
+  queuePrefix: string;
+  /** where the API serves the operators' queue board (Bull Board); null: it is not mounted */
+  queueBoardPath: string | null;
+  limits: { postsPerMinute: number; messageMaxChars: number };
+  /** each reader's spend per calendar month (UTC), in USD; null: no budget. A token's claim may override it. */
+  budgetUsdPerMonth: number | null;
+  sse: { pingMs: number; retryMs: number; slowClientMs: number };
+  eventPollMs: number;
+  books: BookLimits;
+  embeddings: EmbeddingsConfig;
+  /** null: contextual retrieval is off (CONTEXTUAL_RETRIEVAL unset or false) */
+  contextual: ContextualConfig | null;
+  /** null: tracing is off (OTEL_EXPORTER_OTLP_ENDPOINT unset) */
+  tracing: TracingConfig | null;
+}
+
+export function toAppConfig(e: Env, auth: AppConfig['auth']): AppConfig {
+  const provider = e.LLM_PROVIDER ?? (e.ANTHROPIC_API_KEY ? 'anthropic' : 'scripted');
+  return {
+    env: e.NODE_ENV,
+    databaseUrl: e.DATABASE_URL,
+    databaseReadUrl: e.DATABASE_READ_URL,
+    redisUrl: e.REDIS_URL,
+    redis: redisTopology(e),
+    port: e.PORT,
+    logLevel: e.LOG_LEVEL,
+    auth,
+    llm: {
+      provider,
+      model: e.LLM_MODEL,
+      maxTokens: e.LLM_MAX_TOKENS,
+      maxRetries: e.LLM_MAX_RETRIES,
+      apiKey: e.ANTHROPIC_API_KEY,
+      baseUrl: e.ANTHROPIC_BASE_URL,
+      retrievalMode: e.LLM_RETRIEVAL_MODE,
+      hyde: e.RETRIEVAL_HYDE ? e.RETRIEVAL_HYDE === 'true' : provider === 'anthropic',
+      batchPollMs: e.LLM_BATCH_POLL_MS,
+    },
+    agent: { maxIterations: e.AGENT_MAX_ITERATIONS, contextTokens: e.AGENT_CONTEXT_TOKENS },
+    worker: {
+      concurrency: e.WORKER_CONCURRENCY,
+      shutdownGraceMs: e.WORKER_SHUTDOWN_GRACE_MS,
+      dbOutageMaxMs: e.DB_OUTAGE_MAX_MS,
+      erasureSweepMs: e.ERASURE_SWEEP_MS,
+      metricsPort: e.WORKER_METRICS_PORT ?? null,
+      projectionsEnabled: e.PROJECTIONS_ENABLED,
+      dispatcherEnabled: e.DISPATCHER_ENABLED,
+      agentEnabled: e.AGENT_ENABLED,
+    },
+    queuePrefix: e.QUEUE_PREFIX,
+    queueBoardPath: e.QUEUE_BOARD_PATH ?? null,
+    limits: { postsPerMinute: e.RATE_LIMIT_POSTS_PER_MIN, messageMaxChars: e.MESSAGE_MAX_CHARS },
+    budgetUsdPerMonth: e.BUDGET_USD_PER_MONTH ?? null,
+    sse: { pingMs: e.SSE_PING_MS, retryMs: e.SSE_RETRY_MS, slowClientMs: e.SSE_SLOW_CLIENT_MS },
+    eventPollMs: e.EVENT_POLL_MS,
+    books: bookLimits(e),
+    embeddings: embeddingsConfig(e),
+    contextual: contextualConfig(e),
+    tracing: tracingConfig(e),
+  };
+}

@@ -1,0 +1,139 @@
+import { z } from 'zod';
+
+/**
+ * The one env schema (docs/configuration.md), validated once at boot. Nothing else reads process.env:
+ * everything gets this typed object injected.
+ */
+const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+const positiveInt = z.coerce.number().int().positive();
+/** First path segments the API's own routes use: the queue board must not shadow them. */
+const RESERVED_ROOTS = ['v1', 'docs', 'docs-json', 'docs-yaml', 'web', 'healthz', 'readyz', 'metrics', 'problems'];
+const HOST_PORT_LIST = /^\s*[^\s,:]+:\d{1,5}\s*(,\s*[^\s,:]+:\d{1,5}\s*)*$/;
+
+/**
+ * OpenTelemetry's standard variables, the ones Parley decides by: whether tracing starts at all
+ * (the endpoint) and how it exports. The SDK reads the rest itself (OTEL_TRACES_SAMPLER, OTEL_BSP_*).
+ */
+const tracingSchema = z.object({
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  OTEL_EXPORTER_OTLP_PROTOCOL: z.enum(['http/protobuf', 'http/json']).default('http/protobuf'),
+  OTEL_SERVICE_NAME: z.string().min(1).optional(),
+  OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: bool.default(false),
+});
+
+const envSchema = tracingSchema.extend({
+  // unset means production: only an explicit development may use the public DEV_JWT_SECRET
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('production'),
+  DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/parley'),
+  DATABASE_READ_URL: z.string().url().optional(),
+  REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
+  REDIS_CLUSTER_NODES: z.string().regex(HOST_PORT_LIST, 'host:port,host:port,...').optional(),
+  REDIS_SENTINELS: z.string().regex(HOST_PORT_LIST, 'host:port,host:port,...').optional(),
+  REDIS_SENTINEL_NAME: z.string().min(1).default('mymaster'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LLM_PROVIDER: z.enum(['anthropic', 'scripted']).optional(),
+  ANTHROPIC_API_KEY: z.string().min(1).optional(),
+  ANTHROPIC_BASE_URL: z.string().url().optional(),
+  LLM_MODEL: z.string().min(1).default('claude-sonnet-5-5'),
+  LLM_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
+  LLM_MAX_TOKENS: positiveInt.default(1024),
+  LLM_RETRIEVAL_MODE: z.enum(['auto', 'tools', 'always-retrieve']).default('auto'),
+  RETRIEVAL_HYDE: z.enum(['true', 'false']).optional(),
+  /** how often a turn waiting on a provider's Message Batches API looks at its batch */
+  LLM_BATCH_POLL_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
+  AUTH_JWT_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  // an identity provider's signing keys: RS256/ES256 tokens are verified against them
+  AUTH_JWKS_URL: z.string().url().optional(),
+  AUTH_ISSUER: z.string().min(1).optional(),
+  AUTH_AUDIENCE: z.string().min(1).optional(),
+  AUTH_JWKS_COOLDOWN_MS: z.coerce.number().int().min(0).default(30_000),
+  WORKER_CONCURRENCY: positiveInt.default(16),
+  WORKER_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(30_000),
+  // each worker's Prometheus /metrics; unset: no port (the worker stays without HTTP)
+  WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  DB_OUTAGE_MAX_MS: positiveInt.default(300_000),
+  ERASURE_SWEEP_MS: positiveInt.default(5_000),
+  AGENT_MAX_ITERATIONS: positiveInt.default(5),
+  AGENT_CONTEXT_TOKENS: positiveInt.default(60_000),
+  QUEUE_PREFIX: z
+    .string()
+    .regex(/^[a-zA-Z0-9_-]+$/, 'letters, digits, _ and - only')
+    .default('parley'),
+  // the operators' queue board (docs/operations.md, "Seeing and retrying jobs"); unset: not mounted
+  QUEUE_BOARD_PATH: z
+    .string()
+    .regex(/^(\/[A-Za-z0-9][A-Za-z0-9._~-]*)+$/, 'a path such as /admin/queues: /segment[/segment...], no trailing /')
+    .refine((p) => !RESERVED_ROOTS.includes(p.split('/')[1]), {
+      message: `must not start with a path the API serves (${RESERVED_ROOTS.map((r) => '/' + r).join(', ')})`,
+    })
+    .optional(),
+  RATE_LIMIT_POSTS_PER_MIN: positiveInt.default(60),
+  // what one reader may spend a calendar month (UTC); unset: no budget (docs/configuration.md, "Budgets")
+  BUDGET_USD_PER_MONTH: z.coerce
+    .number({ error: 'must be a number of US dollars, e.g. 20 or 0.5' })
+    .min(0, 'must be 0 or more')
+    .optional(),
+  MESSAGE_MAX_CHARS: positiveInt.default(16_000),
+  SSE_PING_MS: positiveInt.default(15_000),
+  SSE_RETRY_MS: positiveInt.default(2_000),
+  SSE_SLOW_CLIENT_MS: positiveInt.default(30_000),
+  EVENT_POLL_MS: positiveInt.default(1_000),
+  PROJECTIONS_ENABLED: bool.default(true),
+  DISPATCHER_ENABLED: bool.default(true),
+  AGENT_ENABLED: bool.default(true),
+  // books: what one upload may cost to parse (docs/operations.md, "Upload limits")
+  BOOK_MAX_EXPANSION_RATIO: positiveInt.default(50),
+  BOOK_MAX_EXPANDED_MB: positiveInt.default(200),
+  BOOK_MAX_PAGES: positiveInt.default(5_000),
+  BOOK_PARSE_HEAP_MB: positiveInt.default(512),
+  BOOK_PARSE_MAX_RSS_MB: positiveInt.default(768),
+  BOOK_PARSE_TIMEOUT_MS: positiveInt.default(120_000),
+  BOOK_INGEST_PER_USER: positiveInt.default(2),
+  BOOK_INGEST_GLOBAL: positiveInt.default(8),
+  BOOK_INGEST_CONCURRENCY: positiveInt.default(2),
+  BOOK_INGEST_ENABLED: bool.default(true),
+  // semantic retrieval next to full-text search (docs/configuration.md, "Embeddings")
+  EMBEDDINGS_PROVIDER: z.enum(['none', 'voyage', 'openai']).default('none'),
+  EMBEDDINGS_MODEL: z.string().min(1).optional(),
+  EMBEDDINGS_API_KEY: z.string().min(1).optional(),
+  EMBEDDINGS_BASE_URL: z.string().url().optional(),
+  EMBEDDINGS_DIMENSIONS: positiveInt.optional(),
+  EMBEDDINGS_BATCH_SIZE: positiveInt.default(128),
+  EMBEDDINGS_TIMEOUT_MS: positiveInt.default(30_000),
+  EMBEDDINGS_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(4),
+  // contextual retrieval at ingest, opt-in: it costs model calls (docs/configuration.md)
+  CONTEXTUAL_RETRIEVAL: bool.default(false),
+  CONTEXTUAL_MODEL: z.string().min(1).default('claude-haiku-4-5'),
+  CONTEXTUAL_CONCURRENCY: positiveInt.max(32).default(4),
+  CONTEXTUAL_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(4),
+  CONTEXTUAL_MAX_BOOK_TOKENS: positiveInt.default(150_000),
+  CONTEXTUAL_MAX_OUTPUT_TOKENS: positiveInt.default(150),
+  CONTEXTUAL_TIMEOUT_MS: positiveInt.default(120_000),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+export class ConfigError extends Error {}
+
+export function parseEnv(source: NodeJS.ProcessEnv): Env {
+  return parseWith(envSchema, source);
+}
+
+/** The tracing variables alone: tracing starts before the rest of the environment is read. */
+export type TracingEnv = z.infer<typeof tracingSchema>;
+
+export function parseTracingEnv(source: NodeJS.ProcessEnv): TracingEnv {
+  return parseWith(tracingSchema, source);
+}
+
+function parseWith<S extends z.ZodType>(schema: S, source: NodeJS.ProcessEnv): z.infer<S> {
+  // empty strings count as unset, as docker-compose passes `VAR=` for blanks
+  const raw = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== ''));
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid environment:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,61 @@
+import { randomUUID } from 'node:crypto';
+import { AppendNotifier, EventStore } from '@parley/event-store';
+import { newEvent } from '../support/factories/new-event';
+import { createTestDatabase, TestDatabase } from '../support/test-database';
+import { waitFor } from '../support/wait-for';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe(AppendNotifier.name, () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(() => db.drop());
+
+  it('hears of every stream a burst of appends wrote to, and of a caller-transaction append only once it commits', async () => {
+    const notifier = new AppendNotifier(db.url);
+    const heard = new Set<string>();
+    notifier.on('append', (streamId: string) => heard.add(streamId));
+    await notifier.start();
+    try {
+      const store = new EventStore(db.pool);
+      const streams = Array.from({ length: 30 }, () => `burst-${randomUUID()}`);
+      await Promise.all(streams.map((s) => store.append(s, [newEvent()], { expectedVersion: 'no_stream' })));
+      await waitFor('every appended stream to be announced', async () => streams.every((s) => heard.has(s)), 5_000);
+
+      const rolledBack = `rolled-back-${randomUUID()}`;
+      await store
+        .withTransaction(async (tx) => {
+          await store.appendIn(tx, rolledBack, [newEvent()], 'no_stream');
+          throw new Error('the caller gives up');
+        })
+        .catch(() => undefined);
+      const committed = `committed-${randomUUID()}`;
+      await store.withTransaction((tx) => store.appendIn(tx, committed, [newEvent()], 'no_stream'));
+      await waitFor('the committed append to be announced', async () => heard.has(committed), 5_000);
+      expect(heard.has(rolledBack)).toBe(false);
+    } finally {
+      await notifier.stop();
+    }
+  });
+
+  it('leaves no connection behind when stopped while it is still connecting', async () => {
+    const app = `notifier-${randomUUID().slice(0, 8)}`;
+    const url = new URL(db.url);
+    url.searchParams.set('application_name', app);
+    const connections = async () =>
+      Number(
+        (await db.pool.query('SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = $1', [app])).rows[0]
+          .n,
+      );
+    for (let i = 0; i < 5; i++) {
+      const notifier = new AppendNotifier(url.toString());
+      const starting = notifier.start();
+      await notifier.stop();
+      await starting;
+    }
+    await sleep(300);
+    expect(await connections()).toBe(0);
+  });
+});
