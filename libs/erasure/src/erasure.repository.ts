@@ -75,6 +75,7 @@ export class ErasureRepository {
     const { rowCount } = await this.pool.query(
       `DELETE FROM fold_snapshots s
         WHERE EXISTS (SELECT 1 FROM events e
+                       -- the first condition is the partial index's own, so the planner uses it
                        WHERE e.stream_id = s.stream_id AND e.type IN ('ConversationDeleted', 'ConversationErased')
                          AND e.type = 'ConversationErased')`,
     );
