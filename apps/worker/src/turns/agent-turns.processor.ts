@@ -43,7 +43,6 @@ export const LOCK_RENEW_MS = 1_000;
 export const STALLED_INTERVAL_MS = 500;
 export const LOCK_MARGIN_MS = LOCK_MS - LOCK_RENEW_MS;
 export const EVENT_LOOP_WARN_MS = 1_000;
-export const TURN_ATTEMPTS = 5;
 
 /**
  * How long a queued turn (an earlier turn of its conversation is open) stays delayed before it

@@ -139,15 +139,6 @@ export interface LoadedTurn {
   startedBookId: string | null;
 }
 
-export async function loadTurn(
-  folds: ConversationFolds,
-  conversationId: string,
-  turnId: string,
-  signal: AbortSignal,
-): Promise<LoadedTurn> {
-  return turnOf(await folds.load(conversationId), conversationId, turnId, signal);
-}
-
 /** The turn within a folded conversation. */
 export function turnOf(
   { version, state, turns, lastEventId, startedBookId }: FoldedConversation,

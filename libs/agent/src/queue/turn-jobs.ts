@@ -22,7 +22,6 @@ export interface JobPayloads {
   /** traceparent: the span that queued it (W3C), so the run joins the turn's trace */
   [JobName.RunTurn]: { conversationId: string; turnId: string; kept?: KeptStep; traceparent?: string };
 }
-export type JobOf<N extends keyof JobPayloads> = { name: N; data: JobPayloads[N] };
 
 /**
  * One job per turn, so enqueueing twice (API fast path + dispatcher) is harmless. No ':' in it:
