@@ -52,15 +52,10 @@ export class Erasures {
 
   /** Erases the reader's conversation; DomainError not_found when there is none. */
   async conversation(userId: string, conversationId: string, ifMatch?: number): Promise<ErasedConversation> {
-    const erasureId = await this.repo.begin('conversation', conversationId, userId);
     try {
-      const erased = await this.eraser.erase(conversationId, { userId, subject: 'conversation', erasureId, ifMatch });
+      const erased = await this.eraseAudited(conversationId, userId, ifMatch);
       if (!erased) throw new DomainError('not_found', 'conversation not found');
-      await this.repo.complete(erasureId, { streams: 1, events: erased.erasedEvents });
       return erased;
-    } catch (e) {
-      await this.repo.discard(erasureId).catch(() => undefined);
-      throw e;
     } finally {
       await this.removeJobs();
     }
@@ -98,16 +93,31 @@ export class Erasures {
    */
   async sweep(): Promise<{ erased: number; jobsLeft: number; lateSnapshots: number }> {
     let erased = 0;
-    for (const id of await this.log.deletedNotErased(100)) {
-      const erasureId = await this.repo.begin('conversation', id, null);
-      const done = await this.eraser.erase(id, { userId: null, subject: 'conversation', erasureId });
-      if (done) await this.repo.complete(erasureId, { streams: 1, events: done.erasedEvents });
-      else await this.repo.discard(erasureId);
-      if (done) erased++;
-    }
+    for (const id of await this.log.deletedNotErased(100)) if (await this.eraseAudited(id, null)) erased++;
     const jobsLeft = await this.jobs.removePending();
     const lateSnapshots = await this.repo.deleteLateSnapshots();
     return { erased, jobsLeft, lateSnapshots };
+  }
+
+  /**
+   * One conversation as a request of its own, audited: the record is completed with what went,
+   * or dropped when nothing was erased (nothing there, or the erasure failed and rolled back).
+   */
+  private async eraseAudited(
+    conversationId: string,
+    userId: string | null,
+    ifMatch?: number,
+  ): Promise<ErasedConversation | undefined> {
+    const erasureId = await this.repo.begin('conversation', conversationId, userId);
+    try {
+      const erased = await this.eraser.erase(conversationId, { userId, subject: 'conversation', erasureId, ifMatch });
+      if (erased) await this.repo.complete(erasureId, { streams: 1, events: erased.erasedEvents });
+      else await this.repo.discard(erasureId);
+      return erased;
+    } catch (e) {
+      await this.repo.discard(erasureId).catch(() => undefined);
+      throw e;
+    }
   }
 
   private async eraseAll(
