@@ -22,7 +22,8 @@ import { Pool } from 'pg';
 import { ConfigError, loadContextualConfig, loadDatabaseUrl, loadEmbeddingsConfig } from '../libs/config/src';
 import { projectRoot } from '../libs/platform/src/project-root';
 import { BooksRepository } from '../libs/books/src/books.repository';
-import { BooksService } from '../libs/books/src/books.service';
+import { BookIngest } from '../libs/books/src/book-ingest';
+import { BookSearch } from '../libs/books/src/book-search';
 import { BookEmbeddings } from '../libs/books/src/embeddings/book-embeddings';
 import { createEmbedder } from '../libs/books/src/embeddings/embedder';
 import { EmbeddingsRepository } from '../libs/books/src/embeddings/embeddings.repository';
@@ -107,7 +108,8 @@ export async function runRetrievalBench(log: (line: string) => void = console.lo
   await recreateDatabase(url.toString());
   const pool = new Pool({ connectionString: url.toString(), max: 4 });
   try {
-    const books = new BooksService(new BooksRepository(pool));
+    const bookIngest = new BookIngest(new BooksRepository(pool));
+    const lexical = new BookSearch(new BooksRepository(pool));
     const dataDir = path.join(projectRoot(), 'data/books');
 
     const report: RetrievalReport = { ingest: [], recallAt5: 0, tuningRecallAt5: 0, heldOutRecallAt5: 0, sets: [] };
@@ -116,7 +118,7 @@ export async function runRetrievalBench(log: (line: string) => void = console.lo
     for (const file of BOOKS) {
       const content = readFileSync(path.join(dataDir, file));
       const started = process.hrtime.bigint();
-      const book = await books.ingest(OWNER, { title: file.replace(/\.txt$/, ''), format: 'text', content });
+      const book = await bookIngest.ingest(OWNER, { title: file.replace(/\.txt$/, ''), format: 'text', content });
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       ids[file] = book.id;
       const row = {
@@ -139,10 +141,10 @@ export async function runRetrievalBench(log: (line: string) => void = console.lo
       `  total ${(totalBytes / 1024 / 1024).toFixed(2)} MB in ${totalMs} ms = ${(totalBytes / 1024 / 1024 / (totalMs / 1000)).toFixed(2)} MB/s`,
     );
 
-    await books.search(null, ids['alice.txt'], 'warm up the connection'); // not timed
+    await lexical.search(null, ids['alice.txt'], 'warm up the connection'); // not timed
     for (const set of QUESTION_SETS) {
       const name = `${set.book}.qa.jsonl`;
-      const result = await runQuestions(books, ids[`${set.book}.txt`], name, set.role, path.join(dataDir, name));
+      const result = await runQuestions(lexical, ids[`${set.book}.txt`], name, set.role, path.join(dataDir, name));
       report.sets.push(result);
       log(`\nSearch ${name} (${set.role}, ${set.book}.txt, k=${K})`);
       log(`  recall@${K}: ${result.hits}/${result.questions} = ${result.recallAt5.toFixed(2)}`);
@@ -175,7 +177,7 @@ export async function runRetrievalBench(log: (line: string) => void = console.lo
     } else {
       log(`\nHybrid (${embeddings.model}): embedding the books`);
       for (const file of BOOKS) await embeddings.embedBook(ids[file]);
-      const hybrid = new BooksService(new BooksRepository(pool), undefined, embeddings);
+      const hybrid = new BookSearch(new BooksRepository(pool), embeddings);
       report.hybrid = await modeRows(hybrid, ids, dataDir);
       printBeside(log, 'hybrid', report.sets, report.hybrid);
     }
@@ -197,12 +199,12 @@ function hybridEmbeddings(pool: Pool): BookEmbeddings | { notMeasured: string } 
   return new BookEmbeddings(embedder, new EmbeddingsRepository(pool));
 }
 
-/** Every set through `books.search`, reduced to recall@5 and p95. */
-async function modeRows(books: BooksService, ids: Record<string, string>, dataDir: string): Promise<ModeRow[]> {
+/** Every set through `BookSearch.search`, reduced to recall@5 and p95. */
+async function modeRows(bookSearch: BookSearch, ids: Record<string, string>, dataDir: string): Promise<ModeRow[]> {
   const rows: ModeRow[] = [];
   for (const set of QUESTION_SETS) {
     const name = `${set.book}.qa.jsonl`;
-    const r = await runQuestions(books, ids[`${set.book}.txt`], name, set.role, path.join(dataDir, name));
+    const r = await runQuestions(bookSearch, ids[`${set.book}.txt`], name, set.role, path.join(dataDir, name));
     rows.push({ name, role: r.role, hits: r.hits, questions: r.questions, recallAt5: r.recallAt5, p95Ms: r.p95Ms });
   }
   return rows;
@@ -253,11 +255,11 @@ async function measureContextual(
     const { state } = await contexts.contextualizeBook(ids[file]);
     log(`  ${file.padEnd(26)} contexts written, $${state.usage.usd.toFixed(4)}`);
   }
-  const withContexts = await modeRows(new BooksService(new BooksRepository(pool)), ids, dataDir);
+  const withContexts = await modeRows(new BookSearch(new BooksRepository(pool)), ids, dataDir);
   printBeside(log, 'contextual lexical', lexical, withContexts);
   if ('notMeasured' in embeddings) return { lexical: withContexts, hybrid: null };
   for (const file of BOOKS) await embeddings.embedBook(ids[file]); // the passages that gained a context
-  const hybrid = await modeRows(new BooksService(new BooksRepository(pool), undefined, embeddings), ids, dataDir);
+  const hybrid = await modeRows(new BookSearch(new BooksRepository(pool), embeddings), ids, dataDir);
   printBeside(log, 'contextual hybrid', lexical, hybrid);
   return { lexical: withContexts, hybrid };
 }
@@ -274,7 +276,7 @@ function meanRecall(sets: Array<Pick<ModeRow, 'role' | 'recallAt5'>>, role: Ques
 }
 
 async function runQuestions(
-  books: BooksService,
+  bookSearch: BookSearch,
   bookId: string,
   name: string,
   role: QuestionSetRole,
@@ -289,7 +291,7 @@ async function runQuestions(
   let chapterHits = 0;
   for (const q of questions) {
     const started = process.hrtime.bigint();
-    const { items } = await books.search(null, bookId, q.q, { k: K });
+    const { items } = await bookSearch.search(null, bookId, q.q, { k: K });
     latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
     if (items.some((h) => h.chapter === q.chapter)) chapterHits++;
     const phrase = normalise(q.must_contain);

@@ -19,7 +19,7 @@ import { Pool } from 'pg';
 import { loadDatabaseUrl } from '../libs/config/src';
 import { projectRoot } from '../libs/platform/src/project-root';
 import { BooksRepository } from '../libs/books/src/books.repository';
-import { BooksService } from '../libs/books/src/books.service';
+import { BookIngest } from '../libs/books/src/book-ingest';
 import { queryText } from '../libs/books/src/search/query-text';
 import { SEARCH_SQL, searchParams } from '../libs/books/src/search/search-query';
 import { percentile, recreateDatabase } from './bench-db';
@@ -159,7 +159,7 @@ export async function runSearchScaleBench(log: (line: string) => void = console.
   const pool = new Pool({ connectionString: url.toString(), max: 1 });
   try {
     const repo = new BooksRepository(pool);
-    const books = new BooksService(repo);
+    const bookIngest = new BookIngest(repo);
     const dataDir = path.join(projectRoot(), 'data/books');
     const questions = readFileSync(path.join(dataDir, 'alice.qa.jsonl'), 'utf8')
       .split('\n')
@@ -167,7 +167,7 @@ export async function runSearchScaleBench(log: (line: string) => void = console.
       .map((l) => (JSON.parse(l) as { q: string }).q);
     const ingest = async (file: string, owner: string) =>
       (
-        await books.ingest(owner, {
+        await bookIngest.ingest(owner, {
           title: file.replace(/\.txt$/, ''),
           format: 'text',
           content: readFileSync(path.join(dataDir, file)),

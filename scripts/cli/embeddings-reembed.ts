@@ -6,7 +6,7 @@
  */
 import { Pool } from 'pg';
 import { loadDatabaseUrl, loadEmbeddingsConfig } from '@parley/config';
-import { BookEmbeddings, BooksRepository, BooksService, createEmbedder, EmbeddingsRepository } from '@parley/books';
+import { BookEmbeddings, BookIngest, BooksRepository, createEmbedder, EmbeddingsRepository } from '@parley/books';
 import { EXIT } from './errors';
 
 export async function reembedBooks(): Promise<number> {
@@ -17,12 +17,12 @@ export async function reembedBooks(): Promise<number> {
   }
   const pool = new Pool({ connectionString: loadDatabaseUrl() });
   try {
-    const books = new BooksService(
+    const ingest = new BookIngest(
       new BooksRepository(pool),
       undefined,
       new BookEmbeddings(embedder, new EmbeddingsRepository(pool)),
     );
-    const { books: n, failed } = await books.reembed((b, i, of) =>
+    const { books: n, failed } = await ingest.reembed((b, i, of) =>
       console.log(`[${i}/${of}] ${b.title} (${b.id}) → ${embedder.model}`),
     );
     console.log(`${n - failed.length} of ${n} books embedded with ${embedder.model}`);

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import {
   BookContexts,
+  BookIngest,
+  BookSearch,
   BooksRepository,
-  BooksService,
   ContextsRepository,
   EmbeddingsRepository,
   type ContextualizationState,
@@ -56,8 +57,9 @@ describe('contextual retrieval (a context per passage, written by the model, ind
   });
   const contexts = (over: Partial<ContextualConfig> = {}) =>
     new BookContexts(config(over), new ContextsRepository(db.pool));
-  const service = (c: BookContexts | null) => new BooksService(new BooksRepository(db.pool), undefined, null, c);
-  const lexicalOnly = () => service(null);
+  const ingestion = (c: BookContexts | null) => new BookIngest(new BooksRepository(db.pool), undefined, null, c);
+  const search = (...args: Parameters<BookSearch['search']>) =>
+    new BookSearch(new BooksRepository(db.pool)).search(...args);
   const state = async (id: string) => (await new ContextsRepository(db.pool).state(id)) as ContextualizationState;
   const contextOf = async (id: string) =>
     (
@@ -84,7 +86,7 @@ describe('contextual retrieval (a context per passage, written by the model, ind
 
   it('ingest: cached book prefix, well-formed requests, contexts stored and searchable, estimate then usage', async () => {
     const c = contexts();
-    const books = service(c);
+    const books = ingestion(c);
     const b = await books.ingest(`u-${randomUUID()}`, { title: 'Wonder', format: 'markdown', content: book() });
     expect(b.status).toBe('ready');
     expect(b.chunkCount).toBeGreaterThan(2);
@@ -114,7 +116,7 @@ describe('contextual retrieval (a context per passage, written by the model, ind
     expect(s.usage.usd).toBeGreaterThan(0);
 
     // the context is indexed, the passage shown is the text alone
-    const { items } = await books.search(null, b.id, 'zeppelin herald');
+    const { items } = await search(null, b.id, 'zeppelin herald');
     expect(items[0]?.text).toMatch(/^The queen ordered the gardeners/);
     expect(items[0].text).not.toContain('zeppelin');
     // and the embedding pass would embed context and text together
@@ -128,9 +130,13 @@ describe('contextual retrieval (a context per passage, written by the model, ind
   });
 
   it('shows the estimate before the first call, and records it on the book', async () => {
-    const b = await lexicalOnly().ingest(`u-${randomUUID()}`, { title: 'Plain', format: 'markdown', content: book() });
+    const b = await ingestion(null).ingest(`u-${randomUUID()}`, {
+      title: 'Plain',
+      format: 'markdown',
+      content: book(),
+    });
     expect(fake.requests).toHaveLength(0);
-    expect((await lexicalOnly().search(null, b.id, 'zeppelin herald')).items).toEqual([]);
+    expect((await search(null, b.id, 'zeppelin herald')).items).toEqual([]);
     const c = contexts();
     const estimate = await c.estimate(b.id);
     expect(fake.requests).toHaveLength(0); // an estimate sends nothing
@@ -145,11 +151,15 @@ describe('contextual retrieval (a context per passage, written by the model, ind
     expect(before).toMatchObject({ status: 'running', done: 0, estimate });
     expect(fake.requests.length).toBe(b.chunkCount);
     // contextualised after ingest, the book is found by its context words
-    expect((await lexicalOnly().search(null, b.id, 'zeppelin herald')).items[0]?.text).toMatch(/^The queen/);
+    expect((await search(null, b.id, 'zeppelin herald')).items[0]?.text).toMatch(/^The queen/);
   });
 
   it('retries a failing call, then records the failure and keeps the contexts done; a re-run finishes', async () => {
-    const b = await lexicalOnly().ingest(`u-${randomUUID()}`, { title: 'Flaky', format: 'markdown', content: book() });
+    const b = await ingestion(null).ingest(`u-${randomUUID()}`, {
+      title: 'Flaky',
+      format: 'markdown',
+      content: book(),
+    });
     const c = contexts({ concurrency: 1, maxRetries: 1 });
     // the first passage is answered; the second fails on its call and on its one retry
     fake.enqueue(contextReply, apiError(529), apiError(529));
@@ -171,7 +181,7 @@ describe('contextual retrieval (a context per passage, written by the model, ind
     expect(await state(b.id)).toMatchObject({ status: 'ready', done: b.chunkCount });
   });
   it('many lanes at once: contexts sharing new words do not deadlock on the vocabulary', async () => {
-    const b = await lexicalOnly().ingest(`u-${randomUUID()}`, {
+    const b = await ingestion(null).ingest(`u-${randomUUID()}`, {
       title: 'Wide',
       format: 'text',
       content: honestBook(0.15),
@@ -206,7 +216,7 @@ describe('contextual retrieval (a context per passage, written by the model, ind
     expect(rows.filter((r) => r.ndoc !== r.n)).toEqual([]);
   });
   it('a book deleted during the run: no more calls are paid for', async () => {
-    const b = await lexicalOnly().ingest(`u-${randomUUID()}`, { title: 'Gone', format: 'markdown', content: book() });
+    const b = await ingestion(null).ingest(`u-${randomUUID()}`, { title: 'Gone', format: 'markdown', content: book() });
     const c = contexts({ concurrency: 1 });
     const run = c.contextualizeBook(b.id, async ({ done }) => {
       if (done === 1) await db.pool.query('DELETE FROM books WHERE id = $1', [b.id]);

@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import {
   BookEmbeddings,
   BookProgress,
+  BookIngest,
+  BookSearch,
   BooksRepository,
-  BooksService,
   createEmbedder,
   EmbeddingsRepository,
   fuseRankings,
@@ -51,15 +52,17 @@ describe('semantic retrieval (embeddings fused with full text)', () => {
     timeoutMs: 5_000,
     ...over,
   });
-  const service = (cfg: EmbeddingsConfig | null, storeBatch = 32) => {
-    const embedder = createEmbedder(cfg);
-    return new BooksService(
-      new BooksRepository(db.pool),
-      undefined,
-      embedder ? new BookEmbeddings(embedder, new EmbeddingsRepository(db.pool), storeBatch) : null,
-    );
+  /** Ingestion and search over the embeddings of `cfg`. */
+  const service = (cfg: EmbeddingsConfig, storeBatch = 32) => {
+    const repo = new BooksRepository(db.pool);
+    const embeddings = new BookEmbeddings(createEmbedder(cfg)!, new EmbeddingsRepository(db.pool), storeBatch);
+    return {
+      ingester: new BookIngest(repo, undefined, embeddings),
+      searcher: new BookSearch(repo, embeddings),
+      embeddings,
+    };
   };
-  const lexicalOnly = () => service(null);
+  const lexicalOnly = () => new BookSearch(new BooksRepository(db.pool));
 
   beforeAll(async () => {
     HttpEmbedder.backoffMs = 20; // retries in milliseconds, not seconds
@@ -86,7 +89,7 @@ describe('semantic retrieval (embeddings fused with full text)', () => {
   it('ingest embeds every passage in batches within the limits, with progress, and search fuses', async () => {
     const books = service(config(voyage));
     const seen: BookProgress[] = [];
-    const book = await books.ingest(
+    const book = await books.ingester.ingest(
       `u-${randomUUID()}`,
       { title: 'Big', format: 'text', content: honestBook(0.3) },
       (p) => seen.push({ ...p }),
@@ -115,14 +118,14 @@ describe('semantic retrieval (embeddings fused with full text)', () => {
       book.id,
     ]);
     const query = chunk[0].text.split(' ').slice(3, 9).join(' ');
-    const { items } = await books.search(null, book.id, query, { k: 8, maxChapter: 30 });
+    const { items } = await books.searcher.search(null, book.id, query, { k: 8, maxChapter: 30 });
     expect(voyage.requests.at(-1)).toMatchObject({ inputType: 'query', input: [query] });
     const lexical = (await lexicalOnly().search(null, book.id, query, { k: 20, maxChapter: 30 })).items;
     expect(items.length).toBe(8);
     expect(items.every((h) => h.score >= 0 && h.score <= 1 && h.chapterIndex <= 30)).toBe(true);
     expect(items.slice(0, 3).map((h) => h.text)).toContain(chunk[0].text);
     expect(items[0].score).toBeGreaterThan(0.5);
-    const embeddings = books.embeddings!;
+    const embeddings = books.embeddings;
     const vector = await embeddings.nearest(book.id, await embeddings.embedder.embedQuery(query), 50, 30);
     const lexical50 = await new BooksRepository(db.pool).search(book.id, query, 50, 30);
     expect(items.map((h) => h.chunkId)).toEqual(fuseRankings(lexical50, vector, 8).map((h) => h.chunkId));
@@ -131,24 +134,24 @@ describe('semantic retrieval (embeddings fused with full text)', () => {
 
   it('finds a paraphrase full text misses, and keeps to the reading position', async () => {
     const books = service(config(openai));
-    const book = await books.ingest(`u-${randomUUID()}`, {
+    const book = await books.ingester.ingest(`u-${randomUUID()}`, {
       title: 'Themes',
       format: 'markdown',
       content: themedBook(),
     });
     expect(openai.requests.every((r) => r.inputType === undefined)).toBe(true);
-    const hybrid = await books.search(null, book.id, 'what did the monarch demand of the gardeners');
+    const hybrid = await books.searcher.search(null, book.id, 'what did the monarch demand of the gardeners');
     expect(hybrid.items[0].text).toContain('The queen ordered the gardeners');
-    const feline = await books.search(null, book.id, 'feline on the dresser');
+    const feline = await books.searcher.search(null, book.id, 'feline on the dresser');
     expect(feline.items[0].text).toContain('grinning cat');
     const lexical = await lexicalOnly().search(null, book.id, 'feline on the dresser');
     expect(lexical.items[0]?.text ?? '').toContain('grinning cat'); // full text has "dresser" too…
     const noWord = await lexicalOnly().search(null, book.id, 'feline');
     expect(noWord.items.some((h) => h.text.includes('grinning cat'))).toBe(false); // …but not "feline"
-    const felineOnly = await books.search(null, book.id, 'feline');
+    const felineOnly = await books.searcher.search(null, book.id, 'feline');
     expect(felineOnly.items[0].text).toContain('grinning cat');
     // chapter 2 is past the reader: nothing from it, from either ranking
-    const early = await books.search(null, book.id, 'feline on the dresser', { maxChapter: 1 });
+    const early = await books.searcher.search(null, book.id, 'feline on the dresser', { maxChapter: 1 });
     expect(early.items.every((h) => h.chapterIndex <= 1)).toBe(true);
   });
 
@@ -156,7 +159,7 @@ describe('semantic retrieval (embeddings fused with full text)', () => {
     const books = service(config(voyage));
     voyage.failNext({ status: 429, retryAfter: '1' }, { status: 503 });
     const started = Date.now();
-    const book = await books.ingest(`u-${randomUUID()}`, {
+    const book = await books.ingester.ingest(`u-${randomUUID()}`, {
       title: 'Themes',
       format: 'markdown',
       content: themedBook(),
@@ -164,48 +167,48 @@ describe('semantic retrieval (embeddings fused with full text)', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
     expect(voyage.rejected.map((r) => r.status)).toEqual([429, 503]);
     expect(await count('book_chunk_embeddings WHERE book_id = $1', [book.id])).toBe(book.chunkCount);
-    expect(await books.embeddings!.ready(book.id)).toBe(true);
+    expect(await books.embeddings.ready(book.id)).toBe(true);
   });
 
   it('a provider that is down leaves the book ready and searchable by full text', async () => {
     const books = service(config(voyage));
     voyage.down = true;
     const owner = `u-${randomUUID()}`;
-    const book = await books.ingest(owner, { title: 'Themes', format: 'markdown', content: themedBook() });
+    const book = await books.ingester.ingest(owner, { title: 'Themes', format: 'markdown', content: themedBook() });
     expect(book.status).toBe('ready');
     expect(book.embeddings).toEqual({ status: 'failed', model: 'voyage-3.5' });
     const { rows } = await db.pool.query('SELECT embedding_status FROM books WHERE id = $1', [book.id]);
     expect(rows[0].embedding_status).toBe('failed');
     expect(voyage.rejected.length).toBe(3); // the first try and two retries
     const lexical = await lexicalOnly().search(owner, book.id, 'queen gardeners roses');
-    expect(await books.search(owner, book.id, 'queen gardeners roses')).toEqual(lexical);
+    expect(await books.searcher.search(owner, book.id, 'queen gardeners roses')).toEqual(lexical);
     expect(lexical.items[0].text).toContain('The queen ordered');
 
     // embedded while up; down at query time: the full-text ranking alone
     voyage.down = false;
-    await books.reembed();
-    expect(await books.embeddings!.ready(book.id)).toBe(true);
+    await books.ingester.reembed();
+    expect(await books.embeddings.ready(book.id)).toBe(true);
     voyage.down = true;
-    const during = await books.search(owner, book.id, 'queen gardeners roses', { k: 3 });
+    const during = await books.searcher.search(owner, book.id, 'queen gardeners roses', { k: 3 });
     expect(during.items).toEqual(lexical.items.slice(0, 3));
   });
 
   it('a change of model is re-embedded by reembed; until then search stays lexical', async () => {
     const before = service(config(voyage));
-    const book = await before.ingest(`u-${randomUUID()}`, {
+    const book = await before.ingester.ingest(`u-${randomUUID()}`, {
       title: 'Themes',
       format: 'markdown',
       content: themedBook(),
     });
     const after = service(config(voyage, { model: 'voyage-3-lite', dimensions: 32 }));
-    expect(await after.embeddings!.ready(book.id)).toBe(false);
+    expect(await after.embeddings.ready(book.id)).toBe(false);
     voyage.requests.length = 0;
     const lexical = await lexicalOnly().search(null, book.id, 'monarch gardeners');
-    expect(await after.search(null, book.id, 'monarch gardeners')).toEqual(lexical);
+    expect(await after.searcher.search(null, book.id, 'monarch gardeners')).toEqual(lexical);
     expect(voyage.requests).toEqual([]); // no question embedded for vectors of another model
 
     const seen: string[] = [];
-    const { failed } = await after.reembed((b) => seen.push(b.id));
+    const { failed } = await after.ingester.reembed((b) => seen.push(b.id));
     expect(failed).toEqual([]);
     expect(seen).toContain(book.id);
     expect(voyage.requests.every((r) => r.model === 'voyage-3-lite')).toBe(true);
@@ -215,11 +218,13 @@ describe('semantic retrieval (embeddings fused with full text)', () => {
       [book.id],
     );
     expect(byModel.rows).toEqual([{ model: 'voyage-3-lite', n: book.chunkCount, bytes: 32 * 4 }]);
-    expect(await after.embeddings!.ready(book.id)).toBe(true);
-    expect((await after.search(null, book.id, 'monarch gardeners')).items[0].text).toContain('The queen ordered');
+    expect(await after.embeddings.ready(book.id)).toBe(true);
+    expect((await after.searcher.search(null, book.id, 'monarch gardeners')).items[0].text).toContain(
+      'The queen ordered',
+    );
     // a second run finds nothing left to do
     voyage.requests.length = 0;
-    expect((await after.reembed()).failed).toEqual([]);
+    expect((await after.ingester.reembed()).failed).toEqual([]);
     expect(voyage.requests.filter((r) => r.inputType === 'document')).toEqual([]);
   });
 
@@ -228,7 +233,7 @@ describe('semantic retrieval (embeddings fused with full text)', () => {
     // the first attempt breaks off after half the vectors are in (the worker died)
     let calls = 0;
     const embedder = createEmbedder(cfg)!;
-    const breaking = new BooksService(
+    const breaking = new BookIngest(
       new BooksRepository(db.pool),
       undefined,
       new BookEmbeddings(
@@ -264,7 +269,7 @@ describe('semantic retrieval (embeddings fused with full text)', () => {
       await db.pool.query('SELECT id FROM book_chunks WHERE book_id = $1 ORDER BY ordinal', [accepted.id])
     ).rows;
     voyage.requests.length = 0;
-    const book = (await service(cfg).process(accepted.id))!;
+    const book = (await service(cfg).ingester.process(accepted.id))!;
     expect(book.status).toBe('ready');
     expect(
       (await db.pool.query('SELECT id FROM book_chunks WHERE book_id = $1 ORDER BY ordinal', [accepted.id])).rows,

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { BooksService, MAX_BOOK_BYTES } from '@parley/books';
+import { BookIngest, MAX_BOOK_BYTES } from '@parley/books';
 import { projectRoot } from '@parley/platform';
 import { mintToken } from '../../apps/api/src/auth/auth.guard';
 import { createApiApp } from '../../apps/api/src/create-api-app';
@@ -68,7 +68,7 @@ describe('books HTTP API', () => {
     const accepted = await call(user, 'POST', '/books', body);
     if (accepted.status !== 202) return { ...accepted, accepted: undefined };
     expect(accepted.body).toMatchObject({ status: 'ingesting', progress: { phase: 'queued', chunksWritten: 0 } });
-    await app.get(BooksService, { strict: false }).process(accepted.body.id);
+    await app.get(BookIngest, { strict: false }).process(accepted.body.id);
     return { ...(await call(user, 'GET', `/books/${accepted.body.id}`)), accepted: accepted.body };
   };
   const form = (file: Blob, name: string, fields: Record<string, string> = {}) => {
@@ -300,7 +300,7 @@ describe('books HTTP API', () => {
       for await (const chunk of res.body!) text += Buffer.from(chunk).toString();
       return text;
     })();
-    await app.get(BooksService, { strict: false }).process(id);
+    await app.get(BookIngest, { strict: false }).process(id);
     const events = [...(await frames).matchAll(/event: (\w+)\ndata: (.*)\n/g)].map((m) => ({
       event: m[1],
       book: JSON.parse(m[2]),
@@ -316,7 +316,7 @@ describe('books HTTP API', () => {
     const accepted = await call(userD, 'POST', '/books', form(new Blob([bomb]), 'bomb.pdf'));
     expect(accepted.status).toBe(202);
     const id = accepted.body.id;
-    await expect(app.get(BooksService, { strict: false }).process(id)).rejects.toMatchObject({
+    await expect(app.get(BookIngest, { strict: false }).process(id)).rejects.toMatchObject({
       code: 'book_too_large_when_expanded',
     });
     const shown = await call(userD, 'GET', `/books/${id}`);
@@ -346,7 +346,7 @@ describe('books HTTP API', () => {
     expect(await res.json()).toMatchObject({ code: 'book_ingest_busy' });
     // once one is done, a slot is free again
     const [first] = (await call(userE, 'GET', '/books')).body.items;
-    await app.get(BooksService, { strict: false }).process(first.id);
+    await app.get(BookIngest, { strict: false }).process(first.id);
     expect((await post()).status).toBe(202);
   });
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Book, BooksRepository, BooksService } from '@parley/books';
+import { Book, BookIngest, BookQueries, BookSearch, BooksRepository } from '@parley/books';
 import { EventStore } from '@parley/event-store';
 import { honestBook } from '../support/hostile-books';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
@@ -8,21 +8,26 @@ import { waitFor } from '../support/wait-for';
 describe('book ingest', () => {
   let db: TestDatabase;
   let store: EventStore;
-  let books: BooksService;
+  let ingest: BookIngest;
+  let books: BookQueries;
+  let bookSearch: BookSearch;
   const count = async (sql: string, params: unknown[]) =>
     (await db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${sql}`, params)).rows[0].n;
 
   beforeAll(async () => {
     db = await createTestDatabase();
     store = new EventStore(db.pool);
-    books = new BooksService(new BooksRepository(db.pool));
+    const repo = new BooksRepository(db.pool);
+    ingest = new BookIngest(repo);
+    books = new BookQueries(repo);
+    bookSearch = new BookSearch(repo);
   });
   afterAll(() => db.drop());
 
   it('does not hold back the tailers of the event log while a large book is stored', async () => {
     const owner = `big-${randomUUID()}`;
     let ingested: Book | null = null;
-    const ingest = books
+    const ingesting = ingest
       .ingest(owner, { title: 'Big', format: 'text', content: honestBook(6) })
       .then((b) => (ingested = b));
     // parsing runs in a child process; then chunks are written batch by batch
@@ -36,7 +41,7 @@ describe('book ingest', () => {
     // meanwhile the book is listed as ingesting, and not searchable
     const [listed] = await books.list(owner);
     expect(listed.status).toBe('ingesting');
-    await expect(books.search(owner, listed.id, 'kalo')).rejects.toThrow('still being ingested');
+    await expect(bookSearch.search(owner, listed.id, 'kalo')).rejects.toThrow('still being ingested');
     const { events } = await store.append(`s-${randomUUID()}`, [{ id: randomUUID(), type: 'Meanwhile', data: {} }], {
       expectedVersion: 'no_stream',
     });
@@ -49,7 +54,7 @@ describe('book ingest', () => {
     );
     expect(ingested).toBeNull(); // served while the book was still being stored
 
-    const book = await ingest;
+    const book = await ingesting;
     expect(book.chapters).toHaveLength(60);
     expect((await books.list(owner)).map((b) => b.id)).toEqual([book.id]);
     expect(await count('book_chunks WHERE book_id = $1', [book.id])).toBe(book.chunkCount);
@@ -67,7 +72,7 @@ describe('book ingest', () => {
     const { rows } = await db.pool.query('SELECT text FROM book_chunks WHERE book_id = $1 AND ordinal = 100', [
       book.id,
     ]);
-    const { items } = await books.search(owner, book.id, rows[0].text.split(' ').slice(0, 4).join(' '));
+    const { items } = await bookSearch.search(owner, book.id, rows[0].text.split(' ').slice(0, 4).join(' '));
     expect(items.length).toBeGreaterThan(0);
   }, 120_000);
 
@@ -88,7 +93,7 @@ describe('book ingest', () => {
         return super.addChunks(...args);
       }
     }
-    const failing = new BooksService(new FailingOnThirdBatch(db.pool));
+    const failing = new BookIngest(new FailingOnThirdBatch(db.pool));
     await expect(failing.ingest(owner, { title: 'Half', format: 'text', content: honestBook(1) })).rejects.toThrow(
       'disk full',
     );

@@ -7,8 +7,10 @@ import {
   Book,
   BookNotFoundError,
   BookRejectedError,
+  BookIngest,
+  BookQueries,
+  BookSearch,
   BooksRepository,
-  BooksService,
   MAX_BOOK_BYTES,
   SearchBookTool,
 } from '@parley/books';
@@ -19,9 +21,12 @@ const bookPath = (file: string) => path.join(projectRoot(), 'data/books', file);
 const sampleBook = (file: string) => readFileSync(bookPath(file));
 const squash = (s: string) => s.replace(/\s+/g, ' ').toLowerCase();
 
-describe(BooksService.name, () => {
+describe('books: ingest, queries, search', () => {
   let db: TestDatabase;
-  let sut: BooksService;
+  let repo: BooksRepository;
+  let ingest: BookIngest;
+  let books: BookQueries;
+  let bookSearch: BookSearch;
   let alice: Book;
   const reader = `reader-${randomUUID()}`;
 
@@ -36,8 +41,11 @@ describe(BooksService.name, () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    sut = new BooksService(new BooksRepository(db.pool));
-    alice = await sut.ingest(reader, {
+    repo = new BooksRepository(db.pool);
+    ingest = new BookIngest(repo);
+    books = new BookQueries(repo);
+    bookSearch = new BookSearch(repo);
+    alice = await ingest.ingest(reader, {
       title: "Alice's Adventures in Wonderland",
       author: 'Lewis Carroll',
       format: 'text',
@@ -80,7 +88,7 @@ describe(BooksService.name, () => {
 
     it('lists, shows and deletes only the owner’s books; a foreign book is not found', async () => {
       const other = `other-${randomUUID()}`;
-      const mine = await sut.ingest(other, {
+      const mine = await ingest.ingest(other, {
         title: 'Mine',
         format: 'markdown',
         content: '# One\n\nA tale of a hat.\n\n# Two\n\nThe end.',
@@ -89,33 +97,33 @@ describe(BooksService.name, () => {
         { index: 1, title: 'One' },
         { index: 2, title: 'Two' },
       ]);
-      expect((await sut.list(other)).map((b) => b.id)).toEqual([mine.id]);
-      expect((await sut.list(reader)).map((b) => b.id)).toContain(alice.id);
-      expect((await sut.list(reader)).map((b) => b.id)).not.toContain(mine.id);
-      expect(await sut.get(other, mine.id)).toEqual(mine);
-      await expect(sut.get(other, 'not-a-uuid')).rejects.toBeInstanceOf(BookNotFoundError);
-      await expect(sut.get(reader, mine.id)).rejects.toBeInstanceOf(BookNotFoundError);
-      await expect(sut.search(reader, mine.id, 'hat')).rejects.toBeInstanceOf(BookNotFoundError);
-      await expect(sut.delete(reader, mine.id)).rejects.toBeInstanceOf(BookNotFoundError);
-      expect((await sut.search(other, mine.id, 'hat')).items).toHaveLength(1);
+      expect((await books.list(other)).map((b) => b.id)).toEqual([mine.id]);
+      expect((await books.list(reader)).map((b) => b.id)).toContain(alice.id);
+      expect((await books.list(reader)).map((b) => b.id)).not.toContain(mine.id);
+      expect(await books.get(other, mine.id)).toEqual(mine);
+      await expect(books.get(other, 'not-a-uuid')).rejects.toBeInstanceOf(BookNotFoundError);
+      await expect(books.get(reader, mine.id)).rejects.toBeInstanceOf(BookNotFoundError);
+      await expect(bookSearch.search(reader, mine.id, 'hat')).rejects.toBeInstanceOf(BookNotFoundError);
+      expect(await repo.delete(reader, mine.id)).toBe(false);
+      expect((await bookSearch.search(other, mine.id, 'hat')).items).toHaveLength(1);
       expect(await count('book_chunks', mine.id)).toBe(2);
     });
 
     it('deletes a book with its chunks and vocabulary', async () => {
       const owner = `deleter-${randomUUID()}`;
-      const book = await sut.ingest(owner, {
+      const book = await ingest.ingest(owner, {
         title: 'Frankenstein',
         format: 'text',
         content: sampleBook('frankenstein.txt'),
       });
       expect(book.chapters).toHaveLength(28);
       expect(await count('book_chunks', book.id)).toBeGreaterThan(300);
-      await sut.delete(owner, book.id);
+      expect(await repo.delete(owner, book.id)).toBe(true);
       expect(await count('books', book.id)).toBe(0);
       expect(await count('book_chunks', book.id)).toBe(0);
       expect(await count('book_terms', book.id)).toBe(0);
-      await expect(sut.get(owner, book.id)).rejects.toBeInstanceOf(BookNotFoundError);
-      await expect(sut.delete(owner, book.id)).rejects.toBeInstanceOf(BookNotFoundError);
+      await expect(books.get(owner, book.id)).rejects.toBeInstanceOf(BookNotFoundError);
+      expect(await repo.delete(owner, book.id)).toBe(false);
     });
 
     it.each([
@@ -128,11 +136,11 @@ describe(BooksService.name, () => {
     ] as const)('rejects %s and leaves nothing behind', async (_, input, status) => {
       const owner = `rejected-${randomUUID()}`;
       const before = [await count('books'), await count('book_chunks'), await count('book_terms')];
-      const error = await sut.ingest(owner, { title: 'Bad', ...input }).catch((e: unknown) => e);
+      const error = await ingest.ingest(owner, { title: 'Bad', ...input }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(BookRejectedError);
       expect((error as BookRejectedError).status).toBe(status);
       expect([await count('books'), await count('book_chunks'), await count('book_terms')]).toEqual(before);
-      expect(await sut.list(owner)).toEqual([]);
+      expect(await books.list(owner)).toEqual([]);
     });
 
     it('keeps the page of each chunk of a PDF', async () => {
@@ -140,16 +148,16 @@ describe(BooksService.name, () => {
         ['Chapter 1', '', 'The lighthouse keeper counted the gulls every morning.'],
         ['Chapter 2', '', 'A storm came and the lamp went out over the harbour.'],
       ]);
-      const book = await sut.ingest(reader, { title: 'Lamp', format: 'pdf', content: pdf });
+      const book = await ingest.ingest(reader, { title: 'Lamp', format: 'pdf', content: pdf });
       expect(book.chapters.map((c) => c.title)).toEqual(['Chapter 1', 'Chapter 2']);
-      const { items } = await sut.search(reader, book.id, 'lamp storm harbour');
+      const { items } = await bookSearch.search(reader, book.id, 'lamp storm harbour');
       expect(items[0]).toMatchObject({ chapter: 'Chapter 2', chapterIndex: 2, page: 2 });
     });
   });
 
   describe('search', () => {
     it('ranks the passage about the Cheshire Cat’s grin in chapter VI first', async () => {
-      const { items } = await sut.search(reader, alice.id, 'Cheshire Cat grin');
+      const { items } = await bookSearch.search(reader, alice.id, 'Cheshire Cat grin');
       expect(items).toHaveLength(5);
       expect(items[0].chapter).toBe('CHAPTER VI. Pig and Pepper');
       expect(squash(items[0].text)).toContain('cheshire cat');
@@ -170,7 +178,7 @@ describe(BooksService.name, () => {
     });
 
     it('answers a reader’s question in their own words', async () => {
-      const { items } = await sut.search(
+      const { items } = await bookSearch.search(
         reader,
         alice.id,
         'What did they use as balls and mallets in the Queen’s game?',
@@ -180,29 +188,29 @@ describe(BooksService.name, () => {
     });
 
     it('finds a misspelt name by trigram similarity', async () => {
-      const { items } = await sut.search(reader, alice.id, 'Cheshre');
+      const { items } = await bookSearch.search(reader, alice.id, 'Cheshre');
       expect(items.length).toBeGreaterThan(0);
       expect(items.every((i) => squash(i.text).includes('cheshire'))).toBe(true);
-      const typo = await sut.search(reader, alice.id, 'the Cheshre Cat grinning');
+      const typo = await bookSearch.search(reader, alice.id, 'the Cheshre Cat grinning');
       expect(typo.items.slice(0, 3).some((i) => i.chapterIndex === 6 && squash(i.text).includes('cheshire'))).toBe(
         true,
       );
     });
 
     it('never returns passages from chapters after maxChapter', async () => {
-      const everywhere = await sut.search(reader, alice.id, 'the Queen playing croquet', { k: 20 });
+      const everywhere = await bookSearch.search(reader, alice.id, 'the Queen playing croquet', { k: 20 });
       expect(everywhere.items.some((i) => i.chapterIndex > 7)).toBe(true);
-      const upTo7 = await sut.search(reader, alice.id, 'the Queen playing croquet', { k: 20, maxChapter: 7 });
+      const upTo7 = await bookSearch.search(reader, alice.id, 'the Queen playing croquet', { k: 20, maxChapter: 7 });
       expect(upTo7.items.length).toBeGreaterThan(0);
       expect(upTo7.items.every((i) => i.chapterIndex <= 7)).toBe(true);
-      const upTo1 = await sut.search(reader, alice.id, 'Cheshire Cat grin', { maxChapter: 1 });
+      const upTo1 = await bookSearch.search(reader, alice.id, 'Cheshire Cat grin', { maxChapter: 1 });
       expect(upTo1.items.every((i) => i.chapterIndex === 1)).toBe(true);
       expect(upTo1.items.some((i) => squash(i.text).includes('cheshire'))).toBe(false);
     });
 
     it('reads "up to chapter N" as the book numbers its chapters, after a preface', async () => {
       const para = (s: string) => `${s} `.repeat(8).trim();
-      const book = await sut.ingest(reader, {
+      const book = await ingest.ingest(reader, {
         title: 'The Keeper',
         format: 'text',
         content: [
@@ -219,27 +227,27 @@ describe(BooksService.name, () => {
         { index: 1, title: 'Chapter 1' },
         { index: 2, title: 'Chapter 2' },
       ]);
-      const upTo1 = await sut.search(reader, book.id, 'lighthouse keeper gulls storm lamp', { maxChapter: 1 });
+      const upTo1 = await bookSearch.search(reader, book.id, 'lighthouse keeper gulls storm lamp', { maxChapter: 1 });
       expect(upTo1.items.map((i) => i.chapter)).toContain('Chapter 1');
       expect(upTo1.items.map((i) => i.chapter)).not.toContain('Chapter 2');
     });
 
     it('bounds k to 1..20 and answers nothing for a question without words', async () => {
-      expect((await sut.search(reader, alice.id, 'Alice', { k: 50 })).items).toHaveLength(20);
-      expect((await sut.search(reader, alice.id, 'Alice', { k: 0 })).items).toHaveLength(1);
-      expect((await sut.search(reader, alice.id, 'Alice')).items).toHaveLength(5);
-      expect((await sut.search(reader, alice.id, '?!… --')).items).toEqual([]);
-      expect((await sut.search(reader, alice.id, 'the of and')).items).toEqual([]);
-      expect((await sut.search(reader, alice.id, 'xylophonist quantum')).items).toEqual([]);
+      expect((await bookSearch.search(reader, alice.id, 'Alice', { k: 50 })).items).toHaveLength(20);
+      expect((await bookSearch.search(reader, alice.id, 'Alice', { k: 0 })).items).toHaveLength(1);
+      expect((await bookSearch.search(reader, alice.id, 'Alice')).items).toHaveLength(5);
+      expect((await bookSearch.search(reader, alice.id, '?!… --')).items).toEqual([]);
+      expect((await bookSearch.search(reader, alice.id, 'the of and')).items).toEqual([]);
+      expect((await bookSearch.search(reader, alice.id, 'xylophonist quantum')).items).toEqual([]);
     });
 
     it('keeps each book’s search to its own passages', async () => {
-      const pp = await sut.ingest(reader, {
+      const pp = await ingest.ingest(reader, {
         title: 'Pride and Prejudice',
         format: 'text',
         content: sampleBook('pride_and_prejudice.txt'),
       });
-      const { items } = await sut.search(reader, pp.id, 'Cheshire Cat grin Mr. Darcy');
+      const { items } = await bookSearch.search(reader, pp.id, 'Cheshire Cat grin Mr. Darcy');
       const ids = new Set(
         (await db.pool.query('SELECT id FROM book_chunks WHERE book_id = $1', [pp.id])).rows.map((r) => r.id),
       );
@@ -263,7 +271,7 @@ describe(BooksService.name, () => {
     };
 
     beforeAll(() => {
-      tool = new SearchBookTool(sut);
+      tool = new SearchBookTool(bookSearch, books);
     });
 
     it('numbers the passages [1]… and gives the citations in the same order', async () => {

@@ -2,7 +2,10 @@ import { Module } from '@nestjs/common';
 import { AppConfig, CONFIG } from '@parley/config';
 import { BooksRepository } from './books.repository';
 import { Pool } from 'pg';
-import { BOOK_CONTEXTS, BOOK_EMBEDDINGS, BOOK_LIMITS, BooksService } from './books.service';
+import { BookIngest } from './book-ingest';
+import { BookQueries } from './book-queries';
+import { BookSearch } from './book-search';
+import { BOOK_CONTEXTS, BOOK_EMBEDDINGS, BOOK_LIMITS } from './book.tokens';
 import { BookContexts } from './contexts/book-contexts';
 import { ContextsRepository } from './contexts/contexts.repository';
 import { BookEmbeddings } from './embeddings/book-embeddings';
@@ -11,13 +14,16 @@ import { EmbeddingsRepository } from './embeddings/embeddings.repository';
 import { SearchBookTool } from './search-book.tool';
 
 /**
- * Books: ingest, retrieval and the search_book agent tool. Needs the global DatabaseModule
- * (the pg Pool) and ConfigModule. The agent module collects SearchBookTool into its tool registry.
+ * Books: ingestion (BookIngest), the reader's books (BookQueries), search (BookSearch) and the
+ * search_book agent tool. Needs the global DatabaseModule (the pg Pool) and ConfigModule.
+ * The agent module collects SearchBookTool into its tool registry.
  */
 @Module({
   providers: [
     BooksRepository,
-    BooksService,
+    BookIngest,
+    BookQueries,
+    BookSearch,
     SearchBookTool,
     { provide: BOOK_LIMITS, inject: [CONFIG], useFactory: (c: AppConfig) => c.books },
     {
@@ -35,6 +41,6 @@ import { SearchBookTool } from './search-book.tool';
         c.contextual ? new BookContexts(c.contextual, new ContextsRepository(pool)) : null,
     },
   ],
-  exports: [BooksRepository, BooksService, SearchBookTool],
+  exports: [BooksRepository, BookIngest, BookQueries, BookSearch, SearchBookTool],
 })
 export class BooksModule {}

@@ -3,7 +3,8 @@ import type { AgentTool, ToolContext, ToolOutput } from '@parley/agent';
 import type { Citation } from '@parley/conversation';
 import { BookNotFoundError } from './book.errors';
 import { SearchHit } from './book.types';
-import { BooksService } from './books.service';
+import { BookQueries } from './book-queries';
+import { BookSearch } from './book-search';
 
 export const SEARCH_BOOK_MAX_K = 10;
 export const SEARCH_BOOK_DEFAULT_K = 5;
@@ -54,7 +55,10 @@ export class SearchBookTool implements AgentTool {
 
   private readonly titles = new Map<string, string>();
 
-  constructor(private readonly books: BooksService) {}
+  constructor(
+    private readonly bookSearch: BookSearch,
+    private readonly books: BookQueries,
+  ) {}
 
   availableFor(ctx: ToolContext): boolean {
     return ctx.bookIds.length > 0;
@@ -78,7 +82,7 @@ export class SearchBookTool implements AgentTool {
     const found = await Promise.all(
       searched.map(async (bookId) => {
         try {
-          const { items } = await this.books.search(ctx.userId, bookId, parsed.query, {
+          const { items } = await this.bookSearch.search(ctx.userId, bookId, parsed.query, {
             k: Math.min(parsed.k + exclude.size, SEARCH_BOOK_MAX_K * 3),
             maxChapter: ctx.readingPosition,
           });

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Request, Response } from 'express';
-import { Book, BooksService } from '@parley/books';
+import { Book, BookQueries } from '@parley/books';
 import { AppConfig, CONFIG } from '@parley/config';
 
 /** How often the book's row is read while it ingests (the worker writes progress at most every 250 ms). */
@@ -14,7 +14,7 @@ const POLL_MS = 250;
 @Injectable()
 export class BookEventStream {
   constructor(
-    private readonly books: BooksService,
+    private readonly books: BookQueries,
     @Inject(CONFIG) private readonly config: AppConfig,
   ) {}
 

@@ -28,7 +28,16 @@ import {
 } from '@nestjs/swagger';
 import { Request, Response } from 'express';
 import { memoryStorage } from 'multer';
-import { Book, BooksService, formatOfFile, IngestBookInput, MAX_BOOK_BYTES, titleOfFile } from '@parley/books';
+import {
+  Book,
+  BookIngest,
+  BookQueries,
+  BookSearch,
+  formatOfFile,
+  IngestBookInput,
+  MAX_BOOK_BYTES,
+  titleOfFile,
+} from '@parley/books';
 import { AllowQueryToken, AuthUser } from '../auth/auth.guard';
 import { CurrentUser } from '../auth/current-user.decorator';
 import { Erasures } from '@parley/erasure';
@@ -52,7 +61,9 @@ const isBase64 = (s: string): boolean => /^[A-Za-z0-9+/]*={0,2}$/.test(s.replace
 @Controller('books')
 export class BooksController {
   constructor(
-    private readonly books: BooksService,
+    private readonly books: BookQueries,
+    private readonly bookIngest: BookIngest,
+    private readonly bookSearch: BookSearch,
     private readonly erasures: Erasures,
     private readonly enqueuer: TurnEnqueuer,
     private readonly ingest: BookIngestDispatch,
@@ -89,7 +100,7 @@ export class BooksController {
     @UploadedFile() file?: Express.Multer.File,
   ): Promise<Book> {
     const input = file ? fromFile(body, file) : fromJson(body);
-    const book = await this.books.accept(user.id, input);
+    const book = await this.bookIngest.accept(user.id, input);
     await this.ingest.enqueue(book.id);
     return book;
   }
@@ -153,7 +164,7 @@ export class BooksController {
   @ApiOkResponse({ type: SearchResultDto })
   @ApiProblems('validation_failed', 'book_not_found', 'book_not_ready')
   search(@CurrentUser() user: AuthUser, @Param('id', Uuid('id')) id: string, @Query() query: SearchBookQueryDto) {
-    return this.books.search(user.id, id, query.q, { k: query.k });
+    return this.bookSearch.search(user.id, id, query.q, { k: query.k });
   }
 }
 

@@ -1,7 +1,7 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectQueue } from '@nestjs/bullmq';
 import { Queue } from 'bullmq';
-import { BOOK_INGEST_QUEUE, BooksService, INGEST_BOOK_JOB, INGEST_JOB_OPTIONS, ingestJobId } from '@parley/books';
+import { BOOK_INGEST_QUEUE, BookIngest, INGEST_BOOK_JOB, INGEST_JOB_OPTIONS, ingestJobId } from '@parley/books';
 
 const SWEEP_MS = 30_000;
 
@@ -16,7 +16,7 @@ export class BookIngestSweeper implements OnApplicationBootstrap, OnApplicationS
   private timer?: NodeJS.Timeout;
 
   constructor(
-    private readonly books: BooksService,
+    private readonly ingest: BookIngest,
     @InjectQueue(BOOK_INGEST_QUEUE) private readonly queue: Queue,
   ) {}
 
@@ -32,7 +32,7 @@ export class BookIngestSweeper implements OnApplicationBootstrap, OnApplicationS
 
   async sweep(): Promise<void> {
     try {
-      for (const bookId of await this.books.ingestingIds())
+      for (const bookId of await this.ingest.ingestingIds())
         await this.queue.add(INGEST_BOOK_JOB, { bookId }, { jobId: ingestJobId(bookId), ...INGEST_JOB_OPTIONS });
     } catch (e) {
       this.logger.warn(`book ingest sweep failed: ${(e as Error).message}`);

@@ -1,7 +1,7 @@
 import { BeforeApplicationShutdown, Inject, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Job, UnrecoverableError } from 'bullmq';
-import { BOOK_INGEST_QUEUE, BookRejectedError, BooksService, IngestBookJob, INGEST_BOOK_JOB } from '@parley/books';
+import { BOOK_INGEST_QUEUE, BookIngest, BookRejectedError, IngestBookJob, INGEST_BOOK_JOB } from '@parley/books';
 import { AppConfig, CONFIG } from '@parley/config';
 
 /**
@@ -16,7 +16,7 @@ export class BookIngestProcessor extends WorkerHost implements OnApplicationBoot
   private readonly logger = new Logger(BookIngestProcessor.name);
 
   constructor(
-    private readonly books: BooksService,
+    private readonly ingest: BookIngest,
     @Inject(CONFIG) private readonly config: AppConfig,
   ) {
     super();
@@ -38,7 +38,7 @@ export class BookIngestProcessor extends WorkerHost implements OnApplicationBoot
     const { bookId } = job.data;
     const started = Date.now();
     try {
-      const book = await this.books.process(bookId);
+      const book = await this.ingest.process(bookId);
       if (book) this.logger.log(`book ${bookId} ready: ${book.chunkCount} chunks in ${Date.now() - started} ms`);
     } catch (e) {
       if (e instanceof BookRejectedError) {
@@ -46,7 +46,7 @@ export class BookIngestProcessor extends WorkerHost implements OnApplicationBoot
         throw new UnrecoverableError(e.message); // its content will not change: no retry
       }
       if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1))
-        await this.books.failIngest(bookId, 'the book could not be stored; try uploading it again');
+        await this.ingest.failIngest(bookId, 'the book could not be stored; try uploading it again');
       throw e;
     }
   }

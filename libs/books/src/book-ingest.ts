@@ -1,62 +1,31 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { BookLimits, loadBookLimits } from '@parley/config';
-import { BookNotFoundError, BookNotReadyError, BookRejectedError } from './book.errors';
-import {
-  Book,
-  BOOK_FORMATS,
-  BookFormat,
-  BookProgress,
-  IngestBookInput,
-  MAX_BOOK_BYTES,
-  SearchOptions,
-  SearchResult,
-} from './book.types';
-import { parseBounded } from './parsing/bounded-parse';
-import { decodeText, looksLikePdf } from './parsing/parse-book';
+import { BookNotFoundError, BookRejectedError } from './book.errors';
+import { Book, BookProgress, IngestBookInput } from './book.types';
+import { BOOK_CONTEXTS, BOOK_EMBEDDINGS, BOOK_LIMITS } from './book.tokens';
 import { BooksRepository, IngestCaps, INGEST_BATCH } from './books.repository';
-import { queryText } from './search/query-text';
-import { BookEmbeddings } from './embeddings/book-embeddings';
 import { BookContexts } from './contexts/book-contexts';
-import { FUSION_CANDIDATES, fuseRankings } from './search/hybrid-search';
-
-export const DEFAULT_SEARCH_K = 5;
-export const MAX_SEARCH_K = 20;
-export const MAX_TITLE_CHARS = 200;
-
-/** Injection token of the BookLimits (libs/config) the service runs under. */
-export const BOOK_LIMITS = 'BOOK_LIMITS';
-
-/** Injection token of the BookEmbeddings (null when no embeddings provider is configured). */
-export const BOOK_EMBEDDINGS = 'BOOK_EMBEDDINGS';
-
-/** Injection token of the BookContexts (null unless contextual retrieval is on). */
-export const BOOK_CONTEXTS = 'BOOK_CONTEXTS';
+import { BookEmbeddings } from './embeddings/book-embeddings';
+import { parseBounded } from './parsing/bounded-parse';
+import { checkUpload } from './upload-check';
 
 /** The config schema's defaults, for callers without a config (the CLI's direct ingest, tests). */
 export const DEFAULT_BOOK_LIMITS: BookLimits = loadBookLimits({});
-
-/** A checked upload, ready to store. */
-interface AcceptedUpload {
-  title: string;
-  author: string | null;
-  format: BookFormat;
-  bytes: Buffer;
-}
 
 /** At most this often is a book's progress written while it is parsed. */
 const PROGRESS_EVERY_MS = 250;
 
 /**
- * Books: accept an upload (checks that cost nothing, then stored 'ingesting'), process it
- * (parse in a bounded child process → chunk → store in short batches → ready, or failed with
- * a problem code), list, show, delete and search.
+ * Ingestion: accept an upload (checks that cost nothing, then stored 'ingesting'), process it
+ * (parse in a bounded child process → chunk → store in short batches → contexts and vectors →
+ * ready, or failed with a problem code); and the embeddings of ready books re-done (reembed).
  */
 @Injectable()
-export class BooksService {
-  private readonly logger = new Logger(BooksService.name);
+export class BookIngest {
+  private readonly logger = new Logger(BookIngest.name);
   private readonly limits: BookLimits;
-  readonly embeddings: BookEmbeddings | null;
-  readonly contexts: BookContexts | null;
+  private readonly embeddings: BookEmbeddings | null;
+  private readonly contexts: BookContexts | null;
 
   constructor(
     private readonly repo: BooksRepository,
@@ -67,11 +36,6 @@ export class BooksService {
     this.limits = limits ?? DEFAULT_BOOK_LIMITS;
     this.embeddings = embeddings ?? null;
     this.contexts = contexts ?? null;
-  }
-
-  /** 'hybrid' when an embeddings provider is configured (full text and vectors, fused), else 'lexical'. */
-  get searchMode(): 'hybrid' | 'lexical' {
-    return this.embeddings ? 'hybrid' : 'lexical';
   }
 
   /**
@@ -224,103 +188,4 @@ export class BooksService {
   private caps(): IngestCaps {
     return { perUser: this.limits.ingestPerUser, global: this.limits.ingestGlobal };
   }
-
-  list(ownerId: string): Promise<Book[]> {
-    return this.repo.list(ownerId);
-  }
-
-  async get(ownerId: string, id: string): Promise<Book> {
-    const book = await this.repo.find(ownerId, id);
-    if (!book) throw new BookNotFoundError(id);
-    return book;
-  }
-
-  /** The owner's books among `ids`, with title and status, in one statement (others' ids left out). */
-  titlesIfOwnedBy(ownerId: string, ids: string[]): ReturnType<BooksRepository['titlesIfOwnedBy']> {
-    return this.repo.titlesIfOwnedBy(ownerId, ids);
-  }
-
-  /** The book when it is ready; BookNotFoundError, or BookNotReadyError while it ingests or when it failed. */
-  async getReady(ownerId: string | null, id: string): Promise<Book> {
-    const book = await this.repo.find(ownerId, id);
-    if (!book) throw new BookNotFoundError(id);
-    if (book.status !== 'ready') throw new BookNotReadyError(id, book.status);
-    return book;
-  }
-
-  async delete(ownerId: string, id: string): Promise<void> {
-    if (!(await this.repo.delete(ownerId, id))) throw new BookNotFoundError(id);
-  }
-
-  /**
-   * The passages that best answer a reader's question, from chapters up to maxChapter.
-   * ownerId null skips the ownership check (trusted callers such as the benchmark).
-   */
-  async search(ownerId: string | null, bookId: string, query: string, opts: SearchOptions = {}): Promise<SearchResult> {
-    await this.getReady(ownerId, bookId);
-    const k = Math.min(Math.max(Math.trunc(opts.k ?? DEFAULT_SEARCH_K), 1), MAX_SEARCH_K);
-    const maxChapter = opts.maxChapter ?? null;
-    const text = queryText(query);
-    if (!text) return { items: [] };
-    if (!this.embeddings || !(await this.embeddings.ready(bookId)))
-      return { items: await this.repo.search(bookId, text, k, maxChapter) };
-    return { items: await this.hybridSearch(bookId, query, text, k, maxChapter, this.embeddings) };
-  }
-
-  /**
-   * Full text and vectors side by side, fused by reciprocal rank (search/hybrid-search.ts).
-   * When the question cannot be embedded (the provider is down), the full-text ranking alone.
-   */
-  private async hybridSearch(
-    bookId: string,
-    query: string,
-    text: string,
-    k: number,
-    maxChapter: number | null,
-    embeddings: BookEmbeddings,
-  ) {
-    const n = Math.max(FUSION_CANDIDATES, k);
-    const [lexical, vector] = await Promise.all([
-      this.repo.search(bookId, text, n, maxChapter),
-      embeddings.embedder
-        .embedQuery(query)
-        .then((q) => embeddings.nearest(bookId, q, n, maxChapter))
-        .catch((e: Error) => {
-          this.logger.warn(`book ${bookId}: query not embedded, full-text search only: ${e.message}`);
-          return null;
-        }),
-    ]);
-    if (!vector) return lexical.slice(0, k);
-    return fuseRankings(lexical, vector, k);
-  }
-}
-
-/** The checks that cost nothing: fields, size, declared type against the bytes, UTF-8 for text. */
-function checkUpload(input: IngestBookInput): AcceptedUpload {
-  // eslint-disable-next-line no-control-regex -- matching control characters is the point
-  if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(`${input.title ?? ''}${input.author ?? ''}`)) {
-    throw new BookRejectedError(400, 'title and author must not contain control characters');
-  }
-  const title = input.title?.trim() ?? '';
-  if (!title || title.length > MAX_TITLE_CHARS) {
-    throw new BookRejectedError(400, `title must be 1..${MAX_TITLE_CHARS} characters`);
-  }
-  const author = input.author?.trim() || null;
-  if (author && author.length > MAX_TITLE_CHARS)
-    throw new BookRejectedError(400, `author must be at most ${MAX_TITLE_CHARS} characters`);
-  if (!BOOK_FORMATS.includes(input.format)) {
-    throw new BookRejectedError(415, `format must be one of ${BOOK_FORMATS.join(', ')}`);
-  }
-  const bytes = typeof input.content === 'string' ? Buffer.from(input.content, 'utf8') : input.content;
-  if (bytes.length === 0) throw new BookRejectedError(400, 'the book is empty');
-  if (bytes.length > MAX_BOOK_BYTES)
-    throw new BookRejectedError(413, `the book is larger than ${MAX_BOOK_BYTES / 1024 / 1024} MB`);
-  if (input.format === 'pdf') {
-    if (!looksLikePdf(bytes)) throw new BookRejectedError(415, 'the file is not a PDF');
-  } else {
-    // 415 for binary or non-UTF-8, 400 for no words at all, before anything is stored
-    if (!/[\p{L}\p{N}]/u.test(decodeText(bytes)))
-      throw new BookRejectedError(400, 'the book has no text', 'book_no_text');
-  }
-  return { title, author, format: input.format, bytes };
 }

@@ -1,0 +1,43 @@
+import { BookRejectedError } from './book.errors';
+import { BOOK_FORMATS, BookFormat, IngestBookInput, MAX_BOOK_BYTES } from './book.types';
+import { decodeText, looksLikePdf } from './parsing/parse-book';
+
+export const MAX_TITLE_CHARS = 200;
+
+/** A checked upload, ready to store. */
+export interface AcceptedUpload {
+  title: string;
+  author: string | null;
+  format: BookFormat;
+  bytes: Buffer;
+}
+
+/** The checks that cost nothing: fields, size, declared type against the bytes, UTF-8 for text. */
+export function checkUpload(input: IngestBookInput): AcceptedUpload {
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
+  if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(`${input.title ?? ''}${input.author ?? ''}`)) {
+    throw new BookRejectedError(400, 'title and author must not contain control characters');
+  }
+  const title = input.title?.trim() ?? '';
+  if (!title || title.length > MAX_TITLE_CHARS) {
+    throw new BookRejectedError(400, `title must be 1..${MAX_TITLE_CHARS} characters`);
+  }
+  const author = input.author?.trim() || null;
+  if (author && author.length > MAX_TITLE_CHARS)
+    throw new BookRejectedError(400, `author must be at most ${MAX_TITLE_CHARS} characters`);
+  if (!BOOK_FORMATS.includes(input.format)) {
+    throw new BookRejectedError(415, `format must be one of ${BOOK_FORMATS.join(', ')}`);
+  }
+  const bytes = typeof input.content === 'string' ? Buffer.from(input.content, 'utf8') : input.content;
+  if (bytes.length === 0) throw new BookRejectedError(400, 'the book is empty');
+  if (bytes.length > MAX_BOOK_BYTES)
+    throw new BookRejectedError(413, `the book is larger than ${MAX_BOOK_BYTES / 1024 / 1024} MB`);
+  if (input.format === 'pdf') {
+    if (!looksLikePdf(bytes)) throw new BookRejectedError(415, 'the file is not a PDF');
+  } else {
+    // 415 for binary or non-UTF-8, 400 for no words at all, before anything is stored
+    if (!/[\p{L}\p{N}]/u.test(decodeText(bytes)))
+      throw new BookRejectedError(400, 'the book has no text', 'book_no_text');
+  }
+  return { title, author, format: input.format, bytes };
+}
