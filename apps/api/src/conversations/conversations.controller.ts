@@ -49,7 +49,8 @@ import {
 } from './conversation-responses.dto';
 import { toEnvelope } from './event-envelope';
 import { EventStreamService } from './event-stream.service';
-import { IdempotencyKey, IfMatch } from './if-match';
+import { IdempotencyKey } from './idempotency-key';
+import { IfMatch } from './if-match';
 import { PostRateLimiter } from './post-rate-limiter';
 import { TurnEnqueuer } from './turn-enqueuer';
 import { UsageDto } from '../usage/usage.dto';

@@ -14,23 +14,7 @@ export function parseIfMatch(header: string | string[] | undefined): number | un
   return n;
 }
 
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
-
-export function parseIdempotencyKey(header: string | string[] | undefined): string | undefined {
-  if (header === undefined) return undefined;
-  const value = Array.isArray(header) ? header[0] : header;
-  if (!IDEMPOTENCY_KEY.test(value ?? '')) {
-    throw invalid('Idempotency-Key', 'Idempotency-Key must be 1..200 visible ASCII characters');
-  }
-  return value;
-}
-
 /** The parsed `If-Match` header (a stream version), or undefined when absent. */
 export const IfMatch = createParamDecorator((_: unknown, ctx: ExecutionContext) =>
   parseIfMatch(ctx.switchToHttp().getRequest<Request>().headers['if-match']),
-);
-
-/** The parsed `Idempotency-Key` header, or undefined when absent. */
-export const IdempotencyKey = createParamDecorator((_: unknown, ctx: ExecutionContext) =>
-  parseIdempotencyKey(ctx.switchToHttp().getRequest<Request>().headers['idempotency-key']),
 );

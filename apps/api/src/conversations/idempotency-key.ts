@@ -1,0 +1,20 @@
+import { createParamDecorator, ExecutionContext } from '@nestjs/common';
+import { Request } from 'express';
+import { invalid } from '../http/problem.exception';
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
+
+/** `Idempotency-Key`: 1..200 visible ASCII characters; absent → undefined; anything else → 400. */
+export function parseIdempotencyKey(header: string | string[] | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  const value = Array.isArray(header) ? header[0] : header;
+  if (!IDEMPOTENCY_KEY.test(value ?? '')) {
+    throw invalid('Idempotency-Key', 'Idempotency-Key must be 1..200 visible ASCII characters');
+  }
+  return value;
+}
+
+/** The parsed `Idempotency-Key` header, or undefined when absent. */
+export const IdempotencyKey = createParamDecorator((_: unknown, ctx: ExecutionContext) =>
+  parseIdempotencyKey(ctx.switchToHttp().getRequest<Request>().headers['idempotency-key']),
+);
