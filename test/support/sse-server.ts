@@ -6,8 +6,9 @@ import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import type { Request, Response } from 'express';
 import { loadConfig } from '@parley/config';
-import { AppendNotifier, EventStore } from '@parley/event-store';
-import { LiveDeltas, ReadReplica, StreamWatcher } from '@parley/platform';
+import { LiveDeltas } from '@parley/conversation';
+import { AppendNotifier, EventStore, StreamWatcher } from '@parley/event-store';
+import { ReadReplica } from '@parley/platform';
 import { EventStreamService } from '../../apps/api/src/conversations/event-stream.service';
 import type { MetricsService } from '../../apps/api/src/metrics/metrics.service';
 

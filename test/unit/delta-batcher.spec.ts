@@ -1,4 +1,4 @@
-import { AssistantTextDelta, LiveDeltas } from '@parley/platform';
+import { AssistantTextDelta, LiveDeltas } from '@parley/conversation';
 import { DELTA_BATCH_MS, DeltaBatcher } from '../../apps/worker/src/turns/delta-batcher';
 
 /** What the batcher hands to Redis, recorded (the Redis path itself runs in the e2e suites). */

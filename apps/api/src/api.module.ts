@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { ConfigModule } from '@parley/config';
+import { EventStoreModule } from '@parley/event-store';
 import { DatabaseModule, loggerModule, queueRootModule, RedisModule, TracingShutdown } from '@parley/platform';
 import { BooksHttpModule } from './books/books-http.module';
 import { ConversationsModule } from './conversations/conversations.module';
@@ -17,6 +18,7 @@ import { WebModule } from './web/web.module';
     ConfigModule,
     loggerModule('api'),
     DatabaseModule,
+    EventStoreModule,
     RedisModule,
     queueRootModule(),
     MetricsModule,

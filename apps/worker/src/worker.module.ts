@@ -3,6 +3,8 @@ import { BullModule } from '@nestjs/bullmq';
 import { AGENT_TURNS_QUEUE, ToolRegistry } from '@parley/agent';
 import { BOOK_INGEST_QUEUE, BooksModule, SearchBookTool } from '@parley/books';
 import { ConfigModule } from '@parley/config';
+import { LiveDeltas } from '@parley/conversation';
+import { EventStoreModule } from '@parley/event-store';
 import { DatabaseModule, loggerModule, queueRootModule, RedisModule, TracingShutdown } from '@parley/platform';
 import { ReadModelsModule } from '@parley/read-models';
 import { ErasureModule } from '@parley/erasure';
@@ -30,6 +32,7 @@ import { WorkerMetricsModule } from './metrics/worker-metrics.module';
     ConfigModule,
     loggerModule('worker'),
     DatabaseModule,
+    EventStoreModule,
     RedisModule,
     queueRootModule(),
     BullModule.registerQueue({ name: AGENT_TURNS_QUEUE }, { name: BOOK_INGEST_QUEUE }),
@@ -40,6 +43,7 @@ import { WorkerMetricsModule } from './metrics/worker-metrics.module';
   ],
   providers: [
     TracingShutdown,
+    LiveDeltas,
     ProjectionsService,
     llmProvider,
     {

@@ -1,7 +1,6 @@
 import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { Pool } from 'pg';
 import { AppConfig, CONFIG } from '@parley/config';
-import { AppendNotifier, EventStore } from '@parley/event-store';
 import { ReadReplica } from './read-replica';
 
 /** The primary's pool settings, shared by the replica's. */
@@ -18,8 +17,8 @@ function newPool(connectionString: string, application_name: string, connectionT
 }
 
 /**
- * One pg Pool per process, the event store on it, the LISTEN connection for appends, and the
- * replica's pool for the reads it may serve (DATABASE_READ_URL).
+ * One pg Pool per process, and the replica's pool for the reads it may serve (DATABASE_READ_URL).
+ * The event store on the Pool is libs/event-store's EventStoreModule.
  */
 @Global()
 @Module({
@@ -39,28 +38,16 @@ function newPool(connectionString: string, application_name: string, connectionT
           config.databaseReadUrl ? newPool(config.databaseReadUrl, 'parley-reads', 1_000) : undefined,
         ),
     },
-    { provide: EventStore, inject: [Pool], useFactory: (pool: Pool) => new EventStore(pool) },
-    {
-      provide: AppendNotifier,
-      inject: [CONFIG],
-      useFactory: async (config: AppConfig) => {
-        const notifier = new AppendNotifier(config.databaseUrl);
-        await notifier.start();
-        return notifier;
-      },
-    },
   ],
-  exports: [Pool, EventStore, AppendNotifier, ReadReplica],
+  exports: [Pool, ReadReplica],
 })
 export class DatabaseModule implements OnApplicationShutdown {
   constructor(
     @Inject(Pool) private readonly pool: Pool,
-    private readonly notifier: AppendNotifier,
     private readonly reads: ReadReplica,
   ) {}
 
   async onApplicationShutdown(): Promise<void> {
-    await this.notifier.stop();
     await this.pool.end();
     if (this.reads.configured) await this.reads.laggingPool.end();
   }

@@ -1,7 +1,6 @@
 import { Global, Module } from '@nestjs/common';
-import { LiveDeltas } from './live-deltas';
 import { RedisConnections } from './redis-connections';
 
 @Global()
-@Module({ providers: [RedisConnections, LiveDeltas], exports: [RedisConnections, LiveDeltas] })
+@Module({ providers: [RedisConnections], exports: [RedisConnections] })
 export class RedisModule {}

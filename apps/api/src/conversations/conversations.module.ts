@@ -4,7 +4,8 @@ import { AGENT_TURNS_QUEUE } from '@parley/agent';
 import { BooksModule } from '@parley/books';
 import { ReadModelsModule } from '@parley/read-models';
 import { ErasureModule } from '@parley/erasure';
-import { StreamWatcher } from '@parley/platform';
+import { LiveDeltas } from '@parley/conversation';
+import { StreamWatcher } from '@parley/event-store';
 import { ConversationsController } from './conversations.controller';
 import { ConversationsService } from './conversations.service';
 import { EventStreamService } from './event-stream.service';
@@ -24,6 +25,7 @@ import { UsageService } from '../usage/usage.service';
     PostRateLimiter,
     TurnEnqueuer,
     StreamWatcher,
+    LiveDeltas,
     UsageService,
     ReaderBudget,
   ],

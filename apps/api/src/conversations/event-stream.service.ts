@@ -1,9 +1,9 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { Request, Response } from 'express';
 import { AppConfig, CONFIG } from '@parley/config';
-import { conversationStreamId } from '@parley/conversation';
-import { EventStore } from '@parley/event-store';
-import { AssistantTextDelta, LiveDeltas, ReadReplica, StreamWatcher } from '@parley/platform';
+import { AssistantTextDelta, conversationStreamId, LiveDeltas } from '@parley/conversation';
+import { EventStore, StreamWatcher } from '@parley/event-store';
+import { ReadReplica } from '@parley/platform';
 import { MetricsService } from '../metrics/metrics.service';
 import { StreamFrame } from './stream-frame';
 import { StreamHub } from './stream-hub';

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { AppConfig } from '@parley/config';
-import { StreamWatcher } from '@parley/platform';
+import { StreamWatcher } from '@parley/event-store';
 import { StreamChannel } from './stream-channel';
 import { StreamReads } from './stream-reads';
 import { StreamSink, StreamSubscription } from './stream-subscription';

@@ -1,4 +1,4 @@
-import { AssistantTextDelta, LiveDeltas } from '@parley/platform';
+import { AssistantTextDelta, LiveDeltas } from '@parley/conversation';
 
 /** How long text may wait to be sent with more: well under what a reader notices. */
 export const DELTA_BATCH_MS = 40;

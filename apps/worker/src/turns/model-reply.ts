@@ -14,9 +14,8 @@ import {
   TurnRecord,
   zeroUsage,
 } from '@parley/agent';
-import { ConversationEvent } from '@parley/conversation';
+import { ConversationEvent, LiveDeltas } from '@parley/conversation';
 import { NewEvent } from '@parley/event-store';
-import { LiveDeltas } from '@parley/platform';
 import { BookNames } from './book-names';
 import { DeltaBatcher } from './delta-batcher';
 import { textsOf } from './model-text';

@@ -10,9 +10,8 @@ import {
 } from '@parley/agent';
 import { BooksRepository } from '@parley/books';
 import { AppConfig, CONFIG } from '@parley/config';
-import { ConversationEvent } from '@parley/conversation';
+import { ConversationEvent, LiveDeltas } from '@parley/conversation';
 import { NewEvent } from '@parley/event-store';
-import { LiveDeltas } from '@parley/platform';
 import { AlwaysRetrieveSteps } from './always-retrieve-steps';
 import { BookNames } from './book-names';
 import { HistorySummary } from './history-summary';

@@ -1,5 +1,5 @@
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
-import { AppendNotifier } from '@parley/event-store';
+import { AppendNotifier } from './append-notifier';
 
 /**
  * Wakes readers of one stream when anything is appended to it (any process), and all readers
