@@ -1,7 +1,8 @@
 /**
  * A suite's running service as one fixture: called in a `describe`, it starts the processes in a
  * beforeAll and stops them in an afterAll, and hands back getters for its parts (they exist once
- * the beforeAll has run: read them in tests and hooks, not in the describe body).
+ * the beforeAll has run: read them in tests and hooks, not in the describe body). Jest's alone
+ * (it registers hooks), so the build that bench/ runs from leaves it out (tsconfig.build.json).
  */
 import { randomUUID } from 'node:crypto';
 import { conversationHelpers } from './conversation-helpers';
