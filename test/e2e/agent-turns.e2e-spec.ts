@@ -1,10 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { conversationStreamId, TURN_ENDING_TYPES } from '@parley/conversation';
 import { Envelope, expectEvent, expectOk, isEvent, turnOf } from '../support/api';
-import { apiError, FakeAnthropic, FakeReply, RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
+import { apiError, FakeReply, RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
 import { newBook } from '../support/factories/books';
 import { openStream } from '../support/sse-client';
-import { clientFor, Client, startStack, Stack, fakeAnthropicEnv } from '../support/stack';
+import { useReaderStack } from '../support/use-stack';
 import { waitFor } from '../support/wait-for';
 import { redisUrl } from '../support/test-database';
 import Redis from 'ioredis';
@@ -51,37 +50,16 @@ function model(req: RecordedRequest): FakeReply {
 }
 
 describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
-  let fake: FakeAnthropic;
-  let stack: Stack;
-  let alice: Client;
-  let bookId: string;
-
-  beforeAll(async () => {
-    fake = await FakeAnthropic.start({ defaultResponder: model });
-    stack = await startStack({
-      apis: 1,
-      workers: 1,
-      env: {
-        ...fakeAnthropicEnv(fake.url),
-        LLM_MODEL: 'claude-sonnet-5-5',
-        AGENT_MAX_ITERATIONS: '3',
-        LLM_MAX_RETRIES: '2',
-      },
-    });
-    alice = clientFor(stack.base, `reader-${randomUUID()}`);
-    bookId = (await newBook(alice)).id;
-  }, 60_000);
-  afterAll(async () => {
-    await stack?.stop();
-    await fake?.close();
+  const s = useReaderStack({
+    fake: { defaultResponder: model },
+    env: { LLM_MODEL: 'claude-sonnet-5-5', AGENT_MAX_ITERATIONS: '3', LLM_MAX_RETRIES: '2' },
   });
-
+  const { conversation } = s;
   const events = async (id: string) =>
-    expectOk(await alice.api.GET('/v1/conversations/{id}/events', { params: { path: { id } } })).items;
-  const conversation = async () => expectOk(await alice.api.POST('/v1/conversations', { body: { bookId } }), 201).id;
+    expectOk(await s.alice.api.GET('/v1/conversations/{id}/events', { params: { path: { id } } })).items;
   const post = async (id: string, content: string) =>
     expectOk(
-      await alice.api.POST('/v1/conversations/{id}/messages', { params: { path: { id } }, body: { content } }),
+      await s.alice.api.POST('/v1/conversations/{id}/messages', { params: { path: { id } }, body: { content } }),
       202,
     );
   const ended = (turnId: string) => (e: Envelope) => TURN_ENDING_TYPES.includes(e.type) && turnOf(e) === turnId;
@@ -129,14 +107,14 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
       chapter: expect.stringContaining('Arrival'),
     });
     expect(reply.data.costUsd).toBeGreaterThan(0);
-    expect(fake.rejected).toEqual([]);
+    expect(s.fake.rejected).toEqual([]);
   });
 
   it("asks the model to search like a reader: the book's words, parallel searches, search again", async () => {
     const id = await conversation();
     const { turnId } = await post(id, 'GUIDANCE: what did she find in the lamp room?');
     await untilEnded(id, turnId);
-    const req = fake.requests.find((r) => question(r).startsWith('GUIDANCE:') && r.body.tools?.length)!;
+    const req = s.fake.requests.find((r) => question(r).startsWith('GUIDANCE:') && r.body.tools?.length)!;
     const system = (req.body.system as Array<{ type: string; text: string }>).map((b) => b.text).join('\n');
     const tool = (req.body.tools as Array<{ name: string; description: string }>).find(
       (t) => t.name === 'search_book',
@@ -151,7 +129,7 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
     // nothing of the turn in the system prompt: it stays byte-stable for the prompt cache
     expect(system).not.toContain('GUIDANCE');
     expect(system).not.toContain(turnId);
-    expect(fake.rejected).toEqual([]);
+    expect(s.fake.rejected).toEqual([]);
   });
 
   it('runs parallel tool calls and returns their results together, results first', async () => {
@@ -161,7 +139,7 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
     const evs = await events(id);
     expect(evs.filter((e) => e.type === 'ToolInvoked')).toHaveLength(2);
     expect(evs.filter((e) => e.type === 'ToolResultRecorded')).toHaveLength(2);
-    const second = fake.requests.filter((r) => question(r).startsWith('PARALLEL')).pop()!;
+    const second = s.fake.requests.filter((r) => question(r).startsWith('PARALLEL')).pop()!;
     const lastUser = second.body.messages[second.body.messages.length - 1];
     expect(lastUser.content.map((b: any) => b.type)).toEqual(['tool_result', 'tool_result']);
     expect(evs.at(-1)?.type).toBe('AssistantReplied');
@@ -177,25 +155,25 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
     const result = (await events(id)).find(isEvent('ToolResultRecorded'));
     expect(result?.data.isError).toBe(true);
     expect(reply.type).toBe('AssistantReplied');
-    const req = fake.requests.filter((r) => question(r).startsWith('BROKEN')).pop()!;
+    const req = s.fake.requests.filter((r) => question(r).startsWith('BROKEN')).pop()!;
     expect(req.body.messages.at(-1).content[0]).toMatchObject({ type: 'tool_result', is_error: true });
   });
 
   it('streams token deltas as AssistantTextDelta frames without id', async () => {
     const id = await conversation();
     // streamed slower than the worker batches deltas (40 ms), so the reply arrives in several
-    fake.enqueue({
+    s.fake.enqueue({
       content: [{ type: 'text', text: 'The storm broke over the lamp room at dusk. '.repeat(4) }],
       delayMsPerChunk: 60,
     });
-    const s = openStream(`${stack.base}/v1/conversations/${id}/stream`, { token: alice.token });
+    const stream = openStream(`${s.stack.base}/v1/conversations/${id}/stream`, { token: s.alice.token });
     const { turnId } = await post(id, 'Tell me about the storm');
-    await s.until('AssistantReplied', (f) => f.some((x) => x.event === 'AssistantReplied'), 20_000);
-    s.close();
-    const deltas = s.frames.filter((f) => f.event === 'AssistantTextDelta');
+    await stream.until('AssistantReplied', (f) => f.some((x) => x.event === 'AssistantReplied'), 20_000);
+    stream.close();
+    const deltas = stream.frames.filter((f) => f.event === 'AssistantTextDelta');
     expect(deltas.length).toBeGreaterThan(1);
     expect(deltas.every((d) => d.id === undefined && d.data.turnId === turnId)).toBe(true);
-    const replied = s.frames.find((f) => f.event === 'AssistantReplied')!;
+    const replied = stream.frames.find((f) => f.event === 'AssistantReplied')!;
     expect(
       deltas
         .filter((d) => d.data.index >= 0)
@@ -206,12 +184,12 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
 
   it('retries 529s and succeeds; when retries run out, TurnFailed (retryable) and the next turn still runs', async () => {
     const id = await conversation();
-    fake.enqueue(apiError(529), apiError(529));
+    s.fake.enqueue(apiError(529), apiError(529));
     const first = await post(id, 'After the overload, who arrived?');
     const ok = await untilEnded(id, first.turnId, 30_000);
     expect(ok.type).toBe('AssistantReplied');
 
-    fake.enqueue(apiError(529), apiError(529), apiError(529));
+    s.fake.enqueue(apiError(529), apiError(529), apiError(529));
     const second = await post(id, 'This one meets a persistent overload');
     const failed = await untilEnded(id, second.turnId, 30_000);
     expect(failed).toMatchObject({ type: 'TurnFailed', data: { code: 'llm_overloaded', retryable: true } });
@@ -224,22 +202,22 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
     const { turnId } = await post(id, 'LOOP forever');
     const reply = expectEvent(await untilEnded(id, turnId), 'AssistantReplied');
     expect(reply.data.iterations).toBe(3);
-    const loopRequests = fake.requests.filter((r) => question(r).startsWith('LOOP'));
+    const loopRequests = s.fake.requests.filter((r) => question(r).startsWith('LOOP'));
     expect(loopRequests).toHaveLength(3);
     expect(loopRequests[2].body.tool_choice).toEqual({ type: 'none' });
   });
 
   it('cancels a turn mid-stream within a second, aborting the LLM request', async () => {
     const id = await conversation();
-    const abortedBefore = fake.aborted;
+    const abortedBefore = s.fake.aborted;
     const { turnId } = await post(id, 'SLOW answer please');
-    await waitFor('the slow stream to start', () => fake.requests.some((r) => question(r).startsWith('SLOW')));
+    await waitFor('the slow stream to start', () => s.fake.requests.some((r) => question(r).startsWith('SLOW')));
     await new Promise((r) => setTimeout(r, 300));
     const started = Date.now();
     const cancel = () =>
-      alice.api.POST('/v1/conversations/{id}/turns/{turnId}/cancel', { params: { path: { id, turnId } } });
+      s.alice.api.POST('/v1/conversations/{id}/turns/{turnId}/cancel', { params: { path: { id, turnId } } });
     expectOk(await cancel(), 202);
-    await waitFor('the fake to see the abort', () => fake.aborted > abortedBefore, 2_000);
+    await waitFor('the fake to see the abort', () => s.fake.aborted > abortedBefore, 2_000);
     expect(Date.now() - started).toBeLessThan(1_000);
     await new Promise((r) => setTimeout(r, 500));
     const endings = (await events(id)).filter(ended(turnId));
@@ -251,7 +229,7 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
 
   it('records the attempt a stream broke off midway with what the call that followed answered', async () => {
     const id = await conversation();
-    fake.enqueue({
+    s.fake.enqueue({
       content: [{ type: 'text', text: 'word '.repeat(50) }],
       usage: { input_tokens: 3000 },
       breakOff: { afterDeltas: 2, type: 'overloaded_error' },
@@ -271,41 +249,43 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
 
   it('stops a running turn when its conversation or its book is deleted: the LLM stream aborts, nothing of the turn is left', async () => {
     const deletions: Array<(conversationId: string, book: string) => Promise<{ response: Response }>> = [
-      (conversationId) => alice.api.DELETE('/v1/conversations/{id}', { params: { path: { id: conversationId } } }),
-      (_, book) => alice.api.DELETE('/v1/books/{id}', { params: { path: { id: book } } }),
+      (conversationId) => s.alice.api.DELETE('/v1/conversations/{id}', { params: { path: { id: conversationId } } }),
+      (_, book) => s.alice.api.DELETE('/v1/books/{id}', { params: { path: { id: book } } }),
     ];
     for (const deletion of deletions) {
-      const book = (await newBook(alice)).id;
-      const id = expectOk(await alice.api.POST('/v1/conversations', { body: { bookId: book } }), 201).id;
+      const book = (await newBook(s.alice)).id;
+      const id = expectOk(await s.alice.api.POST('/v1/conversations', { body: { bookId: book } }), 201).id;
       const asked = `SLOW answer for ${id}`;
       await post(id, asked);
-      const request = await waitFor('the slow stream to start', () => fake.requests.find((r) => question(r) === asked));
+      const request = await waitFor('the slow stream to start', () =>
+        s.fake.requests.find((r) => question(r) === asked),
+      );
       await new Promise((r) => setTimeout(r, 300));
       const started = Date.now();
       expect((await deletion(id, book)).response.status).toBe(204);
       await waitFor('the fake to see the abort', () => request.aborted, 2_000);
       expect(Date.now() - started).toBeLessThan(1_000);
       await new Promise((r) => setTimeout(r, 500));
-      const { rows } = await stack.db.pool.query<{ type: string }>(
+      const { rows } = await s.stack.db.pool.query<{ type: string }>(
         'SELECT type FROM events WHERE stream_id = $1 ORDER BY version',
         [conversationStreamId(id)],
       );
       expect(rows.map((r) => r.type)).toEqual(['ConversationErased']);
       // no answer was bought for it after the abort, and what the aborted call was billed is in the ledger
-      expect(fake.requests.filter((r) => question(r) === asked)).toHaveLength(1);
+      expect(s.fake.requests.filter((r) => question(r) === asked)).toHaveLength(1);
       const billed = await waitFor('the stopped call in the usage ledger', async () => {
-        const lines = await stack.db.pool.query<{ kind: string; input_tokens: string; owner_id: string }>(
+        const lines = await s.stack.db.pool.query<{ kind: string; input_tokens: string; owner_id: string }>(
           `SELECT kind, input_tokens, owner_id FROM usage_records WHERE conversation_id = $1 AND kind = 'stopped_call'`,
           [id],
         );
         return lines.rows[0];
       });
       expect(Number(billed.input_tokens)).toBeGreaterThan(0);
-      expect(billed.owner_id).toBe(alice.userId);
+      expect(billed.owner_id).toBe(s.alice.userId);
       // and its job, which was running, leaves Redis once it has ended (the worker's erasure sweep)
       const redis = new Redis(redisUrl());
       try {
-        const keys = `${stack.env.QUEUE_PREFIX}:agent-turns:*${id}*`;
+        const keys = `${s.stack.env.QUEUE_PREFIX}:agent-turns:*${id}*`;
         await waitFor(
           'the running job to be removed from Redis',
           async () => (await redis.keys(keys)).length === 0,
@@ -343,7 +323,7 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
     await untilEnded(id, t1.turnId);
     const t2 = await post(id, 'Second: and the ship?');
     const reply2 = expectEvent(await untilEnded(id, t2.turnId), 'AssistantReplied');
-    const reqs = fake.requests.filter((r) => JSON.stringify(r.body.messages[0]).includes('First: who is Marisol?'));
+    const reqs = s.fake.requests.filter((r) => JSON.stringify(r.body.messages[0]).includes('First: who is Marisol?'));
     const turn1Last = reqs.filter((r) => !JSON.stringify(r.body.messages).includes('Second:')).pop()!;
     const turn2First = reqs.find((r) => JSON.stringify(r.body.messages).includes('Second:'))!;
     const strip = (x: unknown) => JSON.stringify(x, (k, v) => (k === 'cache_control' ? undefined : v));

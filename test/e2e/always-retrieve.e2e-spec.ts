@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { expectEvent, expectOk, isEvent } from '../support/api';
-import { FakeAnthropic, FakeReply, RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
+import { FakeReply, RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
 import { newBook } from '../support/factories/books';
-import { clientFor, startStack, Stack, fakeAnthropicEnv } from '../support/stack';
+import { clientFor } from '../support/stack';
+import { useFakeStack } from '../support/use-stack';
 import { waitFor } from '../support/wait-for';
 
 const isReformulation = (r: RecordedRequest) => JSON.stringify(r.body.messages).includes('self-contained search query');
@@ -22,25 +23,10 @@ function model(req: RecordedRequest): FakeReply {
  * no tools offered.
  */
 describe('always-retrieve fallback (e2e)', () => {
-  let fake: FakeAnthropic;
-  let stack: Stack;
-
-  beforeAll(async () => {
-    fake = await FakeAnthropic.start({ defaultResponder: model });
-    stack = await startStack({
-      env: {
-        ...fakeAnthropicEnv(fake.url),
-        LLM_RETRIEVAL_MODE: 'always-retrieve',
-      },
-    });
-  }, 60_000);
-  afterAll(async () => {
-    await stack?.stop();
-    await fake?.close();
-  });
+  const s = useFakeStack({ fake: { defaultResponder: model }, env: { LLM_RETRIEVAL_MODE: 'always-retrieve' } });
 
   it('reformulates from the conversation, searches, and answers citing the passages', async () => {
-    const alice = clientFor(stack.base, `retrieve-${randomUUID()}`);
+    const alice = clientFor(s.stack.base, `retrieve-${randomUUID()}`);
     const { id: bookId } = await newBook(alice);
     const { id } = expectOk(await alice.api.POST('/v1/conversations', { body: { bookId } }), 201);
     const { turnId } = expectOk(
@@ -82,16 +68,16 @@ describe('always-retrieve fallback (e2e)', () => {
 
     // reformulation and HyDE in parallel, then the answer: all valid Messages requests without
     // tools or sampling parameters (the fake rejects those), HyDE small and with its own prompt
-    expect(fake.rejected).toEqual([]);
-    expect(fake.requests).toHaveLength(3);
-    expect(fake.requests.every((r) => r.body.tools === undefined)).toBe(true);
-    expect(fake.requests.some((r) => ['temperature', 'top_p', 'top_k'].some((p) => p in r.body))).toBe(false);
-    expect(fake.requests.slice(0, 2).filter(isReformulation)).toHaveLength(1);
-    const hydeReq = fake.requests.slice(0, 2).find(isHyde)!;
+    expect(s.fake.rejected).toEqual([]);
+    expect(s.fake.requests).toHaveLength(3);
+    expect(s.fake.requests.every((r) => r.body.tools === undefined)).toBe(true);
+    expect(s.fake.requests.some((r) => ['temperature', 'top_p', 'top_k'].some((p) => p in r.body))).toBe(false);
+    expect(s.fake.requests.slice(0, 2).filter(isReformulation)).toHaveLength(1);
+    const hydeReq = s.fake.requests.slice(0, 2).find(isHyde)!;
     expect(hydeReq.body).toMatchObject({ max_tokens: 300, messages: [{ role: 'user' }] });
     expect(JSON.stringify(hydeReq.body.messages)).toContain('What was the ship in it called?');
     expect(JSON.stringify(hydeReq.body.messages)).toContain('The Lighthouse Keeper');
-    const answer = JSON.stringify(fake.requests[2].body.messages);
+    const answer = JSON.stringify(s.fake.requests[2].body.messages);
     expect(answer).toContain('Wandering Heron');
     expect(answer).toContain('hidden in the cellar');
     expect(reply.data.citations[0]).toMatchObject({ chapter: expect.stringContaining('Lamp') });

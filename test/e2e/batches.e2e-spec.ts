@@ -2,40 +2,28 @@ import { randomUUID } from 'node:crypto';
 import { costUsd } from '@parley/agent';
 import { turnOf } from '../support/api';
 import { defaultReply } from '../support/fake-anthropic/default-responder';
-import { FakeAnthropic, FakeReply } from '../support/fake-anthropic/fake-anthropic.server';
-import { conversationHelpers, startReaderStack, stopReaderStack } from '../support/conversation-helpers';
-import { clientFor, Client, Stack } from '../support/stack';
+import { FakeReply } from '../support/fake-anthropic/fake-anthropic.server';
+import { clientFor } from '../support/stack';
+import { useReaderStack } from '../support/use-stack';
 import { waitFor } from '../support/wait-for';
 
 const ENDINGS = ['AssistantReplied', 'TurnFailed', 'TurnCancelled'];
 
 /** POST …/batches: prompts answered in order (sequential) or each against the same history (independent). */
 describe('batches of prompts (e2e, real SDK against the fake Messages API)', () => {
-  let fake: FakeAnthropic;
-  let stack: Stack;
-  let alice: Client;
-  let bookId: string;
   let slow = false;
-
-  beforeAll(async () => {
-    ({ fake, stack, alice, bookId } = await startReaderStack({
-      fake: {
-        defaultResponder: (req): FakeReply => ({ ...defaultReply(req), ...(slow ? { delayMsPerChunk: 150 } : {}) }),
-        holdBatches: true, // a Message Batch ends when the test says (endBatches)
-      },
-      workers: 2,
-      env: { LLM_BATCH_POLL_MS: '300' },
-    }));
-  }, 60_000);
-  afterAll(() => stopReaderStack({ fake, stack }));
-
-  const { conversation, events, ask } = conversationHelpers(
-    () => alice,
-    () => bookId,
-  );
-  const startBatch = (id: string, body: object) => alice.req('POST', `/v1/conversations/${id}/batches`, body);
+  const s = useReaderStack({
+    fake: {
+      defaultResponder: (req): FakeReply => ({ ...defaultReply(req), ...(slow ? { delayMsPerChunk: 150 } : {}) }),
+      holdBatches: true, // a Message Batch ends when the test says (endBatches)
+    },
+    workers: 2,
+    env: { LLM_BATCH_POLL_MS: '300' },
+  });
+  const { conversation, events, ask } = s;
+  const startBatch = (id: string, body: object) => s.alice.req('POST', `/v1/conversations/${id}/batches`, body);
   const batchOf = async (id: string, batchId: string) =>
-    (await alice.req('GET', `/v1/conversations/${id}/batches/${batchId}`)).body;
+    (await s.alice.req('GET', `/v1/conversations/${id}/batches/${batchId}`)).body;
   const completed = (id: string, batchId: string) =>
     waitFor(
       `batch ${batchId} completed`,
@@ -59,7 +47,7 @@ describe('batches of prompts (e2e, real SDK against the fake Messages API)', () 
     expect(posted[0].version).toBe(started.version + 1);
     expect(log.filter((e) => e.type === 'BatchCompleted')).toHaveLength(1);
     // the third prompt's first request carries the first two answers
-    const third = fake.requests.find((q) => JSON.stringify(q.body.messages.at(-1)).includes('SEQ three'))!;
+    const third = s.fake.requests.find((q) => JSON.stringify(q.body.messages.at(-1)).includes('SEQ three'))!;
     expect(third.body.messages.filter((m: { role: string }) => m.role === 'assistant').length).toBeGreaterThanOrEqual(
       4,
     );
@@ -100,7 +88,7 @@ describe('batches of prompts (e2e, real SDK against the fake Messages API)', () 
     expect(forks.size).toBe(3);
     expect(forks.has(id)).toBe(false);
     for (const p of prompts) {
-      const first = fake.requests.find((q) => JSON.stringify(q.body.messages.at(-1)).includes(p))!;
+      const first = s.fake.requests.find((q) => JSON.stringify(q.body.messages.at(-1)).includes(p))!;
       const sent = JSON.stringify(first.body.messages);
       expect(sent).toContain('IND base: who keeps the lighthouse?'); // the shared history
       for (const other of prompts.filter((o) => o !== p)) expect(sent).not.toContain(other);
@@ -115,9 +103,9 @@ describe('batches of prompts (e2e, real SDK against the fake Messages API)', () 
       const { batchId } = (await startBatch(id, { prompts, mode: 'independent' })).body;
       await waitFor(
         'a model call in flight',
-        async () => fake.requests.some((q) => JSON.stringify(q.body).includes('KILL')) || undefined,
+        async () => s.fake.requests.some((q) => JSON.stringify(q.body).includes('KILL')) || undefined,
       );
-      await stack.workers[0].kill('SIGKILL');
+      await s.stack.workers[0].kill('SIGKILL');
       await completed(id, batchId);
       const batch = await batchOf(id, batchId);
       expect(batch.items.every((i: { status: string }) => i.status !== 'pending')).toBe(true);
@@ -130,7 +118,7 @@ describe('batches of prompts (e2e, real SDK against the fake Messages API)', () 
       expect((await events(id)).filter((e) => e.type === 'BatchCompleted')).toHaveLength(1);
     } finally {
       slow = false;
-      await stack.startWorker();
+      await s.stack.startWorker();
     }
   }, 120_000);
 
@@ -144,7 +132,7 @@ describe('batches of prompts (e2e, real SDK against the fake Messages API)', () 
     const submittedIn = async (conversationId: string) =>
       (await events(conversationId)).filter((e) => e.type === 'ModelBatchSubmitted');
     // each prompt's first call is in a provider batch, and its turn waits without a worker slot
-    await waitFor('three provider batches', async () => fake.batches.length >= 3 || undefined, 30_000);
+    await waitFor('three provider batches', async () => s.fake.batches.length >= 3 || undefined, 30_000);
     const running = await batchOf(id, batchId);
     expect(running).toMatchObject({ via: 'message-batches', status: 'running' });
     for (const item of running.items)
@@ -155,10 +143,10 @@ describe('batches of prompts (e2e, real SDK against the fake Messages API)', () 
     expect((await ask(other, 'MB meanwhile: who is Marisol?')).ending.type).toBe('AssistantReplied');
 
     // a deploy while the batches are out: every worker goes, new ones come
-    await Promise.all(stack.workers.map((w) => w.kill('SIGKILL')));
-    const ended = setInterval(() => fake.endBatches(), 200); // the provider ends each batch it gets
+    await Promise.all(s.stack.workers.map((w) => w.kill('SIGKILL')));
+    const ended = setInterval(() => s.fake.endBatches(), 200); // the provider ends each batch it gets
     try {
-      await stack.startWorker();
+      await s.stack.startWorker();
       await completed(id, batchId);
     } finally {
       clearInterval(ended);
@@ -190,9 +178,9 @@ describe('batches of prompts (e2e, real SDK against the fake Messages API)', () 
       ]);
     }
     // bought once: 2 calls per prompt, no batch made again, no call of theirs on the streaming API
-    expect(fake.batches).toHaveLength(6);
+    expect(s.fake.batches).toHaveLength(6);
     for (const p of prompts) {
-      const calls = fake.requests.filter((q) => JSON.stringify(q.body.messages.at(-1)).includes(p));
+      const calls = s.fake.requests.filter((q) => JSON.stringify(q.body.messages.at(-1)).includes(p));
       expect(calls.length).toBeGreaterThan(0);
       expect(calls.every((q) => q.batchId !== undefined)).toBe(true);
     }
@@ -203,7 +191,7 @@ describe('batches of prompts (e2e, real SDK against the fake Messages API)', () 
 
   it('refuses an empty, oversized or malformed batch with a 400, and an unknown conversation or batch with a 404', async () => {
     const id = await conversation();
-    const version = (await alice.req('GET', `/v1/conversations/${id}`)).body.version;
+    const version = (await s.alice.req('GET', `/v1/conversations/${id}`)).body.version;
     const bad: object[] = [
       { prompts: [], mode: 'sequential' },
       { prompts: Array.from({ length: 51 }, () => 'q'), mode: 'sequential' },
@@ -218,13 +206,13 @@ describe('batches of prompts (e2e, real SDK against the fake Messages API)', () 
     ];
     for (const body of bad)
       expect({ body, status: (await startBatch(id, body)).status }).toEqual({ body, status: 400 });
-    expect((await alice.req('GET', `/v1/conversations/${id}`)).body.version).toBe(version);
+    expect((await s.alice.req('GET', `/v1/conversations/${id}`)).body.version).toBe(version);
     expect((await startBatch(randomUUID(), { prompts: ['q'], mode: 'sequential' })).status).toBe(404);
-    const bob = clientFor(stack.base, `reader-${randomUUID()}`);
+    const bob = clientFor(s.stack.base, `reader-${randomUUID()}`);
     expect(
       (await bob.req('POST', `/v1/conversations/${id}/batches`, { prompts: ['q'], mode: 'sequential' })).status,
     ).toBe(404);
-    expect((await alice.req('GET', `/v1/conversations/${id}/batches/${randomUUID()}`)).status).toBe(404);
-    expect((await alice.req('GET', `/v1/conversations/${id}/batches/nope`)).status).toBe(400);
+    expect((await s.alice.req('GET', `/v1/conversations/${id}/batches/${randomUUID()}`)).status).toBe(404);
+    expect((await s.alice.req('GET', `/v1/conversations/${id}/batches/nope`)).status).toBe(400);
   }, 60_000);
 });

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { TURN_ENDING_TYPES } from '@parley/conversation';
 import { expectOk, expectProblem, turnOf } from '../support/api';
-import { FakeAnthropic } from '../support/fake-anthropic/fake-anthropic.server';
-import { conversationHelpers, startReaderStack, stopReaderStack } from '../support/conversation-helpers';
-import { clientFor, Client, Stack } from '../support/stack';
+import { clientFor, Client } from '../support/stack';
+import { useReaderStack } from '../support/use-stack';
 import { waitFor } from '../support/wait-for';
 
 /** Far below what one answer of the fake model costs at claude-sonnet prices: one turn spends it. */
@@ -11,24 +10,10 @@ const BUDGET_USD = 0.0001;
 
 /** BUDGET_USD_PER_MONTH and the token's parley_budget_usd_per_month: posts refused once a month's spend reaches them. */
 describe('reader budgets (e2e, real SDK against the fake Messages API)', () => {
-  let fake: FakeAnthropic;
-  let stack: Stack;
-  let alice: Client;
-  let bookId: string;
-
-  beforeAll(async () => {
-    ({ fake, stack, alice, bookId } = await startReaderStack({
-      env: { LLM_MODEL: 'claude-sonnet-5-5', BUDGET_USD_PER_MONTH: String(BUDGET_USD) },
-    }));
-  }, 60_000);
-  afterAll(() => stopReaderStack({ fake, stack }));
-
-  const { conversation, events } = conversationHelpers(
-    () => alice,
-    () => bookId,
-  );
+  const s = useReaderStack({ env: { LLM_MODEL: 'claude-sonnet-5-5', BUDGET_USD_PER_MONTH: String(BUDGET_USD) } });
+  const { conversation, events } = s;
   const usage = async (who: Client) => expectOk(await who.api.GET('/v1/usage'));
-  const versionOf = async (id: string) => (await alice.req('GET', `/v1/conversations/${id}`)).body.version as number;
+  const versionOf = async (id: string) => (await s.alice.req('GET', `/v1/conversations/${id}`)).body.version as number;
   const turnEnded = (id: string, turnId: string) =>
     waitFor(`turn ${turnId} to end`, async () =>
       (await events(id)).find((e) => turnOf(e) === turnId && TURN_ENDING_TYPES.includes(e.type)),
@@ -41,7 +26,7 @@ describe('reader budgets (e2e, real SDK against the fake Messages API)', () => {
   let firstAnswer: { turnId: string; messageId: string };
 
   it('allows posts under the budget, and GET /v1/usage shows what is left', async () => {
-    const before = await usage(alice);
+    const before = await usage(s.alice);
     const now = new Date();
     expect(before.budget).toEqual({
       limitUsd: BUDGET_USD,
@@ -51,7 +36,7 @@ describe('reader budgets (e2e, real SDK against the fake Messages API)', () => {
       resetsAt: nextMonthStart(now),
     });
     id = await conversation();
-    const posted = await alice.req(
+    const posted = await s.alice.req(
       'POST',
       `/v1/conversations/${id}/messages`,
       { content: 'Who is Marisol?' },
@@ -66,7 +51,7 @@ describe('reader budgets (e2e, real SDK against the fake Messages API)', () => {
     // the usage ledger follows the log a moment behind: wait for the answer's line (before it, the
     // turn's tool call is priced alone, at list price)
     const spent = await waitFor('the answer to reach the ledger', async () => {
-      const u = await usage(alice);
+      const u = await usage(s.alice);
       return u.turns === 1 ? u : undefined;
     });
     expect(spent.budget.spentUsd).toBeGreaterThanOrEqual(BUDGET_USD);
@@ -74,7 +59,7 @@ describe('reader budgets (e2e, real SDK against the fake Messages API)', () => {
 
     const version = await versionOf(id);
     const eventCount = (await events(id)).length;
-    const refused = await alice.api.POST('/v1/conversations/{id}/messages', {
+    const refused = await s.alice.api.POST('/v1/conversations/{id}/messages', {
       params: { path: { id } },
       body: { content: 'And the lamp room?' },
     });
@@ -94,7 +79,7 @@ describe('reader budgets (e2e, real SDK against the fake Messages API)', () => {
     expect(retryAfter).toBe(problem.retryAfter);
     expect(Math.abs(retryAfter - untilReset)).toBeLessThan(30);
 
-    const batch = await alice.req('POST', `/v1/conversations/${id}/batches`, {
+    const batch = await s.alice.req('POST', `/v1/conversations/${id}/batches`, {
       prompts: ['one', 'two'],
       mode: 'independent',
     });
@@ -104,13 +89,13 @@ describe('reader budgets (e2e, real SDK against the fake Messages API)', () => {
 
     expect(await versionOf(id)).toBe(version);
     expect((await events(id)).length).toBe(eventCount);
-    const conversations = (await alice.req('GET', '/v1/conversations')).body.items;
+    const conversations = (await s.alice.req('GET', '/v1/conversations')).body.items;
     expect(conversations).toHaveLength(1); // an independent batch forks nothing either
-    expect((await usage(alice)).budget.leftUsd).toBe(0);
+    expect((await usage(s.alice)).budget.leftUsd).toBe(0);
   }, 60_000);
 
   it('still answers a repeat of an accepted post (same Idempotency-Key) with its first answer', async () => {
-    const repeat = await alice.req(
+    const repeat = await s.alice.req(
       'POST',
       `/v1/conversations/${id}/messages`,
       { content: 'Who is Marisol?' },
@@ -119,7 +104,7 @@ describe('reader budgets (e2e, real SDK against the fake Messages API)', () => {
     expect(repeat.status).toBe(202);
     expect(repeat.body).toMatchObject(firstAnswer);
     // a new key is a new post
-    const fresh = await alice.req(
+    const fresh = await s.alice.req(
       'POST',
       `/v1/conversations/${id}/messages`,
       { content: 'Who is Marisol?' },
@@ -129,7 +114,7 @@ describe('reader budgets (e2e, real SDK against the fake Messages API)', () => {
   }, 30_000);
 
   it("lets a token's parley_budget_usd_per_month override the server's, up or down, and refuses a malformed one", async () => {
-    const richer = clientFor(stack.base, alice.userId, { claims: { parley_budget_usd_per_month: 1000 } });
+    const richer = clientFor(s.stack.base, s.alice.userId, { claims: { parley_budget_usd_per_month: 1000 } });
     const version = await versionOf(id);
     const posted = expectOk(
       await richer.api.POST('/v1/conversations/{id}/messages', {
@@ -145,7 +130,7 @@ describe('reader budgets (e2e, real SDK against the fake Messages API)', () => {
     expect(standing.leftUsd).toBeCloseTo(1000 - standing.spentUsd, 6);
 
     // a budget of 0 refuses a reader who has spent nothing
-    const none = clientFor(stack.base, `reader-${randomUUID()}`, { claims: { parley_budget_usd_per_month: 0 } });
+    const none = clientFor(s.stack.base, `reader-${randomUUID()}`, { claims: { parley_budget_usd_per_month: 0 } });
     const own = expectOk(await none.api.POST('/v1/conversations', { body: {} }), 201).id;
     const refused = await none.req('POST', `/v1/conversations/${own}/messages`, { content: 'hi' });
     expect(refused.status).toBe(402);
@@ -153,15 +138,15 @@ describe('reader budgets (e2e, real SDK against the fake Messages API)', () => {
 
     // a claim that is not a number ≥ 0 makes the token invalid
     for (const claim of ['1000', -1, { usd: 5 }]) {
-      const bad = clientFor(stack.base, alice.userId, { claims: { parley_budget_usd_per_month: claim } });
+      const bad = clientFor(s.stack.base, s.alice.userId, { claims: { parley_budget_usd_per_month: claim } });
       const r = await bad.req('GET', '/v1/usage');
       expect({ claim, status: r.status, code: r.body?.code }).toEqual({ claim, status: 401, code: 'token_invalid' });
     }
   }, 60_000);
 
   it('leaves an over-budget reader everything but posting', async () => {
-    expect((await alice.req('GET', `/v1/conversations/${id}`)).status).toBe(200);
-    expect((await alice.req('GET', `/v1/conversations/${id}/usage`)).status).toBe(200);
-    expect((await alice.req('POST', '/v1/conversations', { bookId })).status).toBe(201);
+    expect((await s.alice.req('GET', `/v1/conversations/${id}`)).status).toBe(200);
+    expect((await s.alice.req('GET', `/v1/conversations/${id}/usage`)).status).toBe(200);
+    expect((await s.alice.req('POST', '/v1/conversations', { bookId: s.bookId })).status).toBe(201);
   });
 });

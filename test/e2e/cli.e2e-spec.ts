@@ -6,10 +6,11 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { FakeAnthropic, FakeReply, RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
+import { FakeReply, RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
 import { startFlakyProxy } from '../support/flaky-proxy';
 import { openPane, Pane } from '../support/tmux';
-import { clientFor, Client, fakeAnthropicEnv, freePort, startStack, Stack, TEST_JWT_SECRET } from '../support/stack';
+import { clientFor, Client, freePort, startStack, Stack, TEST_JWT_SECRET } from '../support/stack';
+import { useFakeStack } from '../support/use-stack';
 import { waitFor } from '../support/wait-for';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -52,15 +53,18 @@ interface Run {
 }
 
 describe('terminal client (e2e, tmux)', () => {
-  let fake: FakeAnthropic;
-  let stack: Stack;
   let user: string;
   let api: Client;
   let bookId: string;
   const panes: Pane[] = [];
+  // registered before the stack: the clients in the panes end before the stack stops
+  afterAll(() => {
+    for (const p of panes) p.kill();
+  });
+  const service = useFakeStack({ fake: { defaultResponder: model }, env: { LLM_MODEL: 'claude-sonnet-5-5' } });
 
   const env = (over: Record<string, string> = {}) => ({
-    PARLEY_URL: stack.base,
+    PARLEY_URL: service.stack.base,
     AUTH_JWT_SECRET: TEST_JWT_SECRET,
     PARLEY_USER: user,
     NO_COLOR: '1',
@@ -103,16 +107,9 @@ describe('terminal client (e2e, tmux)', () => {
   const conversationIdOn = (screen: string) =>
     /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/.exec(screen)![0];
 
-  beforeAll(async () => {
-    fake = await FakeAnthropic.start({ defaultResponder: model });
-    stack = await startStack({ env: { ...fakeAnthropicEnv(fake.url), LLM_MODEL: 'claude-sonnet-5-5' } });
+  beforeAll(() => {
     user = `cli-${randomUUID()}`;
-    api = clientFor(stack.base, user);
-  }, 60_000);
-  afterAll(async () => {
-    for (const p of panes) p.kill();
-    await stack?.stop();
-    await fake?.close();
+    api = clientFor(service.stack.base, user);
   });
   afterEach(() => {
     for (const p of panes.splice(0)) p.kill();
@@ -179,14 +176,14 @@ describe('terminal client (e2e, tmux)', () => {
     await new Promise((r) => setTimeout(r, 1_500));
     expect((pane.screen().match(/slow/g) ?? []).length).toBe(words);
     expect((await events(cid)).some((e) => e.type === 'AssistantReplied')).toBe(false);
-    await fake.waitFor('the worker to drop the model stream', () => fake.aborted > 0);
+    await service.fake.waitFor('the worker to drop the model stream', () => service.fake.aborted > 0);
     await prompt(pane, 1);
     pane.keys('C-c');
     expect(await pane.exitCode()).toBe(0);
   }, 60_000);
 
   it('a dropped connection resumes from Last-Event-ID without printing anything twice', async () => {
-    const proxy = await startFlakyProxy(Number(new URL(stack.base).port));
+    const proxy = await startFlakyProxy(Number(new URL(service.stack.base).port));
     try {
       const pane = chat([bookId, '--new'], { PARLEY_URL: proxy.base });
       await prompt(pane);

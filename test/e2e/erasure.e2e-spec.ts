@@ -5,11 +5,11 @@ import Redis from 'ioredis';
 import { EventStore } from '@parley/event-store';
 import { rebuildReadModels } from '@parley/read-models';
 import { expectOk } from '../support/api';
-import { conversationHelpers, startReaderStack, stopReaderStack } from '../support/conversation-helpers';
-import { FakeAnthropic } from '../support/fake-anthropic/fake-anthropic.server';
+import { conversationHelpers } from '../support/conversation-helpers';
 import { newBook, tinyBookMarkdown, waitForBook } from '../support/factories/books';
-import { clientFor, Client, Stack } from '../support/stack';
+import { clientFor, Client } from '../support/stack';
 import { redisUrl } from '../support/test-database';
+import { useReaderStack } from '../support/use-stack';
 import { waitFor } from '../support/wait-for';
 
 const run = promisify(execFile);
@@ -20,38 +20,25 @@ const run = promisify(execFile);
  * or in any Redis key of the deployment, while the money spent stays in the usage ledger.
  */
 describe('erasure (e2e, real SDK against the fake Messages API)', () => {
-  let fake: FakeAnthropic;
-  let stack: Stack;
-  let alice: Client;
-  let bookId: string;
+  const s = useReaderStack({ env: { LLM_MODEL: 'claude-sonnet-5-5', ERASURE_SWEEP_MS: '500' } });
   let redis: Redis;
-
-  beforeAll(async () => {
-    ({ fake, stack, alice, bookId } = await startReaderStack({
-      env: { LLM_MODEL: 'claude-sonnet-5-5', ERASURE_SWEEP_MS: '500' },
-    }));
+  beforeAll(() => {
     redis = new Redis(redisUrl());
-  }, 60_000);
-  afterAll(async () => {
-    redis?.disconnect();
-    await stopReaderStack({ fake, stack });
   });
+  afterAll(() => redis?.disconnect());
 
   const helpers = (c: Client, book?: () => string) => conversationHelpers(() => c, book);
-  const { conversation, ask } = conversationHelpers(
-    () => alice,
-    () => bookId,
-  );
+  const { conversation, ask } = s;
   const canary = (what: string) => `${what}${randomUUID().replace(/-/g, '').slice(0, 12)}`;
 
   /** Whether a plain-SQL dump of the database (data and schema, as pg_dump writes it) holds the word. */
   const inDatabase = async (word: string): Promise<boolean> => {
-    const { stdout } = await run('pg_dump', ['--no-owner', stack.db.url], { maxBuffer: 512 * 1024 * 1024 });
+    const { stdout } = await run('pg_dump', ['--no-owner', s.stack.db.url], { maxBuffer: 512 * 1024 * 1024 });
     return stdout.includes(word);
   };
   /** Whether any Redis key of this deployment (its BullMQ prefix), of any type, holds the word. */
   const inRedis = async (word: string): Promise<boolean> => {
-    for (const key of await redis.keys(`${stack.env.QUEUE_PREFIX}:*`)) {
+    for (const key of await redis.keys(`${s.stack.env.QUEUE_PREFIX}:*`)) {
       const type = await redis.type(key);
       const value =
         type === 'string'
@@ -100,30 +87,30 @@ describe('erasure (e2e, real SDK against the fake Messages API)', () => {
     expect(ending.type).toBe('AssistantReplied');
     expect(await inDatabase(word)).toBe(true);
     expect(await inRedis(word)).toBe(true); // the turn's job keeps the paid-for answer until it is appended
-    await waitFor('the answer in the ledger', async () => (await usage(alice)).turns === 1);
-    const spent = await usage(alice);
+    await waitFor('the answer in the ledger', async () => (await usage(s.alice)).turns === 1);
+    const spent = await usage(s.alice);
     expect(spent.costUsd).toBeGreaterThan(0);
     // when the reader deletes it
-    expect((await alice.req('DELETE', `/v1/conversations/${id}`)).status).toBe(204);
+    expect((await s.alice.req('DELETE', `/v1/conversations/${id}`)).status).toBe(204);
     // then it answers 404, no word of it is left anywhere, and the reader's spending did not go down
-    expect((await show(alice, id)).status).toBe(404);
-    expect((await alice.req('GET', `/v1/conversations/${id}/events`)).status).toBe(404);
+    expect((await show(s.alice, id)).status).toBe(404);
+    expect((await s.alice.req('GET', `/v1/conversations/${id}/events`)).status).toBe(404);
     await gone(word);
-    expect(await usage(alice)).toEqual(spent);
+    expect(await usage(s.alice)).toEqual(spent);
     // and a rebuild of the read models from the log brings nothing back, and keeps the ledger
-    await rebuildReadModels(new EventStore(stack.db.pool));
-    const { rows } = await stack.db.pool.query('SELECT 1 FROM conversations WHERE id = $1', [id]);
+    await rebuildReadModels(new EventStore(s.stack.db.pool));
+    const { rows } = await s.stack.db.pool.query('SELECT 1 FROM conversations WHERE id = $1', [id]);
     expect(rows).toEqual([]);
-    expect(await usage(alice)).toEqual(spent);
+    expect(await usage(s.alice)).toEqual(spent);
     // and the erasure is audited, content-free
-    const audit = await stack.db.pool.query(
+    const audit = await s.stack.db.pool.query(
       `SELECT subject, requested_by, streams_erased, events_erased, completed_at FROM erasures WHERE subject_id = $1`,
       [id],
     );
     expect(audit.rows).toEqual([
       {
         subject: 'conversation',
-        requested_by: alice.userId,
+        requested_by: s.alice.userId,
         streams_erased: 1,
         events_erased: expect.any(Number),
         completed_at: expect.any(Date),
@@ -133,39 +120,39 @@ describe('erasure (e2e, real SDK against the fake Messages API)', () => {
 
   it('erases a book with every conversation that ever had it: as a second book, added later, removed again, or in a fork', async () => {
     const bookWord = canary('heron');
-    const doomed = await bookWith(alice, bookWord);
-    const create = async (body: object) => expectOk(await alice.api.POST('/v1/conversations', { body }), 201).id;
-    const patch = (id: string, bookIds: string[]) => alice.req('PATCH', `/v1/conversations/${id}`, { bookIds });
+    const doomed = await bookWith(s.alice, bookWord);
+    const create = async (body: object) => expectOk(await s.alice.api.POST('/v1/conversations', { body }), 201).id;
+    const patch = (id: string, bookIds: string[]) => s.alice.req('PATCH', `/v1/conversations/${id}`, { bookIds });
     // a conversation with it as its second book, whose answer quotes it
-    const second = await create({ bookIds: [bookId, doomed] });
+    const second = await create({ bookIds: [s.bookId, doomed] });
     const secondWord = canary('second');
-    await helpers(alice).ask(second, `What tea did Marisol carry ${secondWord}?`);
+    await helpers(s.alice).ask(second, `What tea did Marisol carry ${secondWord}?`);
     expect(await inDatabase(bookWord)).toBe(true);
     // one that had it added later and removed again
-    const added = await create({ bookId });
-    expect((await patch(added, [bookId, doomed])).status).toBe(200);
+    const added = await create({ bookId: s.bookId });
+    expect((await patch(added, [s.bookId, doomed])).status).toBe(200);
     const addedWord = canary('added');
-    await helpers(alice).ask(added, `Tell me of ${addedWord}`);
-    expect((await patch(added, [bookId])).status).toBe(200);
+    await helpers(s.alice).ask(added, `Tell me of ${addedWord}`);
+    expect((await patch(added, [s.bookId])).status).toBe(200);
     // a fork of the first, and a conversation that never had it
     const fork = expectOk(
-      await alice.api.POST('/v1/conversations/{id}/fork', { params: { path: { id: second } }, body: { version: 1 } }),
+      await s.alice.api.POST('/v1/conversations/{id}/fork', { params: { path: { id: second } }, body: { version: 1 } }),
       201,
     ).id;
-    const kept = await create({ bookId });
+    const kept = await create({ bookId: s.bookId });
     // when the book is deleted
-    expect((await alice.req('DELETE', `/v1/books/${doomed}`)).status).toBe(204);
+    expect((await s.alice.req('DELETE', `/v1/books/${doomed}`)).status).toBe(204);
     // then those conversations are gone, the other is kept, and no word of any of them is left
-    for (const id of [second, added, fork]) expect((await show(alice, id)).status).toBe(404);
-    expect((await show(alice, kept)).status).toBe(200);
-    expect((await alice.req('GET', `/v1/books/${doomed}`)).status).toBe(404);
+    for (const id of [second, added, fork]) expect((await show(s.alice, id)).status).toBe(404);
+    expect((await show(s.alice, kept)).status).toBe(200);
+    expect((await s.alice.req('GET', `/v1/books/${doomed}`)).status).toBe(404);
     for (const word of [bookWord, secondWord, addedWord]) await gone(word);
   });
 
   it("erases a whole account with DELETE /v1/me and leaves another reader's data", async () => {
     // given two readers, each with a book and an answered question
-    const carol = clientFor(stack.base, `reader-${randomUUID()}`);
-    const dave = clientFor(stack.base, `reader-${randomUUID()}`);
+    const carol = clientFor(s.stack.base, `reader-${randomUUID()}`);
+    const dave = clientFor(s.stack.base, `reader-${randomUUID()}`);
     const carolWord = canary('carol');
     const daveWord = canary('dave');
     const carolBook = await bookWith(carol, canary('carolbook'));
@@ -189,7 +176,7 @@ describe('erasure (e2e, real SDK against the fake Messages API)', () => {
     expect((await show(dave, daveChat)).status).toBe(200);
     expect((await dave.req('GET', `/v1/books/${daveBook}`)).status).toBe(200);
     expect(await ledgerTotal()).toBeCloseTo(totalBefore, 9);
-    const { rows } = await stack.db.pool.query('SELECT count(*)::int AS n FROM usage_records WHERE owner_id = $1', [
+    const { rows } = await s.stack.db.pool.query('SELECT count(*)::int AS n FROM usage_records WHERE owner_id = $1', [
       carol.userId,
     ]);
     expect(rows[0].n).toBe(0);
@@ -198,7 +185,7 @@ describe('erasure (e2e, real SDK against the fake Messages API)', () => {
   });
 
   async function ledgerTotal(): Promise<number> {
-    const { rows } = await stack.db.pool.query('SELECT coalesce(sum(cost_usd), 0)::float8 AS usd FROM usage_records');
+    const { rows } = await s.stack.db.pool.query('SELECT coalesce(sum(cost_usd), 0)::float8 AS usd FROM usage_records');
     return rows[0].usd;
   }
 });

@@ -3,15 +3,8 @@ import { ConversationEvent, conversationStreamId } from '@parley/conversation';
 import { EventStore, NewEvent } from '@parley/event-store';
 import { turnOf } from '../support/api';
 import { defaultReply } from '../support/fake-anthropic/default-responder';
-import {
-  apiError,
-  FakeAnthropic,
-  FakeError,
-  FakeReply,
-  RecordedRequest,
-} from '../support/fake-anthropic/fake-anthropic.server';
-import { conversationHelpers, startReaderStack, stopReaderStack } from '../support/conversation-helpers';
-import { Client, Stack } from '../support/stack';
+import { apiError, FakeError, FakeReply, RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
+import { useReaderStack } from '../support/use-stack';
 
 const isSummaryRequest = (r: RecordedRequest) => JSON.stringify(r.body.system ?? '').includes('You summarise');
 const firstText = (r: RecordedRequest): string => {
@@ -25,31 +18,19 @@ const firstText = (r: RecordedRequest): string => {
  * (HistoryTrimmed); the history of a turn never changes between its calls.
  */
 describe('long histories (e2e, real SDK against the fake Messages API)', () => {
-  let fake: FakeAnthropic;
-  let stack: Stack;
-  let alice: Client;
-  let bookId: string;
   let summaryFails = false;
-
-  beforeAll(async () => {
-    let summaries = 0;
-    ({ fake, stack, alice, bookId } = await startReaderStack({
-      fake: {
-        defaultResponder: (req): FakeReply | FakeError => {
-          if (!isSummaryRequest(req)) return defaultReply(req);
-          if (summaryFails) return apiError(400, 'summary refused');
-          return { content: [{ type: 'text', text: `Summary ${++summaries}: the reader asked about Marisol.` }] };
-        },
+  let summaries = 0;
+  const s = useReaderStack({
+    fake: {
+      defaultResponder: (req): FakeReply | FakeError => {
+        if (!isSummaryRequest(req)) return defaultReply(req);
+        if (summaryFails) return apiError(400, 'summary refused');
+        return { content: [{ type: 'text', text: `Summary ${++summaries}: the reader asked about Marisol.` }] };
       },
-      env: { AGENT_CONTEXT_TOKENS: '3000', LLM_MAX_RETRIES: '0' },
-    }));
-  }, 60_000);
-  afterAll(() => stopReaderStack({ fake, stack }));
-
-  const { conversation, events, ask } = conversationHelpers(
-    () => alice,
-    () => bookId,
-  );
+    },
+    env: { AGENT_CONTEXT_TOKENS: '3000', LLM_MAX_RETRIES: '0' },
+  });
+  const { conversation, events, ask } = s;
   /** Posts each question once the one before is answered; the conversation's events at the end. */
   const converse = async (id: string, questions: string[]) => {
     for (const content of questions) expect((await ask(id, content)).ending.type).toBe('AssistantReplied');
@@ -63,19 +44,19 @@ describe('long histories (e2e, real SDK against the fake Messages API)', () => {
     const summarised = log.filter((e) => e.type === 'HistorySummarized');
     expect(summarised.length).toBeGreaterThanOrEqual(2);
     expect(summarised.length).toBeLessThanOrEqual(10); // in steps: not a cut every turn
-    for (const s of summarised) {
-      const data = s.data as { coversVersions: number[]; summary: string; usage: { outputTokens: number } };
+    for (const summary of summarised) {
+      const data = summary.data as { coversVersions: number[]; summary: string; usage: { outputTokens: number } };
       expect(data.summary).toMatch(/^Summary \d+:/);
       expect(data.coversVersions[0]).toBeLessThanOrEqual(data.coversVersions[1]);
-      expect(data.coversVersions[1]).toBeLessThan(s.version);
+      expect(data.coversVersions[1]).toBeLessThan(summary.version);
       expect(data.usage.outputTokens).toBeGreaterThan(0);
       // taken ahead: recorded by the turn that outgrew the share, after its reply, so no reader waited for it
-      const turnEvents = log.filter((e) => turnOf(e) === turnOf(s));
+      const turnEvents = log.filter((e) => turnOf(e) === turnOf(summary));
       expect(turnEvents.map((e) => e.type).slice(-2)).toEqual(['AssistantReplied', 'HistorySummarized']);
     }
     // each summary was paid for once, though the next question was posted while it was being
     // written: the turn after waited for it instead of asking for the same summary itself
-    const summaryCalls = fake.requests
+    const summaryCalls = s.fake.requests
       .filter((r) => isSummaryRequest(r) && JSON.stringify(r.body.messages).includes('lamp room'))
       .map((r) => JSON.stringify(r.body.messages));
     expect(summaryCalls.length).toBeGreaterThanOrEqual(summarised.length);
@@ -84,7 +65,7 @@ describe('long histories (e2e, real SDK against the fake Messages API)', () => {
     const lastQuestion = log.find(
       (e) => e.type === 'UserMessagePosted' && (e.data as { content: string }).content.startsWith('Question 29'),
     )!;
-    const answering = fake.requests.filter(
+    const answering = s.fake.requests.filter(
       (r) => !isSummaryRequest(r) && JSON.stringify(r.body.messages).includes('Question 29'),
     );
     expect(answering.length).toBeGreaterThan(0);
@@ -116,7 +97,7 @@ describe('long histories (e2e, real SDK against the fake Messages API)', () => {
       expect(data.reason).toContain('summary refused');
       // the dropped question is in no later request
       const droppedQuestion = log.find((e) => e.type === 'UserMessagePosted' && e.version === data.droppedVersions[0])!;
-      const later = fake.requests.filter(
+      const later = s.fake.requests.filter(
         (r) => !isSummaryRequest(r) && JSON.stringify(r.body.messages).includes('Question 15: and the ship?'),
       );
       expect(later.length).toBeGreaterThan(0);
@@ -130,7 +111,7 @@ describe('long histories (e2e, real SDK against the fake Messages API)', () => {
   it('continues a long conversation written before histories were cut: its next turn summarises it', async () => {
     const id = await conversation();
     // 24 answered search turns as the release before wrote them: no cut in the log
-    const store = new EventStore(stack.db.pool);
+    const store = new EventStore(s.stack.db.pool);
     const turns = 24;
     for (let i = 0; i < turns; i++) {
       const turnId = randomUUID();
@@ -181,7 +162,7 @@ describe('long histories (e2e, real SDK against the fake Messages API)', () => {
     expect(summarised).toHaveLength(1);
     const newTurn = log[log.length - 1];
     expect(turnOf(summarised[0])).toBe(turnOf(newTurn));
-    const request = fake.requests.find(
+    const request = s.fake.requests.find(
       (r) => !isSummaryRequest(r) && JSON.stringify(r.body.messages).includes('New question: what became'),
     )!;
     expect(firstText(request)).toContain((summarised[0].data as { summary: string }).summary);
@@ -189,7 +170,7 @@ describe('long histories (e2e, real SDK against the fake Messages API)', () => {
     expect(sent).not.toContain('Old question 0?');
     expect(sent).toContain(`Old question ${turns - 1}?`);
     // the summary call was given the turns it covers
-    const summaryRequest = fake.requests.filter(isSummaryRequest).pop()!;
+    const summaryRequest = s.fake.requests.filter(isSummaryRequest).pop()!;
     expect(JSON.stringify(summaryRequest.body.messages)).toContain('Old question 0?');
   }, 120_000);
 });

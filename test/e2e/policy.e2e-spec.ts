@@ -1,8 +1,7 @@
 import { expectOk, turnOf } from '../support/api';
 import { defaultReply } from '../support/fake-anthropic/default-responder';
 import { FakeAnthropic, FakeReply, RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
-import { conversationHelpers, startReaderStack, stopReaderStack } from '../support/conversation-helpers';
-import { Client, Stack } from '../support/stack';
+import { useReaderStack } from '../support/use-stack';
 import { waitFor } from '../support/wait-for';
 
 const SERVER_MODEL = 'claude-sonnet-5-5';
@@ -12,39 +11,27 @@ const forQuestion = (fake: FakeAnthropic, marker: string) =>
 
 /** A conversation's policy (PATCH …/conversations/:id {policy}): recorded as PolicyChanged, run by the turns posted after it. */
 describe('conversation policy (e2e, real SDK against the fake Messages API)', () => {
-  let fake: FakeAnthropic;
-  let stack: Stack;
-  let alice: Client;
-  let bookId: string;
-
-  beforeAll(async () => {
-    ({ fake, stack, alice, bookId } = await startReaderStack({
-      fake: {
-        defaultResponder: (req): FakeReply => {
-          const toolsAllowed = req.body.tools?.length && req.body.tool_choice?.type !== 'none';
-          // LOOP: search for ever, while tools are allowed; SLOWTOOL: a first call that takes a while
-          if (lastUserText(req).includes('LOOP') && toolsAllowed)
-            return { content: [{ type: 'tool_use', name: 'search_book', input: { query: 'lamp' } }] };
-          if (lastUserText(req).includes('SLOWTOOL') && toolsAllowed)
-            return {
-              content: [{ type: 'tool_use', name: 'search_book', input: { query: 'lamp '.repeat(40) } }],
-              delayMsPerChunk: 150,
-            };
-          return defaultReply(req);
-        },
+  const s = useReaderStack({
+    fake: {
+      defaultResponder: (req): FakeReply => {
+        const toolsAllowed = req.body.tools?.length && req.body.tool_choice?.type !== 'none';
+        // LOOP: search for ever, while tools are allowed; SLOWTOOL: a first call that takes a while
+        if (lastUserText(req).includes('LOOP') && toolsAllowed)
+          return { content: [{ type: 'tool_use', name: 'search_book', input: { query: 'lamp' } }] };
+        if (lastUserText(req).includes('SLOWTOOL') && toolsAllowed)
+          return {
+            content: [{ type: 'tool_use', name: 'search_book', input: { query: 'lamp '.repeat(40) } }],
+            delayMsPerChunk: 150,
+          };
+        return defaultReply(req);
       },
-      env: { LLM_MODEL: SERVER_MODEL, AGENT_MAX_ITERATIONS: '5' },
-    }));
-  }, 60_000);
-  afterAll(() => stopReaderStack({ fake, stack }));
-
-  const { conversation, events, ask } = conversationHelpers(
-    () => alice,
-    () => bookId,
-  );
-  const patch = (id: string, body: object) => alice.req('PATCH', `/v1/conversations/${id}`, body);
+    },
+    env: { LLM_MODEL: SERVER_MODEL, AGENT_MAX_ITERATIONS: '5' },
+  });
+  const { conversation, events, ask } = s;
+  const patch = (id: string, body: object) => s.alice.req('PATCH', `/v1/conversations/${id}`, body);
   const show = async (id: string, version?: number) =>
-    (await alice.req('GET', `/v1/conversations/${id}${version ? `?version=${version}` : ''}`)).body;
+    (await s.alice.req('GET', `/v1/conversations/${id}${version ? `?version=${version}` : ''}`)).body;
 
   it('records a change as PolicyChanged with the whole policy, shows it, and the policy of every version', async () => {
     const id = await conversation();
@@ -96,7 +83,7 @@ describe('conversation policy (e2e, real SDK against the fake Messages API)', ()
     });
     const { ending } = await ask(id, 'LOOP: where is the lamp?');
     expect(ending.type).toBe('AssistantReplied');
-    const calls = forQuestion(fake, 'LOOP: where is the lamp?');
+    const calls = forQuestion(s.fake, 'LOOP: where is the lamp?');
     expect(calls).toHaveLength(2);
     for (const r of calls) {
       expect(r.body.model).toBe('claude-haiku-4-5');
@@ -111,7 +98,7 @@ describe('conversation policy (e2e, real SDK against the fake Messages API)', ()
     await patch(id, { policy: { retrievalMode: 'always-retrieve' } });
     const { ending } = await ask(id, 'RETRIEVE: what did Marisol find?');
     expect(ending.type).toBe('AssistantReplied');
-    const calls = forQuestion(fake, 'RETRIEVE: what did Marisol find?');
+    const calls = forQuestion(s.fake, 'RETRIEVE: what did Marisol find?');
     expect(calls.some((r) => JSON.stringify(r.body.system).includes('You write search queries.'))).toBe(true);
     expect(calls.every((r) => !r.body.tools?.length)).toBe(true);
   });
@@ -119,7 +106,7 @@ describe('conversation policy (e2e, real SDK against the fake Messages API)', ()
   it('leaves a running turn on the policy it was posted with; the next turn takes the new one', async () => {
     const id = await conversation();
     const { turnId } = expectOk(
-      await alice.api.POST('/v1/conversations/{id}/messages', {
+      await s.alice.api.POST('/v1/conversations/{id}/messages', {
         params: { path: { id } },
         body: { content: 'SLOWTOOL: the keeper?' },
       }),
@@ -127,17 +114,17 @@ describe('conversation policy (e2e, real SDK against the fake Messages API)', ()
     );
     await waitFor(
       'the first call to start',
-      async () => forQuestion(fake, 'SLOWTOOL: the keeper?').length > 0 || undefined,
+      async () => forQuestion(s.fake, 'SLOWTOOL: the keeper?').length > 0 || undefined,
     );
     expect((await patch(id, { policy: { model: 'claude-haiku-4-5' } })).status).toBe(200);
     await waitFor(`turn ${turnId} to end`, async () =>
       (await events(id)).find((e) => turnOf(e) === turnId && e.type === 'AssistantReplied'),
     );
-    const running = forQuestion(fake, 'SLOWTOOL: the keeper?');
+    const running = forQuestion(s.fake, 'SLOWTOOL: the keeper?');
     expect(running.length).toBe(2);
     expect(running.map((r) => r.body.model)).toEqual([SERVER_MODEL, SERVER_MODEL]);
     await ask(id, 'NEXT: and the ship?');
-    const next = forQuestion(fake, 'NEXT: and the ship?');
+    const next = forQuestion(s.fake, 'NEXT: and the ship?');
     expect(next.map((r) => r.body.model)).toEqual(['claude-haiku-4-5', 'claude-haiku-4-5']);
   });
 });

@@ -2,8 +2,8 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { expectOk, expectProblem, isEvent } from '../support/api';
 import { openStream } from '../support/sse-client';
-import { FakeAnthropic } from '../support/fake-anthropic/fake-anthropic.server';
-import { clientFor, fakeAnthropicEnv, freePort, startStack, Stack } from '../support/stack';
+import { clientFor, freePort } from '../support/stack';
+import { useFakeStack } from '../support/use-stack';
 import { waitFor } from '../support/wait-for';
 
 /** A private Redis without persistence, so a restart loses every queued job, as the worst case does. */
@@ -26,25 +26,17 @@ async function startRedis(port: number): Promise<ChildProcess> {
 }
 
 describe('Redis restart (e2e): posts made while Redis is down are answered once it is back', () => {
-  let stack: Stack;
   let redis: ChildProcess;
   let port: number;
-  let fake: FakeAnthropic;
-
   beforeAll(async () => {
     port = await freePort();
     redis = await startRedis(port);
-    fake = await FakeAnthropic.start();
-    stack = await startStack({ env: { REDIS_URL: `redis://127.0.0.1:${port}`, ...fakeAnthropicEnv(fake.url) } });
-  }, 60_000);
-  afterAll(async () => {
-    await stack?.stop();
-    redis?.kill('SIGKILL');
-    await fake?.close();
   });
+  const s = useFakeStack({ env: () => ({ REDIS_URL: `redis://127.0.0.1:${port}` }) });
+  afterAll(() => redis?.kill('SIGKILL'));
 
   it('loses no turn across a restart that empties Redis', async () => {
-    const alice = clientFor(stack.base, `redis-${randomUUID()}`);
+    const alice = clientFor(s.stack.base, `redis-${randomUUID()}`);
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push(expectOk(await alice.api.POST('/v1/conversations', { body: {} }), 201).id);
     const replied = async (id: string) =>
@@ -59,7 +51,7 @@ describe('Redis restart (e2e): posts made while Redis is down are answered once 
 
     redis.kill('SIGKILL');
     await new Promise((r) => redis.once('exit', r));
-    const stream = openStream(`${stack.base}/v1/conversations/${ids[1]}/stream`, { token: alice.token });
+    const stream = openStream(`${s.stack.base}/v1/conversations/${ids[1]}/stream`, { token: alice.token });
     for (const id of ids) {
       expectOk(await post(id, 'during the outage'), 202);
     }
@@ -80,7 +72,7 @@ describe('Redis restart (e2e): posts made while Redis is down are answered once 
       200,
     );
     stream.close();
-    expect(fake.requests).toHaveLength(4); // one model call per turn: none lost, none bought twice
+    expect(s.fake.requests).toHaveLength(4); // one model call per turn: none lost, none bought twice
     console.log(`redis restart: all turns answered ${((Date.now() - back) / 1000).toFixed(1)} s after Redis came back`);
     expect(expectOk(await alice.api.GET('/readyz'), 200).status).toBe('ready');
   }, 120_000);

@@ -3,10 +3,11 @@ import { ConversationEvent, conversationStreamId } from '@parley/conversation';
 import { EventStore, NewEvent } from '@parley/event-store';
 import { expectOk } from '../support/api';
 import { defaultReply } from '../support/fake-anthropic/default-responder';
-import { FakeAnthropic, FakeReply, RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
+import { FakeReply, RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
 import { newBook, waitForBook } from '../support/factories/books';
 import { conversationHelpers } from '../support/conversation-helpers';
-import { clientFor, Client, fakeAnthropicEnv, startStack, Stack } from '../support/stack';
+import { clientFor, Client } from '../support/stack';
+import { useFakeStack } from '../support/use-stack';
 import { waitFor } from '../support/wait-for';
 
 const strip = (x: unknown) => JSON.stringify(x, (k, v) => (k === 'cache_control' ? undefined : v));
@@ -14,14 +15,8 @@ const lastUser = (r: RecordedRequest) => JSON.stringify(r.body.messages[r.body.m
 
 /** Several books per conversation (bookIds, SourcesChanged): searched together, cited by book, changed mid-conversation. */
 describe('conversation sources (e2e, real SDK against the fake Messages API)', () => {
-  let fake: FakeAnthropic;
-  let stack: Stack;
-  let alice: Client;
-  let lighthouse: string;
-  let garden: string;
-
-  beforeAll(async () => {
-    fake = await FakeAnthropic.start({
+  const s = useFakeStack({
+    fake: {
       defaultResponder: (req): FakeReply => {
         const toolsAllowed = req.body.tools?.length && req.body.tool_choice?.type !== 'none';
         const only = /ONLY ([0-9a-f-]{36})/.exec(lastUser(req));
@@ -31,9 +26,14 @@ describe('conversation sources (e2e, real SDK against the fake Messages API)', (
           };
         return defaultReply(req);
       },
-    });
-    stack = await startStack({ env: fakeAnthropicEnv(fake.url) });
-    alice = clientFor(stack.base, `reader-${randomUUID()}`);
+    },
+  });
+  let alice: Client;
+  let lighthouse: string;
+  let garden: string;
+
+  beforeAll(async () => {
+    alice = clientFor(s.stack.base, `reader-${randomUUID()}`);
     lighthouse = (await newBook(alice)).id;
     const upload = expectOk(
       await alice.api.POST('/v1/books', {
@@ -48,10 +48,6 @@ describe('conversation sources (e2e, real SDK against the fake Messages API)', (
       202,
     );
     garden = (await waitForBook(alice, upload.id)).id;
-  }, 60_000);
-  afterAll(async () => {
-    await stack?.stop();
-    await fake?.close();
   });
 
   const create = (body: object) => alice.req('POST', '/v1/conversations', body);
@@ -90,7 +86,7 @@ describe('conversation sources (e2e, real SDK against the fake Messages API)', (
   it('changes the books mid-conversation (SourcesChanged) and the prompt cache still reads the prefix', async () => {
     const id = (await create({ bookId: lighthouse })).body.id;
     await ask(id, 'Who is Marisol?');
-    const before = fake.requests.filter((r) => JSON.stringify(r.body.messages).includes('Who is Marisol?')).pop()!;
+    const before = s.fake.requests.filter((r) => JSON.stringify(r.body.messages).includes('Who is Marisol?')).pop()!;
     const changed = await patch(id, { bookIds: [lighthouse, garden] });
     expect(changed.status).toBe(200);
     expect(changed.body.bookIds).toEqual([lighthouse, garden]);
@@ -107,7 +103,7 @@ describe('conversation sources (e2e, real SDK against the fake Messages API)', (
       lighthouse,
     ]);
     const reply = await ask(id, 'And who planted the roses?');
-    const after = fake.requests.find((r) => lastUser(r).includes('And who planted the roses?'))!;
+    const after = s.fake.requests.find((r) => lastUser(r).includes('And who planted the roses?'))!;
     // the tools and the system prompt did not move, nor the earlier turns: the cache reads them
     expect(strip(after.body.tools)).toBe(strip(before.body.tools));
     expect(strip(after.body.system)).toBe(strip(before.body.system));
@@ -120,7 +116,7 @@ describe('conversation sources (e2e, real SDK against the fake Messages API)', (
   });
 
   it("refuses unknown, another reader's, duplicate or too many books with a 4xx, and changes nothing", async () => {
-    const bob = clientFor(stack.base, `reader-${randomUUID()}`);
+    const bob = clientFor(s.stack.base, `reader-${randomUUID()}`);
     const bobsBook = (await newBook(bob)).id;
     const id = (await create({ bookId: lighthouse })).body.id;
     const version = (await alice.req('GET', `/v1/conversations/${id}`)).body.version;
@@ -149,7 +145,7 @@ describe('conversation sources (e2e, real SDK against the fake Messages API)', (
       data: { ownerId: alice.userId, bookId: lighthouse, title: null, readingPosition: null },
       metadata: {},
     };
-    await new EventStore(stack.db.pool).append(conversationStreamId(id), [started], { expectedVersion: 'no_stream' });
+    await new EventStore(s.stack.db.pool).append(conversationStreamId(id), [started], { expectedVersion: 'no_stream' });
     expect((await alice.req('GET', `/v1/conversations/${id}`)).body).toMatchObject({
       bookId: lighthouse,
       bookIds: [lighthouse],

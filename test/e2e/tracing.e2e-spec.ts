@@ -3,10 +3,10 @@ import Redis from 'ioredis';
 import { AGENT_TURNS_QUEUE } from '@parley/agent';
 import { TURN_ENDING_TYPES } from '@parley/conversation';
 import { Envelope, turnOf } from '../support/api';
-import { conversationHelpers, ReaderStack, startReaderStack, stopReaderStack } from '../support/conversation-helpers';
 import { FakeReply, RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
 import { OtlpReceiver, ReceivedSpan, startOtlpReceiver } from '../support/otlp-receiver';
 import { openStream } from '../support/sse-client';
+import { ReaderStack, useReaderStack } from '../support/use-stack';
 import { waitFor } from '../support/wait-for';
 
 /** The stack's env for tracing to `receiver` over `protocol`, exporting every 100 ms. */
@@ -43,20 +43,12 @@ async function postTraced(s: ReaderStack, id: string, content: string, tracepare
 
 describe.each(['http/json', 'http/protobuf'])('tracing (e2e) over OTLP %s', (protocol) => {
   let receiver: OtlpReceiver;
-  let s: ReaderStack;
-  const { conversation, events } = conversationHelpers(
-    () => s.alice,
-    () => s.bookId,
-  );
-
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
-    s = await startReaderStack({ env: tracingEnv(receiver, protocol) });
-  }, 90_000);
-  afterAll(async () => {
-    await stopReaderStack(s ?? {});
-    await receiver?.close();
   });
+  const s = useReaderStack({ env: () => tracingEnv(receiver, protocol), timeoutMs: 90_000 });
+  afterAll(() => receiver?.close());
+  const { conversation, events } = s;
 
   it('puts a turn in the client’s trace: the POST, the enqueue, the worker’s run, its model calls and tool calls', async () => {
     const client = clientSpan();
@@ -163,20 +155,16 @@ describe.each(['http/json', 'http/protobuf'])('tracing (e2e) over OTLP %s', (pro
 
 describe('tracing (e2e): a turn resumed by another worker after a crash', () => {
   let receiver: OtlpReceiver;
-  let s: ReaderStack;
-  const { conversation, events } = conversationHelpers(
-    () => s.alice,
-    () => s.bookId,
-  );
-
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
-    s = await startReaderStack({ env: tracingEnv(receiver, 'http/protobuf'), fake: { defaultResponder: slowModel } });
-  }, 90_000);
-  afterAll(async () => {
-    await stopReaderStack(s ?? {});
-    await receiver?.close();
   });
+  const s = useReaderStack({
+    env: () => tracingEnv(receiver, 'http/protobuf'),
+    fake: { defaultResponder: slowModel },
+    timeoutMs: 90_000,
+  });
+  afterAll(() => receiver?.close());
+  const { conversation, events } = s;
 
   it('continues the trace of the post from the log: the second worker’s run and model calls are in it', async () => {
     const client = clientSpan();

@@ -4,9 +4,9 @@ import { costUsd } from '@parley/agent';
 import { rebuildReadModels } from '@parley/read-models';
 import { Envelope, expectOk } from '../support/api';
 import { defaultReply } from '../support/fake-anthropic/default-responder';
-import { apiError, FakeAnthropic, FakeError, FakeReply } from '../support/fake-anthropic/fake-anthropic.server';
-import { conversationHelpers, startReaderStack, stopReaderStack } from '../support/conversation-helpers';
-import { clientFor, Client, Stack } from '../support/stack';
+import { apiError, FakeError, FakeReply } from '../support/fake-anthropic/fake-anthropic.server';
+import { clientFor } from '../support/stack';
+import { useReaderStack } from '../support/use-stack';
 import { waitFor } from '../support/wait-for';
 
 type Usage = {
@@ -21,32 +21,20 @@ const slowUsage = { input_tokens: 5000, cache_read_input_tokens: 0, cache_creati
 
 /** GET /v1/conversations/:id/usage and GET /v1/usage: read models of what the turns used. */
 describe('usage (e2e, real SDK against the fake Messages API)', () => {
-  let fake: FakeAnthropic;
-  let stack: Stack;
-  let alice: Client;
-  let bookId: string;
-
-  beforeAll(async () => {
-    ({ fake, stack, alice, bookId } = await startReaderStack({
-      fake: {
-        defaultResponder: (req): FakeReply | FakeError =>
-          JSON.stringify(req.body.messages).includes('FAILNOW')
-            ? apiError(400, 'refused for the test')
-            : JSON.stringify(req.body.messages).includes('SLOWLY')
-              ? { content: [{ type: 'text', text: 'word '.repeat(400) }], delayMsPerChunk: 40, usage: slowUsage }
-              : defaultReply(req),
-      },
-      env: { LLM_MODEL: 'claude-sonnet-5-5' },
-    }));
-  }, 60_000);
-  afterAll(() => stopReaderStack({ fake, stack }));
-
-  const { conversation, events, ask } = conversationHelpers(
-    () => alice,
-    () => bookId,
-  );
-  const usageOf = async (id: string) => (await alice.req('GET', `/v1/conversations/${id}/usage`)).body;
-  const usageWithin = async (query = '') => alice.req('GET', `/v1/usage${query}`);
+  const s = useReaderStack({
+    fake: {
+      defaultResponder: (req): FakeReply | FakeError =>
+        JSON.stringify(req.body.messages).includes('FAILNOW')
+          ? apiError(400, 'refused for the test')
+          : JSON.stringify(req.body.messages).includes('SLOWLY')
+            ? { content: [{ type: 'text', text: 'word '.repeat(400) }], delayMsPerChunk: 40, usage: slowUsage }
+            : defaultReply(req),
+    },
+    env: { LLM_MODEL: 'claude-sonnet-5-5' },
+  });
+  const { conversation, events, ask } = s;
+  const usageOf = async (id: string) => (await s.alice.req('GET', `/v1/conversations/${id}/usage`)).body;
+  const usageWithin = async (query = '') => s.alice.req('GET', `/v1/usage${query}`);
   /** what the log says, summed as the read model should */
   const fromLog = (log: Envelope[]) => {
     const replies = log
@@ -114,7 +102,7 @@ describe('usage (e2e, real SDK against the fake Messages API)', () => {
       (u) => u.turns === 1,
     );
     const before = await usageWithin();
-    await rebuildReadModels(new EventStore(stack.db.pool));
+    await rebuildReadModels(new EventStore(s.stack.db.pool));
     expect((await usageWithin()).body).toEqual(before.body);
     expect(await usageOf(id)).toMatchObject(fromLog(await events(id)));
   }, 120_000);
@@ -123,16 +111,16 @@ describe('usage (e2e, real SDK against the fake Messages API)', () => {
     const since = new Date().toISOString();
     const id = await conversation();
     const { turnId } = expectOk(
-      await alice.api.POST('/v1/conversations/{id}/messages', {
+      await s.alice.api.POST('/v1/conversations/{id}/messages', {
         params: { path: { id } },
         body: { content: 'Tell me SLOWLY about the lamp' },
       }),
       202,
     );
-    await fake.waitFor('the slow stream', () => fake.requests.some((r) => r.rawBody.includes('SLOWLY')));
+    await s.fake.waitFor('the slow stream', () => s.fake.requests.some((r) => r.rawBody.includes('SLOWLY')));
     await new Promise((r) => setTimeout(r, 400)); // a few words streamed
     expectOk(
-      await alice.api.POST('/v1/conversations/{id}/turns/{turnId}/cancel', { params: { path: { id, turnId } } }),
+      await s.alice.api.POST('/v1/conversations/{id}/turns/{turnId}/cancel', { params: { path: { id, turnId } } }),
       202,
     );
     const stopped = await waitFor('ModelCallStopped in the log', async () =>
@@ -159,11 +147,11 @@ describe('usage (e2e, real SDK against the fake Messages API)', () => {
 
   it("answers 404 for another reader's or a deleted conversation, and 400 for a bad range", async () => {
     const id = await conversation();
-    const bob = clientFor(stack.base, `reader-${randomUUID()}`);
+    const bob = clientFor(s.stack.base, `reader-${randomUUID()}`);
     expect((await bob.req('GET', `/v1/conversations/${id}/usage`)).status).toBe(404);
-    expect((await alice.req('DELETE', `/v1/conversations/${id}`)).status).toBe(204);
-    expect((await alice.req('GET', `/v1/conversations/${id}/usage`)).status).toBe(404);
-    expect((await alice.req('GET', `/v1/conversations/not-a-uuid/usage`)).status).toBe(400);
+    expect((await s.alice.req('DELETE', `/v1/conversations/${id}`)).status).toBe(204);
+    expect((await s.alice.req('GET', `/v1/conversations/${id}/usage`)).status).toBe(404);
+    expect((await s.alice.req('GET', `/v1/conversations/not-a-uuid/usage`)).status).toBe(400);
     for (const q of [
       '?from=yesterday',
       '?to=2026-13-01T00:00:00Z',

@@ -6,10 +6,11 @@
  */
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { FakeAnthropic, type FakeReply, type RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
+import { type FakeReply, type RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
 import { tinyBookMarkdown } from '../support/factories/books';
 import { startFlakyProxy } from '../support/flaky-proxy';
-import { clientFor, fakeAnthropicEnv, startStack, tokenFor, type Stack } from '../support/stack';
+import { clientFor, tokenFor } from '../support/stack';
+import { useFakeStack } from '../support/use-stack';
 import { waitFor } from '../support/wait-for';
 import { launchChromium, SHOTS } from '../support/web-browser';
 
@@ -43,17 +44,24 @@ function model(req: RecordedRequest): FakeReply {
 }
 
 describe('web chat page (e2e, Chromium)', () => {
-  let fake: FakeAnthropic;
-  let stack: Stack;
   let browser: Browser;
   let page: Page;
   const errors: string[] = [];
+  // registered before the stack: the browser closes before the stack stops
+  beforeAll(async () => {
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    page.on('pageerror', (e) => errors.push(String(e)));
+    page.on('dialog', (d) => void d.accept());
+  });
+  afterAll(() => browser?.close());
+  const s = useFakeStack({ fake: { defaultResponder: model }, env: { NODE_ENV: 'development' }, timeoutMs: 90_000 });
 
   const shot = (name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: false });
   const userMessages = () => page.locator('#messages .msg.user');
   const answers = () => page.locator('#messages .msg.assistant');
   const conversationId = () => /#c=([0-9a-f-]{36})/.exec(page.url())?.[1] ?? '';
-  const api = () => clientFor(stack.base, 'web-reader');
+  const api = () => clientFor(s.stack.base, 'web-reader');
   /** Drops a file on the upload zone as a drag and drop would (the spec compiles without the DOM library: `w`). */
   const drop = (name: string, text: string, type: string) =>
     page.evaluate(
@@ -66,33 +74,18 @@ describe('web chat page (e2e, Chromium)', () => {
       [name, text, type],
     );
 
-  beforeAll(async () => {
-    fake = await FakeAnthropic.start({ defaultResponder: model });
-    stack = await startStack({ env: { ...fakeAnthropicEnv(fake.url), NODE_ENV: 'development' } });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    page.on('pageerror', (e) => errors.push(String(e)));
-    page.on('dialog', (d) => void d.accept());
-  }, 90_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await stack?.stop();
-    await fake?.close();
-  });
-
   afterEach(() => expect(errors).toEqual([]));
 
   it('serves the page at / without a token, with a CSP, and a development token endpoint', async () => {
-    const res = await fetch(`${stack.base}/`);
+    const res = await fetch(`${s.stack.base}/`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
     expect(await res.text()).toContain('<title>Parley</title>');
-    expect((await fetch(`${stack.base}/web/app.js`)).status).toBe(200);
-    expect((await fetch(`${stack.base}/web/..%2Fpackage.json`)).status).toBe(404);
-    expect((await fetch(`${stack.base}/v1`)).status).toBe(404); // the page is at / only
-    expect((await fetch(`${stack.base}/v1/books`)).status).toBe(401); // and the API still wants a token
-    const minted = await fetch(`${stack.base}/v1/dev/token`, {
+    expect((await fetch(`${s.stack.base}/web/app.js`)).status).toBe(200);
+    expect((await fetch(`${s.stack.base}/web/..%2Fpackage.json`)).status).toBe(404);
+    expect((await fetch(`${s.stack.base}/v1`)).status).toBe(404); // the page is at / only
+    expect((await fetch(`${s.stack.base}/v1/books`)).status).toBe(401); // and the API still wants a token
+    const minted = await fetch(`${s.stack.base}/v1/dev/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ userId: 'someone' }),
@@ -102,7 +95,7 @@ describe('web chat page (e2e, Chromium)', () => {
   });
 
   it('signs in with a development token and uploads a book (drag and drop, then the file picker)', async () => {
-    await page.goto(stack.base);
+    await page.goto(s.stack.base);
     await page.getByRole('heading', { name: 'Sign in with a token' }).waitFor();
     await shot('desktop-signin');
     await page.getByLabel('User id').fill('web-reader');
@@ -214,7 +207,7 @@ describe('web chat page (e2e, Chromium)', () => {
 
   it('resumes after a dropped connection (Last-Event-ID) without a reload, nothing doubled', async () => {
     const id = conversationId();
-    const proxy = await startFlakyProxy(Number(new URL(stack.base).port));
+    const proxy = await startFlakyProxy(Number(new URL(s.stack.base).port));
     const flaky = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     flaky.on('pageerror', (e) => errors.push(String(e)));
     try {
@@ -301,7 +294,7 @@ describe('web chat page (e2e, Chromium)', () => {
     expect(await page.locator('#chat-title').innerText()).toBe('About The Lighthouse Keeper');
 
     // fork at a message of the source too
-    await page.goto(`${stack.base}/#c=${source}`);
+    await page.goto(`${s.stack.base}/#c=${source}`);
     await page.locator('#chat-title', { hasText: 'Telescopes' }).waitFor();
     await page.getByRole('button', { name: 'Fork after this answer' }).first().click();
     await page.waitForFunction((id) => !(globalThis as any).location.hash.includes(id), source);
@@ -356,7 +349,7 @@ describe('web chat page (e2e, Chromium)', () => {
     const spent = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     spent.on('pageerror', (e) => errors.push(String(e)));
     try {
-      await spent.goto(stack.base);
+      await spent.goto(s.stack.base);
       const token = tokenFor('web-reader', { claims: { parley_budget_usd_per_month: 0 } });
       await spent.getByLabel('Bearer token').fill(token);
       await spent.getByRole('button', { name: 'Sign in', exact: true }).click();

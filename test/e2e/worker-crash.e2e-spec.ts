@@ -7,9 +7,10 @@ import Redis from 'ioredis';
 import { AGENT_TURNS_QUEUE } from '@parley/agent';
 import { TURN_ENDING_TYPES } from '@parley/conversation';
 import { expectOk, isEvent, turnOf } from '../support/api';
-import { FakeAnthropic, FakeReply, RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
+import { FakeReply, RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
 import { newBook, waitForBook } from '../support/factories/books';
-import { Client, clientFor, startStack, Stack, fakeAnthropicEnv, Proc } from '../support/stack';
+import { Client, clientFor, Stack, Proc } from '../support/stack';
+import { FakeStack, useFakeStack } from '../support/use-stack';
 import { waitFor } from '../support/wait-for';
 
 /** Slow enough that turns are mid-stream when a worker dies: ~2 s a call. */
@@ -69,31 +70,22 @@ function loadCpus(): ChildProcess[] {
  * takes over) on the slow fake model, with every core kept busy by loops, for one describe.
  * Getters, as the processes start in beforeAll.
  */
-function busyStack(): { readonly fake: FakeAnthropic; readonly stack: Stack; readonly busy: ChildProcess[] } {
-  let fake: FakeAnthropic | undefined;
-  let stack: Stack | undefined;
-  let busy: ChildProcess[] = [];
-  beforeAll(async () => {
-    fake = await FakeAnthropic.start({ defaultResponder: slowModel });
-    stack = await startStack({ apis: 1, workers: 2, env: { ...fakeAnthropicEnv(fake.url), LOG_LEVEL: 'debug' } });
-    busy = loadCpus();
-  }, 60_000);
-  afterAll(async () => {
+function busyStack(): FakeStack & { readonly busy: ChildProcess[] } {
+  const busy: ChildProcess[] = [];
+  // registered before the stack's: the loops stop before the stack does
+  afterAll(() => {
     for (const c of busy) c.kill('SIGKILL');
-    await stack?.stop();
-    await fake?.close();
   });
-  return {
-    get fake() {
-      return fake!;
-    },
-    get stack() {
-      return stack!;
-    },
-    get busy() {
-      return busy;
-    },
-  };
+  const service = useFakeStack({
+    fake: { defaultResponder: slowModel },
+    apis: 1,
+    workers: 2,
+    env: { LOG_LEVEL: 'debug' },
+  });
+  beforeAll(() => {
+    busy.push(...loadCpus());
+  });
+  return Object.assign(service, { busy });
 }
 
 const busyLoopsAlive = (loops: ChildProcess[]) => loops.every((c) => c.exitCode === null && c.signalCode === null);

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { expectProblem } from '../support/api';
-import { conversationHelpers, ReaderStack, startReaderStack, stopReaderStack } from '../support/conversation-helpers';
+import { conversationHelpers } from '../support/conversation-helpers';
 import { Prometheus, startPrometheus } from '../support/prometheus';
 import { clientFor, freePort } from '../support/stack';
+import { useReaderStack } from '../support/use-stack';
 import { waitFor } from '../support/wait-for';
 
 /**
@@ -10,19 +11,15 @@ import { waitFor } from '../support/wait-for';
  * API's, both scraped by Debian's real prometheus, after three turns on the fake Messages API.
  */
 describe('worker metrics (e2e, scraped by a real Prometheus)', () => {
-  let s: ReaderStack;
   let prometheus: Prometheus | undefined;
   let workerPort: number;
   const MODEL = 'claude-metrics-test';
 
   beforeAll(async () => {
     workerPort = await freePort();
-    s = await startReaderStack({ env: { WORKER_METRICS_PORT: String(workerPort), LLM_MODEL: MODEL } });
-  }, 60_000);
-  afterAll(async () => {
-    await prometheus?.stop();
-    await stopReaderStack(s ?? {});
   });
+  afterAll(() => prometheus?.stop());
+  const s = useReaderStack({ env: () => ({ WORKER_METRICS_PORT: String(workerPort), LLM_MODEL: MODEL }) });
 
   it('serves Prometheus text on the worker port, and nothing else there', async () => {
     const res = await waitFor('the worker metrics port', () =>
@@ -37,10 +34,7 @@ describe('worker metrics (e2e, scraped by a real Prometheus)', () => {
   });
 
   it('lets Prometheus read model calls and tokens by model after three turns, and a budget refusal from the API', async () => {
-    const { conversation, ask } = conversationHelpers(
-      () => s.alice,
-      () => s.bookId,
-    );
+    const { conversation, ask } = s;
     const id = await conversation();
     for (const q of ['Who keeps the lamp?', 'What is in the logbook?', 'And the telescope?']) {
       const { ending } = await ask(id, q);

@@ -1,9 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { TURN_ENDING_TYPES } from '@parley/conversation';
 import { Envelope, expectOk, turnOf } from './api';
-import { FakeAnthropic, FakeAnthropicOptions } from './fake-anthropic/fake-anthropic.server';
-import { newBook } from './factories/books';
-import { Client, clientFor, fakeAnthropicEnv, startStack, Stack } from './stack';
+import { Client } from './stack';
 import { waitFor } from './wait-for';
 
 /**
@@ -48,27 +45,4 @@ export function conversationHelpers(readerOf: () => Client, bookOf: () => string
   };
 
   return { conversation, events, ask };
-}
-
-/** A suite's service: the fake Messages API, an API and workers pointed at it, a reader with a book. */
-export interface ReaderStack {
-  fake: FakeAnthropic;
-  stack: Stack;
-  alice: Client;
-  bookId: string;
-}
-
-/** Starts a ReaderStack (call it in a beforeAll; stop it with stopReaderStack in the afterAll). */
-export async function startReaderStack(
-  opts: { fake?: FakeAnthropicOptions; workers?: number; env?: Record<string, string> } = {},
-): Promise<ReaderStack> {
-  const fake = await FakeAnthropic.start(opts.fake);
-  const stack = await startStack({ workers: opts.workers, env: { ...fakeAnthropicEnv(fake.url), ...opts.env } });
-  const alice = clientFor(stack.base, `reader-${randomUUID()}`);
-  return { fake, stack, alice, bookId: (await newBook(alice)).id };
-}
-
-export async function stopReaderStack(s: Partial<Pick<ReaderStack, 'fake' | 'stack'>>): Promise<void> {
-  await s.stack?.stop();
-  await s.fake?.close();
 }

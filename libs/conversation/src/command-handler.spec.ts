@@ -1,5 +1,5 @@
 import { NewEvent, StoredEvent, WrongExpectedVersionError } from '@parley/event-store';
-import { CommandStore, ConversationFoldSource, FoldedForCommands, handleCommand } from './command-handler';
+import { Appended, CommandStore, ConversationFoldSource, FoldedForCommands, handleCommand } from './command-handler';
 import { ConversationCommand, DomainError } from './decide';
 import { ConversationEvent } from './events';
 import { evolve, initialState } from './state';
@@ -9,6 +9,12 @@ const started: ConversationEvent = {
   type: 'ConversationStarted',
   data: { ownerId: alice, bookId: 'b1', title: null, readingPosition: null },
 };
+const deleted: ConversationEvent = { type: 'ConversationDeleted', data: {} };
+const erase = (userId: string | null): ConversationCommand => ({
+  type: 'EraseConversation',
+  userId,
+  subject: 'conversation',
+});
 const posted = (turnId: string): ConversationEvent => ({
   type: 'UserMessagePosted',
   data: { messageId: `m-${turnId}`, turnId, content: 'Why is a raven like a writing-desk?' },
@@ -191,5 +197,61 @@ describe(handleCommand.name, () => {
     await given([], stream)
       .when([fail('t1')])
       .then([]);
+  });
+
+  it('stamps the metadata a policy makes, and nothing else, when given one', async () => {
+    const { when } = given([started, posted('t1')]);
+    const [tombstone] = await when([erase(alice)], { correlationId: 't1', metadata: () => ({ erasureId: 'x1' }) }).then(
+      [{ type: 'ConversationErased', data: { erasedEvents: 2, subject: 'conversation' } }],
+    );
+    expect(tombstone.metadata).toEqual({ erasureId: 'x1' });
+  });
+
+  it('hands the policy who decided, on what, for which correlation', async () => {
+    const { when } = given([started, posted('t1')]);
+    const policy = jest.fn(() => ({}));
+    await when([{ type: 'CancelTurn', userId: alice, turnId: 't1' }], { correlationId: 't1', metadata: policy }).then([
+      { type: 'TurnCancelled', data: { turnId: 't1' } },
+    ]);
+    expect(policy).toHaveBeenCalledWith({
+      userId: alice,
+      folded: expect.objectContaining({ version: 2, lastEventId: 'e2' }),
+      correlationId: 't1',
+    });
+  });
+
+  it("writes through the store it is given, returns that store's answer, and decides again when it conflicts", async () => {
+    const stream = memoryStream();
+    stream.write([{ ...started, id: 'e1' }]);
+    // a store that does more with each write (as eraseStream does), over the same guarded stream
+    const counting: CommandStore<Appended & { writes: number }> = {
+      async append(streamId, events, opts) {
+        return { ...(await stream.store.append(streamId, events, opts)), writes: stream.store.appends };
+      },
+    };
+    stream.racing.push([{ id: 'r', type: 'ConversationRenamed', data: { title: 'r' } }]);
+    const { events, appended } = await handleCommand(counting, stream.folds, 'c', [erase(alice)]);
+    expect(appended).toEqual({ events, writes: 2 });
+    expect(events.map((e) => [e.version, e.data])).toEqual([[3, { erasedEvents: 2, subject: 'conversation' }]]);
+  });
+
+  it('leaves the store unasked when nothing was decided', async () => {
+    const { stream } = given([started]);
+    const result = await handleCommand(stream.store, stream.folds, 'c', [
+      { type: 'FailTurn', userId: null, turnId: 'gone', code: 'llm_unavailable', message: 'down', retryable: true },
+    ]);
+    expect(result).toEqual({ events: [], folded: expect.objectContaining({ version: 1 }), appended: undefined });
+    expect(stream.store.appends).toBe(0);
+  });
+
+  it('with If-Match, answers a conversation only some commands accept (a deleted one, to erase) as a conflict too', async () => {
+    const { stream, when } = given([started, posted('t1'), deleted]);
+    await when([erase(alice)], { ifMatch: 2 }).thenFails({ name: 'WrongExpectedVersionError', expected: 2, actual: 3 });
+    await given([], stream)
+      .when([erase('mallory')], { ifMatch: 2 })
+      .thenFails({ code: 'not_found' } satisfies Partial<DomainError>);
+    await given([], stream)
+      .when([erase(alice)], { ifMatch: 3 })
+      .then([{ type: 'ConversationErased', data: { erasedEvents: 3, subject: 'conversation' } }]);
   });
 });

@@ -7,7 +7,7 @@ import {
   traceMetadata,
   WrongExpectedVersionError,
 } from '@parley/event-store';
-import { assertVisible, ConversationCommand, decide } from './decide';
+import { ConversationCommand, decide, DomainError } from './decide';
 import { ConversationEvent, conversationStreamId } from './events';
 import { ConversationState, evolve } from './state';
 
@@ -21,19 +21,39 @@ export interface FoldedForCommands {
   lastEventId?: string;
 }
 
-/** Where the handler appends: the EventStore (its append at an expected version). */
-export interface CommandStore {
+/** What a write of decided events answers: at least the events as stored. */
+export interface Appended {
+  events: StoredEvent<ConversationEvent>[];
+}
+
+/**
+ * Where the handler writes the decided events: all of them at the expected version, or none and a
+ * WrongExpectedVersionError. The EventStore's append, or a write that does more in the same
+ * transaction (the eraser's eraseStream).
+ */
+export interface CommandStore<A extends Appended = Appended> {
   append(
     streamId: string,
     events: NewEvent<ConversationEvent>[],
     opts: { expectedVersion: ExpectedVersion },
-  ): Promise<{ events: StoredEvent<ConversationEvent>[] }>;
+  ): Promise<A>;
 }
 
-/** Where the handler loads a conversation from: the caller's own fold cache (the API's, a worker's). */
+/** Where the handler loads a conversation from: the caller's own fold cache (the API's, a worker's), or the log. */
 export interface ConversationFoldSource<F extends FoldedForCommands> {
   load(conversationId: string): Promise<F>;
 }
+
+/** What a decided event's metadata is made from. */
+export interface DecidedOn {
+  /** the command's user, or the owner's for a system command */
+  userId: string | null;
+  folded: FoldedForCommands;
+  correlationId?: string;
+}
+
+/** The metadata every event decided in one call carries. */
+export type MetadataPolicy = (decidedOn: DecidedOn) => EventMetadata;
 
 export interface CommandOptions {
   /** If-Match: the version the client saw; another one is a conflict, never retried */
@@ -44,13 +64,17 @@ export interface CommandOptions {
   correlationId?: string;
   /** how often a lost race is decided again on the new state (default 5) */
   retries?: number;
+  /** the events' metadata (default: commandMetadata) */
+  metadata?: MetadataPolicy;
 }
 
-export interface CommandResult<F> {
+export interface CommandResult<F, A extends Appended = Appended> {
   /** the events as stored; none when the commands changed nothing */
   events: StoredEvent<ConversationEvent>[];
   /** the conversation the commands were decided on */
   folded: F;
+  /** the store's answer to the append; undefined when nothing was appended */
+  appended?: A;
 }
 
 const DEFAULT_RETRIES = 5;
@@ -60,31 +84,29 @@ const DEFAULT_RETRIES = 5;
  * command on the same state, stamp the events' metadata, append them atomically at the folded
  * version. A lost race (another writer appended first) is decided again on the new state,
  * unless the caller gave If-Match: then it is the client's 409.
- *
- * Metadata, the same on every event decided here: `userId` (the command's, or the owner's for a
- * system command), `correlationId` when given, `causationId` when the fold keeps its last event,
- * and `traceparent`, the span it was written under, so a turn's later work joins its trace.
  */
-export async function handleCommand<F extends FoldedForCommands>(
-  store: CommandStore,
+export async function handleCommand<F extends FoldedForCommands, A extends Appended = Appended>(
+  store: CommandStore<A>,
   folds: ConversationFoldSource<F>,
   conversationId: string,
   commands: ConversationCommand[],
   opts: CommandOptions = {},
-): Promise<CommandResult<F>> {
+): Promise<CommandResult<F, A>> {
   const streamId = conversationStreamId(conversationId);
   const retries = opts.retries ?? DEFAULT_RETRIES;
+  const metadataOf = opts.metadata ?? commandMetadata;
   for (let attempt = 0; ; attempt++) {
     const folded = await folds.load(conversationId);
     const { state } = folded;
-    if (opts.ifMatch !== undefined && state.status === 'active' && state.version !== opts.ifMatch) {
-      const userId = commands[0]?.userId;
-      if (userId && commands.every((c) => c.type !== 'StartConversation')) assertVisible(state, userId);
-      throw new WrongExpectedVersionError(streamId, opts.ifMatch, state.version);
-    }
+    if (opts.ifMatch !== undefined && state.version !== opts.ifMatch)
+      throw staleIfMatch(streamId, commands, state, opts.ifMatch);
     const decided = decideAll(commands, state);
     if (decided.length === 0) return { events: [], folded };
-    const metadata = metadataOf(commands[0].userId ?? state.ownerId, folded, opts.correlationId);
+    const metadata = metadataOf({
+      userId: commands[0].userId ?? state.ownerId,
+      folded,
+      correlationId: opts.correlationId,
+    });
     const events: NewEvent<ConversationEvent>[] = decided.map((e) => ({
       ...e,
       id: opts.eventId?.(e) ?? randomUUID(),
@@ -92,7 +114,8 @@ export async function handleCommand<F extends FoldedForCommands>(
     }));
     const expectedVersion: ExpectedVersion = state.status === 'none' ? 'no_stream' : folded.version;
     try {
-      return { events: (await store.append(streamId, events, { expectedVersion })).events, folded };
+      const appended = await store.append(streamId, events, { expectedVersion });
+      return { events: appended.events, folded, appended };
     } catch (e) {
       const retry = e instanceof WrongExpectedVersionError && opts.ifMatch === undefined && attempt < retries;
       if (!retry) throw e;
@@ -113,16 +136,32 @@ export function decideAll(commands: ConversationCommand[], state: ConversationSt
   return decided;
 }
 
-/** The one place a decided event's metadata is made. */
-function metadataOf(
-  userId: string | null,
-  folded: FoldedForCommands,
-  correlationId: string | undefined,
-): EventMetadata {
-  return {
-    ...(userId ? { userId } : {}),
-    ...(correlationId ? { correlationId } : {}),
-    ...(folded.lastEventId ? { causationId: folded.lastEventId } : {}),
-    ...traceMetadata(),
-  };
+/**
+ * The default metadata: `userId`, `correlationId` when given, `causationId` when the fold keeps
+ * its last event, and `traceparent`, the span it was written under, so a turn's later work joins
+ * its trace.
+ */
+export const commandMetadata: MetadataPolicy = ({ userId, folded, correlationId }) => ({
+  ...(userId ? { userId } : {}),
+  ...(correlationId ? { correlationId } : {}),
+  ...(folded.lastEventId ? { causationId: folded.lastEventId } : {}),
+  ...traceMetadata(),
+});
+
+/**
+ * If-Match named another version than the conversation's: a conflict, unless the commands find
+ * nothing of the caller's there (not_found first: a stranger never learns the conversation exists).
+ */
+function staleIfMatch(
+  streamId: string,
+  commands: ConversationCommand[],
+  state: ConversationState,
+  ifMatch: number,
+): Error {
+  try {
+    decideAll(commands, state);
+  } catch (e) {
+    if (e instanceof DomainError && e.code === 'not_found') return e;
+  }
+  return new WrongExpectedVersionError(streamId, ifMatch, state.version);
 }
