@@ -6,7 +6,7 @@ import { ConversationEvent, conversationStreamId } from '@parley/conversation';
 import { EventStore, StoredEvent } from '@parley/event-store';
 import { AssistantTextDelta, LiveDeltas, RedisConnections } from '@parley/platform';
 import { AgentTurnRunner } from '../../apps/worker/src/turns/agent-turn.runner';
-import { ConversationFolds } from '../../apps/worker/src/turns/turn-state';
+import { ConversationFolds } from '../../apps/worker/src/turns/conversation-folds';
 import { TurnSteps } from '../../apps/worker/src/turns/turn-steps';
 import {
   assistantReplied,

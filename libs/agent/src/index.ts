@@ -7,7 +7,7 @@ export * from './llm/pricing';
 export * from './llm/anthropic.llm';
 export * from './llm/scripted.llm';
 export * from './llm/streamed-usage';
-export * from './turn/turn-records';
+export * from './turn/turn-fold';
 export * from './turn/turn-events';
 export * from './turn/conversation-history';
 export * from './turn/turn-plan';

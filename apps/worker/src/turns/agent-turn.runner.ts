@@ -26,7 +26,7 @@ import {
 import { ledgerRowOf, UsageLedger } from '@parley/read-models';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { MemoryStepKeeper, StepKeeper } from './step-keeper';
-import { ConversationFolds, FoldedConversation, LoadedTurn, turnOf } from './turn-state';
+import { ConversationFolds, FoldedConversation, LoadedTurn, turnOf } from './conversation-folds';
 import { TurnSteps } from './turn-steps';
 
 /**

@@ -12,7 +12,7 @@ import { TurnSequencer } from './turn-sequencer';
 import { BatchCompleter } from './batch-completer';
 import { EventLoopWatch } from './event-loop-watch';
 import { WorkerMetrics } from '../metrics/worker-metrics';
-import { ConversationFolds, FoldedConversation } from './turn-state';
+import { ConversationFolds, FoldedConversation } from './conversation-folds';
 
 /**
  * Lock and stall settings: how soon the turns of a killed worker move to another, against how long

@@ -17,7 +17,7 @@ import { ModelReply } from './model-reply';
 import { textsOf, transcriptOf } from './model-text';
 import { HYDE_PREFIX, isHydeCall } from './tool-calls';
 import { TurnSettingsOf } from './turn-settings';
-import { LoadedTurn } from './turn-state';
+import { LoadedTurn } from './conversation-folds';
 
 /**
  * The always-retrieve plan, for providers without tool use (or the mode asked for): the question

@@ -1,5 +1,5 @@
 import { BooksRepository } from '@parley/books';
-import { LoadedTurn } from './turn-state';
+import { LoadedTurn } from './conversation-folds';
 
 /** The book's title and author, read once per book: every LLM call of every turn needs it. */
 export class BookNames {

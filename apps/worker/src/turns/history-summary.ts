@@ -18,7 +18,7 @@ import { NewEvent } from '@parley/event-store';
 import { BookNames } from './book-names';
 import { textsOf, transcriptOf } from './model-text';
 import { TurnSettingsOf } from './turn-settings';
-import { LoadedTurn } from './turn-state';
+import { LoadedTurn } from './conversation-folds';
 
 /** A summary is short (the prompt asks for 300 words): it is sent with every turn until the next cut. */
 const SUMMARY_MAX_TOKENS = 800;

@@ -22,7 +22,7 @@ import { DeltaBatcher } from './delta-batcher';
 import { textsOf } from './model-text';
 import { systemPrompt } from './system-prompt';
 import { TurnSettingsOf } from './turn-settings';
-import { LoadedTurn } from './turn-state';
+import { LoadedTurn } from './conversation-folds';
 
 /** One answering model call of a turn, as the steps make it. */
 export interface LlmCall {

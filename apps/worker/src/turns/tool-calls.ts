@@ -1,7 +1,7 @@
 import { citationStartFor, ToolRegistry, turnEvent } from '@parley/agent';
 import { ConversationEvent } from '@parley/conversation';
 import { NewEvent } from '@parley/event-store';
-import { LoadedTurn } from './turn-state';
+import { LoadedTurn } from './conversation-folds';
 
 /** The always-retrieve plan's second search (RETRIEVAL_HYDE) is told apart by its toolUseId. */
 export const HYDE_PREFIX = 'hyde_';

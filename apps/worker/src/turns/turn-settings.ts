@@ -1,6 +1,6 @@
 import { AppConfig } from '@parley/config';
 import { ConversationPolicy } from '@parley/conversation';
-import { LoadedTurn } from './turn-state';
+import { LoadedTurn } from './conversation-folds';
 
 /** What a turn runs by (TurnSteps.settings). */
 export interface TurnSettings {

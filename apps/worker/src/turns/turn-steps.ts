@@ -19,7 +19,7 @@ import { HistorySummary } from './history-summary';
 import { ModelReply } from './model-reply';
 import { runToolCalls, ToolCall } from './tool-calls';
 import { turnSettings, TurnSettings } from './turn-settings';
-import { LoadedTurn } from './turn-state';
+import { LoadedTurn } from './conversation-folds';
 
 /**
  * What each step of a turn does, given the turn as the log says it stands: run the recorded tool

@@ -2,7 +2,7 @@ import { at, e, invoked, posted, replied, result } from '../../../../test/suppor
 import { LlmMessage } from '../llm/llm.types';
 import { buildHistory, estimateTokens, historyCutAhead, historyWindow, turnsStillNeeded } from './conversation-history';
 import { nextStep } from './turn-plan';
-import { evolveTurns, TurnEvent, TurnRecord, turnsOf } from './turn-records';
+import { evolveTurns, TurnEvent, TurnRecord, turnsOf } from './turn-fold';
 
 describe(buildHistory.name, () => {
   it('keeps text the model wrote after or between its tool calls where it wrote it', () => {

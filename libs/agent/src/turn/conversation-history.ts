@@ -1,5 +1,5 @@
 import { LlmMessage, LlmTextBlock, LlmToolResultBlock, LlmToolUseBlock } from '../llm/llm.types';
-import { isComplete, IterationRecord, latestHistoryStart, PastTurn, ToolCallRecord, TurnRecord } from './turn-records';
+import { isComplete, IterationRecord, latestHistoryStart, PastTurn, ToolCallRecord, TurnRecord } from './turn-fold';
 
 /**
  * The LLM request history, rebuilt from events alone. The same events always give the same

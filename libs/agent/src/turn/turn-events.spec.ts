@@ -1,7 +1,7 @@
 import { fold } from '@parley/conversation';
 import { StoppedAttempt } from '../llm/llm.types';
 import { modelCallStopped } from './turn-events';
-import { evolveTurns, TurnEvent, turnsOf } from './turn-records';
+import { evolveTurns, TurnEvent, turnsOf } from './turn-fold';
 
 const at = { ownerId: 'reader', lastEventId: 'e-1' };
 const usage = { inputTokens: 1200, outputTokens: 35, cacheReadInputTokens: 300, cacheCreationInputTokens: 0 };

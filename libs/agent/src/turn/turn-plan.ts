@@ -1,5 +1,5 @@
 import { historyWindow } from './conversation-history';
-import { isComplete, ToolCallRecord, TurnRecord } from './turn-records';
+import { isComplete, ToolCallRecord, TurnRecord } from './turn-fold';
 
 /**
  * What a worker does next for a turn: a pure function of the folded stream, so a crashed or

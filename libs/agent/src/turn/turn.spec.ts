@@ -1,7 +1,7 @@
 import { e, invoked, posted, replied, result } from '../../../../test/support/factories/turn-events';
 import { citedPassages } from './citations';
 import { CITATION_BLOCK, citationStartFor, nextRetrievalStep, nextStep } from './turn-plan';
-import { evolveTurns, TurnRecord, turnsOf } from './turn-records';
+import { evolveTurns, TurnRecord, turnsOf } from './turn-fold';
 
 describe(nextStep.name, () => {
   it('calls the LLM first, runs recorded calls without results, and stops once the turn ended', () => {
