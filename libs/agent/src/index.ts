@@ -10,6 +10,7 @@ export * from './llm/streamed-usage';
 export * from './turn/turn-fold';
 export * from './turn/turn-events';
 export * from './turn/conversation-history';
+export * from './turn/turn-settings';
 export * from './turn/turn-plan';
 export * from './turn/citations';
 export * from './prompts';

@@ -4,13 +4,11 @@ import {
   LlmCallPending,
   LlmError,
   modelCallStopped,
-  NextStep,
-  nextRetrievalStep,
-  nextStep,
-  RetrievalStep,
+  planTurn,
   StoppedAttempt,
   stoppedAttemptsOf,
   TurnRecord,
+  TurnStep,
   TurnWait,
 } from '@parley/agent';
 import { AppConfig, CONFIG } from '@parley/config';
@@ -105,42 +103,33 @@ export class AgentTurnRunner {
     /** whether a turn's job has yet to finish (it may still take the next turn's cut ahead) */
     stillRunning: (turnId: string) => Promise<boolean> = async () => false,
     /** the conversation as the caller loaded it just now (for the turn's trace): the first step starts from it */
-    loaded?: FoldedConversation,
+    justLoaded?: FoldedConversation,
   ): Promise<TurnOutcome> {
     let outage = { tries: 0, since: 0 }; // consecutive transient database errors
     // after this worker's own append the next step starts from memory: the append at the folded
     // version proved nothing came between, and the next append at the new version proves it again
-    let afterOwnAppend: FoldedConversation | undefined = loaded;
+    let afterOwnAppend: FoldedConversation | undefined = justLoaded;
     for (;;) {
       try {
         // (an abort sends it to the log instead: a cancel is there for the next step to see)
         const folded = afterOwnAppend && !signal.aborted ? afterOwnAppend : await this.folds.load(conversationId);
-        const s = turnOf(folded, conversationId, turnId, signal);
+        const loaded = turnOf(folded, conversationId, turnId, signal, this.config);
         afterOwnAppend = undefined;
-        const { budgetTokens, maxIterations } = this.steps.settings(s);
-        let step = s.deleted
-          ? ({ kind: 'ended' } as const)
-          : this.steps.alwaysRetrieve(s)
-            ? nextRetrievalStep(s.turns, turnId, budgetTokens)
-            : nextStep(s.turns, turnId, maxIterations, { budgetTokens, withTools: true });
-        if (s.erased && keeper.kept) await this.recordSpendOfErased(conversationId, keeper.kept.events);
-        if (step.kind === 'ended') {
-          // replied: the cut the next turn would need is made now, while the reader reads the answer
-          const ahead = s.deleted ? undefined : this.steps.cutAhead(s);
-          if (!ahead) return { kind: 'ended', folded };
-          step = ahead;
-        }
+        const step = planTurn(loaded.turns, turnId, this.steps.planContext(loaded));
+        if (loaded.erased && keeper.kept) await this.recordSpendOfErased(conversationId, keeper.kept.events);
+        if (step.kind === 'ended') return { kind: 'ended', folded };
         if (step.kind === 'wait') return step;
         // aborted, yet the log shows no ending (or no cut ahead): this worker is stopping; the job goes back to the queue
         if (signal.aborted) throw new TurnHandedBack(turnId);
-        const cutting = step.kind === 'cut-history' && !s.turn!.ending && (await this.cutTakenAhead(s, stillRunning));
-        if (cutting) return { kind: 'wait-history-cut', forTurnId: cutting };
-        const key = stepKey(s.turn!, step);
+        // the turn before may still take this cut ahead: wait for it rather than pay for the same summary
+        const cutter = step.kind === 'cut-history' ? step.mayBeCutAheadBy : undefined;
+        if (cutter && (await stillRunning(cutter))) return { kind: 'wait-history-cut', forTurnId: cutter };
+        const key = stepKey(loaded.turn!, step);
         const kept = keeper.kept?.step === key ? keeper.kept.events : undefined;
         if (kept) this.metrics.keptStepReused();
-        const events = kept ?? (await this.perform(s, step, signal, keeper, key));
-        const appended = await this.append(conversationId, s.version, events);
-        this.metrics.recorded(s.turn, events);
+        const events = kept ?? (await this.perform(loaded, step, signal, keeper, key));
+        const appended = await this.append(conversationId, loaded.version, events);
+        this.metrics.recorded(loaded.turn, events);
         afterOwnAppend = appended && this.folds.appended(conversationId, appended);
         outage = { tries: 0, since: 0 };
       } catch (e) {
@@ -164,46 +153,31 @@ export class AgentTurnRunner {
     }
   }
 
-  /**
-   * The turn before this one, when its job may still take this turn's cut ahead (it replied, has
-   * recorded no cut and its job has not finished): this turn waits for that cut rather than pay
-   * for the same summary. A log whose turn before has no job (written by an earlier release, or
-   * a job long gone) is cut by this turn itself.
-   */
-  private async cutTakenAhead(
-    s: LoadedTurn,
-    stillRunning: (turnId: string) => Promise<boolean>,
-  ): Promise<string | undefined> {
-    const previous = s.turns[s.turns.indexOf(s.turn!) - 1];
-    if (previous?.ending?.type !== 'AssistantReplied' || previous.historyStart || previous.batch) return undefined;
-    return (await stillRunning(previous.turnId)) ? previous.turnId : undefined;
-  }
-
   /** Does one step; a step that called the model is kept before anything else can go wrong. */
   private async perform(
-    s: LoadedTurn,
-    step: Exclude<NextStep | RetrievalStep, { kind: 'ended' } | { kind: 'wait' }>,
+    loaded: LoadedTurn,
+    step: Exclude<TurnStep, { kind: 'ended' } | TurnWait>,
     signal: AbortSignal,
     keeper: StepKeeper,
     key: string,
   ): Promise<NewEvent<ConversationEvent>[]> {
-    if (step.kind === 'run-tools') return this.steps.runTools(s, step.calls);
+    if (step.kind === 'run-tools') return this.steps.runTools(loaded, step.calls);
     let events: NewEvent<ConversationEvent>[];
     try {
       events =
         step.kind === 'call-llm'
-          ? await this.steps.callLlm(s, step.iteration, step.allowTools, signal)
+          ? await this.steps.callLlm(loaded, step.iteration, step.allowTools, signal)
           : step.kind === 'cut-history'
-            ? await this.steps.cutHistory(s, step, signal)
+            ? await this.steps.cutHistory(loaded, step, signal)
             : step.kind === 'reformulate'
-              ? await this.steps.reformulate(s, signal)
-              : await this.steps.answerFromPassages(s, signal);
+              ? await this.steps.reformulate(loaded, signal)
+              : await this.steps.answerFromPassages(loaded, signal);
     } catch (e) {
       // cancelled, aborted or failed midway: what the provider billed is recorded all the same
       await this.recordStopped(
-        s.ctx.conversationId,
-        { turnId: s.turn!.turnId, ownerId: s.ownerId },
-        stepIteration(s.turn!, step),
+        loaded.ctx.conversationId,
+        { turnId: loaded.turn!.turnId, ownerId: loaded.ownerId },
+        stepIteration(loaded.turn!, step),
         stoppedAttemptsOf(e),
       );
       throw e;

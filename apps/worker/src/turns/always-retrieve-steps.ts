@@ -16,7 +16,6 @@ import { BookNames } from './book-names';
 import { ModelReply } from './model-reply';
 import { textsOf, transcriptOf } from './model-text';
 import { HYDE_PREFIX, isHydeCall } from './tool-calls';
-import { TurnSettingsOf } from './turn-settings';
 import { LoadedTurn } from './conversation-folds';
 
 /**
@@ -28,7 +27,6 @@ export class AlwaysRetrieveSteps {
     private readonly llm: LlmClient,
     private readonly model: ModelReply,
     private readonly bookNames: BookNames,
-    private readonly settingsOf: TurnSettingsOf,
     private readonly config: Pick<AppConfig, 'llm'>,
   ) {}
 
@@ -37,15 +35,19 @@ export class AlwaysRetrieveSteps {
    * with RETRIEVAL_HYDE, a second call at the same time writes a passage that would answer it,
    * recorded as a second search_book call (toolUseId `hyde_…`) with that passage as the query.
    */
-  async reformulate(s: LoadedTurn, signal: AbortSignal): Promise<NewEvent<ConversationEvent>[]> {
-    const turn = s.turn!;
-    const earlier = s.turns.slice(0, s.turns.indexOf(turn)).slice(-3);
+  async reformulate(loaded: LoadedTurn, signal: AbortSignal): Promise<NewEvent<ConversationEvent>[]> {
+    const turn = loaded.turn!;
+    const earlier = loaded.turns.slice(0, loaded.turns.indexOf(turn)).slice(-3);
     const conversation = transcriptOf(earlier);
-    const vars = { book: await this.bookNames.of(s), conversation: conversation || '(none)', question: turn.content };
+    const vars = {
+      book: await this.bookNames.of(loaded),
+      conversation: conversation || '(none)',
+      question: turn.content,
+    };
     const ask = (prompt: string, system: string, maxTokens: number) =>
       this.llm.chatWithTools([{ role: 'user', content: [{ type: 'text', text: prompt }] }], [], {
         system,
-        model: this.settingsOf(s).model,
+        model: loaded.settings.model,
         maxTokens,
         signal,
       });
@@ -61,7 +63,7 @@ export class AlwaysRetrieveSteps {
       throw withStoppedAttempts(errors[0], errors.flatMap(stoppedAttemptsOf));
     }
     const [result, hyde] = [queried.value, written.value];
-    const stopped = modelCallStopped(s, turn.turnId, 1, [
+    const stopped = modelCallStopped(loaded, turn.turnId, 1, [
       ...(result.stoppedAttempts ?? []),
       ...(hyde?.stoppedAttempts ?? []),
     ]);
@@ -69,7 +71,7 @@ export class AlwaysRetrieveSteps {
     const passage = hyde ? textsOf(hyde).join(' ').replace(/\s+/g, ' ').trim().slice(0, 500) : '';
     return [
       ...stopped,
-      turnEvent(s, turn.turnId, 'ToolInvoked', {
+      turnEvent(loaded, turn.turnId, 'ToolInvoked', {
         turnId: turn.turnId,
         toolUseId: `retrieve_${randomUUID()}`,
         name: 'search_book',
@@ -80,7 +82,7 @@ export class AlwaysRetrieveSteps {
       }),
       ...(passage
         ? [
-            turnEvent(s, turn.turnId, 'ToolInvoked', {
+            turnEvent(loaded, turn.turnId, 'ToolInvoked', {
               turnId: turn.turnId,
               toolUseId: `${HYDE_PREFIX}${randomUUID()}`,
               name: 'search_book',
@@ -93,8 +95,8 @@ export class AlwaysRetrieveSteps {
   }
 
   /** The answer with the retrieved passages in the prompt, no tools offered. */
-  async answerFromPassages(s: LoadedTurn, signal: AbortSignal): Promise<NewEvent<ConversationEvent>[]> {
-    const turn = s.turn!;
+  async answerFromPassages(loaded: LoadedTurn, signal: AbortSignal): Promise<NewEvent<ConversationEvent>[]> {
+    const turn = loaded.turn!;
     // a HyDE search that found nothing new adds nothing to read
     const passages = turn.iterations
       .flatMap((it) => [...it.results].filter(([id, r]) => !isHydeCall(id) || r.chunks.length > 0))
@@ -117,11 +119,11 @@ export class AlwaysRetrieveSteps {
         ],
       },
     ];
-    const { messages, prefixEnd } = buildHistory(s.turns, turn.turnId, this.settingsOf(s).budgetTokens, {
+    const { messages, prefixEnd } = buildHistory(loaded.turns, turn.turnId, loaded.settings.budgetTokens, {
       withTools: false,
       currentMessages,
     });
-    return this.model.reply(s, {
+    return this.model.reply(loaded, {
       messages,
       prefixEnd,
       tools: [],

@@ -17,7 +17,6 @@ import { ConversationEvent } from '@parley/conversation';
 import { NewEvent } from '@parley/event-store';
 import { BookNames } from './book-names';
 import { textsOf, transcriptOf } from './model-text';
-import { TurnSettingsOf } from './turn-settings';
 import { LoadedTurn } from './conversation-folds';
 
 /** A summary is short (the prompt asks for 300 words): it is sent with every turn until the next cut. */
@@ -32,15 +31,14 @@ export class HistorySummary {
   constructor(
     private readonly llm: LlmClient,
     private readonly bookNames: BookNames,
-    private readonly settingsOf: TurnSettingsOf,
   ) {}
 
-  async cut(s: LoadedTurn, cut: HistoryCutStep, signal: AbortSignal): Promise<NewEvent<ConversationEvent>[]> {
-    const turn = s.turn!;
-    const lastCut = s.turns[cut.to].postedVersion - 1;
-    const previous = latestHistoryStart(s.turns, s.turns.indexOf(turn))?.summary;
-    const budget = this.settingsOf(s).budgetTokens;
-    const summarised = turnsToSummarise(s.turns, cut.from, cut.to, budget * HISTORY_HIGH_SHARE);
+  async cut(loaded: LoadedTurn, cut: HistoryCutStep, signal: AbortSignal): Promise<NewEvent<ConversationEvent>[]> {
+    const turn = loaded.turn!;
+    const lastCut = loaded.turns[cut.to].postedVersion - 1;
+    const previous = latestHistoryStart(loaded.turns, loaded.turns.indexOf(turn))?.summary;
+    const budget = loaded.settings.budgetTokens;
+    const summarised = turnsToSummarise(loaded.turns, cut.from, cut.to, budget * HISTORY_HIGH_SHARE);
     const conversation = transcriptOf(summarised);
     const firstCovered = previous?.coversVersions[0] ?? summarised[0]?.postedVersion ?? lastCut;
     try {
@@ -52,7 +50,7 @@ export class HistorySummary {
               {
                 type: 'text',
                 text: renderPrompt('history_summary', {
-                  book: await this.bookNames.of(s),
+                  book: await this.bookNames.of(loaded),
                   previous_summary: previous?.text ?? '(none)',
                   conversation: conversation || '(none)',
                 }),
@@ -63,7 +61,7 @@ export class HistorySummary {
         [],
         {
           system: 'You summarise conversations faithfully and briefly.',
-          model: this.settingsOf(s).model,
+          model: loaded.settings.model,
           maxTokens: SUMMARY_MAX_TOKENS,
           signal,
         },
@@ -75,8 +73,8 @@ export class HistorySummary {
           result.stoppedAttempts ?? [],
         );
       return [
-        ...modelCallStopped(s, turn.turnId, 1, result.stoppedAttempts ?? []),
-        turnEvent(s, turn.turnId, 'HistorySummarized', {
+        ...modelCallStopped(loaded, turn.turnId, 1, result.stoppedAttempts ?? []),
+        turnEvent(loaded, turn.turnId, 'HistorySummarized', {
           turnId: turn.turnId,
           coversVersions: [firstCovered, lastCut],
           summary,
@@ -88,10 +86,10 @@ export class HistorySummary {
     } catch (e) {
       if (isAbort(e) || signal.aborted || !(e instanceof LlmError)) throw e;
       return [
-        ...modelCallStopped(s, turn.turnId, 1, stoppedAttemptsOf(e)),
-        turnEvent(s, turn.turnId, 'HistoryTrimmed', {
+        ...modelCallStopped(loaded, turn.turnId, 1, stoppedAttemptsOf(e)),
+        turnEvent(loaded, turn.turnId, 'HistoryTrimmed', {
           turnId: turn.turnId,
-          droppedVersions: [s.turns[cut.from]?.postedVersion ?? lastCut, lastCut],
+          droppedVersions: [loaded.turns[cut.from]?.postedVersion ?? lastCut, lastCut],
           reason: `${e.code}: ${e.message}`.slice(0, 500),
         }),
       ];

@@ -21,7 +21,6 @@ import { BookNames } from './book-names';
 import { DeltaBatcher } from './delta-batcher';
 import { textsOf } from './model-text';
 import { systemPrompt } from './system-prompt';
-import { TurnSettingsOf } from './turn-settings';
 import { LoadedTurn } from './conversation-folds';
 
 /** One answering model call of a turn, as the steps make it. */
@@ -46,20 +45,19 @@ export class ModelReply {
     private readonly llm: LlmClient,
     private readonly deltas: LiveDeltas,
     private readonly bookNames: BookNames,
-    private readonly settingsOf: TurnSettingsOf,
   ) {}
 
-  async reply(s: LoadedTurn, call: LlmCall): Promise<NewEvent<ConversationEvent>[]> {
+  async reply(loaded: LoadedTurn, call: LlmCall): Promise<NewEvent<ConversationEvent>[]> {
     const { messages, prefixEnd, tools, iteration, allowTools, signal } = call;
-    const conversationId = s.ctx.conversationId;
-    const turn = s.turn!;
+    const conversationId = loaded.ctx.conversationId;
+    const turn = loaded.turn!;
     const deltas = new DeltaBatcher(this.deltas, conversationId, turn.turnId, iteration);
     const viaBatch = this.viaBatch(turn, iteration);
     let result: ChatResult;
     try {
       result = await this.llm.chatWithTools(messages, tools, {
-        system: await this.systemFor(s),
-        model: this.settingsOf(s).model,
+        system: await this.systemFor(loaded),
+        model: loaded.settings.model,
         prefixEnd,
         toolChoice: allowTools ? 'auto' : 'none',
         signal,
@@ -70,7 +68,7 @@ export class ModelReply {
       if (!(e instanceof LlmCallSubmitted) || !viaBatch) throw e;
       // paid for from here on: recorded (and kept) before the turn waits for the batch to end
       return [
-        turnEvent(s, turn.turnId, 'ModelBatchSubmitted', {
+        turnEvent(loaded, turn.turnId, 'ModelBatchSubmitted', {
           turnId: turn.turnId,
           step: viaBatch.callId,
           provider: this.llm.provider,
@@ -81,13 +79,13 @@ export class ModelReply {
       deltas.flush();
     }
     const text = textsOf(result).join('');
-    const stopped = modelCallStopped(s, turn.turnId, iteration, result.stoppedAttempts ?? []);
+    const stopped = modelCallStopped(loaded, turn.turnId, iteration, result.stoppedAttempts ?? []);
     const toolUses = allowTools ? result.content.filter((b) => b.type === 'tool_use') : [];
     if (toolUses.length > 0) {
       return [
         ...stopped,
         ...toolUses.map((b, i) =>
-          turnEvent(s, turn.turnId, 'ToolInvoked', {
+          turnEvent(loaded, turn.turnId, 'ToolInvoked', {
             turnId: turn.turnId,
             toolUseId: b.id,
             name: b.name,
@@ -116,7 +114,7 @@ export class ModelReply {
     const content = text.trim() ? text : '(no answer)';
     return [
       ...stopped,
-      turnEvent(s, turn.turnId, 'AssistantReplied', {
+      turnEvent(loaded, turn.turnId, 'AssistantReplied', {
         turnId: turn.turnId,
         messageId: randomUUID(),
         content,
@@ -142,7 +140,7 @@ export class ModelReply {
     return { callId, providerBatchId: turn.modelBatches?.[callId] };
   }
 
-  private async systemFor(s: LoadedTurn): Promise<string> {
-    return systemPrompt(await this.bookNames.of(s), s.ctx.readingPosition, this.settingsOf(s).instructions);
+  private async systemFor(loaded: LoadedTurn): Promise<string> {
+    return systemPrompt(await this.bookNames.of(loaded), loaded.ctx.readingPosition, loaded.settings.instructions);
   }
 }

@@ -20,13 +20,13 @@ export interface ToolCall {
  */
 export async function runToolCalls(
   tools: ToolRegistry,
-  s: LoadedTurn,
+  loaded: LoadedTurn,
   calls: ToolCall[],
 ): Promise<NewEvent<ConversationEvent>[]> {
-  const turn = s.turn!;
+  const turn = loaded.turn!;
   const run = async (c: ToolCall, excludeChunkIds?: string[]) => {
     const citationStart = citationStartFor(turn, c.toolUseId);
-    const out = await tools.run(c.name, c.input, { ...s.ctx, citationStart, excludeChunkIds }, c.toolUseId);
+    const out = await tools.run(c.name, c.input, { ...loaded.ctx, citationStart, excludeChunkIds }, c.toolUseId);
     return { c, out, citationStart };
   };
   const first = calls.filter((c) => !isHydeCall(c.toolUseId));
@@ -35,7 +35,7 @@ export async function runToolCalls(
   for (const c of calls.filter((c) => isHydeCall(c.toolUseId))) outputs.push(await run(c, seen()));
   outputs.sort((a, b) => calls.indexOf(a.c) - calls.indexOf(b.c));
   return outputs.map(({ c, out, citationStart }) =>
-    turnEvent(s, turn.turnId, 'ToolResultRecorded', {
+    turnEvent(loaded, turn.turnId, 'ToolResultRecorded', {
       turnId: turn.turnId,
       toolUseId: c.toolUseId,
       content: out.content,

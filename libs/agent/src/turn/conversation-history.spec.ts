@@ -1,7 +1,7 @@
 import { at, e, invoked, posted, replied, result } from '../../../../test/support/factories/turn-events';
 import { LlmMessage } from '../llm/llm.types';
 import { buildHistory, estimateTokens, historyCutAhead, historyWindow, turnsStillNeeded } from './conversation-history';
-import { nextStep } from './turn-plan';
+import { planTurn, TurnPlanContext } from './turn-plan';
 import { evolveTurns, TurnEvent, TurnRecord, turnsOf } from './turn-fold';
 
 describe(buildHistory.name, () => {
@@ -102,6 +102,13 @@ function runConversation(
   opts: { compact?: boolean; withTools?: boolean; summaryFails?: (turn: number) => boolean; ahead?: boolean } = {},
 ) {
   const withTools = opts.withTools ?? true;
+  const context: TurnPlanContext = {
+    settings: { maxIterations: 5, budgetTokens, retrievalMode: withTools ? 'tools' : 'always-retrieve' },
+    searchOffered: true,
+    providerSupportsTools: true,
+    deleted: false,
+  };
+  const plan = (turnId: string) => planTurn(turns, turnId, context);
   let v = 0;
   const ev = (type: string, data: object): TurnEvent => ({ type, data, version: ++v, occurredAt: at }) as TurnEvent;
   let turns: TurnRecord[] = [];
@@ -130,7 +137,7 @@ function runConversation(
         content: `question ${k} ${'w'.repeat((k * 37) % 200)}`,
       }),
     );
-    let step = nextStep(turns, id, 5, { budgetTokens, withTools });
+    let step = plan(id);
     if (step.kind === 'cut-history') {
       cutsAt.push(k);
       const lastCut = turns[step.to].postedVersion - 1;
@@ -143,9 +150,9 @@ function runConversation(
             })
           : summarised(id, lastCut),
       );
-      step = nextStep(turns, id, 5, { budgetTokens, withTools });
+      step = plan(id);
     }
-    expect(step).toEqual({ kind: 'call-llm', iteration: 1, allowTools: true });
+    expect(step).toEqual(withTools ? { kind: 'call-llm', iteration: 1, allowTools: true } : { kind: 'reformulate' });
     const first = buildHistory(turns, id, budgetTokens, { withTools });
     firstRequests.push(first.messages);
     apply(
@@ -159,7 +166,7 @@ function runConversation(
         isError: false,
       }),
     );
-    expect(nextStep(turns, id, 5, { budgetTokens, withTools }).kind).toBe('call-llm'); // no cut within a turn
+    expect(plan(id).kind).toBe(withTools ? 'call-llm' : 'answer'); // no cut within a turn
     const second = buildHistory(turns, id, budgetTokens, { withTools });
     // the turn's second call sends the same history before the turn's own messages
     const earlier = first.messages.slice(0, first.prefixEnd + 1);
@@ -168,11 +175,11 @@ function runConversation(
       ev('AssistantReplied', { turnId: id, messageId: `a${k}`, content: `answer ${k} ${'v'.repeat((k * 53) % 300)}` }),
     );
     // the cut the next turn would need, taken ahead by this one after its reply
-    const ahead = opts.ahead ? historyCutAhead(turns, turns.length - 1, budgetTokens, withTools) : undefined;
-    if (ahead) {
+    const ahead = opts.ahead ? plan(id) : undefined;
+    if (ahead?.kind === 'cut-history') {
       aheadAt.push(k);
       apply(summarised(id, turns[ahead.to].postedVersion - 1));
-      expect(historyCutAhead(turns, turns.length - 1, budgetTokens, withTools)).toBeUndefined();
+      expect(plan(id)).toEqual({ kind: 'ended' });
     }
     if (opts.compact) turns = turnsStillNeeded(turns, { historiesWithoutTools: !withTools });
     mostKept = Math.max(mostKept, turns.length);
@@ -299,7 +306,10 @@ describe(turnsStillNeeded.name, () => {
     );
     expect(turnsStillNeeded(turns).length).toBe(50);
     const next = [...turns, ...turnsOf([posted('new')])];
-    expect(nextStep(next, 'new', 5, { budgetTokens: 6_000, withTools: true })).toMatchObject({
+    const context = { settings: { maxIterations: 5, budgetTokens: 6_000, retrievalMode: 'tools' as const } };
+    expect(
+      planTurn(next, 'new', { ...context, searchOffered: true, providerSupportsTools: true, deleted: false }),
+    ).toMatchObject({
       kind: 'cut-history',
       from: 0,
     });
