@@ -1,7 +1,6 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import {
   isAbort,
-  LlmCallPending,
   LlmError,
   modelCallStopped,
   planTurn,
@@ -25,29 +24,26 @@ import { ledgerRowOf, UsageLedger } from '@parley/read-models';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { MemoryStepKeeper, StepKeeper } from './step-keeper';
 import { ConversationFolds, FoldedConversation, LoadedTurn, turnOf } from './conversation-folds';
+import { StepResult } from './model-reply';
 import { TurnSteps } from './turn-steps';
 
 /**
  * ended (with the conversation as this runner last folded it: what the sequencer and the batch
  * check need, without reading the stream again); waiting for an earlier turn; waiting for the
- * provider batch holding its model call; or waiting for the turn before, which is cutting the
- * history this turn would otherwise cut
+ * provider batch holding its model call; waiting for the turn before, which is cutting the
+ * history this turn would otherwise cut; or handed back, the worker stopping before the turn
+ * ended (its job goes back to the queue for another worker)
  */
 export type TurnOutcome =
   | { kind: 'ended'; folded: FoldedConversation }
   | TurnWait
   | { kind: 'wait-model-batch'; providerBatchId: string }
-  | { kind: 'wait-history-cut'; forTurnId: string };
+  | { kind: 'wait-history-cut'; forTurnId: string }
+  | { kind: 'handed-back' };
+
+const HANDED_BACK = { kind: 'handed-back' } as const;
 
 const DB_RETRY_MAX_MS = 2_000;
-
-/** The worker is stopping before the turn ended: its job goes back to the queue for another worker. */
-export class TurnHandedBack extends Error {
-  constructor(turnId: string) {
-    super(`turn ${turnId} handed back: this worker is stopping`);
-    this.name = 'TurnHandedBack';
-  }
-}
 
 /**
  * Which step of which turn: the key a kept answer is filed under. A step sent to a provider batch
@@ -120,14 +116,19 @@ export class AgentTurnRunner {
         if (step.kind === 'ended') return { kind: 'ended', folded };
         if (step.kind === 'wait') return step;
         // aborted, yet the log shows no ending (or no cut ahead): this worker is stopping; the job goes back to the queue
-        if (signal.aborted) throw new TurnHandedBack(turnId);
+        if (signal.aborted) return HANDED_BACK;
         // the turn before may still take this cut ahead: wait for it rather than pay for the same summary
         const cutter = step.kind === 'cut-history' ? step.mayBeCutAheadBy : undefined;
         if (cutter && (await stillRunning(cutter))) return { kind: 'wait-history-cut', forTurnId: cutter };
         const key = stepKey(loaded.turn!, step);
         const kept = keeper.kept?.step === key ? keeper.kept.events : undefined;
         if (kept) this.metrics.keptStepReused();
-        const events = kept ?? (await this.perform(loaded, step, signal, keeper, key));
+        const done = kept
+          ? { kind: 'events' as const, events: kept }
+          : await this.perform(loaded, step, signal, keeper, key);
+        // the model call is in a provider batch that has not ended: the job comes back later
+        if (done.kind === 'wait-model-batch') return done;
+        const { events } = done;
         const appended = await this.append(conversationId, loaded.version, events);
         this.metrics.recorded(loaded.turn, events);
         afterOwnAppend = appended && this.folds.appended(conversationId, appended);
@@ -136,13 +137,11 @@ export class AgentTurnRunner {
         // the stream moved on (a follow-up message, a rename): re-read; a kept answer is appended at the new version
         if (e instanceof WrongExpectedVersionError) continue;
         if (isTransientDbError(e)) {
+          if (signal.aborted) return HANDED_BACK; // stopping: a retry elsewhere finds the kept answer
           if (outage.tries++ === 0) outage.since = Date.now();
           await this.waitOutOutage(e, outage, turnId, signal);
           continue;
         }
-        if (e instanceof TurnHandedBack) throw e;
-        // the model call is in a provider batch that has not ended: the job comes back later
-        if (e instanceof LlmCallPending) return { kind: 'wait-model-batch', providerBatchId: e.providerBatchId };
         if (isAbort(e) || signal.aborted) continue; // the next load sees TurnCancelled (or hands the turn back)
         if (e instanceof LlmError) {
           await this.fail(conversationId, turnId, e.code, e.message, e.retryable);
@@ -160,11 +159,11 @@ export class AgentTurnRunner {
     signal: AbortSignal,
     keeper: StepKeeper,
     key: string,
-  ): Promise<NewEvent<ConversationEvent>[]> {
+  ): Promise<StepResult> {
     if (step.kind === 'run-tools') return this.steps.runTools(loaded, step.calls);
-    let events: NewEvent<ConversationEvent>[];
+    let done: StepResult;
     try {
-      events =
+      done =
         step.kind === 'call-llm'
           ? await this.steps.callLlm(loaded, step.iteration, step.allowTools, signal)
           : step.kind === 'cut-history'
@@ -182,8 +181,8 @@ export class AgentTurnRunner {
       );
       throw e;
     }
-    await keeper.keep({ step: key, events });
-    return events;
+    if (done.kind === 'events') await keeper.keep({ step: key, events: done.events });
+    return done;
   }
 
   /**
@@ -239,7 +238,6 @@ export class AgentTurnRunner {
     turnId: string,
     signal: AbortSignal,
   ): Promise<void> {
-    if (signal.aborted) throw new TurnHandedBack(turnId); // stopping: a retry elsewhere finds the kept answer
     if (outage.tries === 1)
       this.logger.warn(`turn ${turnId}: database unavailable, retrying (${(e as Error).message})`);
     if (Date.now() - outage.since > this.config.worker.dbOutageMaxMs) throw e; // BullMQ retries the job later

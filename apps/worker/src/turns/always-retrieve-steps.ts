@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   addUsage,
+  answerOf,
   buildHistory,
   LlmClient,
   modelCallStopped,
@@ -13,7 +14,7 @@ import { AppConfig } from '@parley/config';
 import { ConversationEvent } from '@parley/conversation';
 import { NewEvent } from '@parley/event-store';
 import { BookNames } from './book-names';
-import { ModelReply } from './model-reply';
+import { ModelReply, StepResult } from './model-reply';
 import { textsOf, transcriptOf } from './model-text';
 import { HYDE_PREFIX, isHydeCall } from './tool-calls';
 import { LoadedTurn } from './conversation-folds';
@@ -45,12 +46,14 @@ export class AlwaysRetrieveSteps {
       question: turn.content,
     };
     const ask = (prompt: string, system: string, maxTokens: number) =>
-      this.llm.chatWithTools([{ role: 'user', content: [{ type: 'text', text: prompt }] }], [], {
-        system,
-        model: loaded.settings.model,
-        maxTokens,
-        signal,
-      });
+      this.llm
+        .chatWithTools([{ role: 'user', content: [{ type: 'text', text: prompt }] }], [], {
+          system,
+          model: loaded.settings.model,
+          maxTokens,
+          signal,
+        })
+        .then(answerOf);
     const [queried, written] = await Promise.allSettled([
       ask(renderPrompt('reformulation_prompt', vars), 'You write search queries.', 200),
       this.config.llm.hyde
@@ -95,7 +98,7 @@ export class AlwaysRetrieveSteps {
   }
 
   /** The answer with the retrieved passages in the prompt, no tools offered. */
-  async answerFromPassages(loaded: LoadedTurn, signal: AbortSignal): Promise<NewEvent<ConversationEvent>[]> {
+  async answerFromPassages(loaded: LoadedTurn, signal: AbortSignal): Promise<StepResult> {
     const turn = loaded.turn!;
     // a HyDE search that found nothing new adds nothing to read
     const passages = turn.iterations

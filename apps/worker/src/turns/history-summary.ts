@@ -1,4 +1,5 @@
 import {
+  answerOf,
   costUsd,
   HISTORY_HIGH_SHARE,
   HistoryCutStep,
@@ -42,7 +43,7 @@ export class HistorySummary {
     const conversation = transcriptOf(summarised);
     const firstCovered = previous?.coversVersions[0] ?? summarised[0]?.postedVersion ?? lastCut;
     try {
-      const result = await this.llm.chatWithTools(
+      const outcome = await this.llm.chatWithTools(
         [
           {
             role: 'user',
@@ -66,6 +67,7 @@ export class HistorySummary {
           signal,
         },
       );
+      const result = answerOf(outcome);
       const summary = textsOf(result).join('').trim();
       if (!summary)
         throw withStoppedAttempts(

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import {
   addUsage,
+  answerOf,
   ChatOptions,
-  ChatResult,
   citedPassages,
   costUsd,
-  LlmCallSubmitted,
   LlmClient,
   LlmMessage,
   LlmToolSpec,
@@ -35,6 +34,10 @@ export interface LlmCall {
   signal: AbortSignal;
 }
 
+/** What an answering call came to: its events, or the call still waiting in the provider's batch. */
+export type StepResult =
+  { kind: 'events'; events: NewEvent<ConversationEvent>[] } | { kind: 'wait-model-batch'; providerBatchId: string };
+
 /**
  * An answering model call, streamed to the reader (or sent through the provider's batch), said as
  * events: tool calls become ToolInvoked, a text answer AssistantReplied, a submitted batch call
@@ -47,15 +50,14 @@ export class ModelReply {
     private readonly bookNames: BookNames,
   ) {}
 
-  async reply(loaded: LoadedTurn, call: LlmCall): Promise<NewEvent<ConversationEvent>[]> {
+  async reply(loaded: LoadedTurn, call: LlmCall): Promise<StepResult> {
     const { messages, prefixEnd, tools, iteration, allowTools, signal } = call;
     const conversationId = loaded.ctx.conversationId;
     const turn = loaded.turn!;
     const deltas = new DeltaBatcher(this.deltas, conversationId, turn.turnId, iteration);
     const viaBatch = this.viaBatch(turn, iteration);
-    let result: ChatResult;
-    try {
-      result = await this.llm.chatWithTools(messages, tools, {
+    const outcome = await this.llm
+      .chatWithTools(messages, tools, {
         system: await this.systemFor(loaded),
         model: loaded.settings.model,
         prefixEnd,
@@ -63,71 +65,80 @@ export class ModelReply {
         signal,
         onTextDelta: (text, attempt = 1) => deltas.add(text, attempt),
         viaBatch,
-      });
-    } catch (e) {
-      if (!(e instanceof LlmCallSubmitted) || !viaBatch) throw e;
+      })
+      .finally(() => deltas.flush());
+    if (outcome.kind === 'pending') return { kind: 'wait-model-batch', providerBatchId: outcome.providerBatchId };
+    if (outcome.kind === 'submitted' && viaBatch) {
       // paid for from here on: recorded (and kept) before the turn waits for the batch to end
-      return [
-        turnEvent(loaded, turn.turnId, 'ModelBatchSubmitted', {
-          turnId: turn.turnId,
-          step: viaBatch.callId,
-          provider: this.llm.provider,
-          providerBatchId: e.providerBatchId,
-        }),
-      ];
-    } finally {
-      deltas.flush();
+      return {
+        kind: 'events',
+        events: [
+          turnEvent(loaded, turn.turnId, 'ModelBatchSubmitted', {
+            turnId: turn.turnId,
+            step: viaBatch.callId,
+            provider: this.llm.provider,
+            providerBatchId: outcome.providerBatchId,
+          }),
+        ],
+      };
     }
+    const result = answerOf(outcome);
     const text = textsOf(result).join('');
     const stopped = modelCallStopped(loaded, turn.turnId, iteration, result.stoppedAttempts ?? []);
     const toolUses = allowTools ? result.content.filter((b) => b.type === 'tool_use') : [];
     if (toolUses.length > 0) {
-      return [
-        ...stopped,
-        ...toolUses.map((b, i) =>
-          turnEvent(loaded, turn.turnId, 'ToolInvoked', {
-            turnId: turn.turnId,
-            toolUseId: b.id,
-            name: b.name,
-            input: b.input,
-            iteration,
-            ...(i === 0
-              ? {
-                  assistantText: text,
-                  assistantContent: result.content.map((c) =>
-                    c.type === 'text'
-                      ? { type: 'text' as const, text: c.text }
-                      : { type: 'tool_use' as const, toolUseId: c.id },
-                  ),
-                  usage: result.usage,
-                  model: result.model,
-                  ...(result.batched ? { batched: true } : {}),
-                }
-              : {}),
-          }),
-        ),
-      ];
+      return {
+        kind: 'events',
+        events: [
+          ...stopped,
+          ...toolUses.map((b, i) =>
+            turnEvent(loaded, turn.turnId, 'ToolInvoked', {
+              turnId: turn.turnId,
+              toolUseId: b.id,
+              name: b.name,
+              input: b.input,
+              iteration,
+              ...(i === 0
+                ? {
+                    assistantText: text,
+                    assistantContent: result.content.map((c) =>
+                      c.type === 'text'
+                        ? { type: 'text' as const, text: c.text }
+                        : { type: 'tool_use' as const, toolUseId: c.id },
+                    ),
+                    usage: result.usage,
+                    model: result.model,
+                    ...(result.batched ? { batched: true } : {}),
+                  }
+                : {}),
+            }),
+          ),
+        ],
+      };
     }
     const usage = turn.iterations.reduce((sum, it) => (it.usage ? addUsage(sum, it.usage) : sum), zeroUsage());
     const total = addUsage(usage, result.usage);
     const citations = citedPassages(text, turn);
     const content = text.trim() ? text : '(no answer)';
-    return [
-      ...stopped,
-      turnEvent(loaded, turn.turnId, 'AssistantReplied', {
-        turnId: turn.turnId,
-        messageId: randomUUID(),
-        content,
-        model: result.model,
-        stopReason: result.stopReason,
-        usage: total,
-        costUsd: costUsd(result.model, total, { batched: result.batched }),
-        citations,
-        isFromBook: citations.length > 0,
-        iterations: iteration,
-        latencyMs: Date.now() - turn.postedAt.getTime(),
-      }),
-    ];
+    return {
+      kind: 'events',
+      events: [
+        ...stopped,
+        turnEvent(loaded, turn.turnId, 'AssistantReplied', {
+          turnId: turn.turnId,
+          messageId: randomUUID(),
+          content,
+          model: result.model,
+          stopReason: result.stopReason,
+          usage: total,
+          costUsd: costUsd(result.model, total, { batched: result.batched }),
+          citations,
+          isFromBook: citations.length > 0,
+          iterations: iteration,
+          latencyMs: Date.now() - turn.postedAt.getTime(),
+        }),
+      ],
+    };
   }
 
   /**

@@ -9,8 +9,10 @@ import { AlwaysRetrieveSteps } from './always-retrieve-steps';
 import { BookNames } from './book-names';
 import { LoadedTurn } from './conversation-folds';
 import { HistorySummary } from './history-summary';
-import { ModelReply } from './model-reply';
+import { ModelReply, StepResult } from './model-reply';
 import { runToolCalls, ToolCall } from './tool-calls';
+
+const eventsOf = (events: NewEvent<ConversationEvent>[]): StepResult => ({ kind: 'events', events });
 
 /**
  * What each step of a turn does, given the turn as the log says it stands: run the recorded tool
@@ -46,31 +48,26 @@ export class TurnSteps {
     };
   }
 
-  runTools(loaded: LoadedTurn, calls: ToolCall[]): Promise<NewEvent<ConversationEvent>[]> {
-    return runToolCalls(this.tools, loaded, calls);
+  async runTools(loaded: LoadedTurn, calls: ToolCall[]): Promise<StepResult> {
+    return eventsOf(await runToolCalls(this.tools, loaded, calls));
   }
 
   /** The agent's call: the history rebuilt from the log, the tools offered unless this is the last call. */
-  async callLlm(
-    loaded: LoadedTurn,
-    iteration: number,
-    allowTools: boolean,
-    signal: AbortSignal,
-  ): Promise<NewEvent<ConversationEvent>[]> {
+  async callLlm(loaded: LoadedTurn, iteration: number, allowTools: boolean, signal: AbortSignal): Promise<StepResult> {
     const { messages, prefixEnd } = buildHistory(loaded.turns, loaded.turn!.turnId, loaded.settings.budgetTokens);
     const tools = this.tools.specsFor(loaded.ctx);
     return this.model.reply(loaded, { messages, prefixEnd, tools, iteration, allowTools, signal });
   }
 
-  cutHistory(loaded: LoadedTurn, cut: HistoryCutStep, signal: AbortSignal): Promise<NewEvent<ConversationEvent>[]> {
-    return this.history.cut(loaded, cut, signal);
+  async cutHistory(loaded: LoadedTurn, cut: HistoryCutStep, signal: AbortSignal): Promise<StepResult> {
+    return eventsOf(await this.history.cut(loaded, cut, signal));
   }
 
-  reformulate(loaded: LoadedTurn, signal: AbortSignal): Promise<NewEvent<ConversationEvent>[]> {
-    return this.retrieval.reformulate(loaded, signal);
+  async reformulate(loaded: LoadedTurn, signal: AbortSignal): Promise<StepResult> {
+    return eventsOf(await this.retrieval.reformulate(loaded, signal));
   }
 
-  answerFromPassages(loaded: LoadedTurn, signal: AbortSignal): Promise<NewEvent<ConversationEvent>[]> {
+  answerFromPassages(loaded: LoadedTurn, signal: AbortSignal): Promise<StepResult> {
     return this.retrieval.answerFromPassages(loaded, signal);
   }
 }
