@@ -8,7 +8,7 @@ export * from './llm/anthropic.llm';
 export * from './llm/scripted.llm';
 export * from './llm/streamed-usage';
 export * from './turn/turn-fold';
-export * from './turn/turn-events';
+export * from './turn/agent-events';
 export * from './turn/conversation-history';
 export * from './turn/turn-settings';
 export * from './turn/turn-plan';

@@ -1,23 +1,20 @@
-import { randomUUID } from 'node:crypto';
 import {
-  addUsage,
   answerOf,
   buildHistory,
+  isHydeCall,
   LlmClient,
-  modelCallStopped,
   renderPrompt,
+  searchesInvoked,
   stoppedAttemptsOf,
-  turnEvent,
   withStoppedAttempts,
 } from '@parley/agent';
 import { AppConfig } from '@parley/config';
 import { ConversationEvent } from '@parley/conversation';
 import { NewEvent } from '@parley/event-store';
 import { BookNames } from './book-names';
+import { LoadedTurn, stepOrigin } from './conversation-folds';
 import { ModelReply, StepResult } from './model-reply';
-import { textsOf, transcriptOf } from './model-text';
-import { HYDE_PREFIX, isHydeCall } from './tool-calls';
-import { LoadedTurn } from './conversation-folds';
+import { transcriptOf } from './transcript';
 
 /**
  * The always-retrieve plan, for providers without tool use (or the mode asked for): the question
@@ -65,36 +62,7 @@ export class AlwaysRetrieveSteps {
       const errors = [queried, written].flatMap((r) => (r.status === 'rejected' ? [r.reason as Error] : []));
       throw withStoppedAttempts(errors[0], errors.flatMap(stoppedAttemptsOf));
     }
-    const [result, hyde] = [queried.value, written.value];
-    const stopped = modelCallStopped(loaded, turn.turnId, 1, [
-      ...(result.stoppedAttempts ?? []),
-      ...(hyde?.stoppedAttempts ?? []),
-    ]);
-    const query = textsOf(result).join(' ').split('\n')[0].trim().slice(0, 500) || turn.content.slice(0, 500);
-    const passage = hyde ? textsOf(hyde).join(' ').replace(/\s+/g, ' ').trim().slice(0, 500) : '';
-    return [
-      ...stopped,
-      turnEvent(loaded, turn.turnId, 'ToolInvoked', {
-        turnId: turn.turnId,
-        toolUseId: `retrieve_${randomUUID()}`,
-        name: 'search_book',
-        input: { query },
-        iteration: 1,
-        usage: hyde ? addUsage(result.usage, hyde.usage) : result.usage,
-        model: result.model,
-      }),
-      ...(passage
-        ? [
-            turnEvent(loaded, turn.turnId, 'ToolInvoked', {
-              turnId: turn.turnId,
-              toolUseId: `${HYDE_PREFIX}${randomUUID()}`,
-              name: 'search_book',
-              input: { query: passage },
-              iteration: 1,
-            }),
-          ]
-        : []),
-    ];
+    return searchesInvoked(stepOrigin(loaded), turn, queried.value, written.value);
   }
 
   /** The answer with the retrieved passages in the prompt, no tools offered. */

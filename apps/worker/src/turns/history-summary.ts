@@ -1,24 +1,20 @@
 import {
   answerOf,
-  costUsd,
-  HISTORY_HIGH_SHARE,
+  ChatOutcome,
   HistoryCutStep,
+  historyCutOf,
+  historySummarized,
+  historyTrimmed,
   isAbort,
-  latestHistoryStart,
   LlmClient,
   LlmError,
-  modelCallStopped,
   renderPrompt,
-  stoppedAttemptsOf,
-  turnEvent,
-  turnsToSummarise,
-  withStoppedAttempts,
 } from '@parley/agent';
 import { ConversationEvent } from '@parley/conversation';
 import { NewEvent } from '@parley/event-store';
 import { BookNames } from './book-names';
-import { textsOf, transcriptOf } from './model-text';
-import { LoadedTurn } from './conversation-folds';
+import { LoadedTurn, stepOrigin } from './conversation-folds';
+import { transcriptOf } from './transcript';
 
 /** A summary is short (the prompt asks for 300 words): it is sent with every turn until the next cut. */
 const SUMMARY_MAX_TOKENS = 800;
@@ -34,67 +30,26 @@ export class HistorySummary {
     private readonly bookNames: BookNames,
   ) {}
 
-  async cut(loaded: LoadedTurn, cut: HistoryCutStep, signal: AbortSignal): Promise<NewEvent<ConversationEvent>[]> {
-    const turn = loaded.turn!;
-    const lastCut = loaded.turns[cut.to].postedVersion - 1;
-    const previous = latestHistoryStart(loaded.turns, loaded.turns.indexOf(turn))?.summary;
-    const budget = loaded.settings.budgetTokens;
-    const summarised = turnsToSummarise(loaded.turns, cut.from, cut.to, budget * HISTORY_HIGH_SHARE);
-    const conversation = transcriptOf(summarised);
-    const firstCovered = previous?.coversVersions[0] ?? summarised[0]?.postedVersion ?? lastCut;
+  async cut(loaded: LoadedTurn, step: HistoryCutStep, signal: AbortSignal): Promise<NewEvent<ConversationEvent>[]> {
+    const { turnId } = loaded.turn!;
+    const cut = historyCutOf(loaded.turns, turnId, step, loaded.settings.budgetTokens);
+    const prompt = renderPrompt('history_summary', {
+      book: await this.bookNames.of(loaded),
+      previous_summary: cut.previous?.text ?? '(none)',
+      conversation: transcriptOf(cut.summarised) || '(none)',
+    });
+    let outcome: ChatOutcome;
     try {
-      const outcome = await this.llm.chatWithTools(
-        [
-          {
-            role: 'user',
-            content: [
-              {
-                type: 'text',
-                text: renderPrompt('history_summary', {
-                  book: await this.bookNames.of(loaded),
-                  previous_summary: previous?.text ?? '(none)',
-                  conversation: conversation || '(none)',
-                }),
-              },
-            ],
-          },
-        ],
-        [],
-        {
-          system: 'You summarise conversations faithfully and briefly.',
-          model: loaded.settings.model,
-          maxTokens: SUMMARY_MAX_TOKENS,
-          signal,
-        },
-      );
-      const result = answerOf(outcome);
-      const summary = textsOf(result).join('').trim();
-      if (!summary)
-        throw withStoppedAttempts(
-          new LlmError('the model wrote an empty summary', 'empty_summary', false),
-          result.stoppedAttempts ?? [],
-        );
-      return [
-        ...modelCallStopped(loaded, turn.turnId, 1, result.stoppedAttempts ?? []),
-        turnEvent(loaded, turn.turnId, 'HistorySummarized', {
-          turnId: turn.turnId,
-          coversVersions: [firstCovered, lastCut],
-          summary,
-          usage: result.usage,
-          model: result.model,
-          costUsd: costUsd(result.model, result.usage),
-        }),
-      ];
+      outcome = await this.llm.chatWithTools([{ role: 'user', content: [{ type: 'text', text: prompt }] }], [], {
+        system: 'You summarise conversations faithfully and briefly.',
+        model: loaded.settings.model,
+        maxTokens: SUMMARY_MAX_TOKENS,
+        signal,
+      });
     } catch (e) {
       if (isAbort(e) || signal.aborted || !(e instanceof LlmError)) throw e;
-      return [
-        ...modelCallStopped(loaded, turn.turnId, 1, stoppedAttemptsOf(e)),
-        turnEvent(loaded, turn.turnId, 'HistoryTrimmed', {
-          turnId: turn.turnId,
-          droppedVersions: [loaded.turns[cut.from]?.postedVersion ?? lastCut, lastCut],
-          reason: `${e.code}: ${e.message}`.slice(0, 500),
-        }),
-      ];
+      return historyTrimmed(stepOrigin(loaded), turnId, cut, e);
     }
+    return historySummarized(stepOrigin(loaded), turnId, cut, answerOf(outcome));
   }
 }

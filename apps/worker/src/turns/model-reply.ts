@@ -1,26 +1,20 @@
-import { randomUUID } from 'node:crypto';
 import {
-  addUsage,
   answerOf,
   ChatOptions,
-  citedPassages,
-  costUsd,
   LlmClient,
   LlmMessage,
   LlmToolSpec,
-  modelCallStopped,
-  turnEvent,
+  modelBatchSubmitted,
+  modelReplied,
   TurnRecord,
-  zeroUsage,
 } from '@parley/agent';
 import { ConversationEvent } from '@parley/conversation';
 import { NewEvent } from '@parley/event-store';
 import { LiveDeltas } from '@parley/platform';
 import { BookNames } from './book-names';
+import { LoadedTurn, stepOrigin } from './conversation-folds';
 import { DeltaBatcher } from './delta-batcher';
-import { textsOf } from './model-text';
 import { systemPrompt } from './system-prompt';
-import { LoadedTurn } from './conversation-folds';
 
 /** One answering model call of a turn, as the steps make it. */
 export interface LlmCall {
@@ -34,14 +28,14 @@ export interface LlmCall {
   signal: AbortSignal;
 }
 
-/** What an answering call came to: its events, or the call still waiting in the provider's batch. */
+/** What a step came to: its events, or its model call still waiting in the provider's batch. */
 export type StepResult =
   { kind: 'events'; events: NewEvent<ConversationEvent>[] } | { kind: 'wait-model-batch'; providerBatchId: string };
 
 /**
- * An answering model call, streamed to the reader (or sent through the provider's batch), said as
- * events: tool calls become ToolInvoked, a text answer AssistantReplied, a submitted batch call
- * ModelBatchSubmitted.
+ * An answering model call, streamed to the reader (or sent through the provider's batch), handed
+ * to the builders: tool calls become ToolInvoked, a text answer AssistantReplied, a submitted
+ * batch call ModelBatchSubmitted.
  */
 export class ModelReply {
   constructor(
@@ -52,9 +46,8 @@ export class ModelReply {
 
   async reply(loaded: LoadedTurn, call: LlmCall): Promise<StepResult> {
     const { messages, prefixEnd, tools, iteration, allowTools, signal } = call;
-    const conversationId = loaded.ctx.conversationId;
     const turn = loaded.turn!;
-    const deltas = new DeltaBatcher(this.deltas, conversationId, turn.turnId, iteration);
+    const deltas = new DeltaBatcher(this.deltas, loaded.ctx.conversationId, turn.turnId, iteration);
     const viaBatch = this.viaBatch(turn, iteration);
     const outcome = await this.llm
       .chatWithTools(messages, tools, {
@@ -69,76 +62,12 @@ export class ModelReply {
       .finally(() => deltas.flush());
     if (outcome.kind === 'pending') return { kind: 'wait-model-batch', providerBatchId: outcome.providerBatchId };
     if (outcome.kind === 'submitted' && viaBatch) {
-      // paid for from here on: recorded (and kept) before the turn waits for the batch to end
-      return {
-        kind: 'events',
-        events: [
-          turnEvent(loaded, turn.turnId, 'ModelBatchSubmitted', {
-            turnId: turn.turnId,
-            step: viaBatch.callId,
-            provider: this.llm.provider,
-            providerBatchId: outcome.providerBatchId,
-          }),
-        ],
-      };
+      const { providerBatchId } = outcome;
+      const submitted = { step: viaBatch.callId, provider: this.llm.provider, providerBatchId };
+      return { kind: 'events', events: [modelBatchSubmitted(stepOrigin(loaded), turn.turnId, submitted)] };
     }
     const result = answerOf(outcome);
-    const text = textsOf(result).join('');
-    const stopped = modelCallStopped(loaded, turn.turnId, iteration, result.stoppedAttempts ?? []);
-    const toolUses = allowTools ? result.content.filter((b) => b.type === 'tool_use') : [];
-    if (toolUses.length > 0) {
-      return {
-        kind: 'events',
-        events: [
-          ...stopped,
-          ...toolUses.map((b, i) =>
-            turnEvent(loaded, turn.turnId, 'ToolInvoked', {
-              turnId: turn.turnId,
-              toolUseId: b.id,
-              name: b.name,
-              input: b.input,
-              iteration,
-              ...(i === 0
-                ? {
-                    assistantText: text,
-                    assistantContent: result.content.map((c) =>
-                      c.type === 'text'
-                        ? { type: 'text' as const, text: c.text }
-                        : { type: 'tool_use' as const, toolUseId: c.id },
-                    ),
-                    usage: result.usage,
-                    model: result.model,
-                    ...(result.batched ? { batched: true } : {}),
-                  }
-                : {}),
-            }),
-          ),
-        ],
-      };
-    }
-    const usage = turn.iterations.reduce((sum, it) => (it.usage ? addUsage(sum, it.usage) : sum), zeroUsage());
-    const total = addUsage(usage, result.usage);
-    const citations = citedPassages(text, turn);
-    const content = text.trim() ? text : '(no answer)';
-    return {
-      kind: 'events',
-      events: [
-        ...stopped,
-        turnEvent(loaded, turn.turnId, 'AssistantReplied', {
-          turnId: turn.turnId,
-          messageId: randomUUID(),
-          content,
-          model: result.model,
-          stopReason: result.stopReason,
-          usage: total,
-          costUsd: costUsd(result.model, total, { batched: result.batched }),
-          citations,
-          isFromBook: citations.length > 0,
-          iterations: iteration,
-          latencyMs: Date.now() - turn.postedAt.getTime(),
-        }),
-      ],
-    };
+    return { kind: 'events', events: modelReplied(stepOrigin(loaded), turn, { iteration, allowTools }, result) };
   }
 
   /**

@@ -1,5 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { buildHistory, HistoryCutStep, LLM_CLIENT, LlmClient, ToolRegistry, TurnPlanContext } from '@parley/agent';
+import {
+  buildHistory,
+  HistoryCutStep,
+  LLM_CLIENT,
+  LlmClient,
+  ToolCallRecord,
+  ToolRegistry,
+  TurnPlanContext,
+} from '@parley/agent';
 import { BooksRepository } from '@parley/books';
 import { AppConfig, CONFIG } from '@parley/config';
 import { ConversationEvent } from '@parley/conversation';
@@ -10,7 +18,7 @@ import { BookNames } from './book-names';
 import { LoadedTurn } from './conversation-folds';
 import { HistorySummary } from './history-summary';
 import { ModelReply, StepResult } from './model-reply';
-import { runToolCalls, ToolCall } from './tool-calls';
+import { runToolCalls } from './tool-calls';
 
 const eventsOf = (events: NewEvent<ConversationEvent>[]): StepResult => ({ kind: 'events', events });
 
@@ -48,7 +56,7 @@ export class TurnSteps {
     };
   }
 
-  async runTools(loaded: LoadedTurn, calls: ToolCall[]): Promise<StepResult> {
+  async runTools(loaded: LoadedTurn, calls: ToolCallRecord[]): Promise<StepResult> {
     return eventsOf(await runToolCalls(this.tools, loaded, calls));
   }
 

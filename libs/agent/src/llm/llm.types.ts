@@ -60,6 +60,9 @@ export type ChatOutcome =
   | { kind: 'submitted'; providerBatchId: string }
   | { kind: 'pending'; providerBatchId: string; status: string };
 
+/** The text blocks the model wrote, in order. */
+export const textsOf = (r: ChatResult): string[] => r.content.flatMap((b) => (b.type === 'text' ? [b.text] : []));
+
 /** The answer of a call made without viaBatch: only a call sent through a provider batch waits in one. */
 export function answerOf(outcome: ChatOutcome): ChatResult {
   if (outcome.kind === 'answered') return outcome.result;

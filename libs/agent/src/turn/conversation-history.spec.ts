@@ -1,6 +1,13 @@
 import { at, e, invoked, posted, replied, result } from '../../../../test/support/factories/turn-events';
 import { LlmMessage } from '../llm/llm.types';
-import { buildHistory, estimateTokens, historyCutAhead, historyWindow, turnsStillNeeded } from './conversation-history';
+import {
+  buildHistory,
+  estimateTokens,
+  historyCutAhead,
+  historyCutOf,
+  historyWindow,
+  turnsStillNeeded,
+} from './conversation-history';
 import { planTurn, TurnPlanContext } from './turn-plan';
 import { evolveTurns, TurnEvent, TurnRecord, turnsOf } from './turn-fold';
 
@@ -264,6 +271,44 @@ describe(historyWindow.name, () => {
     const { firstRequests, cutsAt } = runConversation(30, 3_000, { withTools: false });
     expect(cutsAt.length).toBeGreaterThan(0);
     expect(firstRequests).toHaveLength(30);
+  });
+});
+
+describe(historyCutOf.name, () => {
+  it('covers the turns it leaves out, from the start of the summary before it when there is one', () => {
+    // given three turns that replied, then the turn that cuts
+    const first = turnsOf(
+      ['a', 'b', 'c', 't'].flatMap((id) => (id === 't' ? [posted(id)] : [posted(id), replied(id)])),
+    );
+    const [a, b, c] = first;
+    // when it cuts the first two
+    const cut = historyCutOf(first, 't', { from: 0, to: 2 }, 100_000);
+    // then the summary reads them, covering from the first question to the third's
+    expect(cut).toEqual({
+      previous: undefined,
+      summarised: [a, b],
+      coversVersions: [a.postedVersion, c.postedVersion - 1],
+      droppedVersions: [a.postedVersion, c.postedVersion - 1],
+    });
+
+    // given a summary recorded by b, when t cuts b alone: the new summary takes the old one in
+    const withSummary = turnsOf([
+      posted('a'),
+      replied('a'),
+      posted('b'),
+      e('HistorySummarized', { turnId: 'b', coversVersions: [1, 2], summary: 'earlier' }),
+      replied('b'),
+      posted('c'),
+      replied('c'),
+      posted('t'),
+    ]);
+    const again = historyCutOf(withSummary, 't', { from: 1, to: 2 }, 100_000);
+    expect(again).toEqual({
+      previous: { text: 'earlier', coversVersions: [1, 2] },
+      summarised: [withSummary[1]],
+      coversVersions: [1, withSummary[2].postedVersion - 1],
+      droppedVersions: [withSummary[1].postedVersion, withSummary[2].postedVersion - 1],
+    });
   });
 });
 
