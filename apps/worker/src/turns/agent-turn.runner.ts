@@ -117,7 +117,8 @@ export class AgentTurnRunner {
         if (step.kind === 'wait') return step;
         // aborted, yet the log shows no ending (or no cut ahead): this worker is stopping; the job goes back to the queue
         if (signal.aborted) return HANDED_BACK;
-        // the turn before may still take this cut ahead: wait for it rather than pay for the same summary
+        // the turn before may still take this cut ahead: wait for it rather than pay for the same
+        // summary; a turn before without a running job (an earlier release's, a job long gone) leaves it to this one
         const cutter = step.kind === 'cut-history' ? step.mayBeCutAheadBy : undefined;
         if (cutter && (await stillRunning(cutter))) return { kind: 'wait-history-cut', forTurnId: cutter };
         const key = stepKey(loaded.turn!, step);
