@@ -1,12 +1,4 @@
-import {
-  AnthropicLlm,
-  batchCustomId,
-  costUsd,
-  LlmCallPending,
-  LlmCallSubmitted,
-  LlmError,
-  LlmMessage,
-} from '@parley/agent';
+import { AnthropicLlm, batchCustomId, ChatOutcome, costUsd, LlmError, LlmMessage } from '@parley/agent';
 import { apiError, FakeAnthropic } from '../support/fake-anthropic/fake-anthropic.server';
 
 /** The adapter's Message Batches path, on the real SDK against the fake API: submit, wait, answer. */
@@ -29,31 +21,30 @@ describe('AnthropicLlm through the Message Batches API', () => {
   afterEach(() => fake.reset());
   afterAll(() => fake.close());
 
-  /** The error a call throws (they all throw but the last). */
-  const thrown = (providerBatchId?: string) =>
-    llm.chatWithTools(question, [], { system: 'sys', viaBatch: { callId, providerBatchId } }).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+  /** The call through the batch holding it (submitted in a new one when there is none yet). */
+  const viaBatch = (providerBatchId?: string): Promise<ChatOutcome> =>
+    llm.chatWithTools(question, [], { system: 'sys', viaBatch: { callId, providerBatchId } });
 
   it('submits the call once as a batch of one, says it is pending until the batch ends, then answers from it', async () => {
     fake.enqueue({ content: [{ type: 'text', text: 'A keeper [1].' }] });
-    const submitted = await thrown();
-    expect(submitted).toBeInstanceOf(LlmCallSubmitted);
-    const { providerBatchId } = submitted as LlmCallSubmitted;
+    const submitted = await viaBatch();
+    expect(submitted).toEqual({ kind: 'submitted', providerBatchId: expect.stringMatching(/^msgbatch_/) });
+    const { providerBatchId } = submitted as Extract<ChatOutcome, { kind: 'submitted' }>;
     expect(fake.batches).toHaveLength(1);
     const [request] = fake.batches[0].requests;
     expect(request.custom_id).toBe(batchCustomId(callId));
     expect(request.params).not.toHaveProperty('stream');
     expect(request.params.system[0].cache_control).toEqual({ type: 'ephemeral' });
 
-    const pending = await thrown(providerBatchId);
-    expect(pending).toBeInstanceOf(LlmCallPending);
-    expect((pending as LlmCallPending).status).toBe('in_progress');
+    expect(await viaBatch(providerBatchId)).toEqual({ kind: 'pending', providerBatchId, status: 'in_progress' });
 
     fake.endBatches();
-    const result = await llm.chatWithTools(question, [], { system: 'sys', viaBatch: { callId, providerBatchId } });
-    expect(result).toMatchObject({ content: [{ type: 'text', text: 'A keeper [1].' }], batched: true });
+    const answered = await viaBatch(providerBatchId);
+    expect(answered).toMatchObject({
+      kind: 'answered',
+      result: { content: [{ type: 'text', text: 'A keeper [1].' }], batched: true },
+    });
+    const { result } = answered as Extract<ChatOutcome, { kind: 'answered' }>;
     expect(result.usage.outputTokens).toBeGreaterThan(0);
     expect(fake.batches).toHaveLength(1); // looking again never submits again
     expect(costUsd(result.model, result.usage, { batched: true })).toBeCloseTo(
@@ -64,9 +55,9 @@ describe('AnthropicLlm through the Message Batches API', () => {
 
   it('turns an errored request into an LlmError the turn can record', async () => {
     fake.enqueue(apiError(529, 'overloaded'));
-    const { providerBatchId } = (await thrown()) as LlmCallSubmitted;
+    const { providerBatchId } = (await viaBatch()) as Extract<ChatOutcome, { kind: 'submitted' }>;
     fake.endBatches();
-    const e = await thrown(providerBatchId);
+    const e = await viaBatch(providerBatchId).catch((error: unknown) => error);
     expect(e).toBeInstanceOf(LlmError);
     expect(e).toMatchObject({ code: 'llm_overloaded', retryable: true });
   });

@@ -1,4 +1,4 @@
-import { AnthropicLlm, LlmError, LlmMessage } from '@parley/agent';
+import { AnthropicLlm, answerOf, LlmError, LlmMessage } from '@parley/agent';
 import { FakeAnthropic } from '../support/fake-anthropic/fake-anthropic.server';
 
 /** The real SDK against the fake Messages API, breaking a stream off midway as an overloaded API does. */
@@ -21,10 +21,12 @@ describe('AnthropicLlm: a stream broken off after its 200', () => {
       { content: [{ type: 'text', text: answer }] },
     );
     const deltas: Array<[number, string]> = [];
-    const result = await llm(2).chatWithTools(question, [], {
-      system: 'sys',
-      onTextDelta: (text, attempt) => deltas.push([attempt ?? 1, text]),
-    });
+    const result = answerOf(
+      await llm(2).chatWithTools(question, [], {
+        system: 'sys',
+        onTextDelta: (text, attempt) => deltas.push([attempt ?? 1, text]),
+      }),
+    );
     expect(result.content).toEqual([{ type: 'text', text: answer }]);
     expect(fake.requests).toHaveLength(2);
     expect(deltas.filter(([a]) => a === 1)).toHaveLength(2);

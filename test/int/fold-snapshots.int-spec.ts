@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { conversationStreamId } from '@parley/conversation';
 import { EventStore, FoldSnapshots, NewEvent, StoredEvent, StreamFoldCache } from '@parley/event-store';
-import { conversationFold } from '../../apps/worker/src/turns/turn-state';
+import { conversationFold } from '../../apps/worker/src/turns/conversation-folds';
 import {
   assistantReplied,
   conversationStarted,

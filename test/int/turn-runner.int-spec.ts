@@ -6,7 +6,7 @@ import { AssistantTextDelta, ConversationEvent, conversationStreamId, LiveDeltas
 import { EventStore, StoredEvent } from '@parley/event-store';
 import { RedisConnections } from '@parley/platform';
 import { AgentTurnRunner } from '../../apps/worker/src/turns/agent-turn.runner';
-import { ConversationFolds } from '../../apps/worker/src/turns/turn-state';
+import { ConversationFolds } from '../../apps/worker/src/turns/conversation-folds';
 import { TurnSteps } from '../../apps/worker/src/turns/turn-steps';
 import {
   assistantReplied,
@@ -281,12 +281,12 @@ describe('AgentTurnRunner (in process, real AnthropicLlm against the fake API)',
     fake.enqueue({ content: [{ type: 'text', text: 'word '.repeat(200) }], delayMsPerChunk: 20 });
     const stopping = new AbortController();
     // when the worker stops while the model writes
-    const run = sut.run(conversationId, turnId, stopping.signal).catch((e: Error) => e);
+    const run = sut.run(conversationId, turnId, stopping.signal);
     await fake.waitFor('the stream', () => fake.requests.length === 1);
     await new Promise((r) => setTimeout(r, 200));
     stopping.abort();
     // then the turn goes back to the queue, its billed call recorded as aborted
-    expect(await run).toMatchObject({ name: 'TurnHandedBack' });
+    expect(await run).toEqual({ kind: 'handed-back' });
     const events = await stream(conversationId);
     expect(events.slice(2).map((e) => [e.type, (e.data as { reason?: string }).reason])).toEqual([
       ['ModelCallStopped', 'aborted'],

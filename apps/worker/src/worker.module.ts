@@ -21,7 +21,7 @@ import { TurnSequencer } from './turns/turn-sequencer';
 import { BatchCompleter } from './turns/batch-completer';
 import { TurnSweeper } from './turns/turn-sweeper.service';
 import { TurnSteps } from './turns/turn-steps';
-import { ConversationFolds } from './turns/turn-state';
+import { ConversationFolds } from './turns/conversation-folds';
 import { MeteredToolRegistry } from './metrics/metered-tool-registry';
 import { WorkerMetrics } from './metrics/worker-metrics';
 import { WorkerMetricsModule } from './metrics/worker-metrics.module';

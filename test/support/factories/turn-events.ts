@@ -1,4 +1,4 @@
-import { TurnEvent } from '../../../libs/agent/src/turn/turn-records';
+import { TurnEvent } from '../../../libs/agent/src/turn/turn-fold';
 
 /**
  * Turn events as the agent's fold reads them (libs/agent/src/turn specs): versions count up from 1

@@ -1,5 +1,5 @@
 import { Registry } from 'prom-client';
-import { ChatResult, LlmCallSubmitted, LlmClient, LlmError, withStoppedAttempts } from '@parley/agent';
+import { ChatOutcome, ChatResult, LlmClient, LlmError, withStoppedAttempts } from '@parley/agent';
 import { MeteredLlm } from './metered-llm';
 import { WorkerMetrics } from './worker-metrics';
 
@@ -9,15 +9,18 @@ const usage = (n: number) => ({
   cacheReadInputTokens: 0,
   cacheCreationInputTokens: 0,
 });
-const answer = (extra: Partial<ChatResult> = {}): ChatResult => ({
-  content: [{ type: 'text', text: 'hi' }],
-  stopReason: 'end_turn',
-  usage: usage(10),
-  model: 'claude-x-20250101',
-  ...extra,
+const answer = (extra: Partial<ChatResult> = {}): ChatOutcome => ({
+  kind: 'answered',
+  result: {
+    content: [{ type: 'text', text: 'hi' }],
+    stopReason: 'end_turn',
+    usage: usage(10),
+    model: 'claude-x-20250101',
+    ...extra,
+  },
 });
 
-function llmThat(outcome: () => Promise<ChatResult>): LlmClient {
+function llmThat(outcome: () => Promise<ChatOutcome>): LlmClient {
   return { provider: 'anthropic', supportsTools: true, supportsBatches: true, chatWithTools: outcome };
 }
 
@@ -75,10 +78,15 @@ describe(MeteredLlm.name, () => {
     expect(await lines(metrics.registry, 'gen_ai_client_token_usage_sum{')).toHaveLength(2);
   });
 
-  it('does not count a call submitted to a provider batch, nor time an answer fetched from one', async () => {
-    const submitted = call(llmThat(() => Promise.reject(new LlmCallSubmitted('msgbatch_1'))));
-    await expect(submitted.result).rejects.toBeInstanceOf(LlmCallSubmitted);
-    expect(await lines(submitted.metrics.registry, 'gen_ai_client')).toEqual([]);
+  it('does not count a call submitted to a provider batch or waiting in one, nor time an answer fetched from one', async () => {
+    for (const waiting of [
+      { kind: 'submitted', providerBatchId: 'msgbatch_1' },
+      { kind: 'pending', providerBatchId: 'msgbatch_1', status: 'in_progress' },
+    ] as const) {
+      const { metrics, result } = call(llmThat(async () => waiting));
+      expect(await result).toEqual(waiting);
+      expect(await lines(metrics.registry, 'gen_ai_client')).toEqual([]);
+    }
 
     const fetched = call(llmThat(async () => answer({ batched: true })));
     await fetched.result;

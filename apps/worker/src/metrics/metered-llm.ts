@@ -1,13 +1,4 @@
-import {
-  ChatOptions,
-  ChatResult,
-  LlmCallPending,
-  LlmCallSubmitted,
-  LlmClient,
-  LlmMessage,
-  LlmToolSpec,
-  stoppedAttemptsOf,
-} from '@parley/agent';
+import { ChatOptions, ChatOutcome, LlmClient, LlmMessage, LlmToolSpec, stoppedAttemptsOf } from '@parley/agent';
 import { WorkerMetrics } from './worker-metrics';
 
 /**
@@ -32,27 +23,25 @@ export class MeteredLlm implements LlmClient {
     this.supportsBatches = inner.supportsBatches;
   }
 
-  async chatWithTools(messages: LlmMessage[], tools: LlmToolSpec[], options: ChatOptions): Promise<ChatResult> {
+  async chatWithTools(messages: LlmMessage[], tools: LlmToolSpec[], options: ChatOptions): Promise<ChatOutcome> {
     const labels = { provider: this.provider, model: options.model ?? this.defaultModel };
     const started = this.clock();
     const seconds = () => (this.clock() - started) / 1000;
+    let outcome: ChatOutcome;
     try {
-      const result = await this.inner.chatWithTools(messages, tools, options);
-      const attempts = (result.stoppedAttempts ?? []).map((a) => a.usage);
-      // a batch's answer was fetched, not waited for: its duration says nothing of the model
-      this.metrics.modelCall(labels, {
-        seconds: result.batched ? undefined : seconds(),
-        usage: [...attempts, result.usage],
-      });
-      return result;
+      outcome = await this.inner.chatWithTools(messages, tools, options);
     } catch (e) {
-      if (!(e instanceof LlmCallSubmitted || e instanceof LlmCallPending))
-        this.metrics.modelCall(labels, {
-          seconds: seconds(),
-          usage: stoppedAttemptsOf(e).map((a) => a.usage),
-          error: e,
-        });
+      this.metrics.modelCall(labels, { seconds: seconds(), usage: stoppedAttemptsOf(e).map((a) => a.usage), error: e });
       throw e;
     }
+    if (outcome.kind !== 'answered') return outcome;
+    const { result } = outcome;
+    const attempts = (result.stoppedAttempts ?? []).map((a) => a.usage);
+    // a batch's answer was fetched, not waited for: its duration says nothing of the model
+    this.metrics.modelCall(labels, {
+      seconds: result.batched ? undefined : seconds(),
+      usage: [...attempts, result.usage],
+    });
+    return outcome;
   }
 }

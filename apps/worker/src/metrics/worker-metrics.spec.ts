@@ -1,7 +1,7 @@
 import { Registry } from 'prom-client';
 import { LlmError } from '@parley/agent';
 import { initialState } from '@parley/conversation';
-import { FoldedConversation } from '../turns/turn-state';
+import { FoldedConversation } from '../turns/conversation-folds';
 import { historyCutsOf, modelErrorType, tokensByType, turnOutcomeOf, WorkerMetrics } from './worker-metrics';
 
 const folded = (

@@ -2,7 +2,7 @@ import { Counter, Histogram, Registry } from 'prom-client';
 import { isAbort, LlmError, TurnRecord } from '@parley/agent';
 import { ConversationEvent, findTurn } from '@parley/conversation';
 import { NewEvent } from '@parley/event-store';
-import { FoldedConversation } from '../turns/turn-state';
+import { FoldedConversation } from '../turns/conversation-folds';
 
 /** OpenTelemetry GenAI metric conventions: the recommended bucket boundaries, in seconds and in tokens. */
 export const GEN_AI_DURATION_BUCKETS = [

@@ -1,16 +1,13 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import {
   isAbort,
-  LlmCallPending,
   LlmError,
   modelCallStopped,
-  NextStep,
-  nextRetrievalStep,
-  nextStep,
-  RetrievalStep,
+  planTurn,
   StoppedAttempt,
   stoppedAttemptsOf,
   TurnRecord,
+  TurnStep,
   TurnWait,
 } from '@parley/agent';
 import { AppConfig, CONFIG } from '@parley/config';
@@ -26,30 +23,27 @@ import {
 import { ledgerRowOf, UsageLedger } from '@parley/read-models';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { MemoryStepKeeper, StepKeeper } from './step-keeper';
-import { ConversationFolds, FoldedConversation, LoadedTurn, turnOf } from './turn-state';
+import { ConversationFolds, FoldedConversation, LoadedTurn, turnOf } from './conversation-folds';
+import { StepResult } from './model-reply';
 import { TurnSteps } from './turn-steps';
 
 /**
  * ended (with the conversation as this runner last folded it: what the sequencer and the batch
  * check need, without reading the stream again); waiting for an earlier turn; waiting for the
- * provider batch holding its model call; or waiting for the turn before, which is cutting the
- * history this turn would otherwise cut
+ * provider batch holding its model call; waiting for the turn before, which is cutting the
+ * history this turn would otherwise cut; or handed back, the worker stopping before the turn
+ * ended (its job goes back to the queue for another worker)
  */
 export type TurnOutcome =
   | { kind: 'ended'; folded: FoldedConversation }
   | TurnWait
   | { kind: 'wait-model-batch'; providerBatchId: string }
-  | { kind: 'wait-history-cut'; forTurnId: string };
+  | { kind: 'wait-history-cut'; forTurnId: string }
+  | { kind: 'handed-back' };
+
+const HANDED_BACK = { kind: 'handed-back' } as const;
 
 const DB_RETRY_MAX_MS = 2_000;
-
-/** The worker is stopping before the turn ended: its job goes back to the queue for another worker. */
-export class TurnHandedBack extends Error {
-  constructor(turnId: string) {
-    super(`turn ${turnId} handed back: this worker is stopping`);
-    this.name = 'TurnHandedBack';
-  }
-}
 
 /**
  * Which step of which turn: the key a kept answer is filed under. A step sent to a provider batch
@@ -105,55 +99,50 @@ export class AgentTurnRunner {
     /** whether a turn's job has yet to finish (it may still take the next turn's cut ahead) */
     stillRunning: (turnId: string) => Promise<boolean> = async () => false,
     /** the conversation as the caller loaded it just now (for the turn's trace): the first step starts from it */
-    loaded?: FoldedConversation,
+    justLoaded?: FoldedConversation,
   ): Promise<TurnOutcome> {
     let outage = { tries: 0, since: 0 }; // consecutive transient database errors
     // after this worker's own append the next step starts from memory: the append at the folded
     // version proved nothing came between, and the next append at the new version proves it again
-    let afterOwnAppend: FoldedConversation | undefined = loaded;
+    let afterOwnAppend: FoldedConversation | undefined = justLoaded;
     for (;;) {
       try {
         // (an abort sends it to the log instead: a cancel is there for the next step to see)
         const folded = afterOwnAppend && !signal.aborted ? afterOwnAppend : await this.folds.load(conversationId);
-        const s = turnOf(folded, conversationId, turnId, signal);
+        const loaded = turnOf(folded, conversationId, turnId, signal, this.config);
         afterOwnAppend = undefined;
-        const { budgetTokens, maxIterations } = this.steps.settings(s);
-        let step = s.deleted
-          ? ({ kind: 'ended' } as const)
-          : this.steps.alwaysRetrieve(s)
-            ? nextRetrievalStep(s.turns, turnId, budgetTokens)
-            : nextStep(s.turns, turnId, maxIterations, { budgetTokens, withTools: true });
-        if (s.erased && keeper.kept) await this.recordSpendOfErased(conversationId, keeper.kept.events);
-        if (step.kind === 'ended') {
-          // replied: the cut the next turn would need is made now, while the reader reads the answer
-          const ahead = s.deleted ? undefined : this.steps.cutAhead(s);
-          if (!ahead) return { kind: 'ended', folded };
-          step = ahead;
-        }
+        const step = planTurn(loaded.turns, turnId, this.steps.planContext(loaded));
+        if (loaded.erased && keeper.kept) await this.recordSpendOfErased(conversationId, keeper.kept.events);
+        if (step.kind === 'ended') return { kind: 'ended', folded };
         if (step.kind === 'wait') return step;
         // aborted, yet the log shows no ending (or no cut ahead): this worker is stopping; the job goes back to the queue
-        if (signal.aborted) throw new TurnHandedBack(turnId);
-        const cutting = step.kind === 'cut-history' && !s.turn!.ending && (await this.cutTakenAhead(s, stillRunning));
-        if (cutting) return { kind: 'wait-history-cut', forTurnId: cutting };
-        const key = stepKey(s.turn!, step);
+        if (signal.aborted) return HANDED_BACK;
+        // the turn before may still take this cut ahead: wait for it rather than pay for the same
+        // summary; a turn before without a running job (an earlier release's, a job long gone) leaves it to this one
+        const cutter = step.kind === 'cut-history' ? step.mayBeCutAheadBy : undefined;
+        if (cutter && (await stillRunning(cutter))) return { kind: 'wait-history-cut', forTurnId: cutter };
+        const key = stepKey(loaded.turn!, step);
         const kept = keeper.kept?.step === key ? keeper.kept.events : undefined;
         if (kept) this.metrics.keptStepReused();
-        const events = kept ?? (await this.perform(s, step, signal, keeper, key));
-        const appended = await this.append(conversationId, s.version, events);
-        this.metrics.recorded(s.turn, events);
+        const done = kept
+          ? { kind: 'events' as const, events: kept }
+          : await this.perform(loaded, step, signal, keeper, key);
+        // the model call is in a provider batch that has not ended: the job comes back later
+        if (done.kind === 'wait-model-batch') return done;
+        const { events } = done;
+        const appended = await this.append(conversationId, loaded.version, events);
+        this.metrics.recorded(loaded.turn, events);
         afterOwnAppend = appended && this.folds.appended(conversationId, appended);
         outage = { tries: 0, since: 0 };
       } catch (e) {
         // the stream moved on (a follow-up message, a rename): re-read; a kept answer is appended at the new version
         if (e instanceof WrongExpectedVersionError) continue;
         if (isTransientDbError(e)) {
+          if (signal.aborted) return HANDED_BACK; // stopping: a retry elsewhere finds the kept answer
           if (outage.tries++ === 0) outage.since = Date.now();
           await this.waitOutOutage(e, outage, turnId, signal);
           continue;
         }
-        if (e instanceof TurnHandedBack) throw e;
-        // the model call is in a provider batch that has not ended: the job comes back later
-        if (e instanceof LlmCallPending) return { kind: 'wait-model-batch', providerBatchId: e.providerBatchId };
         if (isAbort(e) || signal.aborted) continue; // the next load sees TurnCancelled (or hands the turn back)
         if (e instanceof LlmError) {
           await this.fail(conversationId, turnId, e.code, e.message, e.retryable);
@@ -164,52 +153,37 @@ export class AgentTurnRunner {
     }
   }
 
-  /**
-   * The turn before this one, when its job may still take this turn's cut ahead (it replied, has
-   * recorded no cut and its job has not finished): this turn waits for that cut rather than pay
-   * for the same summary. A log whose turn before has no job (written by an earlier release, or
-   * a job long gone) is cut by this turn itself.
-   */
-  private async cutTakenAhead(
-    s: LoadedTurn,
-    stillRunning: (turnId: string) => Promise<boolean>,
-  ): Promise<string | undefined> {
-    const previous = s.turns[s.turns.indexOf(s.turn!) - 1];
-    if (previous?.ending?.type !== 'AssistantReplied' || previous.historyStart || previous.batch) return undefined;
-    return (await stillRunning(previous.turnId)) ? previous.turnId : undefined;
-  }
-
   /** Does one step; a step that called the model is kept before anything else can go wrong. */
   private async perform(
-    s: LoadedTurn,
-    step: Exclude<NextStep | RetrievalStep, { kind: 'ended' } | { kind: 'wait' }>,
+    loaded: LoadedTurn,
+    step: Exclude<TurnStep, { kind: 'ended' } | TurnWait>,
     signal: AbortSignal,
     keeper: StepKeeper,
     key: string,
-  ): Promise<NewEvent<ConversationEvent>[]> {
-    if (step.kind === 'run-tools') return this.steps.runTools(s, step.calls);
-    let events: NewEvent<ConversationEvent>[];
+  ): Promise<StepResult> {
+    if (step.kind === 'run-tools') return this.steps.runTools(loaded, step.calls);
+    let done: StepResult;
     try {
-      events =
+      done =
         step.kind === 'call-llm'
-          ? await this.steps.callLlm(s, step.iteration, step.allowTools, signal)
+          ? await this.steps.callLlm(loaded, step.iteration, step.allowTools, signal)
           : step.kind === 'cut-history'
-            ? await this.steps.cutHistory(s, step, signal)
+            ? await this.steps.cutHistory(loaded, step, signal)
             : step.kind === 'reformulate'
-              ? await this.steps.reformulate(s, signal)
-              : await this.steps.answerFromPassages(s, signal);
+              ? await this.steps.reformulate(loaded, signal)
+              : await this.steps.answerFromPassages(loaded, signal);
     } catch (e) {
       // cancelled, aborted or failed midway: what the provider billed is recorded all the same
       await this.recordStopped(
-        s.ctx.conversationId,
-        { turnId: s.turn!.turnId, ownerId: s.ownerId },
-        stepIteration(s.turn!, step),
+        loaded.ctx.conversationId,
+        { turnId: loaded.turn!.turnId, ownerId: loaded.ownerId },
+        stepIteration(loaded.turn!, step),
         stoppedAttemptsOf(e),
       );
       throw e;
     }
-    await keeper.keep({ step: key, events });
-    return events;
+    if (done.kind === 'events') await keeper.keep({ step: key, events: done.events });
+    return done;
   }
 
   /**
@@ -265,7 +239,6 @@ export class AgentTurnRunner {
     turnId: string,
     signal: AbortSignal,
   ): Promise<void> {
-    if (signal.aborted) throw new TurnHandedBack(turnId); // stopping: a retry elsewhere finds the kept answer
     if (outage.tries === 1)
       this.logger.warn(`turn ${turnId}: database unavailable, retrying (${(e as Error).message})`);
     if (Date.now() - outage.since > this.config.worker.dbOutageMaxMs) throw e; // BullMQ retries the job later

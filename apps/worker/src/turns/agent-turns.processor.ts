@@ -5,14 +5,14 @@ import { Context, Link, SpanKind } from '@opentelemetry/api';
 import { AGENT_TURNS_QUEUE, JobName, JobPayloads } from '@parley/agent';
 import { AppConfig, CONFIG } from '@parley/config';
 import { contextOf, recordError, spanContextOf, tracer } from '@parley/event-store';
-import { AgentTurnRunner, TurnHandedBack } from './agent-turn.runner';
+import { AgentTurnRunner } from './agent-turn.runner';
 import { RunningTurns } from './running-turns';
 import { JobStepKeeper } from './step-keeper';
 import { TurnSequencer } from './turn-sequencer';
 import { BatchCompleter } from './batch-completer';
 import { EventLoopWatch } from './event-loop-watch';
 import { WorkerMetrics } from '../metrics/worker-metrics';
-import { ConversationFolds, FoldedConversation } from './turn-state';
+import { ConversationFolds, FoldedConversation } from './conversation-folds';
 
 /**
  * Lock and stall settings: how soon the turns of a killed worker move to another, against how long
@@ -210,48 +210,55 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
           loaded,
         );
       } catch (e) {
-        if (e instanceof TurnHandedBack) return { kind: 'handed-back' as const };
         const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
         if (lastAttempt)
           await this.runner.fail(conversationId, turnId, 'internal_error', String((e as Error)?.message ?? e), true);
         throw e;
       }
     });
-    if (outcome.kind === 'handed-back') {
-      // not a failure: another worker takes it at once, without spending one of its attempts
-      this.giveBack(job.id!);
-      await job.moveToWait(token);
-      throw new WaitingError();
+    switch (outcome.kind) {
+      case 'handed-back':
+        // not a failure: another worker takes it at once, without spending one of its attempts
+        this.giveBack(job.id!);
+        await job.moveToWait(token);
+        throw new WaitingError();
+      case 'wait':
+        // an earlier turn of this conversation is still running: the sequencer wakes this one when it ends
+        this.giveBack(job.id!);
+        await job.moveToDelayed(Date.now() + queuedTurnRecheckMs(outcome.behind), token);
+        await this.sequencer.promoteIfNext(conversationId, turnId, job);
+        throw new DelayedError();
+      case 'wait-history-cut':
+        // the turn before is summarising the history for this one: its job promotes this one when done
+        this.giveBack(job.id!);
+        await job.moveToDelayed(Date.now() + HISTORY_CUT_RECHECK_MS, token);
+        throw new DelayedError();
+      case 'wait-model-batch':
+        // hours, perhaps: the worker's slot is free meanwhile, and the log says which batch to look at
+        this.giveBack(job.id!);
+        await job.moveToDelayed(Date.now() + this.config.llm.batchPollMs, token);
+        throw new DelayedError();
+      case 'ended':
+        return this.turnEnded(job, outcome.folded);
+      default: {
+        const unknown: never = outcome;
+        throw new Error(`turn outcome ${JSON.stringify(unknown)} has no handling`);
+      }
     }
-    if (outcome.kind === 'wait') {
-      // an earlier turn of this conversation is still running: the sequencer wakes this one when it ends
-      this.giveBack(job.id!);
-      await job.moveToDelayed(Date.now() + queuedTurnRecheckMs(outcome.behind), token);
-      await this.sequencer.promoteIfNext(conversationId, turnId, job);
-      throw new DelayedError();
-    }
-    if (outcome.kind === 'wait-history-cut') {
-      // the turn before is summarising the history for this one: its job promotes this one when done
-      this.giveBack(job.id!);
-      await job.moveToDelayed(Date.now() + HISTORY_CUT_RECHECK_MS, token);
-      throw new DelayedError();
-    }
-    if (outcome.kind === 'wait-model-batch') {
-      // hours, perhaps: the worker's slot is free meanwhile, and the log says which batch to look at
-      this.giveBack(job.id!);
-      await job.moveToDelayed(Date.now() + this.config.llm.batchPollMs, token);
-      throw new DelayedError();
-    }
-    if (outcome.kind !== 'ended') return;
-    this.metrics.jobEnded(outcome.folded, turnId);
-    if (outcome.folded.state.status === 'erased') {
+  }
+
+  /** The turn ended: the next turn of its conversation goes, and its batch completes if it was the last. */
+  private async turnEnded(job: Job<JobPayloads[typeof JobName.RunTurn]>, folded: FoldedConversation): Promise<void> {
+    const { conversationId, turnId } = job.data;
+    this.metrics.jobEnded(folded, turnId);
+    if (folded.state.status === 'erased') {
       // a kept answer must not outlive its conversation in Redis; the erasure sweep removes the job
       await job.updateData({ conversationId, turnId }).catch(() => undefined);
       return;
     }
-    await this.sequencer.promoteNext(conversationId, outcome.folded);
+    await this.sequencer.promoteNext(conversationId, folded);
     // the last turn of a batch to end completes it (the sweep does, if this worker dies first)
-    await this.batches.turnEnded(turnId, outcome.folded).catch((e: Error) => {
+    await this.batches.turnEnded(turnId, folded).catch((e: Error) => {
       this.logger.warn(`batch check after turn ${turnId} failed: ${e.message}`);
     });
   }

@@ -1,23 +1,20 @@
-import { randomUUID } from 'node:crypto';
 import {
-  addUsage,
+  answerOf,
   buildHistory,
+  isHydeCall,
   LlmClient,
-  modelCallStopped,
   renderPrompt,
+  searchesInvoked,
   stoppedAttemptsOf,
-  turnEvent,
   withStoppedAttempts,
 } from '@parley/agent';
 import { AppConfig } from '@parley/config';
 import { ConversationEvent } from '@parley/conversation';
 import { NewEvent } from '@parley/event-store';
 import { BookNames } from './book-names';
-import { ModelReply } from './model-reply';
-import { textsOf, transcriptOf } from './model-text';
-import { HYDE_PREFIX, isHydeCall } from './tool-calls';
-import { TurnSettingsOf } from './turn-settings';
-import { LoadedTurn } from './turn-state';
+import { LoadedTurn, stepOrigin } from './conversation-folds';
+import { ModelReply, StepResult } from './model-reply';
+import { transcriptOf } from './transcript';
 
 /**
  * The always-retrieve plan, for providers without tool use (or the mode asked for): the question
@@ -28,7 +25,6 @@ export class AlwaysRetrieveSteps {
     private readonly llm: LlmClient,
     private readonly model: ModelReply,
     private readonly bookNames: BookNames,
-    private readonly settingsOf: TurnSettingsOf,
     private readonly config: Pick<AppConfig, 'llm'>,
   ) {}
 
@@ -37,18 +33,24 @@ export class AlwaysRetrieveSteps {
    * with RETRIEVAL_HYDE, a second call at the same time writes a passage that would answer it,
    * recorded as a second search_book call (toolUseId `hyde_…`) with that passage as the query.
    */
-  async reformulate(s: LoadedTurn, signal: AbortSignal): Promise<NewEvent<ConversationEvent>[]> {
-    const turn = s.turn!;
-    const earlier = s.turns.slice(0, s.turns.indexOf(turn)).slice(-3);
+  async reformulate(loaded: LoadedTurn, signal: AbortSignal): Promise<NewEvent<ConversationEvent>[]> {
+    const turn = loaded.turn!;
+    const earlier = loaded.turns.slice(0, loaded.turns.indexOf(turn)).slice(-3);
     const conversation = transcriptOf(earlier);
-    const vars = { book: await this.bookNames.of(s), conversation: conversation || '(none)', question: turn.content };
+    const vars = {
+      book: await this.bookNames.of(loaded),
+      conversation: conversation || '(none)',
+      question: turn.content,
+    };
     const ask = (prompt: string, system: string, maxTokens: number) =>
-      this.llm.chatWithTools([{ role: 'user', content: [{ type: 'text', text: prompt }] }], [], {
-        system,
-        model: this.settingsOf(s).model,
-        maxTokens,
-        signal,
-      });
+      this.llm
+        .chatWithTools([{ role: 'user', content: [{ type: 'text', text: prompt }] }], [], {
+          system,
+          model: loaded.settings.model,
+          maxTokens,
+          signal,
+        })
+        .then(answerOf);
     const [queried, written] = await Promise.allSettled([
       ask(renderPrompt('reformulation_prompt', vars), 'You write search queries.', 200),
       this.config.llm.hyde
@@ -60,41 +62,12 @@ export class AlwaysRetrieveSteps {
       const errors = [queried, written].flatMap((r) => (r.status === 'rejected' ? [r.reason as Error] : []));
       throw withStoppedAttempts(errors[0], errors.flatMap(stoppedAttemptsOf));
     }
-    const [result, hyde] = [queried.value, written.value];
-    const stopped = modelCallStopped(s, turn.turnId, 1, [
-      ...(result.stoppedAttempts ?? []),
-      ...(hyde?.stoppedAttempts ?? []),
-    ]);
-    const query = textsOf(result).join(' ').split('\n')[0].trim().slice(0, 500) || turn.content.slice(0, 500);
-    const passage = hyde ? textsOf(hyde).join(' ').replace(/\s+/g, ' ').trim().slice(0, 500) : '';
-    return [
-      ...stopped,
-      turnEvent(s, turn.turnId, 'ToolInvoked', {
-        turnId: turn.turnId,
-        toolUseId: `retrieve_${randomUUID()}`,
-        name: 'search_book',
-        input: { query },
-        iteration: 1,
-        usage: hyde ? addUsage(result.usage, hyde.usage) : result.usage,
-        model: result.model,
-      }),
-      ...(passage
-        ? [
-            turnEvent(s, turn.turnId, 'ToolInvoked', {
-              turnId: turn.turnId,
-              toolUseId: `${HYDE_PREFIX}${randomUUID()}`,
-              name: 'search_book',
-              input: { query: passage },
-              iteration: 1,
-            }),
-          ]
-        : []),
-    ];
+    return searchesInvoked(stepOrigin(loaded), turn, queried.value, written.value);
   }
 
   /** The answer with the retrieved passages in the prompt, no tools offered. */
-  async answerFromPassages(s: LoadedTurn, signal: AbortSignal): Promise<NewEvent<ConversationEvent>[]> {
-    const turn = s.turn!;
+  async answerFromPassages(loaded: LoadedTurn, signal: AbortSignal): Promise<StepResult> {
+    const turn = loaded.turn!;
     // a HyDE search that found nothing new adds nothing to read
     const passages = turn.iterations
       .flatMap((it) => [...it.results].filter(([id, r]) => !isHydeCall(id) || r.chunks.length > 0))
@@ -117,11 +90,11 @@ export class AlwaysRetrieveSteps {
         ],
       },
     ];
-    const { messages, prefixEnd } = buildHistory(s.turns, turn.turnId, this.settingsOf(s).budgetTokens, {
+    const { messages, prefixEnd } = buildHistory(loaded.turns, turn.turnId, loaded.settings.budgetTokens, {
       withTools: false,
       currentMessages,
     });
-    return this.model.reply(s, {
+    return this.model.reply(loaded, {
       messages,
       prefixEnd,
       tools: [],

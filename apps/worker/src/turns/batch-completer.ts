@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { findTurn, handleCommand } from '@parley/conversation';
 import { EventStore, WrongExpectedVersionError } from '@parley/event-store';
-import { ConversationFolds, FoldedConversation } from './turn-state';
+import { ConversationFolds, FoldedConversation } from './conversation-folds';
 
 /**
  * Appends a batch's BatchCompleted once every item's turn has ended: called when a turn of a

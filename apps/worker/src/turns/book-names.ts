@@ -1,5 +1,5 @@
 import { BooksRepository } from '@parley/books';
-import { LoadedTurn } from './turn-state';
+import { LoadedTurn } from './conversation-folds';
 
 /** The book's title and author, read once per book: every LLM call of every turn needs it. */
 export class BookNames {
@@ -7,9 +7,9 @@ export class BookNames {
 
   constructor(private readonly books: BooksRepository) {}
 
-  async of(s: LoadedTurn): Promise<string> {
+  async of(loaded: LoadedTurn): Promise<string> {
     // the book the conversation started with: a later change of books is told in the messages, so the cached system prompt holds
-    const bookId = s.startedBookId;
+    const bookId = loaded.startedBookId;
     if (!bookId) return 'a book the reader has not chosen yet';
     const cached = this.names.get(bookId);
     if (cached) return cached;

@@ -1,24 +1,20 @@
 import {
-  costUsd,
-  HISTORY_HIGH_SHARE,
+  answerOf,
+  ChatOutcome,
   HistoryCutStep,
+  historyCutOf,
+  historySummarized,
+  historyTrimmed,
   isAbort,
-  latestHistoryStart,
   LlmClient,
   LlmError,
-  modelCallStopped,
   renderPrompt,
-  stoppedAttemptsOf,
-  turnEvent,
-  turnsToSummarise,
-  withStoppedAttempts,
 } from '@parley/agent';
 import { ConversationEvent } from '@parley/conversation';
 import { NewEvent } from '@parley/event-store';
 import { BookNames } from './book-names';
-import { textsOf, transcriptOf } from './model-text';
-import { TurnSettingsOf } from './turn-settings';
-import { LoadedTurn } from './turn-state';
+import { LoadedTurn, stepOrigin } from './conversation-folds';
+import { transcriptOf } from './transcript';
 
 /** A summary is short (the prompt asks for 300 words): it is sent with every turn until the next cut. */
 const SUMMARY_MAX_TOKENS = 800;
@@ -32,69 +28,28 @@ export class HistorySummary {
   constructor(
     private readonly llm: LlmClient,
     private readonly bookNames: BookNames,
-    private readonly settingsOf: TurnSettingsOf,
   ) {}
 
-  async cut(s: LoadedTurn, cut: HistoryCutStep, signal: AbortSignal): Promise<NewEvent<ConversationEvent>[]> {
-    const turn = s.turn!;
-    const lastCut = s.turns[cut.to].postedVersion - 1;
-    const previous = latestHistoryStart(s.turns, s.turns.indexOf(turn))?.summary;
-    const budget = this.settingsOf(s).budgetTokens;
-    const summarised = turnsToSummarise(s.turns, cut.from, cut.to, budget * HISTORY_HIGH_SHARE);
-    const conversation = transcriptOf(summarised);
-    const firstCovered = previous?.coversVersions[0] ?? summarised[0]?.postedVersion ?? lastCut;
+  async cut(loaded: LoadedTurn, step: HistoryCutStep, signal: AbortSignal): Promise<NewEvent<ConversationEvent>[]> {
+    const { turnId } = loaded.turn!;
+    const cut = historyCutOf(loaded.turns, turnId, step, loaded.settings.budgetTokens);
+    const prompt = renderPrompt('history_summary', {
+      book: await this.bookNames.of(loaded),
+      previous_summary: cut.previous?.text ?? '(none)',
+      conversation: transcriptOf(cut.summarised) || '(none)',
+    });
+    let outcome: ChatOutcome;
     try {
-      const result = await this.llm.chatWithTools(
-        [
-          {
-            role: 'user',
-            content: [
-              {
-                type: 'text',
-                text: renderPrompt('history_summary', {
-                  book: await this.bookNames.of(s),
-                  previous_summary: previous?.text ?? '(none)',
-                  conversation: conversation || '(none)',
-                }),
-              },
-            ],
-          },
-        ],
-        [],
-        {
-          system: 'You summarise conversations faithfully and briefly.',
-          model: this.settingsOf(s).model,
-          maxTokens: SUMMARY_MAX_TOKENS,
-          signal,
-        },
-      );
-      const summary = textsOf(result).join('').trim();
-      if (!summary)
-        throw withStoppedAttempts(
-          new LlmError('the model wrote an empty summary', 'empty_summary', false),
-          result.stoppedAttempts ?? [],
-        );
-      return [
-        ...modelCallStopped(s, turn.turnId, 1, result.stoppedAttempts ?? []),
-        turnEvent(s, turn.turnId, 'HistorySummarized', {
-          turnId: turn.turnId,
-          coversVersions: [firstCovered, lastCut],
-          summary,
-          usage: result.usage,
-          model: result.model,
-          costUsd: costUsd(result.model, result.usage),
-        }),
-      ];
+      outcome = await this.llm.chatWithTools([{ role: 'user', content: [{ type: 'text', text: prompt }] }], [], {
+        system: 'You summarise conversations faithfully and briefly.',
+        model: loaded.settings.model,
+        maxTokens: SUMMARY_MAX_TOKENS,
+        signal,
+      });
     } catch (e) {
       if (isAbort(e) || signal.aborted || !(e instanceof LlmError)) throw e;
-      return [
-        ...modelCallStopped(s, turn.turnId, 1, stoppedAttemptsOf(e)),
-        turnEvent(s, turn.turnId, 'HistoryTrimmed', {
-          turnId: turn.turnId,
-          droppedVersions: [s.turns[cut.from]?.postedVersion ?? lastCut, lastCut],
-          reason: `${e.code}: ${e.message}`.slice(0, 500),
-        }),
-      ];
+      return historyTrimmed(stepOrigin(loaded), turnId, cut, e);
     }
+    return historySummarized(stepOrigin(loaded), turnId, cut, answerOf(outcome));
   }
 }

@@ -1,27 +1,19 @@
-import { randomUUID } from 'node:crypto';
 import {
-  addUsage,
+  answerOf,
   ChatOptions,
-  ChatResult,
-  citedPassages,
-  costUsd,
-  LlmCallSubmitted,
   LlmClient,
   LlmMessage,
   LlmToolSpec,
-  modelCallStopped,
-  turnEvent,
+  modelBatchSubmitted,
+  modelReplied,
   TurnRecord,
-  zeroUsage,
 } from '@parley/agent';
 import { ConversationEvent, LiveDeltas } from '@parley/conversation';
 import { NewEvent } from '@parley/event-store';
 import { BookNames } from './book-names';
+import { LoadedTurn, stepOrigin } from './conversation-folds';
 import { DeltaBatcher } from './delta-batcher';
-import { textsOf } from './model-text';
 import { systemPrompt } from './system-prompt';
-import { TurnSettingsOf } from './turn-settings';
-import { LoadedTurn } from './turn-state';
 
 /** One answering model call of a turn, as the steps make it. */
 export interface LlmCall {
@@ -35,100 +27,46 @@ export interface LlmCall {
   signal: AbortSignal;
 }
 
+/** What a step came to: its events, or its model call still waiting in the provider's batch. */
+export type StepResult =
+  { kind: 'events'; events: NewEvent<ConversationEvent>[] } | { kind: 'wait-model-batch'; providerBatchId: string };
+
 /**
- * An answering model call, streamed to the reader (or sent through the provider's batch), said as
- * events: tool calls become ToolInvoked, a text answer AssistantReplied, a submitted batch call
- * ModelBatchSubmitted.
+ * An answering model call, streamed to the reader (or sent through the provider's batch), handed
+ * to the builders: tool calls become ToolInvoked, a text answer AssistantReplied, a submitted
+ * batch call ModelBatchSubmitted.
  */
 export class ModelReply {
   constructor(
     private readonly llm: LlmClient,
     private readonly deltas: LiveDeltas,
     private readonly bookNames: BookNames,
-    private readonly settingsOf: TurnSettingsOf,
   ) {}
 
-  async reply(s: LoadedTurn, call: LlmCall): Promise<NewEvent<ConversationEvent>[]> {
+  async reply(loaded: LoadedTurn, call: LlmCall): Promise<StepResult> {
     const { messages, prefixEnd, tools, iteration, allowTools, signal } = call;
-    const conversationId = s.ctx.conversationId;
-    const turn = s.turn!;
-    const deltas = new DeltaBatcher(this.deltas, conversationId, turn.turnId, iteration);
+    const turn = loaded.turn!;
+    const deltas = new DeltaBatcher(this.deltas, loaded.ctx.conversationId, turn.turnId, iteration);
     const viaBatch = this.viaBatch(turn, iteration);
-    let result: ChatResult;
-    try {
-      result = await this.llm.chatWithTools(messages, tools, {
-        system: await this.systemFor(s),
-        model: this.settingsOf(s).model,
+    const outcome = await this.llm
+      .chatWithTools(messages, tools, {
+        system: await this.systemFor(loaded),
+        model: loaded.settings.model,
         prefixEnd,
         toolChoice: allowTools ? 'auto' : 'none',
         signal,
         onTextDelta: (text, attempt = 1) => deltas.add(text, attempt),
         viaBatch,
-      });
-    } catch (e) {
-      if (!(e instanceof LlmCallSubmitted) || !viaBatch) throw e;
-      // paid for from here on: recorded (and kept) before the turn waits for the batch to end
-      return [
-        turnEvent(s, turn.turnId, 'ModelBatchSubmitted', {
-          turnId: turn.turnId,
-          step: viaBatch.callId,
-          provider: this.llm.provider,
-          providerBatchId: e.providerBatchId,
-        }),
-      ];
-    } finally {
-      deltas.flush();
+      })
+      .finally(() => deltas.flush());
+    if (outcome.kind === 'pending') return { kind: 'wait-model-batch', providerBatchId: outcome.providerBatchId };
+    if (outcome.kind === 'submitted' && viaBatch) {
+      const { providerBatchId } = outcome;
+      const submitted = { step: viaBatch.callId, provider: this.llm.provider, providerBatchId };
+      return { kind: 'events', events: [modelBatchSubmitted(stepOrigin(loaded), turn.turnId, submitted)] };
     }
-    const text = textsOf(result).join('');
-    const stopped = modelCallStopped(s, turn.turnId, iteration, result.stoppedAttempts ?? []);
-    const toolUses = allowTools ? result.content.filter((b) => b.type === 'tool_use') : [];
-    if (toolUses.length > 0) {
-      return [
-        ...stopped,
-        ...toolUses.map((b, i) =>
-          turnEvent(s, turn.turnId, 'ToolInvoked', {
-            turnId: turn.turnId,
-            toolUseId: b.id,
-            name: b.name,
-            input: b.input,
-            iteration,
-            ...(i === 0
-              ? {
-                  assistantText: text,
-                  assistantContent: result.content.map((c) =>
-                    c.type === 'text'
-                      ? { type: 'text' as const, text: c.text }
-                      : { type: 'tool_use' as const, toolUseId: c.id },
-                  ),
-                  usage: result.usage,
-                  model: result.model,
-                  ...(result.batched ? { batched: true } : {}),
-                }
-              : {}),
-          }),
-        ),
-      ];
-    }
-    const usage = turn.iterations.reduce((sum, it) => (it.usage ? addUsage(sum, it.usage) : sum), zeroUsage());
-    const total = addUsage(usage, result.usage);
-    const citations = citedPassages(text, turn);
-    const content = text.trim() ? text : '(no answer)';
-    return [
-      ...stopped,
-      turnEvent(s, turn.turnId, 'AssistantReplied', {
-        turnId: turn.turnId,
-        messageId: randomUUID(),
-        content,
-        model: result.model,
-        stopReason: result.stopReason,
-        usage: total,
-        costUsd: costUsd(result.model, total, { batched: result.batched }),
-        citations,
-        isFromBook: citations.length > 0,
-        iterations: iteration,
-        latencyMs: Date.now() - turn.postedAt.getTime(),
-      }),
-    ];
+    const result = answerOf(outcome);
+    return { kind: 'events', events: modelReplied(stepOrigin(loaded), turn, { iteration, allowTools }, result) };
   }
 
   /**
@@ -141,7 +79,7 @@ export class ModelReply {
     return { callId, providerBatchId: turn.modelBatches?.[callId] };
   }
 
-  private async systemFor(s: LoadedTurn): Promise<string> {
-    return systemPrompt(await this.bookNames.of(s), s.ctx.readingPosition, this.settingsOf(s).instructions);
+  private async systemFor(loaded: LoadedTurn): Promise<string> {
+    return systemPrompt(await this.bookNames.of(loaded), loaded.ctx.readingPosition, loaded.settings.instructions);
   }
 }

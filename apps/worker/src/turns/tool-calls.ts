@@ -1,17 +1,7 @@
-import { citationStartFor, ToolRegistry, turnEvent } from '@parley/agent';
+import { citationStartFor, isHydeCall, ToolCallRecord, ToolRegistry, toolResultsRecorded } from '@parley/agent';
 import { ConversationEvent } from '@parley/conversation';
 import { NewEvent } from '@parley/event-store';
-import { LoadedTurn } from './turn-state';
-
-/** The always-retrieve plan's second search (RETRIEVAL_HYDE) is told apart by its toolUseId. */
-export const HYDE_PREFIX = 'hyde_';
-export const isHydeCall = (toolUseId: string) => toolUseId.startsWith(HYDE_PREFIX);
-
-export interface ToolCall {
-  toolUseId: string;
-  name: string;
-  input: unknown;
-}
+import { LoadedTurn, stepOrigin } from './conversation-folds';
 
 /**
  * Every pending call of the iteration, in parallel; results recorded together, in call order.
@@ -20,27 +10,19 @@ export interface ToolCall {
  */
 export async function runToolCalls(
   tools: ToolRegistry,
-  s: LoadedTurn,
-  calls: ToolCall[],
+  loaded: LoadedTurn,
+  calls: ToolCallRecord[],
 ): Promise<NewEvent<ConversationEvent>[]> {
-  const turn = s.turn!;
-  const run = async (c: ToolCall, excludeChunkIds?: string[]) => {
-    const citationStart = citationStartFor(turn, c.toolUseId);
-    const out = await tools.run(c.name, c.input, { ...s.ctx, citationStart, excludeChunkIds }, c.toolUseId);
-    return { c, out, citationStart };
+  const turn = loaded.turn!;
+  const run = async (call: ToolCallRecord, excludeChunkIds?: string[]) => {
+    const citationStart = citationStartFor(turn, call.toolUseId);
+    const ctx = { ...loaded.ctx, citationStart, excludeChunkIds };
+    const output = await tools.run(call.name, call.input, ctx, call.toolUseId);
+    return { call, output, citationStart };
   };
-  const first = calls.filter((c) => !isHydeCall(c.toolUseId));
-  const outputs = await Promise.all(first.map((c) => run(c)));
-  const seen = () => outputs.flatMap(({ out }) => (out.chunks ?? []).map((ch) => ch.chunkId));
+  const outputs = await Promise.all(calls.filter((c) => !isHydeCall(c.toolUseId)).map((c) => run(c)));
+  const seen = () => outputs.flatMap(({ output }) => (output.chunks ?? []).map((ch) => ch.chunkId));
   for (const c of calls.filter((c) => isHydeCall(c.toolUseId))) outputs.push(await run(c, seen()));
-  outputs.sort((a, b) => calls.indexOf(a.c) - calls.indexOf(b.c));
-  return outputs.map(({ c, out, citationStart }) =>
-    turnEvent(s, turn.turnId, 'ToolResultRecorded', {
-      turnId: turn.turnId,
-      toolUseId: c.toolUseId,
-      content: out.content,
-      isError: out.isError ?? false,
-      ...(out.chunks ? { chunks: out.chunks, citationStart } : {}),
-    }),
-  );
+  outputs.sort((a, b) => calls.indexOf(a.call) - calls.indexOf(b.call));
+  return toolResultsRecorded(stepOrigin(loaded), turn.turnId, outputs);
 }

@@ -3,7 +3,7 @@ import { InjectQueue } from '@nestjs/bullmq';
 import { Job, Queue } from 'bullmq';
 import { AGENT_TURNS_QUEUE, enqueueTurn, legacyRunTurnJobId, runTurnJobId } from '@parley/agent';
 import { pendingTurns } from '@parley/conversation';
-import { ConversationFolds, FoldedConversation } from './turn-state';
+import { ConversationFolds, FoldedConversation } from './conversation-folds';
 
 /** Enqueues turns (idempotently, by job id) and wakes a conversation's next turn when one ends. */
 @Injectable()

@@ -2,11 +2,11 @@ import { Inject, Injectable } from '@nestjs/common';
 import {
   buildHistory,
   HistoryCutStep,
-  historyCutAhead,
   LLM_CLIENT,
   LlmClient,
+  ToolCallRecord,
   ToolRegistry,
-  usesAlwaysRetrieve,
+  TurnPlanContext,
 } from '@parley/agent';
 import { BooksRepository } from '@parley/books';
 import { AppConfig, CONFIG } from '@parley/config';
@@ -14,11 +14,12 @@ import { ConversationEvent, LiveDeltas } from '@parley/conversation';
 import { NewEvent } from '@parley/event-store';
 import { AlwaysRetrieveSteps } from './always-retrieve-steps';
 import { BookNames } from './book-names';
+import { LoadedTurn } from './conversation-folds';
 import { HistorySummary } from './history-summary';
-import { ModelReply } from './model-reply';
-import { runToolCalls, ToolCall } from './tool-calls';
-import { turnSettings, TurnSettings } from './turn-settings';
-import { LoadedTurn } from './turn-state';
+import { ModelReply, StepResult } from './model-reply';
+import { runToolCalls } from './tool-calls';
+
+const eventsOf = (events: NewEvent<ConversationEvent>[]): StepResult => ({ kind: 'events', events });
 
 /**
  * What each step of a turn does, given the turn as the log says it stands: run the recorded tool
@@ -36,62 +37,44 @@ export class TurnSteps {
     private readonly tools: ToolRegistry,
     deltas: LiveDeltas,
     books: BooksRepository,
-    @Inject(CONFIG) private readonly config: AppConfig,
+    @Inject(CONFIG) config: AppConfig,
   ) {
     const bookNames = new BookNames(books);
-    const settingsOf = (s: LoadedTurn) => this.settings(s);
-    this.model = new ModelReply(llm, deltas, bookNames, settingsOf);
-    this.history = new HistorySummary(llm, bookNames, settingsOf);
-    this.retrieval = new AlwaysRetrieveSteps(llm, this.model, bookNames, settingsOf, config);
+    this.model = new ModelReply(llm, deltas, bookNames);
+    this.history = new HistorySummary(llm, bookNames);
+    this.retrieval = new AlwaysRetrieveSteps(llm, this.model, bookNames, config);
   }
 
-  runTools(s: LoadedTurn, calls: ToolCall[]): Promise<NewEvent<ConversationEvent>[]> {
-    return runToolCalls(this.tools, s, calls);
+  /** What the plan goes by besides the turns: the turn's settings, the search offered, the provider's tool use. */
+  planContext(loaded: LoadedTurn): TurnPlanContext {
+    return {
+      settings: loaded.settings,
+      searchOffered: !!loaded.ctx.bookId && this.tools.specsFor(loaded.ctx).some((t) => t.name === 'search_book'),
+      providerSupportsTools: this.llm.supportsTools,
+      deleted: loaded.deleted,
+    };
+  }
+
+  async runTools(loaded: LoadedTurn, calls: ToolCallRecord[]): Promise<StepResult> {
+    return eventsOf(await runToolCalls(this.tools, loaded, calls));
   }
 
   /** The agent's call: the history rebuilt from the log, the tools offered unless this is the last call. */
-  async callLlm(
-    s: LoadedTurn,
-    iteration: number,
-    allowTools: boolean,
-    signal: AbortSignal,
-  ): Promise<NewEvent<ConversationEvent>[]> {
-    const { messages, prefixEnd } = buildHistory(s.turns, s.turn!.turnId, this.settings(s).budgetTokens);
-    const tools = this.tools.specsFor(s.ctx);
-    return this.model.reply(s, { messages, prefixEnd, tools, iteration, allowTools, signal });
+  async callLlm(loaded: LoadedTurn, iteration: number, allowTools: boolean, signal: AbortSignal): Promise<StepResult> {
+    const { messages, prefixEnd } = buildHistory(loaded.turns, loaded.turn!.turnId, loaded.settings.budgetTokens);
+    const tools = this.tools.specsFor(loaded.ctx);
+    return this.model.reply(loaded, { messages, prefixEnd, tools, iteration, allowTools, signal });
   }
 
-  /** What the turn runs by: the conversation's policy when it was posted, the server's configuration for the rest. */
-  settings(s: LoadedTurn): TurnSettings {
-    return turnSettings(s.turn?.policy, this.config);
+  async cutHistory(loaded: LoadedTurn, cut: HistoryCutStep, signal: AbortSignal): Promise<StepResult> {
+    return eventsOf(await this.history.cut(loaded, cut, signal));
   }
 
-  /**
-   * The cut the next turn would need, due now that this turn has replied (historyCutAhead). Not
-   * for a batch's turns: a batch's figures are final when it completes.
-   */
-  cutAhead(s: LoadedTurn): HistoryCutStep | undefined {
-    if (!s.turn || s.turn.batch) return undefined;
-    const index = s.turns.indexOf(s.turn);
-    const cut = historyCutAhead(s.turns, index, this.settings(s).budgetTokens, !this.alwaysRetrieve(s));
-    return cut && { kind: 'cut-history', ...cut };
+  async reformulate(loaded: LoadedTurn, signal: AbortSignal): Promise<StepResult> {
+    return eventsOf(await this.retrieval.reformulate(loaded, signal));
   }
 
-  /** Providers without tool use (or the always-retrieve mode) search first, then answer. */
-  alwaysRetrieve(s: LoadedTurn): boolean {
-    if (!s.ctx.bookId || !this.tools.specsFor(s.ctx).some((t) => t.name === 'search_book')) return false;
-    return usesAlwaysRetrieve(this.settings(s).retrievalMode, this.llm.supportsTools);
-  }
-
-  cutHistory(s: LoadedTurn, cut: HistoryCutStep, signal: AbortSignal): Promise<NewEvent<ConversationEvent>[]> {
-    return this.history.cut(s, cut, signal);
-  }
-
-  reformulate(s: LoadedTurn, signal: AbortSignal): Promise<NewEvent<ConversationEvent>[]> {
-    return this.retrieval.reformulate(s, signal);
-  }
-
-  answerFromPassages(s: LoadedTurn, signal: AbortSignal): Promise<NewEvent<ConversationEvent>[]> {
-    return this.retrieval.answerFromPassages(s, signal);
+  answerFromPassages(loaded: LoadedTurn, signal: AbortSignal): Promise<StepResult> {
+    return this.retrieval.answerFromPassages(loaded, signal);
   }
 }

@@ -1,6 +1,6 @@
 import { FakeAnthropic } from '../../../../test/support/fake-anthropic/fake-anthropic.server';
 import { AnthropicLlm, isAbort } from './anthropic.llm';
-import { LlmError, LlmMessage, stoppedAttemptsOf } from './llm.types';
+import { answerOf, LlmError, LlmMessage, stoppedAttemptsOf } from './llm.types';
 
 /** The real SDK over HTTP against the fake Messages API: what a stream stopped midway was billed. */
 describe(`${AnthropicLlm.name}: billed usage of a stopped stream`, () => {
@@ -65,7 +65,7 @@ describe(`${AnthropicLlm.name}: billed usage of a stopped stream`, () => {
       },
       { content: [{ type: 'text', text: 'The Caterpillar.' }], usage: started },
     );
-    const result = await sut(1).chatWithTools(question, [], { system: 'sys' });
+    const result = answerOf(await sut(1).chatWithTools(question, [], { system: 'sys' }));
     expect(result.content).toEqual([{ type: 'text', text: 'The Caterpillar.' }]);
     expect(result.stoppedAttempts).toEqual([
       expect.objectContaining({ cause: 'broken', usage: expect.objectContaining({ inputTokens: 1234 }) }),

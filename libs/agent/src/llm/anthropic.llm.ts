@@ -12,9 +12,8 @@ import type {
 import { Usage } from '@parley/conversation';
 import {
   ChatOptions,
+  ChatOutcome,
   ChatResult,
-  LlmCallPending,
-  LlmCallSubmitted,
   LlmClient,
   LlmError,
   LlmMessage,
@@ -65,7 +64,7 @@ export class AnthropicLlm implements LlmClient {
    * One model call in a `chat <model>` client span (GenAI semantic conventions). A batch call's
    * submission and its looks at the batch are spans too, without a result until it has one.
    */
-  chatWithTools(messages: LlmMessage[], tools: LlmToolSpec[], options: ChatOptions): Promise<ChatResult> {
+  chatWithTools(messages: LlmMessage[], tools: LlmToolSpec[], options: ChatOptions): Promise<ChatOutcome> {
     const params = this.request(messages, tools, options);
     const attributes: Attributes = chatRequestAttributes(params, messages, {
       baseUrl: this.client.baseURL,
@@ -73,13 +72,15 @@ export class AnthropicLlm implements LlmClient {
     });
     return tracer.startActiveSpan(`chat ${params.model}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
       try {
-        const result = await this.call(params, options);
-        span.setAttributes(chatResultAttributes(result, this.opts.captureContent ?? false));
-        return result;
+        const outcome = options.viaBatch
+          ? await this.callViaBatch(params, options.viaBatch, options.signal)
+          : { kind: 'answered' as const, result: await this.streamCall(params, options) };
+        if (outcome.kind === 'answered')
+          span.setAttributes(chatResultAttributes(outcome.result, this.opts.captureContent ?? false));
+        else span.setAttribute('parley.llm.provider_batch_id', outcome.providerBatchId);
+        return outcome;
       } catch (e) {
-        if (e instanceof LlmCallSubmitted || e instanceof LlmCallPending)
-          span.setAttribute('parley.llm.provider_batch_id', e.providerBatchId);
-        else recordError(span, e);
+        recordError(span, e);
         throw e;
       } finally {
         span.end();
@@ -87,17 +88,23 @@ export class AnthropicLlm implements LlmClient {
     });
   }
 
-  private async call(params: MessageCreateParamsStreaming, options: ChatOptions): Promise<ChatResult> {
-    if (options.viaBatch) {
-      const { callId, providerBatchId } = options.viaBatch;
-      try {
-        return providerBatchId
-          ? await this.batchResult(providerBatchId, batchCustomId(callId), options.signal)
-          : await this.submitBatch(batchCustomId(callId), params, options.signal);
-      } catch (e) {
-        throw e instanceof LlmCallPending || e instanceof LlmCallSubmitted || e instanceof LlmError ? e : classify(e);
-      }
+  /** Submits the call in a batch of its own, or looks at the batch already holding it. */
+  private async callViaBatch(
+    params: MessageCreateParamsStreaming,
+    { callId, providerBatchId }: NonNullable<ChatOptions['viaBatch']>,
+    signal?: AbortSignal,
+  ): Promise<ChatOutcome> {
+    try {
+      return providerBatchId
+        ? await this.batchResult(providerBatchId, batchCustomId(callId), signal)
+        : await this.submitBatch(batchCustomId(callId), params, signal);
+    } catch (e) {
+      throw e instanceof LlmError ? e : classify(e);
     }
+  }
+
+  /** The call streamed, asked again (with backoff) when a stream breaks off midway. */
+  private async streamCall(params: MessageCreateParamsStreaming, options: ChatOptions): Promise<ChatResult> {
     // attempts stopped after message_start were billed: they go with the result or the error
     const stopped: StoppedAttempt[] = [];
     for (let attempt = 1; ; attempt++) {
@@ -127,23 +134,24 @@ export class AnthropicLlm implements LlmClient {
     customId: string,
     params: MessageCreateParamsStreaming,
     signal?: AbortSignal,
-  ): Promise<never> {
+  ): Promise<ChatOutcome> {
     const { stream: _stream, ...body } = params;
     const batch = await this.client.messages.batches.create(
       { requests: [{ custom_id: customId, params: body as MessageCreateParamsNonStreaming }] },
       { signal },
     );
-    throw new LlmCallSubmitted(batch.id);
+    return { kind: 'submitted', providerBatchId: batch.id };
   }
 
-  /** The call's answer once its batch has ended; LlmCallPending while it has not. */
-  private async batchResult(providerBatchId: string, customId: string, signal?: AbortSignal): Promise<ChatResult> {
+  /** The call's answer once its batch has ended; `pending` while it has not. */
+  private async batchResult(providerBatchId: string, customId: string, signal?: AbortSignal): Promise<ChatOutcome> {
     const batch = await this.client.messages.batches.retrieve(providerBatchId, {}, { signal });
-    if (batch.processing_status !== 'ended') throw new LlmCallPending(providerBatchId, batch.processing_status);
+    if (batch.processing_status !== 'ended')
+      return { kind: 'pending', providerBatchId, status: batch.processing_status };
     for await (const item of await this.client.messages.batches.results(providerBatchId, {}, { signal })) {
       if (item.custom_id !== customId) continue;
       const r = item.result;
-      if (r.type === 'succeeded') return { ...chatResult(r.message), batched: true };
+      if (r.type === 'succeeded') return { kind: 'answered', result: { ...chatResult(r.message), batched: true } };
       if (r.type === 'errored') {
         const type = r.error.error.type;
         const code = RETRYABLE_ERROR_TYPES[type];

@@ -29,7 +29,7 @@ export interface ChatOptions {
   onTextDelta?: (text: string, attempt?: number) => void;
   /**
    * Through the provider's Message Batches API instead (no streaming): the call is submitted
-   * once (LlmCallSubmitted), then its batch is looked at (LlmCallPending) until the answer is in.
+   * once (`submitted`), then its batch is looked at (`pending`) until the answer is in.
    */
   viaBatch?: {
     /** the call's id within the batch: a step key (letters, digits, `_` and `-` are kept) */
@@ -48,6 +48,27 @@ export interface ChatResult {
   batched?: boolean;
   /** earlier attempts of this call broken off midway (then asked again): billed all the same */
   stoppedAttempts?: StoppedAttempt[];
+}
+
+/**
+ * What a model call came to: its answer; or, through the Message Batches API (viaBatch), put into
+ * a provider batch (record where, then come back for the answer), or still waiting in that batch.
+ * What went wrong (an LlmError, an abort) is thrown.
+ */
+export type ChatOutcome =
+  | { kind: 'answered'; result: ChatResult }
+  | { kind: 'submitted'; providerBatchId: string }
+  | { kind: 'pending'; providerBatchId: string; status: string };
+
+/** The text blocks the model wrote, in order. */
+export const textsOf = (r: ChatResult): string[] => r.content.flatMap((b) => (b.type === 'text' ? [b.text] : []));
+
+/** The answer of a call made without viaBatch: only a call sent through a provider batch waits in one. */
+export function answerOf(outcome: ChatOutcome): ChatResult {
+  if (outcome.kind === 'answered') return outcome.result;
+  throw new Error(
+    `a model call without viaBatch came back ${outcome.kind} in provider batch ${outcome.providerBatchId}`,
+  );
 }
 
 /** A streamed attempt of a model call that stopped before its end, and what the provider billed for it. */
@@ -75,7 +96,7 @@ export interface LlmClient {
   readonly supportsTools: boolean;
   /** true where ChatOptions.viaBatch works (the provider has a batch API) */
   readonly supportsBatches: boolean;
-  chatWithTools(messages: LlmMessage[], tools: LlmToolSpec[], options: ChatOptions): Promise<ChatResult>;
+  chatWithTools(messages: LlmMessage[], tools: LlmToolSpec[], options: ChatOptions): Promise<ChatOutcome>;
 }
 
 /** An LLM failure, classified so the turn can say whether trying again may help. */
@@ -89,25 +110,6 @@ export class LlmError extends Error {
   ) {
     super(message);
     this.name = 'LlmError';
-  }
-}
-
-/** A call went into a provider batch: record where, then come back for the answer later. */
-export class LlmCallSubmitted extends Error {
-  constructor(readonly providerBatchId: string) {
-    super(`model call submitted in provider batch ${providerBatchId}`);
-    this.name = 'LlmCallSubmitted';
-  }
-}
-
-/** The provider batch holding the call has not ended yet: look again later. */
-export class LlmCallPending extends Error {
-  constructor(
-    readonly providerBatchId: string,
-    readonly status: string,
-  ) {
-    super(`provider batch ${providerBatchId} is ${status}`);
-    this.name = 'LlmCallPending';
   }
 }
 

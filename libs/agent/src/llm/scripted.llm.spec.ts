@@ -1,4 +1,4 @@
-import { LlmMessage, LlmToolSpec } from './llm.types';
+import { answerOf, LlmMessage, LlmToolSpec } from './llm.types';
 import { ScriptedLlm } from './scripted.llm';
 
 describe(ScriptedLlm.name, () => {
@@ -11,7 +11,7 @@ describe(ScriptedLlm.name, () => {
     const llm = new ScriptedLlm();
     const ids = new Set<string>();
     for (let i = 0; i < 20; i++) {
-      const { content, stopReason } = await llm.chatWithTools(question, tools, { system: '' });
+      const { content, stopReason } = answerOf(await llm.chatWithTools(question, tools, { system: '' }));
       expect(stopReason).toBe('tool_use');
       const use = content.find((b) => b.type === 'tool_use');
       expect(use?.id).toMatch(/^toolu_[0-9A-Za-z]{20,}$/);
@@ -22,11 +22,14 @@ describe(ScriptedLlm.name, () => {
 
   it('answers the always-retrieve helper prompts (query, HyDE passage) with the question itself', async () => {
     const prompt = `Write a passage.\n\nConversation so far:\n(none)\n\nLast question: Who gave Alice the cake?`;
-    const { content } = await new ScriptedLlm().chatWithTools(
+    const outcome = await new ScriptedLlm().chatWithTools(
       [{ role: 'user', content: [{ type: 'text', text: `${'x'.repeat(600)}\n${prompt}` }] }],
       [],
       { system: 'You write search queries.' },
     );
-    expect(content).toEqual([{ type: 'text', text: 'Who gave Alice the cake?' }]);
+    expect(outcome).toMatchObject({
+      kind: 'answered',
+      result: { content: [{ type: 'text', text: 'Who gave Alice the cake?' }] },
+    });
   });
 });

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { ChatOptions, ChatResult, LlmClient, LlmMessage, LlmToolSpec } from './llm.types';
+import { ChatOptions, ChatOutcome, ChatResult, LlmClient, LlmMessage, LlmToolSpec } from './llm.types';
 
 /**
  * The offline provider (LLM_PROVIDER=scripted): deterministic, same port. With a search tool it
@@ -12,7 +12,11 @@ export class ScriptedLlm implements LlmClient {
   readonly supportsBatches = false;
   readonly model = 'scripted-1';
 
-  async chatWithTools(messages: LlmMessage[], tools: LlmToolSpec[], options: ChatOptions): Promise<ChatResult> {
+  async chatWithTools(messages: LlmMessage[], tools: LlmToolSpec[], options: ChatOptions): Promise<ChatOutcome> {
+    return { kind: 'answered', result: await this.answer(messages, tools, options) };
+  }
+
+  private async answer(messages: LlmMessage[], tools: LlmToolSpec[], options: ChatOptions): Promise<ChatResult> {
     const last = messages[messages.length - 1];
     const results = last.role === 'user' ? last.content.filter((b) => b.type === 'tool_result') : [];
     const question = lastQuestion(messages);

@@ -1,5 +1,5 @@
 import { Citation } from '@parley/conversation';
-import { TurnRecord } from './turn-records';
+import { TurnRecord } from './turn-fold';
 
 /**
  * The passages an answer cites: every [n] (also [n, m] and [n-m]) in its text mapped to the

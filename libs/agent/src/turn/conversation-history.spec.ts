@@ -1,8 +1,15 @@
 import { at, e, invoked, posted, replied, result } from '../../../../test/support/factories/turn-events';
 import { LlmMessage } from '../llm/llm.types';
-import { buildHistory, estimateTokens, historyCutAhead, historyWindow, turnsStillNeeded } from './conversation-history';
-import { nextStep } from './turn-plan';
-import { evolveTurns, TurnEvent, TurnRecord, turnsOf } from './turn-records';
+import {
+  buildHistory,
+  estimateTokens,
+  historyCutAhead,
+  historyCutOf,
+  historyWindow,
+  turnsStillNeeded,
+} from './conversation-history';
+import { planTurn, TurnPlanContext } from './turn-plan';
+import { evolveTurns, TurnEvent, TurnRecord, turnsOf } from './turn-fold';
 
 describe(buildHistory.name, () => {
   it('keeps text the model wrote after or between its tool calls where it wrote it', () => {
@@ -102,6 +109,13 @@ function runConversation(
   opts: { compact?: boolean; withTools?: boolean; summaryFails?: (turn: number) => boolean; ahead?: boolean } = {},
 ) {
   const withTools = opts.withTools ?? true;
+  const context: TurnPlanContext = {
+    settings: { maxIterations: 5, budgetTokens, retrievalMode: withTools ? 'tools' : 'always-retrieve' },
+    searchOffered: true,
+    providerSupportsTools: true,
+    deleted: false,
+  };
+  const plan = (turnId: string) => planTurn(turns, turnId, context);
   let v = 0;
   const ev = (type: string, data: object): TurnEvent => ({ type, data, version: ++v, occurredAt: at }) as TurnEvent;
   let turns: TurnRecord[] = [];
@@ -130,7 +144,7 @@ function runConversation(
         content: `question ${k} ${'w'.repeat((k * 37) % 200)}`,
       }),
     );
-    let step = nextStep(turns, id, 5, { budgetTokens, withTools });
+    let step = plan(id);
     if (step.kind === 'cut-history') {
       cutsAt.push(k);
       const lastCut = turns[step.to].postedVersion - 1;
@@ -143,9 +157,9 @@ function runConversation(
             })
           : summarised(id, lastCut),
       );
-      step = nextStep(turns, id, 5, { budgetTokens, withTools });
+      step = plan(id);
     }
-    expect(step).toEqual({ kind: 'call-llm', iteration: 1, allowTools: true });
+    expect(step).toEqual(withTools ? { kind: 'call-llm', iteration: 1, allowTools: true } : { kind: 'reformulate' });
     const first = buildHistory(turns, id, budgetTokens, { withTools });
     firstRequests.push(first.messages);
     apply(
@@ -159,7 +173,7 @@ function runConversation(
         isError: false,
       }),
     );
-    expect(nextStep(turns, id, 5, { budgetTokens, withTools }).kind).toBe('call-llm'); // no cut within a turn
+    expect(plan(id).kind).toBe(withTools ? 'call-llm' : 'answer'); // no cut within a turn
     const second = buildHistory(turns, id, budgetTokens, { withTools });
     // the turn's second call sends the same history before the turn's own messages
     const earlier = first.messages.slice(0, first.prefixEnd + 1);
@@ -168,11 +182,11 @@ function runConversation(
       ev('AssistantReplied', { turnId: id, messageId: `a${k}`, content: `answer ${k} ${'v'.repeat((k * 53) % 300)}` }),
     );
     // the cut the next turn would need, taken ahead by this one after its reply
-    const ahead = opts.ahead ? historyCutAhead(turns, turns.length - 1, budgetTokens, withTools) : undefined;
-    if (ahead) {
+    const ahead = opts.ahead ? plan(id) : undefined;
+    if (ahead?.kind === 'cut-history') {
       aheadAt.push(k);
       apply(summarised(id, turns[ahead.to].postedVersion - 1));
-      expect(historyCutAhead(turns, turns.length - 1, budgetTokens, withTools)).toBeUndefined();
+      expect(plan(id)).toEqual({ kind: 'ended' });
     }
     if (opts.compact) turns = turnsStillNeeded(turns, { historiesWithoutTools: !withTools });
     mostKept = Math.max(mostKept, turns.length);
@@ -260,6 +274,44 @@ describe(historyWindow.name, () => {
   });
 });
 
+describe(historyCutOf.name, () => {
+  it('covers the turns it leaves out, from the start of the summary before it when there is one', () => {
+    // given three turns that replied, then the turn that cuts
+    const first = turnsOf(
+      ['a', 'b', 'c', 't'].flatMap((id) => (id === 't' ? [posted(id)] : [posted(id), replied(id)])),
+    );
+    const [a, b, c] = first;
+    // when it cuts the first two
+    const cut = historyCutOf(first, 't', { from: 0, to: 2 }, 100_000);
+    // then the summary reads them, covering from the first question to the third's
+    expect(cut).toEqual({
+      previous: undefined,
+      summarised: [a, b],
+      coversVersions: [a.postedVersion, c.postedVersion - 1],
+      droppedVersions: [a.postedVersion, c.postedVersion - 1],
+    });
+
+    // given a summary recorded by b, when t cuts b alone: the new summary takes the old one in
+    const withSummary = turnsOf([
+      posted('a'),
+      replied('a'),
+      posted('b'),
+      e('HistorySummarized', { turnId: 'b', coversVersions: [1, 2], summary: 'earlier' }),
+      replied('b'),
+      posted('c'),
+      replied('c'),
+      posted('t'),
+    ]);
+    const again = historyCutOf(withSummary, 't', { from: 1, to: 2 }, 100_000);
+    expect(again).toEqual({
+      previous: { text: 'earlier', coversVersions: [1, 2] },
+      summarised: [withSummary[1]],
+      coversVersions: [1, withSummary[2].postedVersion - 1],
+      droppedVersions: [withSummary[1].postedVersion, withSummary[2].postedVersion - 1],
+    });
+  });
+});
+
 describe(turnsStillNeeded.name, () => {
   it('lets go of the turns before the latest cut: the same requests as a fold of everything, with a bounded fold', () => {
     for (const withTools of [true, false]) {
@@ -299,7 +351,10 @@ describe(turnsStillNeeded.name, () => {
     );
     expect(turnsStillNeeded(turns).length).toBe(50);
     const next = [...turns, ...turnsOf([posted('new')])];
-    expect(nextStep(next, 'new', 5, { budgetTokens: 6_000, withTools: true })).toMatchObject({
+    const context = { settings: { maxIterations: 5, budgetTokens: 6_000, retrievalMode: 'tools' as const } };
+    expect(
+      planTurn(next, 'new', { ...context, searchOffered: true, providerSupportsTools: true, deleted: false }),
+    ).toMatchObject({
       kind: 'cut-history',
       from: 0,
     });

@@ -1,5 +1,13 @@
 import { LlmMessage, LlmTextBlock, LlmToolResultBlock, LlmToolUseBlock } from '../llm/llm.types';
-import { isComplete, IterationRecord, latestHistoryStart, PastTurn, ToolCallRecord, TurnRecord } from './turn-records';
+import {
+  HistoryStart,
+  isComplete,
+  IterationRecord,
+  latestHistoryStart,
+  PastTurn,
+  ToolCallRecord,
+  TurnRecord,
+} from './turn-fold';
 
 /**
  * The LLM request history, rebuilt from events alone. The same events always give the same
@@ -225,6 +233,39 @@ export function turnsToSummarise(turns: TurnRecord[], from: number, to: number, 
     start--;
   }
   return turns.slice(start, to);
+}
+
+/** What a history cut covers: the summary before it, the turns its summary is written from, the versions it records. */
+export interface HistoryCut {
+  /** the latest summary before the cut: the new summary takes it in */
+  previous?: HistoryStart['summary'];
+  /** the newest turns the cut leaves out, within what a summary reads */
+  summarised: TurnRecord[];
+  /** HistorySummarized: from the previous summary's first version (or the first turn summarised) to the cut */
+  coversVersions: [number, number];
+  /** HistoryTrimmed: the turns the cut leaves out */
+  droppedVersions: [number, number];
+}
+
+/** The cut of the turns [from, to) made by the turn `turnId`, before its first call or ahead of the next turn. */
+export function historyCutOf(
+  turns: TurnRecord[],
+  turnId: string,
+  cut: { from: number; to: number },
+  budgetTokens: number,
+): HistoryCut {
+  const lastCut = turns[cut.to].postedVersion - 1;
+  const previous = latestHistoryStart(
+    turns,
+    turns.findIndex((t) => t.turnId === turnId),
+  )?.summary;
+  const summarised = turnsToSummarise(turns, cut.from, cut.to, budgetTokens * HISTORY_HIGH_SHARE);
+  return {
+    previous,
+    summarised,
+    coversVersions: [previous?.coversVersions[0] ?? summarised[0]?.postedVersion ?? lastCut, lastCut],
+    droppedVersions: [turns[cut.from]?.postedVersion ?? lastCut, lastCut],
+  };
 }
 
 function mergeUserRuns(messages: LlmMessage[]): LlmMessage[] {

@@ -1,44 +1,81 @@
-import { historyWindow } from './conversation-history';
-import { isComplete, ToolCallRecord, TurnRecord } from './turn-records';
+import { historyCutAhead, historyWindow } from './conversation-history';
+import { isComplete, ToolCallRecord, TurnRecord } from './turn-fold';
+import { RetrievalMode, TurnSettings } from './turn-settings';
 
 /**
- * What a worker does next for a turn: a pure function of the folded stream, so a crashed or
- * retried worker continues where the log says, repeating no recorded tool call.
+ * What a worker does next for a turn (planTurn): a pure function of the folded stream, so a
+ * crashed or retried worker continues where the log says, repeating no recorded tool call.
  */
-export type NextStep =
+export type TurnStep =
   | { kind: 'ended' }
   | TurnWait
   | HistoryCutStep
-  | { kind: 'run-tools'; iteration: number; calls: ToolCallRecord[] }
-  | { kind: 'call-llm'; iteration: number; allowTools: boolean };
+  | RunToolsStep
+  /** the tool-use loop's model call; the last allowed one may not use tools */
+  | { kind: 'call-llm'; iteration: number; allowTools: boolean }
+  /** always-retrieve: the question turned into one search */
+  | { kind: 'reformulate' }
+  /** always-retrieve: the answer with the passages found in the prompt */
+  | { kind: 'answer' };
 
-/** Before its first model call, the turn cuts its history: summarise the turns [from, to) or drop them. */
-export type HistoryCutStep = { kind: 'cut-history'; from: number; to: number };
+/** The tool calls of the iteration recorded without results. */
+export type RunToolsStep = { kind: 'run-tools'; iteration: number; calls: ToolCallRecord[] };
 
-/** The context budget of the turn's histories, and whether they carry tool exchanges. */
-export interface HistoryBudget {
-  budgetTokens: number;
-  withTools: boolean;
-}
+/**
+ * Cut the history: summarise the turns [from, to) or drop them. A turn cuts before its first
+ * model call, or after its reply for the turn after it (a cut ahead). `mayBeCutAheadBy`: the turn
+ * before, which replied without cutting; while its job runs it may still take this cut ahead.
+ */
+export type HistoryCutStep = { kind: 'cut-history'; from: number; to: number; mayBeCutAheadBy?: string };
 
 /** An earlier turn of the conversation is open: `forTurnId` is the first, `behind` how many are open before this one. */
 export type TurnWait = { kind: 'wait'; forTurnId: string; behind: number };
 
-export function nextStep(
-  turns: TurnRecord[],
-  turnId: string,
-  maxIterations: number,
-  history?: HistoryBudget,
-): NextStep {
+/** What the plan goes by besides the turns: the turn's settings, and what its conversation and this worker offer. */
+export interface TurnPlanContext {
+  settings: Pick<TurnSettings, 'maxIterations' | 'budgetTokens' | 'retrievalMode'>;
+  /** search_book is offered in the conversation (it has a book): the always-retrieve plan has something to search */
+  searchOffered: boolean;
+  providerSupportsTools: boolean;
+  /** the conversation was deleted or erased: none of its turns goes on */
+  deleted: boolean;
+}
+
+const ENDED = { kind: 'ended' } as const;
+
+/**
+ * The turn's next step. A turn with a book runs the always-retrieve plan (reformulate, search,
+ * answer) where `usesAlwaysRetrieve` says so, else the tool-use loop (call the model, run the
+ * tools it asked for, again). A history is cut only before the turn's first call, so it never
+ * changes within a turn; a turn that replied takes the cut the next turn would need ahead, while
+ * the reader reads the answer (not a batch's turns: a batch's figures are final when it completes).
+ */
+export function planTurn(turns: TurnRecord[], turnId: string, context: TurnPlanContext): TurnStep {
   const index = turns.findIndex((t) => t.turnId === turnId);
   const turn = turns[index];
-  if (!turn || turn.ending) return { kind: 'ended' };
+  if (context.deleted || !turn) return ENDED;
+  const { maxIterations, budgetTokens, retrievalMode } = context.settings;
+  const retrieveFirst = context.searchOffered && usesAlwaysRetrieve(retrievalMode, context.providerSupportsTools);
+  // the always-retrieve plan's histories carry no tool exchanges
+  const withTools = !retrieveFirst;
+  if (turn.ending) {
+    const ahead = turn.batch ? undefined : historyCutAhead(turns, index, budgetTokens, withTools);
+    return ahead ? { kind: 'cut-history', ...ahead } : ENDED;
+  }
   const open = turns.slice(0, index).filter((t) => !t.ending);
   if (open.length > 0) return { kind: 'wait', forTurnId: open[0].turnId, behind: open.length };
-  // a history is cut only before the turn's first call: within a turn it never changes
-  if (history && turn.iterations.length === 0 && !turn.historyStart) {
-    const window = historyWindow(turns, index, history.budgetTokens, history.withTools);
-    if (window.cut) return { kind: 'cut-history', from: window.cut.from, to: window.start };
+  if (turn.iterations.length === 0 && !turn.historyStart) {
+    const window = historyWindow(turns, index, budgetTokens, withTools);
+    if (window.cut) {
+      const before = turns[index - 1];
+      const mayCutAhead = before?.ending?.type === 'AssistantReplied' && !before.historyStart && !before.batch;
+      return {
+        kind: 'cut-history',
+        from: window.cut.from,
+        to: window.start,
+        ...(mayCutAhead ? { mayBeCutAheadBy: before.turnId } : {}),
+      };
+    }
   }
   const last = turn.iterations[turn.iterations.length - 1];
   if (last && !isComplete(last)) {
@@ -49,7 +86,7 @@ export function nextStep(
     };
   }
   const iteration = turn.iterations.length + 1;
-  // the last allowed call may not use tools: it has to answer with what it has
+  if (retrieveFirst) return iteration === 1 ? { kind: 'reformulate' } : { kind: 'answer' };
   return { kind: 'call-llm', iteration, allowTools: iteration < maxIterations };
 }
 
@@ -66,28 +103,6 @@ export function citationStartFor(turn: TurnRecord, toolUseId: string): number {
  * or in `auto` with a provider without tool use. Its answers send histories without tool
  * exchanges; the tool-use loop sends them with.
  */
-export function usesAlwaysRetrieve(
-  mode: 'auto' | 'tools' | 'always-retrieve',
-  providerSupportsTools: boolean,
-): boolean {
+export function usesAlwaysRetrieve(mode: RetrievalMode, providerSupportsTools: boolean): boolean {
   return mode === 'always-retrieve' || (mode === 'auto' && !providerSupportsTools);
-}
-
-/**
- * The always-retrieve plan, for providers without tool use (or when forced): reformulate the
- * question into one search, run it, then answer with the passages in the prompt.
- */
-export type RetrievalStep =
-  | { kind: 'ended' }
-  | TurnWait
-  | HistoryCutStep
-  | { kind: 'reformulate' }
-  | { kind: 'run-tools'; iteration: number; calls: ToolCallRecord[] }
-  | { kind: 'answer' };
-
-export function nextRetrievalStep(turns: TurnRecord[], turnId: string, budgetTokens?: number): RetrievalStep {
-  const history = budgetTokens === undefined ? undefined : { budgetTokens, withTools: false };
-  const step = nextStep(turns, turnId, Number.MAX_SAFE_INTEGER, history);
-  if (step.kind !== 'call-llm') return step;
-  return step.iteration === 1 ? { kind: 'reformulate' } : { kind: 'answer' };
 }

@@ -1,52 +1,7 @@
 import { e, invoked, posted, replied, result } from '../../../../test/support/factories/turn-events';
 import { citedPassages } from './citations';
-import { CITATION_BLOCK, citationStartFor, nextRetrievalStep, nextStep } from './turn-plan';
-import { evolveTurns, TurnRecord, turnsOf } from './turn-records';
-
-describe(nextStep.name, () => {
-  it('calls the LLM first, runs recorded calls without results, and stops once the turn ended', () => {
-    expect(nextStep(turnsOf([posted('t1')]), 't1', 5)).toEqual({ kind: 'call-llm', iteration: 1, allowTools: true });
-    const pending = turnsOf([posted('t1'), invoked('t1', 'a'), invoked('t1', 'b'), result('t1', 'a')]);
-    expect(nextStep(pending, 't1', 5)).toMatchObject({ kind: 'run-tools', calls: [{ toolUseId: 'b' }] });
-    const done = turnsOf([posted('t1'), invoked('t1', 'a'), result('t1', 'a')]);
-    expect(nextStep(done, 't1', 5)).toEqual({ kind: 'call-llm', iteration: 2, allowTools: true });
-    expect(nextStep(turnsOf([posted('t1'), replied('t1')]), 't1', 5)).toEqual({ kind: 'ended' });
-    expect(nextStep(turnsOf([posted('t1')]), 'unknown', 5)).toEqual({ kind: 'ended' });
-  });
-
-  it('waits for an earlier unfinished turn', () => {
-    expect(nextStep(turnsOf([posted('t1'), posted('t2')]), 't2', 5)).toEqual({
-      kind: 'wait',
-      forTurnId: 't1',
-      behind: 1,
-    });
-    expect(nextStep(turnsOf([posted('t1'), posted('t2'), e('TurnCancelled', { turnId: 't1' })]), 't2', 5).kind).toBe(
-      'call-llm',
-    );
-    // behind counts the open turns before it, not the ended ones
-    const queue = turnsOf([posted('t1'), posted('t2'), replied('t2'), posted('t3'), posted('t4')]);
-    expect(nextStep(queue, 't4', 5)).toEqual({ kind: 'wait', forTurnId: 't1', behind: 2 });
-  });
-
-  it('forbids tools on the last allowed call', () => {
-    const turns = turnsOf([
-      posted('t1'),
-      invoked('t1', 'a', 1),
-      result('t1', 'a'),
-      invoked('t1', 'b', 2),
-      result('t1', 'b'),
-    ]);
-    expect(nextStep(turns, 't1', 3)).toEqual({ kind: 'call-llm', iteration: 3, allowTools: false });
-  });
-
-  it('plans always-retrieve as reformulate, search, answer', () => {
-    expect(nextRetrievalStep(turnsOf([posted('t1')]), 't1')).toEqual({ kind: 'reformulate' });
-    expect(nextRetrievalStep(turnsOf([posted('t1'), invoked('t1', 'r')]), 't1').kind).toBe('run-tools');
-    expect(nextRetrievalStep(turnsOf([posted('t1'), invoked('t1', 'r'), result('t1', 'r')]), 't1')).toEqual({
-      kind: 'answer',
-    });
-  });
-});
+import { CITATION_BLOCK, citationStartFor } from './turn-plan';
+import { evolveTurns, TurnRecord, turnsOf } from './turn-fold';
 
 describe(citedPassages.name, () => {
   it('maps [n], [n, m] and [n-m] to the numbered chunks of the turn, each once', () => {

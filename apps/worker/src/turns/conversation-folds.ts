@@ -1,11 +1,16 @@
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import {
   evolveTurns,
   LLM_CLIENT,
   sourcesNote,
   LlmClient,
+  StepOrigin,
   ToolContext,
+  TurnDefaults,
   TurnRecord,
+  TurnSettings,
+  turnSettings,
   turnsStillNeeded,
   usesAlwaysRetrieve,
 } from '@parley/agent';
@@ -137,6 +142,8 @@ export interface LoadedTurn {
   erased: boolean;
   /** the book the system prompt names: the first the conversation started with */
   startedBookId: string | null;
+  /** what the turn runs by: the conversation's policy when it was posted, the server's configuration for the rest */
+  settings: TurnSettings;
 }
 
 /** The turn within a folded conversation. */
@@ -145,16 +152,19 @@ export function turnOf(
   conversationId: string,
   turnId: string,
   signal: AbortSignal,
+  defaults: TurnDefaults,
 ): LoadedTurn {
+  const turn = turns.find((t) => t.turnId === turnId);
   return {
     version,
     turns,
-    turn: turns.find((t) => t.turnId === turnId),
+    turn,
     ownerId: state.ownerId,
     lastEventId,
     deleted: state.status !== 'active',
     erased: state.status === 'erased',
     startedBookId,
+    settings: turnSettings(turn?.policy, defaults),
     ctx: {
       userId: state.ownerId ?? '',
       conversationId,
@@ -165,3 +175,11 @@ export function turnOf(
     },
   };
 }
+
+/** What the events of a step of the loaded turn follow from, made now: its owner and last event, the clock, random ids. */
+export const stepOrigin = (loaded: LoadedTurn): StepOrigin => ({
+  ownerId: loaded.ownerId,
+  lastEventId: loaded.lastEventId,
+  now: new Date(),
+  newId: randomUUID,
+});

@@ -1,25 +1,22 @@
-import { AppConfig } from '@parley/config';
 import { ConversationPolicy } from '@parley/conversation';
-import { LoadedTurn } from './turn-state';
 
-/** What a turn runs by (TurnSteps.settings). */
+export type RetrievalMode = 'auto' | 'tools' | 'always-retrieve';
+
+/** What a turn runs by. */
 export interface TurnSettings {
   /** undefined: the client's configured model */
   model: string | undefined;
   maxIterations: number;
-  retrievalMode: 'auto' | 'tools' | 'always-retrieve';
+  retrievalMode: RetrievalMode;
   budgetTokens: number;
   instructions: string | undefined;
 }
 
 /** The parts of the server's configuration a turn's settings fall back on. */
 export interface TurnDefaults {
-  agent: Pick<AppConfig['agent'], 'maxIterations' | 'contextTokens'>;
-  llm: Pick<AppConfig['llm'], 'retrievalMode'>;
+  agent: { maxIterations: number; contextTokens: number };
+  llm: { retrievalMode: RetrievalMode };
 }
-
-/** The settings of a loaded turn, as the steps ask for them. */
-export type TurnSettingsOf = (s: LoadedTurn) => TurnSettings;
 
 /** The conversation's policy when the turn was posted, the server's configuration for the rest. */
 export function turnSettings(policy: ConversationPolicy | undefined, config: TurnDefaults): TurnSettings {
