@@ -1,8 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { AgentTool, AnthropicLlm, ToolContext, ToolRegistry } from '@parley/agent';
+import { AgentTool, AnthropicLlm, LiveDeltas, ToolContext, ToolRegistry } from '@parley/agent';
 import { BooksRepository } from '@parley/books';
 import { AppConfig, loadConfig } from '@parley/config';
-import { AssistantTextDelta, ConversationEvent, conversationStreamId, LiveDeltas } from '@parley/conversation';
+import { AssistantTextDelta, ConversationEvent, conversationStreamId } from '@parley/conversation';
 import { EventStore, StoredEvent } from '@parley/event-store';
 import { RedisConnections } from '@parley/platform';
 import { AgentTurnRunner } from '../../apps/worker/src/turns/agent-turn.runner';

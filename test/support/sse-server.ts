@@ -6,7 +6,7 @@ import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import type { Request, Response } from 'express';
 import { loadConfig } from '@parley/config';
-import { LiveDeltas } from '@parley/conversation';
+import { LiveDeltas } from '@parley/agent';
 import { AppendNotifier, EventStore, StreamWatcher } from '@parley/event-store';
 import { ReadReplica } from '@parley/platform';
 import { EventStreamService } from '../../apps/api/src/conversations/event-stream.service';

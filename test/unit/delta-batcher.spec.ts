@@ -1,4 +1,5 @@
-import { AssistantTextDelta, LiveDeltas } from '@parley/conversation';
+import { AssistantTextDelta } from '@parley/conversation';
+import { LiveDeltas } from '@parley/agent';
 import { DELTA_BATCH_MS, DeltaBatcher } from '../../apps/worker/src/turns/delta-batcher';
 
 /** What the batcher hands to Redis, recorded (the Redis path itself runs in the e2e suites). */

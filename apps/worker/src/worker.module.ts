@@ -1,9 +1,8 @@
 import { Module } from '@nestjs/common';
 import { BullModule } from '@nestjs/bullmq';
-import { AGENT_TURNS_QUEUE, ToolRegistry } from '@parley/agent';
+import { AGENT_TURNS_QUEUE, LiveDeltas, ToolRegistry } from '@parley/agent';
 import { BOOK_INGEST_QUEUE, BooksModule, SearchBookTool } from '@parley/books';
 import { ConfigModule } from '@parley/config';
-import { LiveDeltas } from '@parley/conversation';
 import { EventStoreModule } from '@parley/event-store';
 import { DatabaseModule, loggerModule, queueRootModule, RedisModule, TracingShutdown } from '@parley/platform';
 import { ReadModelsModule } from '@parley/read-models';

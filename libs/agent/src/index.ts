@@ -14,3 +14,4 @@ export * from './turn/turn-settings';
 export * from './turn/turn-plan';
 export * from './turn/citations';
 export * from './prompts';
+export * from './live-deltas';

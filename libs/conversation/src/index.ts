@@ -6,4 +6,3 @@ export * from './turn-key';
 export { default as CONVERSATION_EVENTS_JSON_SCHEMA } from './events.schema.json';
 export * from './command-handler';
 export * from './fork';
-export * from './live-deltas';

@@ -1,10 +1,9 @@
 import { Module } from '@nestjs/common';
 import { BullModule } from '@nestjs/bullmq';
-import { AGENT_TURNS_QUEUE } from '@parley/agent';
+import { AGENT_TURNS_QUEUE, LiveDeltas } from '@parley/agent';
 import { BooksModule } from '@parley/books';
 import { ReadModelsModule } from '@parley/read-models';
 import { ErasureModule } from '@parley/erasure';
-import { LiveDeltas } from '@parley/conversation';
 import { StreamWatcher } from '@parley/event-store';
 import { ConversationsController } from './conversations.controller';
 import { ConversationsService } from './conversations.service';

@@ -1,7 +1,8 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { Request, Response } from 'express';
 import { AppConfig, CONFIG } from '@parley/config';
-import { AssistantTextDelta, conversationStreamId, LiveDeltas } from '@parley/conversation';
+import { AssistantTextDelta, conversationStreamId } from '@parley/conversation';
+import { LiveDeltas } from '@parley/agent';
 import { EventStore, StreamWatcher } from '@parley/event-store';
 import { ReadReplica } from '@parley/platform';
 import { MetricsService } from '../metrics/metrics.service';

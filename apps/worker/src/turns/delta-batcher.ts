@@ -1,4 +1,5 @@
-import { AssistantTextDelta, LiveDeltas } from '@parley/conversation';
+import { AssistantTextDelta } from '@parley/conversation';
+import { LiveDeltas } from '@parley/agent';
 
 /** How long text may wait to be sent with more: well under what a reader notices. */
 export const DELTA_BATCH_MS = 40;

@@ -1,6 +1,7 @@
 import {
   answerOf,
   ChatOptions,
+  LiveDeltas,
   LlmClient,
   LlmMessage,
   LlmToolSpec,
@@ -8,7 +9,7 @@ import {
   modelReplied,
   TurnRecord,
 } from '@parley/agent';
-import { ConversationEvent, LiveDeltas } from '@parley/conversation';
+import { ConversationEvent } from '@parley/conversation';
 import { NewEvent } from '@parley/event-store';
 import { BookNames } from './book-names';
 import { LoadedTurn, stepOrigin } from './conversation-folds';

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import {
   buildHistory,
   HistoryCutStep,
+  LiveDeltas,
   LLM_CLIENT,
   LlmClient,
   ToolCallRecord,
@@ -10,7 +11,7 @@ import {
 } from '@parley/agent';
 import { BooksRepository } from '@parley/books';
 import { AppConfig, CONFIG } from '@parley/config';
-import { ConversationEvent, LiveDeltas } from '@parley/conversation';
+import { ConversationEvent } from '@parley/conversation';
 import { NewEvent } from '@parley/event-store';
 import { AlwaysRetrieveSteps } from './always-retrieve-steps';
 import { BookNames } from './book-names';

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig, CONFIG } from '@parley/config';
 import { LiveChannels, RedisConnections } from '@parley/platform';
-import type { AssistantTextDelta } from './events';
+import type { AssistantTextDelta } from '@parley/conversation';
 
 /**
  * The reply a worker is writing, as token deltas on a channel per conversation, so an SSE client
