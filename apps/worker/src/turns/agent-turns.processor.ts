@@ -15,28 +15,9 @@ import { WorkerMetrics } from '../metrics/worker-metrics';
 import { ConversationFolds, FoldedConversation } from './conversation-folds';
 
 /**
- * Lock and stall settings: how soon the turns of a killed worker move to another, against how long
- * a live worker's event loop may stall before its turns are taken from it (the taker would pay for
- * the model call in flight a second time; the fold keeps anything from being recorded twice).
- *
- * A live worker renews its locks from a timer that ticks every LOCK_RENEW_MS / 2 and renews each
- * lock held longer than that, so a lock is renewed every 0.5-1 s, each time for LOCK_MS. Any
- * worker's stalled check (one per STALLED_INTERVAL_MS across the queue) moves an active job back
- * to wait once its lock has lapsed; a stalled job goes to the head of the wait list.
- *
- * - Killed worker: its locks lapse LOCK_MS - LOCK_RENEW_MS to LOCK_MS after the kill, the next
- *   check moves them, and a worker with a free slot starts at once: 2.5-4 s after the kill
- *   (measured 3.1-4.2 s to the next model call under CPU load).
- * - Live worker: a lock lapses only if no renewal ran for LOCK_MS, i.e. the event loop was blocked
- *   for more than LOCK_MARGIN_MS = LOCK_MS - LOCK_RENEW_MS = 2.5 s (3 s in the usual phase).
- *   Measured with monitorEventLoopDelay (EventLoopWatch, 5 s windows) on two workers running 20
- *   turns: worst stall 70 ms with idle cores; 100-370 ms with busy loops on both cores, also while
- *   a novel was ingested (test/e2e/worker-crash.e2e-spec.ts). The 2.5 s margin is over 6x the
- *   worst seen, so loaded workers keep their turns; a stall past EVENT_LOOP_WARN_MS (40% of the
- *   margin) is logged as a warning.
- * - A Redis outage longer than the margin (was 7.5 s with the 10 s lock) lets the locks lapse too:
- *   the stalled check then moves turns whose workers are alive, and a step in flight may pay for
- *   its model call twice (still recorded once: one append wins).
+ * Lock and stall settings: a killed worker's turns move to another 2.5-4 s after the kill, while a
+ * live worker keeps its turns unless its event loop stalls past LOCK_MARGIN_MS (the taker would
+ * pay for the model call in flight again). docs/operations.md ("A worker killed") has the timings.
  */
 export const LOCK_MS = 3_500;
 export const LOCK_RENEW_MS = 1_000;

@@ -12,8 +12,7 @@ const stringOrUndefined = (v: unknown): string | undefined => (typeof v === 'str
  *
  * It is the safety net, not the path: the API enqueues each turn itself. So it reads the log on
  * a timer (EVENT_POLL_MS), a batch of whatever was appended meanwhile, instead of waking on every
- * append: a turn's four appends cost it nothing, where they used to cost four reads of the log
- * and four checkpoint moves.
+ * append: a turn's appends cost it no read of the log and no checkpoint move.
  */
 @Injectable()
 export class TurnDispatcher implements OutsideLogConsumer, OnApplicationBootstrap, OnApplicationShutdown {
