@@ -25,6 +25,7 @@ import { add, errors, printTable, writeJson } from './report';
 import { sseFanoutBench } from './sse-fanout';
 import { soakBench } from './soak';
 import { tracingBench } from './tracing';
+import { turnStagesBench } from './turn-stages';
 import { agentOffBench, crashBench, scriptedTurnsBench, workerScalingBench } from './turns';
 import { onAbort, QUICK } from './util';
 
@@ -72,6 +73,7 @@ export const SECTIONS: Record<string, (o: RunOptions) => Promise<void>> = {
   'event-store': () => eventStoreBench(),
   floor: () => floorBench(),
   turns: () => scriptedTurnsBench(),
+  stages: () => turnStagesBench(),
   tracing: () => tracingBench(),
   'agent-off': () => agentOffBench(),
   rebuild: () => rebuildBench(),

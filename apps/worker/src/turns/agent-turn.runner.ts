@@ -153,7 +153,7 @@ export class AgentTurnRunner {
     }
   }
 
-  /** Does one step; a step that called the model is kept before anything else can go wrong. */
+  /** Does one step; a step that called the model is kept (in memory now, in the job beside its append). */
   private async perform(
     loaded: LoadedTurn,
     step: Exclude<TurnStep, { kind: 'ended' } | TurnWait>,
@@ -182,7 +182,7 @@ export class AgentTurnRunner {
       );
       throw e;
     }
-    if (done.kind === 'events') await keeper.keep({ step: key, events: done.events });
+    if (done.kind === 'events') void keeper.keep({ step: key, events: done.events });
     return done;
   }
 

@@ -195,6 +195,9 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
         if (lastAttempt)
           await this.runner.fail(conversationId, turnId, 'internal_error', String((e as Error)?.message ?? e), true);
         throw e;
+      } finally {
+        // the job moves on (or drops its kept answer) only after its writes have landed
+        await keeper.settled();
       }
     });
     switch (outcome.kind) {
