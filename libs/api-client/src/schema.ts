@@ -129,6 +129,23 @@ export interface paths {
     patch: operations['ConversationsController_update'];
     trace?: never;
   };
+  '/v1/conversations/{id}/fork': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Fork: a new conversation whose history is events 1..version */
+    post: operations['ConversationsController_fork'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/conversations/{id}/batches': {
     parameters: {
       query?: never;
@@ -204,6 +221,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/conversations/{id}/turns/{turnId}/cancel': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Cancel a turn (TurnCancelled); a finished turn is left as it is */
+    post: operations['ConversationsController_cancel'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/conversations/{id}/events': {
     parameters: {
       query?: never;
@@ -232,40 +266,6 @@ export interface paths {
     get: operations['ConversationsController_stream'];
     put?: never;
     post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/v1/conversations/{id}/turns/{turnId}/cancel': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /** Cancel a turn (TurnCancelled); a finished turn is left as it is */
-    post: operations['ConversationsController_cancel'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/v1/conversations/{id}/fork': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /** Fork: a new conversation whose history is events 1..version */
-    post: operations['ConversationsController_fork'];
     delete?: never;
     options?: never;
     head?: never;
@@ -603,6 +603,9 @@ export interface components {
       /** @description the conversation's settings (PolicyChanged) */
       policy?: components['schemas']['PolicyPatchDto'];
     };
+    ForkConversationDto: {
+      version: number;
+    };
     StartBatchDto: {
       /** @description the prompts, each at most MESSAGE_MAX_CHARS characters */
       prompts: string[];
@@ -745,19 +748,16 @@ export interface components {
       items: components['schemas']['MessageDto'][];
       nextCursor: string | null;
     };
-    EventPageDto: {
-      items: components['schemas']['ConversationEventEnvelope'][];
-      /** @description the last version of this page: pass it as ?after= for the next page; null at the end */
-      nextCursor: string | null;
-    };
     CancelResultDto: {
       /** Format: uuid */
       turnId: string;
       /** @description false when the turn had already ended (nothing appended) */
       cancelled: boolean;
     };
-    ForkConversationDto: {
-      version: number;
+    EventPageDto: {
+      items: components['schemas']['ConversationEventEnvelope'][];
+      /** @description the last version of this page: pass it as ?after= for the next page; null at the end */
+      nextCursor: string | null;
     };
     ModelUsageDto: {
       /** @description turns that ended (answered, failed or cancelled) */
@@ -2099,6 +2099,105 @@ export interface operations {
       };
     };
   };
+  ConversationsController_fork: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ForkConversationDto'];
+      };
+    };
+    responses: {
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ConversationDto'];
+        };
+      };
+      /** @description `validation_failed`: The request is not valid; `malformed_json`: The body is not valid JSON */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'validation_failed' | 'malformed_json';
+          };
+        };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `conversation_not_found`: Conversation not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'conversation_not_found';
+          };
+        };
+      };
+      /** @description `payload_too_large`: The request is too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
+          };
+        };
+      };
+    };
+  };
   ConversationsController_startBatch: {
     parameters: {
       query?: never;
@@ -2637,6 +2736,90 @@ export interface operations {
       };
     };
   };
+  ConversationsController_cancel: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        turnId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CancelResultDto'];
+        };
+      };
+      /** @description `validation_failed`: The request is not valid */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'validation_failed';
+          };
+        };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `conversation_not_found`: Conversation not found; `turn_not_found`: Turn not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'conversation_not_found' | 'turn_not_found';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
+          };
+        };
+      };
+    };
+  };
   ConversationsController_events: {
     parameters: {
       query?: {
@@ -2786,189 +2969,6 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'] & {
             /** @enum {string} */
             code?: 'conversation_not_found';
-          };
-        };
-      };
-      /** @description `internal_error`: Internal error */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'] & {
-            /** @enum {string} */
-            code?: 'internal_error';
-          };
-        };
-      };
-      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
-      503: {
-        headers: {
-          /** @description seconds to wait, when known */
-          'Retry-After'?: number;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'] & {
-            /** @enum {string} */
-            code?: 'identity_provider_unavailable' | 'database_unavailable';
-          };
-        };
-      };
-    };
-  };
-  ConversationsController_cancel: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        id: string;
-        turnId: string;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      202: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['CancelResultDto'];
-        };
-      };
-      /** @description `validation_failed`: The request is not valid */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'] & {
-            /** @enum {string} */
-            code?: 'validation_failed';
-          };
-        };
-      };
-      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'] & {
-            /** @enum {string} */
-            code?: 'token_missing' | 'token_invalid' | 'token_expired';
-          };
-        };
-      };
-      /** @description `conversation_not_found`: Conversation not found; `turn_not_found`: Turn not found */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'] & {
-            /** @enum {string} */
-            code?: 'conversation_not_found' | 'turn_not_found';
-          };
-        };
-      };
-      /** @description `internal_error`: Internal error */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'] & {
-            /** @enum {string} */
-            code?: 'internal_error';
-          };
-        };
-      };
-      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
-      503: {
-        headers: {
-          /** @description seconds to wait, when known */
-          'Retry-After'?: number;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'] & {
-            /** @enum {string} */
-            code?: 'identity_provider_unavailable' | 'database_unavailable';
-          };
-        };
-      };
-    };
-  };
-  ConversationsController_fork: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        id: string;
-      };
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['ForkConversationDto'];
-      };
-    };
-    responses: {
-      201: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ConversationDto'];
-        };
-      };
-      /** @description `validation_failed`: The request is not valid; `malformed_json`: The body is not valid JSON */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'] & {
-            /** @enum {string} */
-            code?: 'validation_failed' | 'malformed_json';
-          };
-        };
-      };
-      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'] & {
-            /** @enum {string} */
-            code?: 'token_missing' | 'token_invalid' | 'token_expired';
-          };
-        };
-      };
-      /** @description `conversation_not_found`: Conversation not found */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'] & {
-            /** @enum {string} */
-            code?: 'conversation_not_found';
-          };
-        };
-      };
-      /** @description `payload_too_large`: The request is too large */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDto'] & {
-            /** @enum {string} */
-            code?: 'payload_too_large';
           };
         };
       };

@@ -1,10 +1,8 @@
 import { Controller, Delete, HttpCode } from '@nestjs/common';
 import { ApiBearerAuth, ApiNoContentResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { Erasures } from '@parley/erasure';
 import { AuthUser } from '../auth/auth.guard';
 import { CurrentUser } from '../auth/current-user.decorator';
-import { PostRateLimiter } from '../conversations/post-rate-limiter';
-import { TurnEnqueuer } from '../conversations/turn-enqueuer';
+import { ErasureRequests } from '../conversations/erasure-requests.service';
 import { AUTH_PROBLEMS, ApiProblems } from '../openapi/api-problems';
 
 /** The caller's account as a whole: erasing it on their request. */
@@ -13,11 +11,7 @@ import { AUTH_PROBLEMS, ApiProblems } from '../openapi/api-problems';
 @ApiProblems(AUTH_PROBLEMS)
 @Controller('me')
 export class AccountController {
-  constructor(
-    private readonly erasures: Erasures,
-    private readonly enqueuer: TurnEnqueuer,
-    private readonly rateLimiter: PostRateLimiter,
-  ) {}
+  constructor(private readonly erasure: ErasureRequests) {}
 
   @Delete()
   @HttpCode(204)
@@ -29,8 +23,6 @@ export class AccountController {
   })
   @ApiNoContentResponse({ description: 'erased' })
   async erase(@CurrentUser() user: AuthUser): Promise<void> {
-    const { conversations } = await this.erasures.account(user.id);
-    for (const erased of conversations) await this.enqueuer.conversationErased(erased);
-    await this.rateLimiter.forget(user.id);
+    await this.erasure.account(user.id);
   }
 }

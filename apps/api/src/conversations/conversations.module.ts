@@ -5,28 +5,56 @@ import { BooksModule } from '@parley/books';
 import { ReadModelsModule } from '@parley/read-models';
 import { ErasureModule } from '@parley/erasure';
 import { StreamWatcher } from '@parley/event-store';
+import { AccountController } from '../account/account.controller';
+import { ConversationUsageController } from '../usage/conversation-usage.controller';
+import { ReaderBudget } from '../usage/reader-budget';
+import { UsageController } from '../usage/usage.controller';
+import { UsageService } from '../usage/usage.service';
+import { BatchStarting } from './batch-starting.service';
+import { BatchesController } from './batches.controller';
+import { ConversationEventsController } from './conversation-events.controller';
+import { ConversationReads } from './conversation-reads.service';
 import { ConversationsController } from './conversations.controller';
 import { ConversationsService } from './conversations.service';
+import { ErasureRequests } from './erasure-requests.service';
 import { EventStreamService } from './event-stream.service';
+import { MessagesController } from './messages.controller';
+import { MessagePosting } from './message-posting.service';
 import { PostRateLimiter } from './post-rate-limiter';
 import { TurnEnqueuer } from './turn-enqueuer';
-import { UsageController } from '../usage/usage.controller';
-import { AccountController } from '../account/account.controller';
-import { ReaderBudget } from '../usage/reader-budget';
-import { UsageService } from '../usage/usage.service';
 
+/**
+ * The reader's routes over their conversations, one controller per use case. One module, because
+ * the use cases share their collaborators: one ConversationsService (its fold cache is the
+ * process's), one rate limiter, budget and enqueuer; modules of their own would only re-export them.
+ */
 @Module({
   imports: [BullModule.registerQueue({ name: AGENT_TURNS_QUEUE }), BooksModule, ReadModelsModule, ErasureModule],
-  controllers: [ConversationsController, UsageController, AccountController],
+  // in this order the OpenAPI document lists their paths
+  controllers: [
+    ConversationsController,
+    BatchesController,
+    ConversationUsageController,
+    MessagesController,
+    ConversationEventsController,
+    UsageController,
+    AccountController,
+  ],
   providers: [
+    // the use cases the controllers call
     ConversationsService,
+    ConversationReads,
+    MessagePosting,
+    BatchStarting,
+    ErasureRequests,
     EventStreamService,
+    UsageService,
+    ReaderBudget,
+    // what the use cases share
     PostRateLimiter,
     TurnEnqueuer,
     StreamWatcher,
     LiveDeltas,
-    UsageService,
-    ReaderBudget,
   ],
   exports: [ConversationsService, TurnEnqueuer, PostRateLimiter, ErasureModule],
 })

@@ -29,6 +29,16 @@ export type { BatchItemView, BatchView } from './batch-view';
 export type { PostBody, PostResult } from './post-idempotency';
 export { assertVisible } from '@parley/conversation';
 
+/** A message to post: its body, and what to do while a turn runs (?multitask=). */
+export type PostInput = PostBody & { multitask: 'enqueue' | 'reject' | 'interrupt' };
+
+/** A batch to start: its prompts, how they are answered, and through which API. */
+export interface BatchInput {
+  prompts: string[];
+  mode: 'sequential' | 'independent';
+  via?: BatchVia;
+}
+
 /**
  * Commands on conversations, each through the one command path (handleCommand: load the fold,
  * decide, append at the folded version; without If-Match a lost race is retried on the new
@@ -140,7 +150,7 @@ export class ConversationsService {
   async post(
     userId: string,
     conversationId: string,
-    input: PostBody & { multitask: 'enqueue' | 'reject' | 'interrupt' },
+    input: PostInput,
     opts: { idempotencyKey?: string; ifMatch?: number },
   ): Promise<PostResult> {
     this.assertMessageText(input.content, 'content', 'content');
@@ -185,7 +195,7 @@ export class ConversationsService {
   async startBatch(
     userId: string,
     conversationId: string,
-    input: { prompts: string[]; mode: 'sequential' | 'independent'; via?: BatchVia },
+    input: BatchInput,
   ): Promise<{ batchId: string; turns: Array<{ conversationId: string; turnId: string }> }> {
     const via = input.via ?? 'messages';
     if (via === 'message-batches' && input.mode !== 'independent')
@@ -278,7 +288,6 @@ export class ConversationsService {
     return posted && answerTo(input, posted);
   }
 
-  /** 404 for no such book of the user's; 409 for one still ingesting or failed (nothing to search yet). */
   /** The caller's ready books, in the order given: 404 for one that is not theirs, 409 for one not ready. */
   private async booksVisible(userId: string, bookIds: string[]): Promise<Array<{ id: string; title: string }>> {
     if (bookIds.length === 0) return [];

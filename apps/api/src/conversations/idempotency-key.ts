@@ -1,4 +1,5 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
+import { ApiHeader } from '@nestjs/swagger';
 import { Request } from 'express';
 import { invalid } from '../http/problem.exception';
 
@@ -18,3 +19,11 @@ export function parseIdempotencyKey(header: string | string[] | undefined): stri
 export const IdempotencyKey = createParamDecorator((_: unknown, ctx: ExecutionContext) =>
   parseIdempotencyKey(ctx.switchToHttp().getRequest<Request>().headers['idempotency-key']),
 );
+
+/** The `Idempotency-Key` header in the OpenAPI document, for a route that takes @IdempotencyKey(). */
+export const ApiIdempotencyKey = () =>
+  ApiHeader({
+    name: 'Idempotency-Key',
+    required: false,
+    description: 'a retry with the same key and body gets the first answer and appends nothing; another body is 422',
+  });

@@ -1,4 +1,5 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
+import { ApiHeader } from '@nestjs/swagger';
 import { Request } from 'express';
 import { invalid } from '../http/problem.exception';
 
@@ -18,3 +19,11 @@ export function parseIfMatch(header: string | string[] | undefined): number | un
 export const IfMatch = createParamDecorator((_: unknown, ctx: ExecutionContext) =>
   parseIfMatch(ctx.switchToHttp().getRequest<Request>().headers['if-match']),
 );
+
+/** The `If-Match` header in the OpenAPI document, for a route that takes @IfMatch(). */
+export const ApiIfMatch = () =>
+  ApiHeader({
+    name: 'If-Match',
+    required: false,
+    description: 'the version you last saw, e.g. "7": 409 version_conflict when the conversation has moved on',
+  });

@@ -1,0 +1,74 @@
+import { Controller, Get, Param, Query, Req, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiHeader, ApiOkResponse, ApiOperation, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { Request, Response } from 'express';
+import { AllowQueryToken, AuthUser } from '../auth/auth.guard';
+import { CurrentUser } from '../auth/current-user.decorator';
+import { Uuid } from '../http/uuid-param';
+import { ApiEventStream } from '../openapi/api-event-stream';
+import { ApiIdParams } from '../openapi/api-id-params';
+import { AUTH_PROBLEMS, ApiProblems } from '../openapi/api-problems';
+import { EventsQueryDto, StreamQueryDto } from './conversation.dto';
+import { EventPageDto } from './conversation-responses.dto';
+import { ConversationReads } from './conversation-reads.service';
+import { ConversationsService } from './conversations.service';
+import { EventStreamService } from './event-stream.service';
+import { parseLastEventId } from './last-event-id';
+
+/**
+ * A conversation's event log: as JSON pages, and as a live SSE stream.
+ * The operationIds are the document's, kept from when one controller served every conversation route.
+ */
+@ApiTags('conversations')
+@ApiBearerAuth()
+@ApiProblems(AUTH_PROBLEMS)
+@Controller('conversations')
+export class ConversationEventsController {
+  constructor(
+    private readonly reads: ConversationReads,
+    private readonly conversations: ConversationsService,
+    private readonly streams: EventStreamService,
+  ) {}
+
+  @Get(':id/events')
+  @ApiIdParams('id')
+  @ApiOperation({
+    operationId: 'ConversationsController_events',
+    summary: 'The stream as JSON: events with version > after',
+  })
+  @ApiOkResponse({ type: EventPageDto })
+  @ApiProblems('validation_failed', 'conversation_not_found')
+  events(@CurrentUser() user: AuthUser, @Param('id', Uuid('id')) id: string, @Query() q: EventsQueryDto) {
+    return this.reads.events(user.id, id, q);
+  }
+
+  @Get(':id/stream')
+  @ApiIdParams('id')
+  @AllowQueryToken()
+  @ApiSecurity('access_token')
+  @ApiOperation({
+    operationId: 'ConversationsController_stream',
+    summary:
+      'SSE: stored events after Last-Event-ID (or ?after=), then live ones; AssistantTextDelta frames carry no id',
+  })
+  @ApiHeader({
+    name: 'Last-Event-ID',
+    required: false,
+    description: 'the last version received; the stream resumes after it (wins over ?after=)',
+  })
+  @ApiEventStream(
+    'One frame per stored event: `id:` its version, `event:` its type, `data:` its envelope (ConversationEventEnvelope). ' +
+      'Between them, `event: AssistantTextDelta` frames without id carry `{turnId, iteration, text}` as the reply streams.',
+  )
+  @ApiProblems('validation_failed', 'conversation_not_found')
+  async stream(
+    @CurrentUser() user: AuthUser,
+    @Param('id', Uuid('id')) id: string,
+    @Query() q: StreamQueryDto,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
+    const after = parseLastEventId(req.headers['last-event-id']) ?? q.after ?? 0;
+    await this.conversations.view(user.id, id);
+    await this.streams.serve(id, after, req, res);
+  }
+}
