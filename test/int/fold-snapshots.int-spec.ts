@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { conversationStreamId } from '@parley/conversation';
 import { EventStore, FoldSnapshots, NewEvent, StoredEvent, StreamFoldCache } from '@parley/event-store';
-import { conversationFold } from '../../apps/worker/src/turns/conversation-folds';
+import { conversationTurnsFold } from '../../apps/worker/src/turns/conversation-folds';
 import {
   assistantReplied,
   conversationStarted,
@@ -125,12 +125,12 @@ describe('StreamFoldCache with snapshots (fold_snapshots)', () => {
     }
     await givenConversation(store, conversationId, events as never);
     const stream = conversationStreamId(conversationId);
-    const fold = conversationFold(false, 8);
+    const fold = conversationTurnsFold(false, 8);
     await new StreamFoldCache(store, fold, 256, snapshots).load(stream);
     await snapshotAt(snapshots, stream, fold.snapshots!.id, events.length);
 
-    const fromSnapshot = await new StreamFoldCache(store, conversationFold(false, 8), 256, snapshots).load(stream);
-    const fromLog = await new StreamFoldCache(store, conversationFold(false, 8)).load(stream);
+    const fromSnapshot = await new StreamFoldCache(store, conversationTurnsFold(false, 8), 256, snapshots).load(stream);
+    const fromLog = await new StreamFoldCache(store, conversationTurnsFold(false, 8)).load(stream);
     expect(fromSnapshot).toEqual(fromLog);
     const open = fromSnapshot.state.turns[fromSnapshot.state.turns.length - 1];
     expect(open.postedAt).toBeInstanceOf(Date);

@@ -15,7 +15,7 @@ export interface FoldedConversation {
 }
 
 /** What the API keeps of a conversation; a new replica starts a long one from its latest snapshot. */
-const conversationFold = {
+const conversationStateFold = {
   // raise the version with any change to what evolve keeps: older snapshots are then not read
   snapshots: { id: 'api-conversation/v1', every: SNAPSHOT_SPAN_EVENTS },
   initial: (): FoldedConversation => ({ state: initialState() }),
@@ -35,7 +35,7 @@ export class ApiConversationFolds {
   private readonly cache: StreamFoldCache<ConversationEvent, FoldedConversation>;
 
   constructor(store: EventStore) {
-    this.cache = new StreamFoldCache(store, conversationFold, 10_000, new FoldSnapshots(store.pool));
+    this.cache = new StreamFoldCache(store, conversationStateFold, 10_000, new FoldSnapshots(store.pool));
   }
 
   async load(conversationId: string): Promise<FoldedConversation & { version: number }> {

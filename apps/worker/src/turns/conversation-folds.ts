@@ -57,7 +57,7 @@ export const WORKER_FOLD_VERSION = 1;
  * ended ones only as the messages histories send of them (without tool exchanges as well only
  * for a worker that sends such histories: the always-retrieve plan).
  */
-export const conversationFold = (
+export const conversationTurnsFold = (
   historiesWithoutTools = true,
   snapshotEvery = SNAPSHOT_SPAN_EVENTS,
 ): StreamFold<ConversationEvent, ConversationFold> => ({
@@ -109,7 +109,7 @@ export class ConversationFolds {
     const historiesWithoutTools = usesAlwaysRetrieve(config.llm.retrievalMode, llm.supportsTools);
     this.cache = new StreamFoldCache(
       store,
-      conversationFold(historiesWithoutTools),
+      conversationTurnsFold(historiesWithoutTools),
       undefined,
       new FoldSnapshots(store.pool),
     );
