@@ -35,9 +35,9 @@ export async function langGraphPeer(fakeUrl: string, turns = 40): Promise<PeerRe
         maxRetries: 0,
       });
       // the fake follows an API version without sampling parameters: send none
-      (llm as unknown as { temperature?: number; topK?: number; topP?: number }).temperature = undefined;
-      (llm as unknown as { topK?: number }).topK = undefined;
-      (llm as unknown as { topP?: number }).topP = undefined;
+      Reflect.set(llm, 'temperature', undefined);
+      Reflect.set(llm, 'topK', undefined);
+      Reflect.set(llm, 'topP', undefined);
       const agent = createReactAgent({ llm, tools: [search], checkpointer, prompt: 'You answer from the book.' });
       const config = { configurable: { thread_id: 'bench-thread' } };
       return await measureTurns(
