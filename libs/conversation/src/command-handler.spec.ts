@@ -20,6 +20,15 @@ const posted = (turnId: string): ConversationEvent => ({
   data: { messageId: `m-${turnId}`, turnId, content: 'Why is a raven like a writing-desk?' },
 });
 
+const post = (turnId: string): ConversationCommand => ({
+  type: 'PostUserMessage',
+  userId: alice,
+  messageId: `m-${turnId}`,
+  turnId,
+  content: 'Why is a raven like a writing-desk?',
+  multitask: 'enqueue',
+});
+
 /** One conversation's stream in memory, with the store's guard: an append at another version fails. */
 function memoryStream(conversationId = 'c') {
   const stored: StoredEvent<ConversationEvent>[] = [];
@@ -253,5 +262,28 @@ describe(handleCommand.name, () => {
     await given([], stream)
       .when([erase(alice)], { ifMatch: 3 })
       .then([{ type: 'ConversationErased', data: { erasedEvents: 3, subject: 'conversation' } }]);
+  });
+
+  it('decides first on the fold the caller began loading, without loading it again', async () => {
+    const { stream } = given([started]);
+    const load = jest.spyOn(stream.folds, 'load');
+    const loaded = stream.folds.load('c');
+    load.mockClear();
+    await given([], stream)
+      .when([post('t1')], { loaded })
+      .then([posted('t1')]);
+    expect(load).not.toHaveBeenCalled();
+  });
+
+  it('loads again when the fold the caller began loading was overtaken', async () => {
+    const { stream } = given([started]);
+    const loaded = stream.folds.load('c'); // read before someone else's post went in
+    stream.write([{ ...posted('t0'), id: 'e2' }]);
+    const load = jest.spyOn(stream.folds, 'load');
+    await given([], stream)
+      .when([post('t1')], { loaded })
+      .then([posted('t1')]);
+    expect(load).toHaveBeenCalledTimes(1);
+    expect(stream.stored.map((e) => e.version)).toEqual([1, 2, 3]);
   });
 });

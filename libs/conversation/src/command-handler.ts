@@ -55,7 +55,7 @@ export interface DecidedOn {
 /** The metadata every event decided in one call carries. */
 export type MetadataPolicy = (decidedOn: DecidedOn) => EventMetadata;
 
-export interface CommandOptions {
+export interface CommandOptions<F = FoldedForCommands> {
   /** If-Match: the version the client saw; another one is a conflict, never retried */
   ifMatch?: number;
   /** the id of each decided event (derived from an Idempotency-Key); random otherwise */
@@ -64,6 +64,12 @@ export interface CommandOptions {
   correlationId?: string;
   /** how often a lost race is decided again on the new state (default 5) */
   retries?: number;
+  /**
+   * The conversation as the caller began loading it (from the same fold source), so the load
+   * could run beside the caller's own checks: the first decision is made on it, and a lost race
+   * loads again as usual.
+   */
+  loaded?: Promise<F>;
   /** the events' metadata (default: commandMetadata) */
   metadata?: MetadataPolicy;
 }
@@ -90,13 +96,13 @@ export async function handleCommand<F extends FoldedForCommands, A extends Appen
   folds: ConversationFoldSource<F>,
   conversationId: string,
   commands: ConversationCommand[],
-  opts: CommandOptions = {},
+  opts: CommandOptions<F> = {},
 ): Promise<CommandResult<F, A>> {
   const streamId = conversationStreamId(conversationId);
   const retries = opts.retries ?? DEFAULT_RETRIES;
   const metadataOf = opts.metadata ?? commandMetadata;
   for (let attempt = 0; ; attempt++) {
-    const folded = await folds.load(conversationId);
+    const folded = attempt === 0 && opts.loaded ? await opts.loaded : await folds.load(conversationId);
     const { state } = folded;
     if (opts.ifMatch !== undefined && state.version !== opts.ifMatch)
       throw staleIfMatch(streamId, commands, state, opts.ifMatch);

@@ -14,6 +14,9 @@ export interface FoldedConversation {
   lastActivityAt?: Date;
 }
 
+/** A conversation as a command is decided on it: its fold at a version. */
+export type LoadedConversation = FoldedConversation & { version: number };
+
 /** What the API keeps of a conversation; a new replica starts a long one from its latest snapshot. */
 const conversationStateFold = {
   // raise the version with any change to what evolve keeps: older snapshots are then not read
@@ -38,7 +41,7 @@ export class ApiConversationFolds {
     this.cache = new StreamFoldCache(store, conversationStateFold, 10_000, new FoldSnapshots(store.pool));
   }
 
-  async load(conversationId: string): Promise<FoldedConversation & { version: number }> {
+  async load(conversationId: string): Promise<LoadedConversation> {
     const { version, state } = await this.cache.load(conversationStreamId(conversationId));
     return { version, ...state };
   }

@@ -21,7 +21,7 @@ import { BooksRepository } from '@parley/books';
 import { ConversationLogQueries } from '@parley/read-models';
 import { EventStore, StoredEvent } from '@parley/event-store';
 import { batchView, BatchView } from './batch-view';
-import { ApiConversationFolds, ConversationView, toView } from './conversation-view';
+import { ApiConversationFolds, ConversationView, LoadedConversation, toView } from './conversation-view';
 import { answerTo, PostBody, postedEventId, postedFields, postIdFor, PostResult } from './post-idempotency';
 
 export type { ConversationView } from './conversation-view';
@@ -151,7 +151,7 @@ export class ConversationsService {
     userId: string,
     conversationId: string,
     input: PostInput,
-    opts: { idempotencyKey?: string; ifMatch?: number },
+    opts: { idempotencyKey?: string; ifMatch?: number; loaded?: Promise<LoadedConversation> },
   ): Promise<PostResult> {
     this.assertMessageText(input.content, 'content', 'content');
     // with an Idempotency-Key the ids are derived from it: a repeat finds (or races to) the same events.
@@ -169,6 +169,7 @@ export class ConversationsService {
           ifMatch: opts.ifMatch,
           eventId: (e) => idFor(`event:${e.type}:${'turnId' in e.data ? e.data.turnId : ''}`),
           correlationId: turnId,
+          loaded: opts.loaded,
         },
       );
       // a concurrent post with this key won the race: the store answers with its events
@@ -260,11 +261,16 @@ export class ConversationsService {
     return this.execute(conversationId, { type: 'CancelTurn', userId, turnId }, { correlationId: turnId });
   }
 
+  /** Starts loading the conversation a command is about to be decided on (see CommandOptions.loaded). */
+  loadForCommand(conversationId: string): Promise<LoadedConversation> {
+    return this.folds.load(conversationId);
+  }
+
   /** Decides the commands on the same state (the one command path) and appends their events atomically. */
   async execute(
     conversationId: string,
     commands: ReaderCommand | ReaderCommand[],
-    opts: CommandOptions = {},
+    opts: CommandOptions<LoadedConversation> = {},
   ): Promise<StoredEvent<ConversationEvent>[]> {
     const all = Array.isArray(commands) ? commands : [commands];
     return (await handleCommand(this.store, this.folds, conversationId, all, opts)).events;
