@@ -39,6 +39,18 @@ const APPEND_SQL = `
   )
   SELECT current.v AS current_version, inserted.* FROM current LEFT JOIN inserted ON true`;
 
+/**
+ * The same append announcing itself (NOTIFY in its own transaction, sent when it commits): one
+ * round trip instead of the append and a separate announcement. A transaction with a NOTIFY
+ * commits under Postgres' notify-queue lock, so concurrent ones commit one after another; it is
+ * used only while no other append of this process is in flight (see appendWithRetries).
+ */
+const APPEND_AND_ANNOUNCE_SQL = APPEND_SQL.replace(
+  'SELECT current.v AS current_version, inserted.* FROM current LEFT JOIN inserted ON true',
+  `, announced AS (SELECT pg_notify('${EVENTS_CHANNEL}', $1) FROM inserted LIMIT 1)
+  SELECT current.v AS current_version, inserted.* FROM current LEFT JOIN inserted ON true LEFT JOIN announced ON true`,
+);
+
 type AppendRow = Partial<EventRow> & { current_version: number };
 
 /**
@@ -47,6 +59,7 @@ type AppendRow = Partial<EventRow> & { current_version: number };
  */
 export class EventStore {
   private readonly announcer: AppendAnnouncer;
+  private appendsInFlight = 0;
 
   constructor(readonly pool: Pool) {
     this.announcer = new AppendAnnouncer(pool);
@@ -81,9 +94,12 @@ export class EventStore {
   ): Promise<AppendResult<E>> {
     if (events.length === 0) throw new Error('append needs at least one event');
     for (let attempt = 0; ; attempt++) {
+      // alone, an append announces itself; beside others, announcements go out coalesced after
+      // the commits, so concurrent appends are not made to commit one at a time
+      const alone = this.appendsInFlight++ === 0;
       try {
-        const result = await this.appendWith(this.pool, streamId, events, opts.expectedVersion);
-        this.announcer.announce(streamId);
+        const result = await this.appendWith(this.pool, streamId, events, opts.expectedVersion, alone);
+        if (!alone) this.announcer.announce(streamId);
         return result;
       } catch (e) {
         if (!isUniqueViolation(e)) throw e;
@@ -96,6 +112,8 @@ export class EventStore {
         if (opts.expectedVersion !== 'any' || attempt >= MAX_ANY_RETRIES) {
           throw new WrongExpectedVersionError(streamId, opts.expectedVersion, await this.streamVersion(streamId));
         }
+      } finally {
+        this.appendsInFlight--;
       }
     }
   }
@@ -125,12 +143,13 @@ export class EventStore {
     streamId: string,
     events: NewEvent<E>[],
     expected: ExpectedVersion,
+    announce = false,
   ): Promise<AppendResult<E>> {
     const expectedVersion = expected === 'any' ? null : expected === 'no_stream' ? 0 : expected;
     const docs = JSON.stringify(events.map((x) => ({ ...x, metadata: x.metadata ?? {} })));
     const { rows } = await db.query<AppendRow>({
-      name: 'parley_append',
-      text: APPEND_SQL,
+      name: announce ? 'parley_append_announced' : 'parley_append',
+      text: announce ? APPEND_AND_ANNOUNCE_SQL : APPEND_SQL,
       values: [streamId, expectedVersion, docs],
     });
     const current = rows[0].current_version;
