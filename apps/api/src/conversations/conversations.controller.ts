@@ -10,7 +10,7 @@ import {
   ApiSecurity,
   ApiTags,
 } from '@nestjs/swagger';
-import { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { conversationStreamId } from '@parley/conversation';
 import { Erasures } from '@parley/erasure';
 import { EventStore } from '@parley/event-store';
@@ -288,8 +288,8 @@ export class ConversationsController {
     @CurrentUser() user: AuthUser,
     @Param('id', Uuid('id')) id: string,
     @Query() q: StreamQueryDto,
-    @Req() req: Request,
-    @Res() res: Response,
+    @Req() req: FastifyRequest,
+    @Res() reply: FastifyReply,
   ): Promise<void> {
     const lastEventId = req.headers['last-event-id'];
     let after = q.after ?? 0;
@@ -301,7 +301,8 @@ export class ConversationsController {
       after = n;
     }
     await this.conversations.view(user.id, id);
-    await this.streams.serve(id, after, req, res);
+    reply.hijack(); // the stream writes to the raw response itself
+    await this.streams.serve(id, after, req.raw, reply.raw);
   }
 
   @Post(':id/turns/:turnId/cancel')
