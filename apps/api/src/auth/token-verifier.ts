@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { createSecretKey, KeyObject } from 'node:crypto';
 import { problem } from '../http/problem.exception';
 import { createRemoteJWKSet, decodeProtectedHeader, errors, JWTPayload, JWTVerifyGetKey, jwtVerify } from 'jose';
 import { AppConfig } from '@parley/config';
@@ -23,12 +24,13 @@ export const JWKS_ALGORITHMS = ['RS256', 'ES256'];
  * when it names any (see rolesClaim).
  */
 export class TokenVerifier {
-  private readonly secret?: Uint8Array;
+  /** imported once: jose would otherwise import the secret's bytes as a key on every verification */
+  private readonly secret?: KeyObject;
   private readonly jwks?: JWTVerifyGetKey;
   private readonly log = new Logger('Auth');
 
   constructor(private readonly auth: AppConfig['auth']) {
-    if (auth.jwtSecret) this.secret = new TextEncoder().encode(auth.jwtSecret);
+    if (auth.jwtSecret) this.secret = createSecretKey(Buffer.from(auth.jwtSecret, 'utf8'));
     if (auth.jwks) {
       const remote = createRemoteJWKSet(new URL(auth.jwks.url), {
         cooldownDuration: auth.jwks.cooldownMs,
