@@ -17,7 +17,7 @@ import { redisUrl } from '../test/support/test-database';
 import { waitFor } from '../test/support/wait-for';
 import { add, anchors } from './report';
 import { benchClient, liveConversation, newConversation, withStack } from './service';
-import { delayingProxy, fmt, pct, secs, sleep } from './util';
+import { cpuMs, delayingProxy, fmt, pct, secs, sleep } from './util';
 
 /** Closed loop: each conversation posts its next message once the previous turn ended. */
 async function closedLoop(
@@ -138,17 +138,22 @@ export async function scriptedTurnsBench(): Promise<void> {
     // 6b. POST accepted/s with the worker answering every post (scripted model)
     const ids = await Promise.all(Array.from({ length: 128 }, () => newConversation(alice)));
     const P = secs(10, 3);
-    const posts = await postsAccepted(alice, ids, P);
+    const posts = await postsAccepted(alice, ids, P, stack.apis[0].child.pid!);
     addPostsRow(`POST accepted/s, one API, worker on, 16 in flight over 128 conversations, ${P} s`, posts, 0.05);
   });
 }
 
-/** 16 POSTs in flight over `ids`, each sent when the one before it answered, for `seconds`. */
+/**
+ * 16 POSTs in flight over `ids`, each sent when the one before it answered, for `seconds`; with
+ * the API process's CPU per accepted POST (utime + stime), the figure a loaded machine skews least.
+ */
 async function postsAccepted(
   c: Client,
   ids: string[],
   seconds: number,
-): Promise<{ perSec: number; p50: number; other: number }> {
+  apiPid: number,
+): Promise<{ perSec: number; p50: number; other: number; cpuMsPerPost: number }> {
+  const cpu0 = cpuMs(apiPid);
   let accepted = 0;
   let other = 0;
   const lat: number[] = [];
@@ -167,7 +172,8 @@ async function postsAccepted(
       }
     }),
   );
-  return { perSec: accepted / ((performance.now() - t0) / 1000), p50: pct(lat, 0.5), other };
+  const cpuMsPerPost = (cpuMs(apiPid) - cpu0) / Math.max(1, accepted);
+  return { perSec: accepted / ((performance.now() - t0) / 1000), p50: pct(lat, 0.5), other, cpuMsPerPost };
 }
 
 /** The POST figure's row, against pgbench INSERT -c 16 when the anchors ran. */
@@ -176,7 +182,7 @@ function addPostsRow(figure: string, r: Awaited<ReturnType<typeof postsAccepted>
   add({
     section: 'turns',
     figure,
-    value: `${fmt(r.perSec, 0)} /s (p50 ${fmt(r.p50, 1)} ms${r.other ? `, ${r.other} not 202` : ''})`,
+    value: `${fmt(r.perSec, 0)} /s (p50 ${fmt(r.p50, 1)} ms, API CPU ${fmt(r.cpuMsPerPost, 2)} ms a POST${r.other ? `, ${r.other} not 202` : ''})`,
     n: r.perSec,
     anchor: raw ? `${fmt(raw, 0)} tps pgbench INSERT -c 16` : undefined,
     ratio: raw ? r.perSec / raw : undefined,
@@ -190,7 +196,7 @@ export async function agentOffBench(): Promise<void> {
     const alice = benchClient(stack);
     const ids = await Promise.all(Array.from({ length: 128 }, () => newConversation(alice)));
     const T = secs(10, 3);
-    const r = await postsAccepted(alice, ids, T);
+    const r = await postsAccepted(alice, ids, T, stack.apis[0].child.pid!);
     addPostsRow(`POST accepted/s, agent off, 16 in flight over 128 conversations, ${T} s`, r, 0.3);
   });
 }
