@@ -32,6 +32,8 @@ export async function createApiApp(): Promise<NestFastifyApplication> {
     routerOptions: { caseSensitive: false, ignoreTrailingSlash: true, maxParamLength: 16 * 1024 },
     // a request that arrives while the server drains is still served
     return503OnClosing: false,
+    // Node's own limit on receiving a whole request, which Fastify would otherwise lift
+    requestTimeout: 300_000,
     frameworkErrors: (error: Error, _req: FastifyRequest, reply: FastifyReply) =>
       sendProblem(reply, undecodable(error), new NestLogger('http')),
   });
