@@ -4,7 +4,6 @@
  */
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
-import type { Request, Response } from 'express';
 import { loadConfig } from '@parley/config';
 import { LiveDeltas } from '@parley/agent';
 import { AppendNotifier, EventStore, StreamWatcher } from '@parley/event-store';
@@ -35,7 +34,7 @@ export async function startSseServer(o: SseServerOptions) {
   const server = http.createServer((req, res) => {
     const url = new URL(req.url!, 'http://x');
     const after = Number(url.searchParams.get('after') ?? 0);
-    void service.serve(url.pathname.slice(1), after, req as Request, res as unknown as Response);
+    void service.serve(url.pathname.slice(1), after, req, res);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;

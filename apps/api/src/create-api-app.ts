@@ -1,35 +1,54 @@
-import { INestApplication, ValidationPipe } from '@nestjs/common';
-import { json } from 'express';
+import fastifyMultipart from '@fastify/multipart';
+import send from '@fastify/send';
+import { BadRequestException, INestApplication, Logger as NestLogger, ValidationPipe } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { NestExpressApplication } from '@nestjs/platform-express';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Logger } from 'nestjs-pino';
 import { SHUTDOWN_SIGNALS } from '@parley/platform';
 import { ApiModule } from './api.module';
+import { addBodyHeaders } from './http/body-headers';
+import { sendProblem } from './http/http-exception.filter';
+import { readJsonBody } from './http/json-body';
 import { validationProblem } from './http/validation-problem';
+import { timeRequests } from './metrics/http-metrics';
+import { MetricsService } from './metrics/metrics.service';
 import { mountQueueBoard } from './queue-board/queue-board';
 import { EventEnvelopeDto } from './openapi/event-envelope.dto';
 import { envelopeSchemas, eventSchemas } from './openapi/event-schemas';
 
-export const JSON_BODY_LIMIT = '1mb';
-
-/** Postgres text and jsonb cannot hold U+0000: refuse it while parsing (a 400), before anything is stored. */
-function refuseNul(_key: string, value: unknown): unknown {
-  if (typeof value === 'string' && value.includes('\u0000'))
-    throw new SyntaxError('strings must not contain U+0000 (NUL)');
-  return value;
-}
-/** a 20 MB PDF sent as base64 JSON; multipart uploads are capped at 20 MB by multer */
-export const BOOK_JSON_BODY_LIMIT = '28mb';
+/** bytes of a JSON body (1 MiB) */
+export const JSON_BODY_LIMIT = 1024 * 1024;
+/** a 20 MB PDF sent as base64 JSON; multipart uploads are capped at 20 MB by the upload interceptor */
+export const BOOK_JSON_BODY_LIMIT = 28 * 1024 * 1024;
 
 /** Builds the API app exactly as production runs it (tests use this too). */
-export async function createApiApp(): Promise<INestApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(ApiModule, { bufferLogs: true, bodyParser: false });
+export async function createApiApp(): Promise<NestFastifyApplication> {
+  const adapter = new FastifyAdapter({
+    trustProxy: true,
+    // routes match as they always have: any case, with or without a trailing slash, ids of any length
+    routerOptions: { caseSensitive: false, ignoreTrailingSlash: true, maxParamLength: 16 * 1024 },
+    // a request that arrives while the server drains is still served
+    return503OnClosing: false,
+    // Node's own limit on receiving a whole request, which Fastify would otherwise lift
+    requestTimeout: 300_000,
+    frameworkErrors: (error: Error, _req: FastifyRequest, reply: FastifyReply) =>
+      sendProblem(reply, undecodable(error), new NestLogger('http')),
+  });
+  send.mime.define({ 'text/javascript': ['js', 'mjs'] }, true); // scripts are served as text/javascript (RFC 9239)
+  const app = await NestFactory.create<NestFastifyApplication>(ApiModule, adapter, {
+    bufferLogs: true,
+    bodyParser: false,
+  });
   app.useLogger(app.get(Logger));
-  app.use('/v1/books', json({ limit: BOOK_JSON_BODY_LIMIT, reviver: refuseNul }));
-  app.useBodyParser('json', { limit: JSON_BODY_LIMIT, reviver: refuseNul });
-  mountQueueBoard(app); // before Nest's routes and its 404; only when QUEUE_BOARD_PATH is set
+  const http = app.getHttpAdapter().getInstance();
+  http.server.removeAllListeners('clientError'); // malformed HTTP is answered by Node itself, as before
+  parseBodies(http);
+  addBodyHeaders(http);
+  timeRequests(http, app.get(MetricsService));
+  mountQueueBoard(app); // only when QUEUE_BOARD_PATH is set
   app.setGlobalPrefix('v1', {
     exclude: ['healthz', 'readyz', 'metrics', 'problems', 'problems/:code', '/', 'web/:file'],
   });
@@ -42,10 +61,48 @@ export async function createApiApp(): Promise<INestApplication> {
       exceptionFactory: validationProblem,
     }),
   );
-  app.set('trust proxy', true);
   app.enableShutdownHooks(SHUTDOWN_SIGNALS);
   SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app));
   return app;
+}
+
+/**
+ * JSON bodies (up to JSON_BODY_LIMIT, BOOK_JSON_BODY_LIMIT under /v1/books) and multipart uploads
+ * (read by the route that takes them); any other body is left unread, as it always was.
+ */
+function parseBodies(http: FastifyInstance): void {
+  http.removeAllContentTypeParsers();
+  http.addContentTypeParser('application/json', (req, payload, done) =>
+    readJsonBody(payload, isUnder(req.url, '/v1/books') ? BOOK_JSON_BODY_LIMIT : JSON_BODY_LIMIT, done),
+  );
+  http.addContentTypeParser('*', (_req, _payload, done) => done(null));
+  void http.register(fastifyMultipart);
+  // Fastify closes the connection after any refused body; Node reads off what is left, so it stays open, as before
+  http.addHook('onSend', (_req, reply, payload, done) => {
+    if (reply.getHeader('connection') === 'close') reply.removeHeader('connection');
+    done(null, payload);
+  });
+}
+
+/** A path Fastify cannot decode (FST_ERR_BAD_URL): the 400 it has always been, naming the segment. */
+function undecodable(error: Error): Error {
+  const path = /'(.*)' is not a valid url component/.exec(error.message)?.[1];
+  if (!path) return error;
+  const segment = path.split('/').find((s) => {
+    try {
+      decodeURIComponent(s);
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  return new BadRequestException(`Failed to decode param '${segment ?? path}'`);
+}
+
+/** `url` is `base` or below it (case-insensitive, as routes match). */
+function isUnder(url: string, base: string): boolean {
+  const head = url.slice(0, base.length + 1).toLowerCase();
+  return head === base || head === `${base}/` || head === `${base}?`;
 }
 
 /** The OpenAPI document, built from the controllers' decorators and DTOs (served at /docs-json, kept in docs/openapi.json). */

@@ -1,4 +1,4 @@
-// first: tracing patches http, express, Nest, pg and ioredis as they load (off without OTEL_EXPORTER_OTLP_ENDPOINT)
+// first: tracing patches http, Nest, pg and ioredis as they load (off without OTEL_EXPORTER_OTLP_ENDPOINT)
 import { startTracing } from '@parley/platform/tracing';
 startTracing('parley-worker');
 import 'reflect-metadata';

@@ -4,7 +4,7 @@ import { loadTracingConfig, TracingConfig } from '@parley/config/config';
 
 /**
  * OpenTelemetry tracing for one process (docs/observability.md). Called first thing in main.ts:
- * the instrumentations patch http, express, Nest, pg and ioredis as they are required, so they
+ * the instrumentations patch http, Fastify, Nest, pg and ioredis as they are required, so they
  * must be registered before any of them is. Without OTEL_EXPORTER_OTLP_ENDPOINT nothing starts
  * and the SDK is not even loaded; the spans Parley makes itself then go to the API's no-op tracer.
  */
@@ -22,8 +22,7 @@ export function startTracing(defaultServiceName: string, config: TracingConfig |
   const { NodeSDK } = require('@opentelemetry/sdk-node') as typeof import('@opentelemetry/sdk-node');
   const { HttpInstrumentation } =
     require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
-  const { ExpressInstrumentation, ExpressLayerType } =
-    require('@opentelemetry/instrumentation-express') as typeof import('@opentelemetry/instrumentation-express');
+  const { FastifyOtelInstrumentation } = require('@fastify/otel') as typeof import('@fastify/otel');
   const { NestInstrumentation } =
     require('@opentelemetry/instrumentation-nestjs-core') as typeof import('@opentelemetry/instrumentation-nestjs-core');
   const { PgInstrumentation } =
@@ -47,8 +46,12 @@ export function startTracing(defaultServiceName: string, config: TracingConfig |
       new HttpInstrumentation({
         ignoreIncomingRequestHook: (req: IncomingMessage) => UNTRACED_PATHS.has((req.url ?? '').split('?')[0]),
       }),
-      // route handlers only: a span for each middleware says little and costs a span each
-      new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE] }),
+      // names the server span by its route; route handlers only: a span for each hook says little and costs a span each
+      new FastifyOtelInstrumentation({
+        registerOnInitialization: true,
+        instrumentHooks: false,
+        ignorePaths: (route: { url?: string }) => UNTRACED_PATHS.has(route.url ?? ''),
+      }),
       new NestInstrumentation(),
       // statements and commands inside a trace only: the pollers, lock renewals and LISTEN would start a trace each
       // (and no span for taking a pooled connection: one per statement, and it says nothing)

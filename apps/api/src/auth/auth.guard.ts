@@ -2,13 +2,13 @@ import { CanActivate, ExecutionContext, Inject, Injectable, SetMetadata } from '
 import { problem } from '../http/problem.exception';
 import { Reflector } from '@nestjs/core';
 import jwt from 'jsonwebtoken';
-import { Request } from 'express';
+import type { FastifyRequest } from 'fastify';
 import { AppConfig, CONFIG } from '@parley/config';
 import { AuthUser } from './auth-user';
 import { TokenVerifier } from './token-verifier';
 
 export type { AuthUser };
-export type AuthedRequest = Request & { user: AuthUser };
+export type AuthedRequest = FastifyRequest & { user: AuthUser };
 
 const PUBLIC = 'parley:public';
 const QUERY_TOKEN = 'parley:query-token';
@@ -55,13 +55,13 @@ export function mintToken(
   return jwt.sign({ ...claims, sub: userId }, secret, { algorithm: 'HS256', expiresIn: ttlSeconds });
 }
 
-export function bearer(req: Request): string | undefined {
+export function bearer(req: Pick<FastifyRequest, 'headers'>): string | undefined {
   const h = req.headers.authorization;
   const m = typeof h === 'string' ? /^Bearer\s+(\S+)$/i.exec(h) : null;
   return m?.[1];
 }
 
-export function queryToken(req: Request): string | undefined {
-  const t = req.query.access_token;
+export function queryToken(req: Pick<FastifyRequest, 'query'>): string | undefined {
+  const t = (req.query as Record<string, unknown> | undefined)?.access_token;
   return typeof t === 'string' && t.length > 0 ? t : undefined;
 }

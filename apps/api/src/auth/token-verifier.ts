@@ -1,10 +1,12 @@
 import { Logger } from '@nestjs/common';
+import { createSecretKey, KeyObject } from 'node:crypto';
 import { problem } from '../http/problem.exception';
 import { createRemoteJWKSet, decodeProtectedHeader, errors, JWTPayload, JWTVerifyGetKey, jwtVerify } from 'jose';
 import { AppConfig } from '@parley/config';
 import { AuthUser } from './auth-user';
 import { budgetClaim } from './budget-claim';
 import { rolesClaim } from './roles-claim';
+import { VerifiedTokens } from './verified-tokens';
 
 /** What an identity provider may sign with; `none` and the HMAC family never come from its keys. */
 export const JWKS_ALGORITHMS = ['RS256', 'ES256'];
@@ -23,12 +25,14 @@ export const JWKS_ALGORITHMS = ['RS256', 'ES256'];
  * when it names any (see rolesClaim).
  */
 export class TokenVerifier {
-  private readonly secret?: Uint8Array;
+  /** imported once: jose would otherwise import the secret's bytes as a key on every verification */
+  private readonly secret?: KeyObject;
   private readonly jwks?: JWTVerifyGetKey;
   private readonly log = new Logger('Auth');
+  private readonly verified = new VerifiedTokens<AuthUser>();
 
   constructor(private readonly auth: AppConfig['auth']) {
-    if (auth.jwtSecret) this.secret = new TextEncoder().encode(auth.jwtSecret);
+    if (auth.jwtSecret) this.secret = createSecretKey(Buffer.from(auth.jwtSecret, 'utf8'));
     if (auth.jwks) {
       const remote = createRemoteJWKSet(new URL(auth.jwks.url), {
         cooldownDuration: auth.jwks.cooldownMs,
@@ -46,6 +50,8 @@ export class TokenVerifier {
   }
 
   async verify(token: string): Promise<AuthUser> {
+    const known = this.verified.get(token);
+    if (known) return known;
     let payload: JWTPayload;
     try {
       payload = await this.verifyClaims(token);
@@ -64,11 +70,14 @@ export class TokenVerifier {
     }
     const budgetUsdPerMonth = budgetClaim(payload);
     const roles = rolesClaim(payload);
-    return {
+    const user: AuthUser = {
       id: sub,
       ...(budgetUsdPerMonth === undefined ? {} : { budgetUsdPerMonth }),
       ...(roles.length > 0 ? { roles } : {}),
     };
+    // shared by every request carrying this token until it is dropped: nobody may change it
+    this.verified.remember(token, Object.freeze(user), payload.exp!); // exp is a required claim
+    return user;
   }
 
   private async verifyClaims(token: string): Promise<JWTPayload> {

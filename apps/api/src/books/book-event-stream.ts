@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Book, BookQueries } from '@parley/books';
 import { AppConfig, CONFIG } from '@parley/config';
 
@@ -18,9 +18,10 @@ export class BookEventStream {
     @Inject(CONFIG) private readonly config: AppConfig,
   ) {}
 
-  async serve(ownerId: string, bookId: string, req: Request, res: Response): Promise<void> {
-    res.status(200).set({
-      'content-type': 'text/event-stream',
+  /** Writes to the raw response (the caller has taken it from the framework). */
+  async serve(ownerId: string, bookId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
       connection: 'keep-alive',
       'x-accel-buffering': 'no',

@@ -1,18 +1,4 @@
-import {
-  Body,
-  Controller,
-  Delete,
-  Get,
-  HttpCode,
-  Param,
-  Post,
-  Query,
-  Req,
-  Res,
-  UploadedFile,
-  UseInterceptors,
-} from '@nestjs/common';
-import { FileInterceptor } from '@nestjs/platform-express';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res, UseInterceptors } from '@nestjs/common';
 import {
   ApiBearerAuth,
   ApiBody,
@@ -26,8 +12,7 @@ import {
   ApiTags,
   getSchemaPath,
 } from '@nestjs/swagger';
-import { Request, Response } from 'express';
-import { memoryStorage } from 'multer';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   Book,
   BookIngest,
@@ -42,6 +27,7 @@ import { AllowQueryToken, AuthUser } from '../auth/auth.guard';
 import { CurrentUser } from '../auth/current-user.decorator';
 import { Erasures } from '@parley/erasure';
 import { TurnEnqueuer } from '../conversations/turn-enqueuer';
+import { FileUpload, UploadedFileBuffer } from '../http/file-upload.interceptor';
 import { invalid, problem } from '../http/problem.exception';
 import { Uuid } from '../http/uuid-param';
 import { ApiIdParams } from '../openapi/api-id-params';
@@ -91,13 +77,11 @@ export class BooksController {
     'book_unsupported_type',
     'book_ingest_busy',
   )
-  @UseInterceptors(
-    FileInterceptor('file', { storage: memoryStorage(), limits: { fileSize: MAX_BOOK_BYTES, files: 1, fields: 10 } }),
-  )
+  @UseInterceptors(FileUpload('file', { fileSize: MAX_BOOK_BYTES, files: 1, fields: 10 }))
   async create(
     @CurrentUser() user: AuthUser,
     @Body() body: CreateBookDto,
-    @UploadedFile() file?: Express.Multer.File,
+    @UploadedFileBuffer() file?: UploadedFileBuffer,
   ): Promise<Book> {
     const input = file ? fromFile(body, file) : fromJson(body);
     const book = await this.bookIngest.accept(user.id, input);
@@ -134,11 +118,12 @@ export class BooksController {
   async followIngest(
     @CurrentUser() user: AuthUser,
     @Param('id', Uuid('id')) id: string,
-    @Req() req: Request,
-    @Res() res: Response,
+    @Req() req: FastifyRequest,
+    @Res() reply: FastifyReply,
   ): Promise<void> {
     await this.books.get(user.id, id); // 404 before the stream starts
-    await this.events.serve(user.id, id, req, res);
+    reply.hijack(); // the stream writes to the raw response itself
+    await this.events.serve(user.id, id, req.raw, reply.raw);
   }
 
   @Delete(':id')
@@ -168,7 +153,7 @@ export class BooksController {
   }
 }
 
-function fromFile(body: CreateBookDto, file: Express.Multer.File): IngestBookInput {
+function fromFile(body: CreateBookDto, file: UploadedFileBuffer): IngestBookInput {
   if (body.content !== undefined) throw invalid('content', 'send either a file or content, not both');
   const format = body.format ?? formatOfFile(file.originalname, file.mimetype);
   if (!format) {

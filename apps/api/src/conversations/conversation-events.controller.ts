@@ -1,6 +1,6 @@
 import { Controller, Get, Param, Query, Req, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiHeader, ApiOkResponse, ApiOperation, ApiSecurity, ApiTags } from '@nestjs/swagger';
-import { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AllowQueryToken, AuthUser } from '../auth/auth.guard';
 import { CurrentUser } from '../auth/current-user.decorator';
 import { Uuid } from '../http/uuid-param';
@@ -64,11 +64,12 @@ export class ConversationEventsController {
     @CurrentUser() user: AuthUser,
     @Param('id', Uuid('id')) id: string,
     @Query() q: StreamQueryDto,
-    @Req() req: Request,
-    @Res() res: Response,
+    @Req() req: FastifyRequest,
+    @Res() reply: FastifyReply,
   ): Promise<void> {
     const after = parseLastEventId(req.headers['last-event-id']) ?? q.after ?? 0;
     await this.conversations.view(user.id, id);
-    await this.streams.serve(id, after, req, res);
+    reply.hijack(); // the stream writes to the raw response itself
+    await this.streams.serve(id, after, req.raw, reply.raw);
   }
 }

@@ -1,5 +1,5 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
-import { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppConfig, CONFIG } from '@parley/config';
 import { AssistantTextDelta, conversationStreamId } from '@parley/conversation';
 import { LiveDeltas } from '@parley/agent';
@@ -52,8 +52,11 @@ export class EventStreamService implements BeforeApplicationShutdown, OnModuleDe
     this.hub.close();
   }
 
-  /** Resolves when the stream ends (the client left, the conversation was deleted, shutdown). */
-  serve(conversationId: string, after: number, req: Request, res: Response): Promise<void> {
+  /**
+   * Writes to the raw response (the caller has taken it from the framework). Resolves when the
+   * stream ends (the client left, the conversation was deleted, shutdown).
+   */
+  serve(conversationId: string, after: number, req: IncomingMessage, res: ServerResponse): Promise<void> {
     return new Promise((resolve) => {
       let closed = false;
       let slowTimer: NodeJS.Timeout | undefined;

@@ -1,6 +1,6 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import { ApiHeader } from '@nestjs/swagger';
-import { Request } from 'express';
+import type { FastifyRequest } from 'fastify';
 import { invalid } from '../http/problem.exception';
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
@@ -17,7 +17,7 @@ export function parseIdempotencyKey(header: string | string[] | undefined): stri
 
 /** The parsed `Idempotency-Key` header, or undefined when absent. */
 export const IdempotencyKey = createParamDecorator((_: unknown, ctx: ExecutionContext) =>
-  parseIdempotencyKey(ctx.switchToHttp().getRequest<Request>().headers['idempotency-key']),
+  parseIdempotencyKey(ctx.switchToHttp().getRequest<FastifyRequest>().headers['idempotency-key']),
 );
 
 /** The `Idempotency-Key` header in the OpenAPI document, for a route that takes @IdempotencyKey(). */

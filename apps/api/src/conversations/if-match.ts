@@ -1,6 +1,6 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import { ApiHeader } from '@nestjs/swagger';
-import { Request } from 'express';
+import type { FastifyRequest } from 'fastify';
 import { invalid } from '../http/problem.exception';
 
 /** `If-Match: "7"` (also W/"7" or 7) → 7; absent → undefined; anything else → 400. */
@@ -17,7 +17,7 @@ export function parseIfMatch(header: string | string[] | undefined): number | un
 
 /** The parsed `If-Match` header (a stream version), or undefined when absent. */
 export const IfMatch = createParamDecorator((_: unknown, ctx: ExecutionContext) =>
-  parseIfMatch(ctx.switchToHttp().getRequest<Request>().headers['if-match']),
+  parseIfMatch(ctx.switchToHttp().getRequest<FastifyRequest>().headers['if-match']),
 );
 
 /** The `If-Match` header in the OpenAPI document, for a route that takes @IfMatch(). */

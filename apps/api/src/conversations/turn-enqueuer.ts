@@ -38,7 +38,10 @@ export class TurnEnqueuer {
   }
 
   private async bestEffort(what: string, work: () => Promise<unknown>): Promise<void> {
-    const timeout = new Promise((_, rej) => setTimeout(() => rej(new Error('timeout')), 2_000).unref());
-    await Promise.race([work(), timeout]).catch((e: Error) => this.logger.warn(`${what} failed: ${e.message}`));
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise((_, rej) => (timer = setTimeout(() => rej(new Error('timeout')), 2_000).unref()));
+    await Promise.race([work(), timeout])
+      .catch((e: Error) => this.logger.warn(`${what} failed: ${e.message}`))
+      .finally(() => clearTimeout(timer)); // not a timer left pending per post
   }
 }

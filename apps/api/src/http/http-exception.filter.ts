@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
+import etag from 'etag';
 import { STATUS_CODES } from 'node:http';
-import { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { isTransientDbError, WrongExpectedVersionError } from '@parley/event-store';
 import { DomainError } from '@parley/conversation';
 import { BookNotFoundError, BookNotReadyError, BookRejectedError, IngestBusyError } from '@parley/books';
@@ -29,21 +30,21 @@ export class HttpExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('http');
 
   catch(exception: unknown, host: ArgumentsHost): void {
-    sendProblem(host.switchToHttp().getResponse<Response>(), exception, this.logger);
+    sendProblem(host.switchToHttp().getResponse<FastifyReply>(), exception, this.logger);
   }
 }
 
-/** Answers `exception` as its problem; also for Express middleware outside Nest's filters (the queue board). */
-export function sendProblem(res: Response, exception: unknown, logger: Pick<Logger, 'warn' | 'error'>): void {
+/** Answers `exception` as its problem; also for Fastify hooks outside Nest's filters (the queue board). */
+export function sendProblem(reply: FastifyReply, exception: unknown, logger: Pick<Logger, 'warn' | 'error'>): void {
   const { code, detail, extras = {} } = describe(exception);
   const { status, title } = PROBLEM_CATALOGUE[code];
   if (status === HttpStatus.SERVICE_UNAVAILABLE) logger.warn(`${code}: ${String(exception)}`);
   else if (status >= 500) logger.error(exception instanceof Error ? exception.stack : String(exception));
-  if (res.headersSent) {
-    res.end(); // a stream that had begun: nothing more can be said
+  if (reply.sent || reply.raw.headersSent) {
+    if (!reply.raw.writableEnded) reply.raw.end(); // a stream that had begun: nothing more can be said
     return;
   }
-  if (extras.retryAfter !== undefined) res.setHeader('Retry-After', String(extras.retryAfter));
+  if (extras.retryAfter !== undefined) reply.header('retry-after', String(extras.retryAfter));
   const legacyMessage = code === 'validation_failed' && extras.errors ? extras.errors.map((e) => e.message) : detail;
   const body = {
     type: problemType(code),
@@ -56,7 +57,10 @@ export function sendProblem(res: Response, exception: unknown, logger: Pick<Logg
     error: STATUS_CODES[status] ?? 'Error',
     message: legacyMessage,
   };
-  res.status(status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
+  const json = JSON.stringify(body);
+  // the weak ETag every body gets (body-headers.ts), here too for answers given outside the routes' hooks
+  reply.header('etag', etag(json, { weak: true }));
+  void reply.code(status).type(`${PROBLEM_CONTENT_TYPE}; charset=utf-8`).send(json);
 }
 
 const DOMAIN_CODES: Record<DomainError['code'], ProblemCode> = {
@@ -90,7 +94,7 @@ function describe(e: unknown): Described {
     return { code: 'book_ingest_busy', detail: e.message, extras: { retryAfter: e.retryAfterS } };
   }
   if (e instanceof HttpException) return fromNestException(e);
-  // errors raised by body-parser and multer carry the status they mean
+  // errors raised below our code (body parsing, uploads) carry the status they mean
   const status = (e as { status?: number })?.status ?? (e as { statusCode?: number })?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     const type = (e as { type?: string }).type;
@@ -101,7 +105,7 @@ function describe(e: unknown): Described {
   return { code: 'internal_error', detail: 'internal error' };
 }
 
-/** Nest's own exceptions (an unknown route, multer's limits): the code their status stands for. */
+/** Nest's own exceptions (an unknown route, upload limits): the code their status stands for. */
 function fromNestException(e: HttpException): Described {
   const status = e.getStatus();
   const body = e.getResponse();

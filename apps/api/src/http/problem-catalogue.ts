@@ -152,7 +152,7 @@ export const PROBLEM_CODES = Object.keys(PROBLEM_CATALOGUE) as ProblemCode[];
 /** The problem `type` URI of a code; the API serves the catalogue entry there. */
 export const problemType = (code: ProblemCode): string => `/problems/${code}`;
 
-/** The codes an unexplained status falls back to (errors raised below our code: routing, body parsing, multer). */
+/** The codes an unexplained status falls back to (errors raised below our code: routing, body parsing, uploads). */
 export const CODE_OF_STATUS: Record<number, ProblemCode> = {
   400: 'validation_failed',
   401: 'token_missing',

@@ -1,10 +1,9 @@
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
-import { ExpressAdapter } from '@bull-board/express';
+import { FastifyAdapter as BoardAdapter } from '@bull-board/fastify';
 import { getQueueToken } from '@nestjs/bullmq';
-import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Queue } from 'bullmq';
-import type { NextFunction, Request, Response } from 'express';
 import { AGENT_TURNS_QUEUE } from '@parley/agent';
 import { BOOK_INGEST_QUEUE } from '@parley/books';
 import { AppConfig, CONFIG } from '@parley/config';
@@ -16,15 +15,16 @@ import { operatorAuth } from './operator-auth';
 export const BOARD_QUEUES = [AGENT_TURNS_QUEUE, BOOK_INGEST_QUEUE];
 
 /**
- * Mounts Bull Board at QUEUE_BOARD_PATH, before Nest's routes (call it before init), when that is
- * set: unset, nothing answers there but the usual 404. Plain Express rather than a Nest module, so
- * the global prefix, the bearer-only AuthGuard and the OpenAPI document never see its routes.
+ * Mounts Bull Board at QUEUE_BOARD_PATH, when that is set (call it before init): unset, nothing
+ * answers there but the usual 404. A Fastify plugin rather than a Nest module, so the global
+ * prefix, the bearer-only AuthGuard and the OpenAPI document never see its routes. Every request
+ * under the path, an unknown one included, passes the operator check first.
  */
-export function mountQueueBoard(app: NestExpressApplication): void {
+export function mountQueueBoard(app: NestFastifyApplication): void {
   const config = app.get<AppConfig>(CONFIG);
   const boardPath = config.queueBoardPath;
   if (!boardPath) return;
-  const adapter = new ExpressAdapter().setBasePath(boardPath);
+  const adapter = new BoardAdapter().setBasePath(boardPath);
   createBullBoard({
     queues: BOARD_QUEUES.map((name) => {
       const queue = app.get<Queue>(getQueueToken(name));
@@ -35,11 +35,27 @@ export function mountQueueBoard(app: NestExpressApplication): void {
     options: { uiConfig: { boardTitle: 'Parley queues' } },
   });
   const csp = boardCsp();
-  const headers = (req: Request, res: Response, next: NextFunction) => {
-    res.set({ 'content-security-policy': csp, 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer' });
+  const allowed = operatorAuth(new TokenVerifier(config.auth), boardPath);
+  const http = app.getHttpAdapter().getInstance();
+  http.addHook('onRequest', async (req, reply) => {
+    const rest = under(req.url, boardPath);
+    if (rest === undefined) return;
+    if (!(await allowed(req, reply))) return reply; // answered: a problem or the redirect
+    reply.headers({
+      'content-security-policy': csp,
+      'x-content-type-options': 'nosniff',
+      'referrer-policy': 'no-referrer',
+    });
     // operators' views of jobs (payloads, errors) stay out of caches; the hashed static files may be kept
-    if (!req.path.startsWith('/static/')) res.set('cache-control', 'no-store');
-    next();
-  };
-  app.use(boardPath, operatorAuth(new TokenVerifier(config.auth), boardPath), headers, adapter.getRouter());
+    if (!rest.startsWith('/static/')) reply.header('cache-control', 'no-store');
+  });
+  void app.register(adapter.registerPlugin(), { prefix: boardPath });
+}
+
+/** The path after `base` when `url` is at or under it (case-insensitive, as routes match), else undefined. */
+function under(url: string, base: string): string | undefined {
+  const path = url.split('?')[0];
+  if (path.slice(0, base.length).toLowerCase() !== base.toLowerCase()) return undefined;
+  const rest = path.slice(base.length);
+  return rest === '' || rest.startsWith('/') ? rest : undefined;
 }

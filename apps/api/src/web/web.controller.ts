@@ -1,6 +1,7 @@
-import { Controller, Get, NotFoundException, Param, Res } from '@nestjs/common';
+import { Controller, Get, NotFoundException, Param, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { Response } from 'express';
+import send from '@fastify/send';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { projectRoot } from '@parley/platform';
@@ -22,17 +23,30 @@ const ASSET = /^[a-z0-9][a-z0-9.-]*\.(js|css|svg|map)$/i;
 @Controller()
 export class WebController {
   @Get()
-  index(@Res() res: Response): void {
-    const file = path.join(WEB_DIR, 'index.html');
-    if (!existsSync(file)) throw new NotFoundException('the web page is not built: run npm run build');
-    res.set({ 'content-security-policy': CSP, 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' });
-    res.sendFile(file);
+  async index(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    if (!existsSync(path.join(WEB_DIR, 'index.html'))) {
+      throw new NotFoundException('the web page is not built: run npm run build');
+    }
+    const headers = {
+      'content-security-policy': CSP,
+      'cache-control': 'no-cache',
+      'x-content-type-options': 'nosniff',
+    };
+    await sendFile(req, reply, 'index.html', headers);
   }
 
   @Get('web/:file')
-  asset(@Param('file') file: string, @Res() res: Response): void {
+  async asset(@Param('file') file: string, @Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     if (!ASSET.test(file) || !existsSync(path.join(WEB_DIR, file))) throw new NotFoundException('no such file');
-    res.set({ 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' });
-    res.sendFile(file, { root: WEB_DIR });
+    await sendFile(req, reply, file, { 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' });
   }
+}
+
+/** A file of WEB_DIR with its validators (ETag, Last-Modified), ranges and 304s, and `headers`. */
+async function sendFile(req: FastifyRequest, reply: FastifyReply, file: string, headers: Record<string, string>) {
+  const sent = await send(req.raw, file, { root: WEB_DIR, cacheControl: false });
+  await reply
+    .code(sent.statusCode)
+    .headers({ ...headers, ...sent.headers })
+    .send(sent.stream);
 }
