@@ -83,8 +83,13 @@ export function checkpointMoveSql(move: CheckpointMove, first = 1): { sql: strin
   };
 }
 
-/** The first look again after an announced append was not there to read (doubling up to pollMs). */
+/**
+ * The first look again after an announced append was not there to read, doubling up to the max,
+ * for one poll period: a held-back event is applied within a second of the transaction that held
+ * it back ending, however long that took within the period (a look is one cheap read).
+ */
 const HELD_BACK_RECHECK_MS = 20;
+const HELD_BACK_RECHECK_MAX_MS = 1_000;
 
 export interface ConsumerRunnerOptions {
   batchSize?: number;
@@ -199,6 +204,7 @@ export class CheckpointedConsumerRunner {
     // back behind an older transaction still open (the log is read below the oldest), so the
     // runner looks again soon instead of waiting for an announcement that already came
     let heldBack = 0;
+    let heldSince = 0;
     let announced = false;
     while (this.running) {
       let applied = 0;
@@ -221,9 +227,11 @@ export class CheckpointedConsumerRunner {
       // from outside (rewound to replay the log)
       else if (applied < this.batchSize && this.running) {
         heldBack = announced && applied === 0 ? heldBack + 1 : 0;
-        const waitMs = heldBack > 0 ? Math.min(this.pollMs, HELD_BACK_RECHECK_MS * 2 ** (heldBack - 1)) : this.pollMs;
-        const woken = await this.wakeup.wait(waitMs);
-        announced = woken || (heldBack > 0 && waitMs < this.pollMs);
+        if (heldBack === 1) heldSince = Date.now();
+        const recheckMs = Math.min(HELD_BACK_RECHECK_MAX_MS, HELD_BACK_RECHECK_MS * 2 ** (heldBack - 1));
+        const rechecking = heldBack > 0 && Date.now() - heldSince + recheckMs < this.pollMs;
+        const woken = await this.wakeup.wait(rechecking ? recheckMs : this.pollMs);
+        announced = woken || rechecking;
         if (!announced) this.loseTrack();
         // woken by an append: let the appends right behind it land, to read them in the same batch
         else if (woken && this.opts.coalesceMs) await new Promise((r) => setTimeout(r, this.opts.coalesceMs));
