@@ -208,19 +208,16 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
         throw new WaitingError();
       case 'wait':
         // an earlier turn of this conversation is still running: the sequencer wakes this one when it ends
-        this.giveBack(job.id!);
-        await job.moveToDelayed(Date.now() + queuedTurnRecheckMs(outcome.behind), token);
+        await this.comeBackIn(job, queuedTurnRecheckMs(outcome.behind), token);
         await this.sequencer.promoteIfNext(conversationId, turnId, job);
         throw new DelayedError();
       case 'wait-history-cut':
         // the turn before is summarising the history for this one: its job promotes this one when done
-        this.giveBack(job.id!);
-        await job.moveToDelayed(Date.now() + HISTORY_CUT_RECHECK_MS, token);
+        await this.comeBackIn(job, HISTORY_CUT_RECHECK_MS, token);
         throw new DelayedError();
       case 'wait-model-batch':
         // hours, perhaps: the worker's slot is free meanwhile, and the log says which batch to look at
-        this.giveBack(job.id!);
-        await job.moveToDelayed(Date.now() + this.config.llm.batchPollMs, token);
+        await this.comeBackIn(job, this.config.llm.batchPollMs, token);
         throw new DelayedError();
       case 'ended':
         return this.turnEnded(job, outcome.folded);
@@ -229,6 +226,12 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
         throw new Error(`turn outcome ${JSON.stringify(unknown)} has no handling`);
       }
     }
+  }
+
+  /** Gives the job back until `ms` from now (its lock goes with it, on purpose). */
+  private async comeBackIn(job: Job, ms: number, token: string | undefined): Promise<void> {
+    this.giveBack(job.id!);
+    await job.moveToDelayed(Date.now() + ms, token);
   }
 
   /** The turn ended: the next turn of its conversation goes, and its batch completes if it was the last. */
