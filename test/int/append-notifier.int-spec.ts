@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AppendNotifier, EventStore } from '@parley/event-store';
+import { Announcement, AppendNotifier, EventStore } from '@parley/event-store';
 import { newEvent } from '../support/factories/new-event';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 import { waitFor } from '../support/wait-for';
@@ -16,7 +16,7 @@ describe(AppendNotifier.name, () => {
   it('hears of every stream a burst of appends wrote to, and of a caller-transaction append only once it commits', async () => {
     const notifier = new AppendNotifier(db.url);
     const heard = new Set<string>();
-    notifier.on('append', (streamId: string) => heard.add(streamId));
+    notifier.on('append', ({ streamId }: Announcement) => heard.add(streamId));
     await notifier.start();
     try {
       const store = new EventStore(db.pool);
@@ -35,6 +35,35 @@ describe(AppendNotifier.name, () => {
       await store.withTransaction((tx) => store.appendIn(tx, committed, [newEvent()], 'no_stream'));
       await waitFor('the committed append to be announced', async () => heard.has(committed), 5_000);
       expect(heard.has(rolledBack)).toBe(false);
+    } finally {
+      await notifier.stop();
+    }
+  });
+
+  it('announces an append made alone with its events exactly as a read returns them, and a long one by its stream alone', async () => {
+    const notifier = new AppendNotifier(db.url);
+    const heard = new Map<string, Announcement>();
+    notifier.on('append', (a: Announcement) => heard.set(a.streamId, a));
+    await notifier.start();
+    try {
+      const store = new EventStore(db.pool);
+      const short = `short-${randomUUID()}`;
+      await store.append(short, [newEvent('Started', { title: 'é ✓' })], { expectedVersion: 'no_stream' });
+      await store.append(
+        short,
+        [
+          { ...newEvent('Renamed', { title: 'two', nested: { at: [1, 2.5, null] } }), metadata: { traceparent: 'x' } },
+          newEvent('Renamed', { title: 'three' }),
+        ],
+        { expectedVersion: 1 },
+      );
+      await waitFor('the second append to be announced', async () => heard.get(short)?.events?.length === 2, 5_000);
+      expect(heard.get(short)!.events).toEqual(await store.readStream(short, { after: 1 }));
+
+      const long = `long-${randomUUID()}`;
+      await store.append(long, [newEvent('Started', { text: 'x'.repeat(8_000) })], { expectedVersion: 'no_stream' });
+      await waitFor('the long append to be announced', async () => heard.has(long), 5_000);
+      expect(heard.get(long)!.events).toBeUndefined();
     } finally {
       await notifier.stop();
     }

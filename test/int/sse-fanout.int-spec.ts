@@ -38,9 +38,10 @@ describe('SSE fan-out (one reader per stream per process)', () => {
     return server;
   }
 
-  /** A raw SSE client that records the ids of the stored events it receives. */
+  /** A raw SSE client that records the ids of the stored events it receives, and their frames. */
   function follow(port: number, conversationId: string, after = 0) {
     const ids: number[] = [];
+    const frames = new Map<number, string>();
     let buffer = '';
     let ended = false;
     const req = http.get(
@@ -55,6 +56,7 @@ describe('SSE fan-out (one reader per stream per process)', () => {
             buffer = buffer.slice(cut + 2);
             const id = /^id: (\d+)$/m.exec(frame);
             if (id) ids.push(Number(id[1]));
+            if (id) frames.set(Number(id[1]), frame);
           }
         });
         res.on('close', () => (ended = true));
@@ -64,6 +66,7 @@ describe('SSE fan-out (one reader per stream per process)', () => {
     return {
       after,
       ids,
+      frames,
       get ended() {
         return ended;
       },
@@ -142,10 +145,32 @@ describe('SSE fan-out (one reader per stream per process)', () => {
       pages.mockClear();
       await append(id);
       await waitFor(`every client to have version ${n}`, () => clients.every((c) => c.has(n)));
-      expect(pages.mock.calls.length).toBeLessThanOrEqual(2); // one read; a second only if the safety net raced it
+      expect(pages.mock.calls.length).toBeLessThanOrEqual(2); // none when announced with its events, one read otherwise, a second only if the safety net raced it
     }
     for (const c of clients) expect(c.ids).toEqual(range(1, 8));
     for (const c of clients) c.close();
+  });
+
+  it('serves an append from its announcement without reading it back, byte for byte what a replay reads', async () => {
+    const { port } = await startServer({ EVENT_POLL_MS: '60000' }); // no safety net: reads are the hub's own
+    const id = await conversationWith(2);
+    const live = follow(port, id);
+    await waitFor('the client to be live', () => live.has(2));
+    await sleep(100);
+    const reads = jest.spyOn(store, 'readStream');
+    await append(id, 2); // alone: announced with its events
+    await waitFor('the announced events', () => live.has(4));
+    expect(reads).toHaveBeenCalledTimes(0);
+    await append(id, 1, 'x'.repeat(9_000)); // past a notification's limit: announced by its stream alone
+    await waitFor('the long event', () => live.has(5));
+    expect(reads).toHaveBeenCalledTimes(1);
+    reads.mockRestore();
+    const replay = follow(port, id, 2);
+    await waitFor('the replay', () => replay.has(5));
+    expect(live.ids).toEqual([1, 2, 3, 4, 5]);
+    for (const v of [3, 4, 5]) expect(live.frames.get(v)).toBe(replay.frames.get(v));
+    live.close();
+    replay.close();
   });
 
   it('delivers appends whose notification was lost, through the one-statement safety net', async () => {

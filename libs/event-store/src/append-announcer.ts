@@ -1,6 +1,6 @@
 import { escapeLiteral, Pool } from 'pg';
 
-/** The channel appends are announced on; the payload is the stream id. */
+/** The channel appends are announced on; the payload is an Announcement (announcement.ts). */
 export const EVENTS_CHANNEL = 'parley_events';
 
 /**

@@ -1,10 +1,11 @@
 import { EventEmitter } from 'node:events';
 import { Client } from 'pg';
 import { EVENTS_CHANNEL } from './append-announcer';
+import { parseAnnouncement } from './announcement';
 
 /**
  * Tells this process about appends made by any process, through LISTEN/NOTIFY on one dedicated
- * connection. Notifications are a latency optimisation only: readers also poll, and a dropped
+ * connection: 'append' with the Announcement (the stream id, and maybe the events). Notifications are a latency optimisation only: readers also poll, and a dropped
  * connection is re-opened with backoff (emitting 'reconnected' so readers catch up at once).
  */
 export class AppendNotifier extends EventEmitter {
@@ -38,7 +39,7 @@ export class AppendNotifier extends EventEmitter {
     client.on('error', () => this.dropped(client));
     client.on('end', () => this.dropped(client));
     client.on('notification', (n) => {
-      if (n.channel === EVENTS_CHANNEL) this.emit('append', n.payload ?? '');
+      if (n.channel === EVENTS_CHANNEL) this.emit('append', parseAnnouncement(n.payload ?? ''));
     });
     try {
       await client.connect();

@@ -1,6 +1,7 @@
 import { Pool, PoolClient } from 'pg';
 import { EVENT_COLUMNS, EventRow, toStoredEvent } from './event-rows';
 import { AppendAnnouncer, EVENTS_CHANNEL } from './append-announcer';
+import { announcementCtes } from './announcement';
 import { inTransaction } from './transaction';
 import { inSpan } from './trace-context';
 import {
@@ -41,13 +42,15 @@ const APPEND_SQL = `
 
 /**
  * The same append announcing itself (NOTIFY in its own transaction, sent when it commits): one
- * round trip instead of the append and a separate announcement. A transaction with a NOTIFY
- * commits under Postgres' notify-queue lock, so concurrent ones commit one after another; it is
- * used only while no other append of this process is in flight (see appendWithRetries).
+ * round trip instead of the append and a separate announcement. The announcement carries the
+ * events it stored when they fit a notification (announcement.ts), so a listener that serves them
+ * (an SSE channel) need not read them back. A transaction with a NOTIFY commits under Postgres'
+ * notify-queue lock, so concurrent ones commit one after another; it is used only while no other
+ * append of this process is in flight (see appendWithRetries).
  */
 const APPEND_AND_ANNOUNCE_SQL = APPEND_SQL.replace(
   'SELECT current.v AS current_version, inserted.* FROM current LEFT JOIN inserted ON true',
-  `, announced AS (SELECT pg_notify('${EVENTS_CHANNEL}', $1) FROM inserted LIMIT 1)
+  `${announcementCtes(EVENTS_CHANNEL)}
   SELECT current.v AS current_version, inserted.* FROM current LEFT JOIN inserted ON true LEFT JOIN announced ON true`,
 );
 

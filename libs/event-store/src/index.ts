@@ -4,6 +4,7 @@ export * from './event-store.module';
 export * from './append-notifier';
 export * from './stream-watcher';
 export * from './append-announcer';
+export * from './announcement';
 export * from './checkpointed-consumer';
 export * from './consumer-lease';
 export * from './wakeup';

@@ -1,20 +1,26 @@
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import { AppendNotifier } from './append-notifier';
+import { Announcement } from './announcement';
+import { StoredEvent } from './event.types';
 
 /**
- * Wakes readers of one stream when anything is appended to it (any process), and all readers
- * after the LISTEN connection comes back, since notifications may have been missed meanwhile.
+ * Wakes readers of one stream when anything is appended to it (any process), with the events when
+ * the announcement carried them, and all readers (without events) after the LISTEN connection
+ * comes back, since notifications may have been missed meanwhile.
  */
+/** Called on an append to the stream: with the appended events when they came along, else read them. */
+export type StreamWake = (events?: StoredEvent[]) => void;
+
 @Injectable()
 export class StreamWatcher implements OnModuleDestroy {
-  private readonly watchers = new Map<string, Set<() => void>>();
+  private readonly watchers = new Map<string, Set<StreamWake>>();
 
   constructor(private readonly notifier: AppendNotifier) {
     notifier.on('append', this.onAppend);
     notifier.on('reconnected', this.onReconnected);
   }
 
-  watch(streamId: string, wake: () => void): () => void {
+  watch(streamId: string, wake: StreamWake): () => void {
     let set = this.watchers.get(streamId);
     if (!set) this.watchers.set(streamId, (set = new Set()));
     set.add(wake);
@@ -24,8 +30,11 @@ export class StreamWatcher implements OnModuleDestroy {
     };
   }
 
-  private readonly onAppend = (streamId: string) => {
-    this.watchers.get(streamId)?.forEach((w) => w());
+  private readonly onAppend = (announced: Announcement) => {
+    const set = this.watchers.get(announced.streamId);
+    if (!set) return;
+    const events = announced.events;
+    set.forEach((w) => w(events));
   };
 
   private readonly onReconnected = () => {

@@ -1,6 +1,6 @@
 import { ROOT_CONTEXT } from '@opentelemetry/api';
-import { backoffMs, isTransientDbError, linksOf, tracer } from '@parley/event-store';
-import { StreamFrame } from './stream-frame';
+import { backoffMs, isTransientDbError, linksOf, StoredEvent, tracer } from '@parley/event-store';
+import { StreamFrame, toStreamFrame } from './stream-frame';
 import { PAGE_SIZE, StreamReads } from './stream-reads';
 import { StreamSink, StreamSubscription } from './stream-subscription';
 
@@ -46,7 +46,9 @@ export class StreamChannel {
     return sub;
   }
 
-  readonly wake = (): void => {
+  /** Something was appended: take the events the announcement brought, or read them. */
+  readonly wake = (announced?: StoredEvent[]): void => {
+    if (announced && this.takeAnnounced(announced)) return;
     this.dirty = true;
     void this.pump();
   };
@@ -113,10 +115,20 @@ export class StreamChannel {
       if (!isTransientDbError(e)) return this.fail(e);
       // the database is away: live subscribers keep their connections (and pings); read again later
       clearTimeout(this.retry);
-      this.retry = setTimeout(this.wake, backoffMs(++this.outage, 2_000)).unref();
+      this.retry = setTimeout(() => this.wake(), backoffMs(++this.outage, 2_000)).unref();
     } finally {
       this.reading = false;
     }
+  }
+
+  /**
+   * Announced events that follow `head` with no gap are what a read would return; while a read is
+   * under way they are left to it (it reads again after), so events go out in version order.
+   */
+  private takeAnnounced(events: StoredEvent[]): boolean {
+    if (this.closed || this.reading || this.head === undefined || events[0]?.version !== this.head + 1) return false;
+    this.accept(events.map(toStreamFrame));
+    return true;
   }
 
   /** New events (version > head) go to the tail and to every live subscriber. */

@@ -8,7 +8,7 @@ import { StreamSink, StreamSubscription } from './stream-subscription';
 /**
  * The streams this process serves, each read once per wake-up however many clients follow it
  * (a StreamChannel per stream id, forgotten when its last subscriber leaves). Notifications say
- * when to read; as a net for a lost one, a single statement every eventPollMs compares the
+ * when to read, or bring the events themselves; as a net for a lost one, a single statement every eventPollMs compares the
  * versions of all followed streams with what their channels have read.
  */
 export class StreamHub {
@@ -29,7 +29,7 @@ export class StreamHub {
   subscribe(streamId: string, after: number, sink: StreamSink): StreamSubscription {
     let channel = this.channels.get(streamId);
     if (!channel) {
-      const stopWatching = this.watcher.watch(streamId, () => created.wake());
+      const stopWatching = this.watcher.watch(streamId, (events) => created.wake(events));
       const created = new StreamChannel(streamId, this.reads, (c) => {
         stopWatching();
         if (this.channels.get(streamId) === c) this.channels.delete(streamId);
