@@ -24,6 +24,10 @@ import { ConversationFolds } from './turns/conversation-folds';
 import { MeteredToolRegistry } from './metrics/metered-tool-registry';
 import { WorkerMetrics } from './metrics/worker-metrics';
 import { WorkerMetricsModule } from './metrics/worker-metrics.module';
+import { TakingWorker } from './turns/taking-worker';
+
+// the processors' workers say when they take a job (the agent's starts the turn's read then)
+BullModule.workerClass = TakingWorker;
 
 /** The worker root: no HTTP port (but /metrics on WORKER_METRICS_PORT, when set); agent turns and book ingestion (BullMQ), projections and the turn dispatcher. */
 @Module({

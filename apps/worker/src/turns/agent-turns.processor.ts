@@ -13,6 +13,7 @@ import { BatchCompleter } from './batch-completer';
 import { EventLoopWatch } from './event-loop-watch';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { ConversationFolds, FoldedConversation } from './conversation-folds';
+import { TakingWorker } from './taking-worker';
 
 /**
  * Lock and stall settings: a killed worker's turns move to another 2.5-4 s after the kill, while a
@@ -66,6 +67,7 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
   onApplicationBootstrap(): void {
     if (!this.config.worker.agentEnabled) return; // a projections-only worker
     this.worker.concurrency = this.config.worker.concurrency;
+    if (this.worker instanceof TakingWorker) this.worker.onTaken = (job) => this.readAhead(job);
     this.eventLoop.start();
     this.logger.log(
       `agent worker ${this.worker.id}: concurrency ${this.worker.concurrency}, lock ${LOCK_MS} ms renewed every ${LOCK_RENEW_MS / 2}-${LOCK_RENEW_MS} ms, stalled check every ${STALLED_INTERVAL_MS} ms`,
@@ -115,6 +117,32 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
     this.givenBack.set(jobId, now);
   }
 
+  /**
+   * Conversations read as their turns' jobs were taken, by job id, for the run to start from:
+   * BullMQ starts a job a Redis round trip after taking it. The read begins after this worker
+   * took the job, so it sees every step an earlier run of the job appended (that run had ended).
+   */
+  private readonly readsAhead = new Map<string, Promise<FoldedConversation | undefined>>();
+
+  private readAhead(job: Job): void {
+    if (job.name !== JobName.RunTurn || !job.id) return;
+    const { conversationId } = job.data as JobPayloads[typeof JobName.RunTurn];
+    // the run finds out what is wrong with a read that failed
+    this.readsAhead.set(
+      job.id,
+      this.folds.load(conversationId).catch(() => undefined),
+    );
+    // taken jobs start at once; a bound all the same, so a job never started leaves nothing behind
+    if (this.readsAhead.size > this.worker.concurrency + 16)
+      this.readsAhead.delete(this.readsAhead.keys().next().value!);
+  }
+
+  private readAheadOf(job: Job): Promise<FoldedConversation | undefined> | undefined {
+    const read = job.id ? this.readsAhead.get(job.id) : undefined;
+    if (read) this.readsAhead.delete(job.id!);
+    return read;
+  }
+
   async process(job: Job, token?: string): Promise<void> {
     if (job.id) this.givenBack.delete(job.id);
     const handler = this.handlers[job.name as keyof JobPayloads];
@@ -130,7 +158,7 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
    */
   private async runTurn(job: Job<JobPayloads[typeof JobName.RunTurn]>, token?: string): Promise<void> {
     const { conversationId, turnId } = job.data;
-    const { parent, links, loaded } = await this.traceOf(job);
+    const { parent, links, loaded } = await this.traceOf(job, this.readAheadOf(job));
     const attributes = {
       'messaging.system': 'bullmq',
       'messaging.operation.type': 'process',
@@ -158,14 +186,17 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
    * The parent of a run's span: the turn's trace from the log, the job's enqueue when it is in it.
    * The conversation read for it is handed to the run, which would read it anyway.
    */
-  private async traceOf(job: Job<JobPayloads[typeof JobName.RunTurn]>): Promise<{
+  private async traceOf(
+    job: Job<JobPayloads[typeof JobName.RunTurn]>,
+    readAhead?: Promise<FoldedConversation | undefined>,
+  ): Promise<{
     parent: Context;
     links: Link[];
     loaded?: FoldedConversation;
   }> {
-    if (!this.config.tracing) return { parent: contextOf(undefined), links: [] };
+    if (!this.config.tracing) return { parent: contextOf(undefined), links: [], loaded: await readAhead };
     const { conversationId, turnId, traceparent: queuedBy } = job.data;
-    const loaded = await this.folds.load(conversationId).catch(() => undefined); // the run finds out what is wrong
+    const loaded = await (readAhead ?? this.folds.load(conversationId).catch(() => undefined)); // the run finds out what is wrong
     const logged = loaded?.turns.find((t) => t.turnId === turnId)?.traceparent;
     const [fromLog, fromJob] = [spanContextOf(logged), spanContextOf(queuedBy)];
     if (fromJob && (!fromLog || fromJob.traceId === fromLog.traceId))
