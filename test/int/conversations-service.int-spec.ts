@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { BooksRepository } from '@parley/books';
 import { AppConfig, loadConfig } from '@parley/config';
 import { ConversationEvent, conversationStreamId, DomainError } from '@parley/conversation';
-import { EventStore, StoredEvent, WrongExpectedVersionError } from '@parley/event-store';
+import { AppendNotifier, EventStore, StoredEvent, WrongExpectedVersionError } from '@parley/event-store';
 import { ConversationLogQueries } from '@parley/read-models';
 import { ConversationEraser } from '@parley/erasure';
 import { ConversationsService } from '../../apps/api/src/conversations/conversations.service';
@@ -34,7 +34,9 @@ describe('ConversationsService (in process, real EventStore)', () => {
     const params = Reflect.getMetadata('design:paramtypes', ConversationsService) as unknown[];
     const third = params[2] === ConversationLogQueries ? new ConversationLogQueries(db.pool) : db.pool;
     const Service = ConversationsService as unknown as new (...args: unknown[]) => ConversationsService;
-    return new Service(store, new BooksRepository(db.pool), third, config);
+    // a notifier never started: this replica hears of no append, so what it keeps falls behind
+    // the log and its posts meet the append's version check
+    return new Service(store, new BooksRepository(db.pool), third, config, new AppendNotifier(db.url));
   };
   afterAll(() => db.drop());
 

@@ -286,4 +286,61 @@ describe(handleCommand.name, () => {
     expect(load).toHaveBeenCalledTimes(1);
     expect(stream.stored.map((e) => e.version)).toEqual([1, 2, 3]);
   });
+
+  describe('on the fold the caller keeps (not read for the command)', () => {
+    /** the fold as it stood after the first `n` events: what a caller keeps that has heard no more */
+    const keptAt = async (stream: ReturnType<typeof memoryStream>, n: number): Promise<FoldedForCommands> => ({
+      version: n,
+      state: stream.stored.slice(0, n).reduce(evolve, initialState()),
+    });
+
+    it('decides on it and appends without loading when it is current', async () => {
+      const { stream } = given([started]);
+      const kept = await keptAt(stream, 1);
+      const load = jest.spyOn(stream.folds, 'load');
+      await given([], stream)
+        .when([post('t1')], { kept })
+        .then([posted('t1')]);
+      expect(load).not.toHaveBeenCalled();
+    });
+
+    it('loads and decides again when the append on it loses to what the log has beyond it', async () => {
+      const { stream } = given([started, posted('t0')]);
+      const kept = await keptAt(stream, 1); // has not heard of t0
+      const load = jest.spyOn(stream.folds, 'load');
+      await given([], stream)
+        .when([post('t1')], { kept })
+        .then([posted('t1')]);
+      expect(load).toHaveBeenCalledTimes(1);
+      expect(stream.stored.map((e) => e.version)).toEqual([1, 2, 3]);
+    });
+
+    it('loads and decides again when it refuses what the log allows (the conversation it has not heard of)', async () => {
+      const { stream } = given([started]);
+      const kept = await keptAt(stream, 0); // kept before the conversation began
+      await given([], stream)
+        .when([post('t1')], { kept })
+        .then([posted('t1')]);
+      expect(stream.store.appends).toBe(1); // the refusal appended nothing
+    });
+
+    it('checks If-Match on the log, not on a kept version that is behind', async () => {
+      const { stream } = given([started, posted('t0')]);
+      const kept = await keptAt(stream, 1);
+      await given([], stream)
+        .when([post('t1')], { kept, ifMatch: 2 })
+        .then([posted('t1')]);
+      await given([], stream)
+        .when([post('t2')], { kept: await keptAt(stream, 3), ifMatch: 2 })
+        .thenFails({ name: WrongExpectedVersionError.name });
+    });
+
+    it('still refuses what the log refuses', async () => {
+      const { stream } = given([started, deleted]);
+      await given([], stream)
+        .when([post('t1')], { kept: await keptAt(stream, 1) })
+        .thenFails({ code: 'not_found' } satisfies Partial<DomainError>);
+      expect(stream.stored).toHaveLength(2); // the append on the kept fold failed at its version
+    });
+  });
 });

@@ -70,6 +70,13 @@ export interface CommandOptions<F = FoldedForCommands> {
    * loads again as usual.
    */
   loaded?: Promise<F>;
+  /**
+   * The conversation as the caller keeps it, not read for this command (kept up by what it heard
+   * of appends), so it may be behind the log: the first decision is made on it, an append on it
+   * that loses the race loads as usual, and a refusal on it (a DomainError, an If-Match that
+   * differs) is decided again on a loaded one, as the log may have moved past what refused.
+   */
+  kept?: F;
   /** the events' metadata (default: commandMetadata) */
   metadata?: MetadataPolicy;
 }
@@ -102,12 +109,22 @@ export async function handleCommand<F extends FoldedForCommands, A extends Appen
   const retries = opts.retries ?? DEFAULT_RETRIES;
   const metadataOf = opts.metadata ?? commandMetadata;
   for (let attempt = 0; ; attempt++) {
-    const folded = attempt === 0 && opts.loaded ? await opts.loaded : await folds.load(conversationId);
+    const unread = attempt === 0 ? opts.kept : undefined;
+    const folded = unread ?? (attempt === 0 && opts.loaded ? await opts.loaded : await folds.load(conversationId));
     const { state } = folded;
-    if (opts.ifMatch !== undefined && state.version !== opts.ifMatch)
-      throw staleIfMatch(streamId, commands, state, opts.ifMatch);
-    const decided = decideAll(commands, state);
-    if (decided.length === 0) return { events: [], folded };
+    let decided: ConversationEvent[];
+    try {
+      if (opts.ifMatch !== undefined && state.version !== opts.ifMatch)
+        throw staleIfMatch(streamId, commands, state, opts.ifMatch);
+      decided = decideAll(commands, state);
+    } catch (e) {
+      if (unread) continue; // refused on what may be behind: decide again on what the log says
+      throw e;
+    }
+    if (decided.length === 0) {
+      if (unread) continue; // nothing to do, as far as the kept state knows: the log may say otherwise
+      return { events: [], folded };
+    }
     const metadata = metadataOf({
       userId: commands[0].userId ?? state.ownerId,
       folded,

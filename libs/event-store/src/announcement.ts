@@ -1,11 +1,11 @@
 import { StoredEvent } from './event.types';
 
 /**
- * What an append announces on EVENTS_CHANNEL: the stream id, and when the append announces itself
- * in its own statement, a newline and the events it stored as JSON, so a listener that serves
- * them (an SSE channel) takes them from the notification instead of reading them back. Events that
- * would not fit a notification (Postgres' payload limit is 8000 bytes) are left out: the stream id
- * alone says "read me", as every other announcement does.
+ * What an append announces on EVENTS_CHANNEL: the stream id, a newline and the events it stored
+ * as JSON, so a listener that serves them (an SSE channel, a kept fold) takes them from the
+ * notification instead of reading them back. Events that would not fit a notification (Postgres'
+ * payload limit is 8000 bytes) are left out, as are those of an append inside a caller's
+ * transaction: the stream id alone says "read me".
  */
 export interface Announcement {
   streamId: string;
@@ -45,6 +45,22 @@ export function announcementCtes(channel: string): string {
     SELECT pg_notify('${channel}', CASE WHEN octet_length(payload) < ${PAYLOAD_LIMIT_BYTES} THEN payload ELSE $1 END)
       FROM announcement
   )`;
+}
+
+/** The payload announcing `events` of one append, made in this process (the coalesced announcements). */
+export function announcementPayload(streamId: string, events: StoredEvent[]): string {
+  const announced: AnnouncedEvent[] = events.map((e) => ({
+    position: e.position,
+    event_id: e.id,
+    version: e.version,
+    type: e.type,
+    data: e.data,
+    metadata: e.metadata,
+    transaction_id: e.transactionId,
+    occurred_at: e.occurredAt.getTime(),
+  }));
+  const payload = `${streamId}\n${JSON.stringify(announced)}`;
+  return Buffer.byteLength(payload) < PAYLOAD_LIMIT_BYTES ? payload : streamId;
 }
 
 /** An announcement's payload read back; a payload of an older release is a stream id alone. */

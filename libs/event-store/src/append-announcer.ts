@@ -1,4 +1,6 @@
 import { escapeLiteral, Pool } from 'pg';
+import { announcementPayload } from './announcement';
+import { StoredEvent } from './event.types';
 
 /** The channel appends are announced on; the payload is an Announcement (announcement.ts). */
 export const EVENTS_CHANNEL = 'parley_events';
@@ -15,13 +17,14 @@ export const EVENTS_CHANNEL = 'parley_events';
  * readers also poll, and announcements are only a wake-up.
  */
 export class AppendAnnouncer {
-  private pending = new Set<string>();
+  /** payloads in the order their appends returned: a stream's versions in order */
+  private pending: string[] = [];
   private flushing?: Promise<void>;
 
   constructor(private readonly pool: Pool) {}
 
-  announce(streamId: string): void {
-    this.pending.add(streamId);
+  announce(streamId: string, events: StoredEvent[]): void {
+    this.pending.push(announcementPayload(streamId, events));
     this.flushing ??= this.flush();
   }
 
@@ -32,10 +35,10 @@ export class AppendAnnouncer {
 
   private async flush(): Promise<void> {
     try {
-      while (this.pending.size > 0) {
-        const streams = [...this.pending];
-        this.pending = new Set();
-        await this.send(streams).catch(() => undefined);
+      while (this.pending.length > 0) {
+        const payloads = this.pending;
+        this.pending = [];
+        await this.send(payloads).catch(() => undefined);
       }
     } finally {
       this.flushing = undefined;
@@ -43,11 +46,11 @@ export class AppendAnnouncer {
   }
 
   /** A failed announcement may leave its transaction open: that connection is discarded, not reused. */
-  private async send(streams: string[]): Promise<void> {
+  private async send(payloads: string[]): Promise<void> {
     const client = await this.pool.connect();
     let failed: Error | undefined;
     try {
-      await client.query(announcement(streams));
+      await client.query(announcement(payloads));
     } catch (e) {
       failed = e as Error;
     } finally {
@@ -56,10 +59,13 @@ export class AppendAnnouncer {
   }
 }
 
-/** One simple-protocol query (several statements, so no parameters: the values are escaped). */
-function announcement(streams: string[]): string {
-  const payloads = streams.map(escapeLiteral).join(', ');
+/**
+ * One simple-protocol query (several statements, so no parameters: the values are escaped).
+ * Notifications of one transaction are delivered in the order they were sent.
+ */
+function announcement(payloads: string[]): string {
+  const literals = payloads.map(escapeLiteral).join(', ');
   return `BEGIN; SET LOCAL synchronous_commit TO off;
-    SELECT pg_notify(${escapeLiteral(EVENTS_CHANNEL)}, s) FROM unnest(ARRAY[${payloads}]::text[]) AS s;
+    SELECT pg_notify(${escapeLiteral(EVENTS_CHANNEL)}, p) FROM unnest(ARRAY[${literals}]::text[]) WITH ORDINALITY AS a(p, n) ORDER BY n;
     COMMIT;`;
 }

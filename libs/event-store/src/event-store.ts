@@ -102,7 +102,7 @@ export class EventStore {
       const alone = this.appendsInFlight++ === 0;
       try {
         const result = await this.appendWith(this.pool, streamId, events, opts.expectedVersion, alone);
-        if (!alone) this.announcer.announce(streamId);
+        if (!alone) this.announcer.announce(streamId, result.events);
         return result;
       } catch (e) {
         if (!isUniqueViolation(e)) throw e;

@@ -93,9 +93,10 @@ export class StreamFoldCache<E extends EventShape, S> {
   }
 
   /**
-   * The state after events this process has just appended, without reading the stream: an append
-   * at the folded version that went in proves nothing came between. Undefined when the kept fold
-   * is not at the version just before them (not kept, or another load moved it on): load instead.
+   * The state after events that follow the kept fold, without reading the stream: events this
+   * process has just appended (an append at the folded version that went in proves nothing came
+   * between), or events an announcement brought. Undefined when the kept fold is not at the
+   * version just before them (not kept, behind, or another load moved it on): load instead.
    * A caller that decides on this state still appends at its version, so anything appended since
    * by someone else makes that append fail and the caller load.
    */
@@ -105,6 +106,12 @@ export class StreamFoldCache<E extends EventShape, S> {
     const now = this.foldIn(known, events);
     this.keep(streamId, now);
     return { version: now.version, state: now.state };
+  }
+
+  /** The fold as kept, without reading: as current as what this process has read, appended or been told. */
+  kept(streamId: string): FoldedStream<S> | undefined {
+    const known = this.folded.get(streamId);
+    return known && { version: known.version, state: known.state };
   }
 
   /** A kept fold with the events that follow it folded in, compacted. */

@@ -1,5 +1,19 @@
-import { ConversationEvent, ConversationState, conversationStreamId, evolve, initialState } from '@parley/conversation';
-import { EventStore, FoldSnapshots, SNAPSHOT_SPAN_EVENTS, StoredEvent, StreamFoldCache } from '@parley/event-store';
+import {
+  ConversationEvent,
+  conversationIdOf,
+  ConversationState,
+  conversationStreamId,
+  evolve,
+  initialState,
+} from '@parley/conversation';
+import {
+  Announcement,
+  EventStore,
+  FoldSnapshots,
+  SNAPSHOT_SPAN_EVENTS,
+  StoredEvent,
+  StreamFoldCache,
+} from '@parley/event-store';
 
 /** A conversation as GET /conversations/:id shows it: the folded state plus its id and times. */
 export type ConversationView = { id: string } & Pick<
@@ -32,19 +46,47 @@ const conversationStateFold = {
 /**
  * Each conversation's state, kept between requests: a post or a read of the conversation reads
  * only the events appended since the last, not the whole conversation. Small per conversation
- * (no message text), so many are kept. The source the API's commands are decided on.
+ * (no message text), so many are kept. The source the API's commands are decided on. What the
+ * announcements of appends bring (any process's) is folded in as it comes, so a post can be
+ * decided on the kept state without reading (`kept`); one the announcements left behind (one
+ * came without its events, or after a gap) is read again by the next command.
  */
 export class ApiConversationFolds {
   private readonly cache: StreamFoldCache<ConversationEvent, FoldedConversation>;
+  /** kept conversations an announcement said moved on without saying how far: read before trusted again */
+  private readonly behind = new Set<string>();
 
   constructor(store: EventStore) {
     this.cache = new StreamFoldCache(store, conversationStateFold, 10_000, new FoldSnapshots(store.pool));
   }
 
   async load(conversationId: string): Promise<LoadedConversation> {
-    const { version, state } = await this.cache.load(conversationStreamId(conversationId));
+    const streamId = conversationStreamId(conversationId);
+    this.behind.delete(streamId); // an announcement during the read marks it again
+    const { version, state } = await this.cache.load(streamId);
     return { version, ...state };
   }
+
+  /**
+   * The conversation as kept, without reading: as current as the announcements heard so far, so
+   * possibly behind the log (an append on it then fails at its version). Undefined when not kept.
+   */
+  kept(conversationId: string): LoadedConversation | undefined {
+    const streamId = conversationStreamId(conversationId);
+    if (this.behind.has(streamId)) return undefined;
+    const kept = this.cache.kept(streamId);
+    return kept && { version: kept.version, ...kept.state };
+  }
+
+  /** An append announced (AppendNotifier's 'append'): its events folded into a kept conversation. */
+  readonly heard = ({ streamId, events }: Announcement): void => {
+    if (!conversationIdOf(streamId)) return;
+    const kept = this.cache.kept(streamId);
+    if (!kept) return;
+    const fresh = events?.filter((e) => e.version > kept.version) as StoredEvent<ConversationEvent>[] | undefined;
+    if (fresh && (fresh.length === 0 || this.cache.appended(streamId, fresh))) return;
+    this.behind.add(streamId);
+  };
 }
 
 export function toView(id: string, { state, createdAt, lastActivityAt }: FoldedConversation): ConversationView {

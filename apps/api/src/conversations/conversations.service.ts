@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { invalid, problem } from '../http/problem.exception';
 import { AppConfig, CONFIG } from '@parley/config';
@@ -19,7 +19,7 @@ import {
 import { priceOf } from '@parley/agent';
 import { BooksRepository } from '@parley/books';
 import { ConversationLogQueries } from '@parley/read-models';
-import { EventStore, StoredEvent } from '@parley/event-store';
+import { AppendNotifier, EventStore, StoredEvent } from '@parley/event-store';
 import { batchView, BatchView } from './batch-view';
 import { ApiConversationFolds, ConversationView, LoadedConversation, toView } from './conversation-view';
 import { answerTo, PostBody, postedEventId, postedFields, postIdFor, PostResult } from './post-idempotency';
@@ -45,7 +45,7 @@ export interface BatchInput {
  * state, with it the client gets 409), and the reads of them.
  */
 @Injectable()
-export class ConversationsService {
+export class ConversationsService implements OnModuleDestroy {
   private readonly folds: ApiConversationFolds;
 
   constructor(
@@ -53,8 +53,14 @@ export class ConversationsService {
     private readonly books: BooksRepository,
     private readonly log: ConversationLogQueries,
     @Inject(CONFIG) private readonly config: AppConfig,
+    private readonly notifier: AppendNotifier,
   ) {
     this.folds = new ApiConversationFolds(store);
+    notifier.on('append', this.folds.heard);
+  }
+
+  onModuleDestroy(): void {
+    this.notifier.off('append', this.folds.heard);
   }
 
   async load(
@@ -151,7 +157,7 @@ export class ConversationsService {
     userId: string,
     conversationId: string,
     input: PostInput,
-    opts: { idempotencyKey?: string; ifMatch?: number; loaded?: Promise<LoadedConversation> },
+    opts: { idempotencyKey?: string; ifMatch?: number } & Pick<CommandOptions<LoadedConversation>, 'kept' | 'loaded'>,
   ): Promise<PostResult> {
     this.assertMessageText(input.content, 'content', 'content');
     // with an Idempotency-Key the ids are derived from it: a repeat finds (or races to) the same events.
@@ -170,6 +176,7 @@ export class ConversationsService {
           eventId: (e) => idFor(`event:${e.type}:${'turnId' in e.data ? e.data.turnId : ''}`),
           correlationId: turnId,
           loaded: opts.loaded,
+          kept: opts.kept,
         },
       );
       // a concurrent post with this key won the race: the store answers with its events
@@ -261,9 +268,13 @@ export class ConversationsService {
     return this.execute(conversationId, { type: 'CancelTurn', userId, turnId }, { correlationId: turnId });
   }
 
-  /** Starts loading the conversation a command is about to be decided on (see CommandOptions.loaded). */
-  loadForCommand(conversationId: string): Promise<LoadedConversation> {
-    return this.folds.load(conversationId);
+  /**
+   * The conversation a command is about to be decided on: as kept, when this process keeps it
+   * (see CommandOptions.kept), else its read, begun now (CommandOptions.loaded).
+   */
+  foldForCommand(conversationId: string): Pick<CommandOptions<LoadedConversation>, 'kept' | 'loaded'> {
+    const kept = this.folds.kept(conversationId);
+    return kept ? { kept } : { loaded: this.folds.load(conversationId) };
   }
 
   /** Decides the commands on the same state (the one command path) and appends their events atomically. */

@@ -29,9 +29,9 @@ export class MessagePosting {
     opts: { idempotencyKey?: string; ifMatch?: number },
   ): Promise<PostedMessage> {
     const key = opts.idempotencyKey;
-    // read beside the checks below, which do not depend on it: the post is decided on it
-    const loaded = this.conversations.loadForCommand(conversationId);
-    loaded.catch(() => undefined); // a refused post leaves it unread; a post that reads it meets its error
+    // as kept, or read beside the checks below, which do not depend on it: the post is decided on it
+    const fold = this.conversations.foldForCommand(conversationId);
+    fold.loaded?.catch(() => undefined); // a refused post leaves it unread; a post that reads it meets its error
     // a retry of a post already made is no new post: it gets its first answer, even at the rate
     // limit or over budget (its turn may be what spent the budget)
     const earlier = key ? await this.conversations.earlierPost(user.id, conversationId, key, input) : undefined;
@@ -39,7 +39,7 @@ export class MessagePosting {
       await this.budget.assertWithin(user);
       await this.rateLimiter.consume(user.id);
     }
-    const result = earlier ?? (await this.conversations.post(user.id, conversationId, input, { ...opts, loaded }));
+    const result = earlier ?? (await this.conversations.post(user.id, conversationId, input, { ...opts, ...fold }));
     const { interrupted = [], ...answer } = result;
     for (const turnId of interrupted) await this.enqueuer.turnCancelled(conversationId, turnId);
     await this.enqueuer.turnPosted(conversationId, result.turnId);
