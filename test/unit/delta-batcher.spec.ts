@@ -45,4 +45,15 @@ describe(DeltaBatcher.name, () => {
     new DeltaBatcher(deltas, 'c1', 't1', 1).flush();
     expect(sent).toEqual([]);
   });
+
+  it('drops the text still waiting when the answer that carries it is about to be appended', () => {
+    const { sent, deltas } = recordingDeltas();
+    const sut = new DeltaBatcher(deltas, 'c1', 't1', 1);
+    sut.add('The storm ', 1);
+    jest.advanceTimersByTime(DELTA_BATCH_MS);
+    sut.add('broke.', 1);
+    sut.discard();
+    jest.advanceTimersByTime(DELTA_BATCH_MS); // and its timer sends nothing later
+    expect(sent.map((d) => d.text)).toEqual(['The storm ']);
+  });
 });

@@ -79,10 +79,12 @@ export class ApiConversationFolds {
   }
 
   /** An append announced (AppendNotifier's 'append'): its events folded into a kept conversation. */
-  readonly heard = ({ streamId, events }: Announcement): void => {
+  readonly heard = (announced: Announcement): void => {
+    const { streamId } = announced;
     if (!conversationIdOf(streamId)) return;
     const kept = this.cache.kept(streamId);
     if (!kept) return;
+    const events = announced.events; // parsed only now: most announcements are of conversations not kept here
     const fresh = events?.filter((e) => e.version > kept.version) as StoredEvent<ConversationEvent>[] | undefined;
     if (fresh && (fresh.length === 0 || this.cache.appended(streamId, fresh))) return;
     this.behind.add(streamId);

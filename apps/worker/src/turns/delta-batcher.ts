@@ -8,7 +8,9 @@ export const DELTA_BATCH_MS = 40;
  * The text deltas of one LLM call, sent over Redis in batches: a model streams a token or a few
  * at a time, and one PUBLISH each is a Redis round trip each (hundreds a reply). Text that comes
  * within DELTA_BATCH_MS goes out as one delta; indexes stay consecutive within an attempt, so a
- * client joins them as before. A new attempt sends what the old one left first.
+ * client joins them as before. A new attempt sends what the old one left first. What is still
+ * waiting when the call answers is dropped (`discard`): AssistantReplied, appended next, carries
+ * the whole text, so the last batch is not sent twice.
  */
 export class DeltaBatcher {
   private pending?: Omit<AssistantTextDelta, 'index'> & { text: string };
@@ -31,6 +33,12 @@ export class DeltaBatcher {
       this.timer = setTimeout(() => this.flush(), DELTA_BATCH_MS);
     }
     this.pending.text += text;
+  }
+
+  /** Drops what is waiting: the answer that carries it is about to be appended. */
+  discard(): void {
+    clearTimeout(this.timer);
+    this.pending = undefined;
   }
 
   /** Sends what is waiting (the call ended, or the batch's time is up). */

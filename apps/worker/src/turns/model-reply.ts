@@ -59,15 +59,26 @@ export class ModelReply {
         onTextDelta: (text, attempt = 1) => deltas.add(text, attempt),
         viaBatch,
       })
-      .finally(() => deltas.flush());
-    if (outcome.kind === 'pending') return { kind: 'wait-model-batch', providerBatchId: outcome.providerBatchId };
+      .catch((e: unknown) => {
+        deltas.flush(); // what the reader saw of a call that broke stays shown
+        throw e;
+      });
+    if (outcome.kind === 'pending') {
+      deltas.flush();
+      return { kind: 'wait-model-batch', providerBatchId: outcome.providerBatchId };
+    }
     if (outcome.kind === 'submitted' && viaBatch) {
+      deltas.flush();
       const { providerBatchId } = outcome;
       const submitted = { step: viaBatch.callId, provider: this.llm.provider, providerBatchId };
       return { kind: 'events', events: [modelBatchSubmitted(stepOrigin(loaded), turn.turnId, submitted)] };
     }
     const result = answerOf(outcome);
-    return { kind: 'events', events: modelReplied(stepOrigin(loaded), turn, { iteration, allowTools }, result) };
+    const events = modelReplied(stepOrigin(loaded), turn, { iteration, allowTools }, result);
+    // an answer's last batch of text goes out in AssistantReplied, not a delta too
+    if (events.some((e) => e.type === 'AssistantReplied')) deltas.discard();
+    else deltas.flush();
+    return { kind: 'events', events };
   }
 
   /**
