@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { conversationStreamId } from '@parley/conversation';
-import { AppendNotifier, EventStore } from '@parley/event-store';
+import { ConversationEvent, conversationStreamId } from '@parley/conversation';
+import { AppendNotifier, EventStore, StoredEvent } from '@parley/event-store';
 import { ApiConversationFolds } from '../../apps/api/src/conversations/conversation-view';
 import { conversationRenamed, conversationStarted, userMessagePosted } from '../support/factories/events';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
@@ -39,20 +39,31 @@ describe(ApiConversationFolds.name, () => {
     expect(folds.kept(await started())).toBeUndefined();
   });
 
-  it('folds in what announcements bring, alone or side by side, to the state a read gives', async () => {
+  it('folds in the events an announcement brings, to the state a read gives', async () => {
     const id = await started();
     await folds.load(id);
     const streamId = conversationStreamId(id);
     await store.append(streamId, [userMessagePosted({ content: 'Who is the Cheshire Cat?' })], { expectedVersion: 1 });
-    // beside another append of this process: announced after the commits, coalesced
-    const elsewhere = conversationStreamId(await started());
-    await Promise.all([
-      store.append(elsewhere, [conversationRenamed('elsewhere')], { expectedVersion: 1 }),
-      store.append(streamId, [conversationRenamed('one')], { expectedVersion: 2 }),
-    ]);
+    await store.append(streamId, [conversationRenamed('one')], { expectedVersion: 2 });
     await waitFor('the renaming to be heard', async () => folds.kept(id)?.version === 3, 5_000);
     expect(folds.kept(id)).toEqual(await new ApiConversationFolds(store).load(id));
     expect(folds.kept(id)?.state.title).toBe('one');
+  });
+
+  it('reads a kept conversation again when an append was announced without its events (appends side by side)', async () => {
+    const id = await started();
+    await folds.load(id);
+    const others = await Promise.all([started(), started()]);
+    // beside other appends of this process: announced after the commits, without the events
+    await Promise.all([
+      ...others.map((o) =>
+        store.append(conversationStreamId(o), [conversationRenamed('elsewhere')], { expectedVersion: 1 }),
+      ),
+      store.append(conversationStreamId(id), [conversationRenamed('one')], { expectedVersion: 1 }),
+    ]);
+    await waitFor('the append to be heard', async () => folds.kept(id) === undefined, 5_000);
+    expect(await folds.load(id)).toMatchObject({ version: 2, state: { title: 'one' } });
+    expect(folds.kept(id)).toMatchObject({ version: 2 });
   });
 
   it('does not trust a kept conversation an announcement left behind, until it is read again', async () => {
@@ -66,5 +77,21 @@ describe(ApiConversationFolds.name, () => {
     expect(folds.kept(id)).toBeUndefined(); // what came next does not follow what it kept
     await folds.load(id);
     expect(folds.kept(id)).toMatchObject({ version: 3, state: { title: 'u' } });
+  });
+
+  it('keeps its own appends at once, and an announcement of what it has does not set it back', async () => {
+    const id = await started();
+    await folds.load(id);
+    const others = await Promise.all([started(), started()]);
+    const [, , own] = await Promise.all([
+      ...others.map((o) =>
+        store.append(conversationStreamId(o), [conversationRenamed('elsewhere')], { expectedVersion: 1 }),
+      ),
+      store.append(conversationStreamId(id), [conversationRenamed('mine')], { expectedVersion: 1 }),
+    ]);
+    folds.appended(id, own.events as StoredEvent<ConversationEvent>[]);
+    expect(folds.kept(id)).toMatchObject({ version: 2, state: { title: 'mine' } });
+    await new Promise((r) => setTimeout(r, 200)); // its announcement (without events) has come
+    expect(folds.kept(id)).toMatchObject({ version: 2, state: { title: 'mine' } });
   });
 });

@@ -23,8 +23,10 @@ describe(AppendNotifier.name, () => {
       const streams = Array.from({ length: 30 }, () => `burst-${randomUUID()}`);
       await Promise.all(streams.map((s) => store.append(s, [newEvent()], { expectedVersion: 'no_stream' })));
       await waitFor('every appended stream to be announced', async () => streams.every((s) => heard.has(s)), 5_000);
-      // most of them coalesced after their commits, each with the events it stored
-      for (const s of streams) expect(heard.get(s)!.events).toEqual(await store.readStream(s));
+      // the first alone, with the events it stored; the rest side by side, announced by their streams after the commits
+      const withEvents = streams.filter((s) => heard.get(s)!.events !== undefined);
+      for (const s of withEvents) expect(heard.get(s)!.events).toEqual(await store.readStream(s));
+      expect(withEvents.length).toBeLessThan(streams.length);
 
       const rolledBack = `rolled-back-${randomUUID()}`;
       await store

@@ -1,17 +1,25 @@
 import { StoredEvent } from './event.types';
 
 /**
- * What an append announces on EVENTS_CHANNEL: the stream id, a newline and the events it stored
- * as JSON, so a listener that serves them (an SSE channel, a kept fold) takes them from the
+ * What an append announces on EVENTS_CHANNEL: `<stream id>\n<the stream's version after it>`, and
+ * for an append made alone (which announces itself in its own statement) `\n<the events it stored
+ * as JSON>` too, so a listener that serves them (an SSE channel, a kept fold) takes them from the
  * notification instead of reading them back. Events that would not fit a notification (Postgres'
- * payload limit is 8000 bytes) are left out, as are those of an append inside a caller's
- * transaction: the stream id alone says "read me".
+ * payload limit is 8000 bytes) are left out, as are those of appends announced after their commits
+ * (several at once: see AppendAnnouncer). The version tells a listener whether it already has
+ * what was appended. An append inside a caller's transaction, and an older release, announce the
+ * stream id alone: "read me".
  */
 export interface Announcement {
   streamId: string;
+  /** the stream's version after the append, when the announcement says it */
+  version?: number;
   /** the events as stored, oldest first, when the announcement carries them */
   events?: StoredEvent[];
 }
+
+/** The payload of an announcement that carries no events. */
+export const announcementOf = (streamId: string, version: number): string => `${streamId}\n${version}`;
 
 /** A stored event as the announcement carries it (the columns of event-rows' EVENT_COLUMNS). */
 interface AnnouncedEvent {
@@ -31,49 +39,35 @@ const PAYLOAD_LIMIT_BYTES = 8000;
 
 /**
  * CTEs for the append statement, after its `inserted` CTE, whose first parameter ($1) is the
- * stream id: the announcement with the inserted events, or the stream id alone when too long.
+ * stream id: the announcement with the inserted events, or without them when too long.
  */
 export function announcementCtes(channel: string): string {
   return `, announcement AS (
-    SELECT $1::text || chr(10) || json_agg(json_build_object(
+    SELECT $1::text || chr(10) || max(version) AS head, json_agg(json_build_object(
         'position', position::text, 'event_id', event_id, 'version', version, 'type', type,
         'data', data, 'metadata', metadata, 'transaction_id', transaction_id_text,
         'occurred_at', floor(extract(epoch FROM occurred_at) * 1000)
-      ) ORDER BY version)::text AS payload
+      ) ORDER BY version)::text AS events
       FROM inserted HAVING count(*) > 0
   ), announced AS (
-    SELECT pg_notify('${channel}', CASE WHEN octet_length(payload) < ${PAYLOAD_LIMIT_BYTES} THEN payload ELSE $1 END)
+    SELECT pg_notify('${channel}', CASE WHEN octet_length(head) + octet_length(events) < ${PAYLOAD_LIMIT_BYTES} - 1
+                                        THEN head || chr(10) || events ELSE head END)
       FROM announcement
   )`;
 }
 
-/** The payload announcing `events` of one append, made in this process (the coalesced announcements). */
-export function announcementPayload(streamId: string, events: StoredEvent[]): string {
-  const announced: AnnouncedEvent[] = events.map((e) => ({
-    position: e.position,
-    event_id: e.id,
-    version: e.version,
-    type: e.type,
-    data: e.data,
-    metadata: e.metadata,
-    transaction_id: e.transactionId,
-    occurred_at: e.occurredAt.getTime(),
-  }));
-  const payload = `${streamId}\n${JSON.stringify(announced)}`;
-  return Buffer.byteLength(payload) < PAYLOAD_LIMIT_BYTES ? payload : streamId;
-}
-
-/** An announcement's payload read back; a payload of an older release is a stream id alone. */
+/** An announcement's payload read back. */
 export function parseAnnouncement(payload: string): Announcement {
-  const newline = payload.indexOf('\n');
-  if (newline < 0) return { streamId: payload };
-  const streamId = payload.slice(0, newline);
+  const [streamId, version, json] = splitTwice(payload, '\n');
+  if (version === undefined) return { streamId };
+  if (json === undefined) return { streamId, version: Number(version) };
   let events: StoredEvent[] | undefined;
   // parsed only for a listener that asks for the events: most hear of streams they do not serve
   return {
     streamId,
+    version: Number(version),
     get events() {
-      events ??= (JSON.parse(payload.slice(newline + 1)) as AnnouncedEvent[]).map((e) => ({
+      events ??= (JSON.parse(json) as AnnouncedEvent[]).map((e) => ({
         id: e.event_id,
         streamId,
         version: e.version,
@@ -87,4 +81,13 @@ export function parseAnnouncement(payload: string): Announcement {
       return events;
     },
   };
+}
+
+/** The text before the first separator, between it and the second, and the rest (JSON may hold the separator). */
+function splitTwice(text: string, separator: string): [string, string?, string?] {
+  const first = text.indexOf(separator);
+  if (first < 0) return [text];
+  const second = text.indexOf(separator, first + 1);
+  if (second < 0) return [text.slice(0, first), text.slice(first + 1)];
+  return [text.slice(0, first), text.slice(first + 1, second), text.slice(second + 1)];
 }

@@ -1,6 +1,5 @@
 import { escapeLiteral, Pool } from 'pg';
-import { announcementPayload } from './announcement';
-import { StoredEvent } from './event.types';
+import { announcementOf } from './announcement';
 
 /** The channel appends are announced on; the payload is an Announcement (announcement.ts). */
 export const EVENTS_CHANNEL = 'parley_events';
@@ -14,17 +13,20 @@ export const EVENTS_CHANNEL = 'parley_events';
  * coalesced, one round trip at a time for all streams appended meanwhile. Its transaction gets a
  * transaction id (Postgres gives one to every NOTIFY) and would wait for its own WAL flush; it
  * skips that wait (synchronous_commit off), as an announcement lost in a crash loses no event:
- * readers also poll, and announcements are only a wake-up.
+ * readers also poll, and announcements are only a wake-up. These carry each stream's version but
+ * not the events: under concurrent appends, notifications with the events in them made every
+ * commit of this one hold the notify lock longer (appends/s, 16 writers: 5,811 → 5,123), so
+ * their listeners read instead.
  */
 export class AppendAnnouncer {
-  /** payloads in the order their appends returned: a stream's versions in order */
-  private pending: string[] = [];
+  /** the version each stream appended to meanwhile has reached */
+  private pending = new Map<string, number>();
   private flushing?: Promise<void>;
 
   constructor(private readonly pool: Pool) {}
 
-  announce(streamId: string, events: StoredEvent[]): void {
-    this.pending.push(announcementPayload(streamId, events));
+  announce(streamId: string, version: number): void {
+    this.pending.set(streamId, Math.max(version, this.pending.get(streamId) ?? 0));
     this.flushing ??= this.flush();
   }
 
@@ -35,9 +37,9 @@ export class AppendAnnouncer {
 
   private async flush(): Promise<void> {
     try {
-      while (this.pending.length > 0) {
-        const payloads = this.pending;
-        this.pending = [];
+      while (this.pending.size > 0) {
+        const payloads = [...this.pending].map(([streamId, version]) => announcementOf(streamId, version));
+        this.pending = new Map();
         await this.send(payloads).catch(() => undefined);
       }
     } finally {
@@ -59,13 +61,10 @@ export class AppendAnnouncer {
   }
 }
 
-/**
- * One simple-protocol query (several statements, so no parameters: the values are escaped).
- * Notifications of one transaction are delivered in the order they were sent.
- */
+/** One simple-protocol query (several statements, so no parameters: the values are escaped). */
 function announcement(payloads: string[]): string {
   const literals = payloads.map(escapeLiteral).join(', ');
   return `BEGIN; SET LOCAL synchronous_commit TO off;
-    SELECT pg_notify(${escapeLiteral(EVENTS_CHANNEL)}, p) FROM unnest(ARRAY[${literals}]::text[]) WITH ORDINALITY AS a(p, n) ORDER BY n;
+    SELECT pg_notify(${escapeLiteral(EVENTS_CHANNEL)}, p) FROM unnest(ARRAY[${literals}]::text[]) AS p;
     COMMIT;`;
 }

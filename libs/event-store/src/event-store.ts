@@ -1,7 +1,7 @@
 import { Pool, PoolClient } from 'pg';
 import { EVENT_COLUMNS, EventRow, toStoredEvent } from './event-rows';
 import { AppendAnnouncer, EVENTS_CHANNEL } from './append-announcer';
-import { announcementCtes } from './announcement';
+import { announcementCtes, announcementOf } from './announcement';
 import { inTransaction } from './transaction';
 import { inSpan } from './trace-context';
 import {
@@ -102,7 +102,7 @@ export class EventStore {
       const alone = this.appendsInFlight++ === 0;
       try {
         const result = await this.appendWith(this.pool, streamId, events, opts.expectedVersion, alone);
-        if (!alone) this.announcer.announce(streamId, result.events);
+        if (!alone) this.announcer.announce(streamId, result.nextExpectedVersion);
         return result;
       } catch (e) {
         if (!isUniqueViolation(e)) throw e;
@@ -132,7 +132,10 @@ export class EventStore {
     expected: ExpectedVersion,
   ): Promise<AppendResult<E>> {
     const result = await this.appendWith(client, streamId, events, expected);
-    await client.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, streamId]);
+    await client.query('SELECT pg_notify($1, $2)', [
+      EVENTS_CHANNEL,
+      announcementOf(streamId, result.nextExpectedVersion),
+    ]);
     return result;
   }
 

@@ -78,15 +78,20 @@ export class ApiConversationFolds {
     return kept && { version: kept.version, ...kept.state };
   }
 
+  /** Events this process appended to the conversation: folded in at once, for its next command. */
+  appended(conversationId: string, events: StoredEvent<ConversationEvent>[]): void {
+    if (events.length > 0) this.cache.appended(conversationStreamId(conversationId), events);
+  }
+
   /** An append announced (AppendNotifier's 'append'): its events folded into a kept conversation. */
   readonly heard = (announced: Announcement): void => {
-    const { streamId } = announced;
+    const { streamId, version } = announced;
     if (!conversationIdOf(streamId)) return;
     const kept = this.cache.kept(streamId);
-    if (!kept) return;
+    if (!kept || (version !== undefined && version <= kept.version)) return; // has it already (its own append)
     const events = announced.events; // parsed only now: most announcements are of conversations not kept here
     const fresh = events?.filter((e) => e.version > kept.version) as StoredEvent<ConversationEvent>[] | undefined;
-    if (fresh && (fresh.length === 0 || this.cache.appended(streamId, fresh))) return;
+    if (fresh && fresh.length > 0 && this.cache.appended(streamId, fresh)) return;
     this.behind.add(streamId);
   };
 }

@@ -284,7 +284,9 @@ export class ConversationsService implements OnModuleDestroy {
     opts: CommandOptions<LoadedConversation> = {},
   ): Promise<StoredEvent<ConversationEvent>[]> {
     const all = Array.isArray(commands) ? commands : [commands];
-    return (await handleCommand(this.store, this.folds, conversationId, all, opts)).events;
+    const { events } = await handleCommand(this.store, this.folds, conversationId, all, opts);
+    this.folds.appended(conversationId, events); // its next command here starts from them, whenever they are announced
+    return events;
   }
 
   /**
