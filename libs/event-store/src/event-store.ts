@@ -197,7 +197,10 @@ export class EventStore {
       ]);
       await tx.query('DELETE FROM fold_snapshots WHERE stream_id = $1', [streamId]);
       await tx.query('DELETE FROM consumer_dead_letters WHERE event_id = ANY($1::uuid[])', [erased.map((e) => e.id)]);
-      await tx.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, streamId]);
+      await tx.query('SELECT pg_notify($1, $2)', [
+        EVENTS_CHANNEL,
+        announcementOf(streamId, appended.nextExpectedVersion),
+      ]);
       return { tombstone: appended.events[0], erasedEvents: rowCount ?? 0 };
     });
   }
