@@ -184,7 +184,7 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
 
   /**
    * The parent of a run's span: the turn's trace from the log, the job's enqueue when it is in it.
-   * The conversation read for it is handed to the run, which would read it anyway.
+   * The conversation read for it (or read ahead) is handed to the run, which would read it anyway.
    */
   private async traceOf(
     job: Job<JobPayloads[typeof JobName.RunTurn]>,
