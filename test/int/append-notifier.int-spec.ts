@@ -13,11 +13,17 @@ describe(AppendNotifier.name, () => {
   });
   afterAll(() => db.drop());
 
-  it('hears of every stream a burst of appends wrote to, and of a caller-transaction append only once it commits', async () => {
+  /** A started notifier, and the last announcement it heard of each stream. */
+  async function listening() {
     const notifier = new AppendNotifier(db.url);
     const heard = new Map<string, Announcement>();
     notifier.on('append', (a: Announcement) => heard.set(a.streamId, a));
     await notifier.start();
+    return { notifier, heard };
+  }
+
+  it('hears of every stream a burst of appends wrote to, and of a caller-transaction append only once it commits', async () => {
+    const { notifier, heard } = await listening();
     try {
       const store = new EventStore(db.pool);
       const streams = Array.from({ length: 30 }, () => `burst-${randomUUID()}`);
@@ -44,11 +50,8 @@ describe(AppendNotifier.name, () => {
     }
   });
 
-  it('announces an append made alone with its events exactly as a read returns them, and a long one by its stream alone', async () => {
-    const notifier = new AppendNotifier(db.url);
-    const heard = new Map<string, Announcement>();
-    notifier.on('append', (a: Announcement) => heard.set(a.streamId, a));
-    await notifier.start();
+  it('announces an append made alone with its events exactly as a read returns them, and a long one without them', async () => {
+    const { notifier, heard } = await listening();
     try {
       const store = new EventStore(db.pool);
       const short = `short-${randomUUID()}`;
