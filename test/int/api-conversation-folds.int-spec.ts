@@ -79,19 +79,34 @@ describe(ApiConversationFolds.name, () => {
     expect(folds.kept(id)).toMatchObject({ version: 3, state: { title: 'u' } });
   });
 
-  it('keeps its own appends at once, and an announcement of what it has does not set it back', async () => {
+  it('keeps its own appends, whether their announcement comes before or after the append returns', async () => {
     const id = await started();
     await folds.load(id);
     const others = await Promise.all([started(), started()]);
-    const [, , own] = await Promise.all([
-      ...others.map((o) =>
-        store.append(conversationStreamId(o), [conversationRenamed('elsewhere')], { expectedVersion: 1 }),
-      ),
-      store.append(conversationStreamId(id), [conversationRenamed('mine')], { expectedVersion: 1 }),
-    ]);
-    folds.appended(id, own.events as StoredEvent<ConversationEvent>[]);
-    expect(folds.kept(id)).toMatchObject({ version: 2, state: { title: 'mine' } });
-    await new Promise((r) => setTimeout(r, 200)); // its announcement (without events) has come
-    expect(folds.kept(id)).toMatchObject({ version: 2, state: { title: 'mine' } });
+    // side by side with others, so announced without events once committed
+    const sideBySide = (title: string, at: number) =>
+      Promise.all([
+        ...others.map((o) =>
+          store.append(conversationStreamId(o), [conversationRenamed(title)], { expectedVersion: 'any' }),
+        ),
+        store.append(conversationStreamId(id), [conversationRenamed(title)], { expectedVersion: at }),
+      ]).then((all) => all.at(-1)!.events as StoredEvent<ConversationEvent>[]);
+    // the announcement first, the append's answer after
+    const first = await sideBySide('first', 1);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(folds.kept(id)).toBeUndefined(); // heard of version 2, kept 1
+    folds.appended(id, first);
+    expect(folds.kept(id)).toMatchObject({ version: 2, state: { title: 'first' } });
+    // the append's answer first (as the API folds it in, right when the append returns), the announcement after
+    const othersAppending = others.map((o) =>
+      store.append(conversationStreamId(o), [conversationRenamed('x')], { expectedVersion: 'any' }),
+    );
+    const second = store
+      .append(conversationStreamId(id), [conversationRenamed('second')], { expectedVersion: 2 })
+      .then((r) => folds.appended(id, r.events as StoredEvent<ConversationEvent>[]));
+    await Promise.all([...othersAppending, second]);
+    expect(folds.kept(id)).toMatchObject({ version: 3, state: { title: 'second' } });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(folds.kept(id)).toMatchObject({ version: 3, state: { title: 'second' } });
   });
 });

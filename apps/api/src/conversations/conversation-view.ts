@@ -43,6 +43,9 @@ const conversationStateFold = {
   }),
 };
 
+/** How many conversations an API process keeps folded. */
+const KEPT_CONVERSATIONS = 10_000;
+
 /**
  * Each conversation's state, kept between requests: a post or a read of the conversation reads
  * only the events appended since the last, not the whole conversation. Small per conversation
@@ -53,16 +56,19 @@ const conversationStateFold = {
  */
 export class ApiConversationFolds {
   private readonly cache: StreamFoldCache<ConversationEvent, FoldedConversation>;
-  /** kept conversations an announcement said moved on without saying how far: read before trusted again */
-  private readonly behind = new Set<string>();
+  /**
+   * The version an announcement without its events said a kept conversation reached (Infinity:
+   * it did not say): the kept fold is not trusted until it has caught up (a read, its own append).
+   */
+  private readonly announcedPast = new Map<string, number>();
 
   constructor(store: EventStore) {
-    this.cache = new StreamFoldCache(store, conversationStateFold, 10_000, new FoldSnapshots(store.pool));
+    this.cache = new StreamFoldCache(store, conversationStateFold, KEPT_CONVERSATIONS, new FoldSnapshots(store.pool));
   }
 
   async load(conversationId: string): Promise<LoadedConversation> {
     const streamId = conversationStreamId(conversationId);
-    this.behind.delete(streamId); // an announcement during the read marks it again
+    this.announcedPast.delete(streamId); // an announcement during the read marks it again
     const { version, state } = await this.cache.load(streamId);
     return { version, ...state };
   }
@@ -73,9 +79,9 @@ export class ApiConversationFolds {
    */
   kept(conversationId: string): LoadedConversation | undefined {
     const streamId = conversationStreamId(conversationId);
-    if (this.behind.has(streamId)) return undefined;
     const kept = this.cache.kept(streamId);
-    return kept && { version: kept.version, ...kept.state };
+    if (!kept || kept.version < (this.announcedPast.get(streamId) ?? 0)) return undefined;
+    return { version: kept.version, ...kept.state };
   }
 
   /** Events this process appended to the conversation: folded in at once, for its next command. */
@@ -92,7 +98,10 @@ export class ApiConversationFolds {
     const events = announced.events; // parsed only now: most announcements are of conversations not kept here
     const fresh = events?.filter((e) => e.version > kept.version) as StoredEvent<ConversationEvent>[] | undefined;
     if (fresh && fresh.length > 0 && this.cache.appended(streamId, fresh)) return;
-    this.behind.add(streamId);
+    this.announcedPast.set(streamId, Math.max(version ?? Infinity, this.announcedPast.get(streamId) ?? 0));
+    // no more than the cache keeps: the oldest entry may be of a conversation it let go
+    if (this.announcedPast.size > KEPT_CONVERSATIONS)
+      this.announcedPast.delete(this.announcedPast.keys().next().value!);
   };
 }
 
