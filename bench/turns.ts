@@ -59,10 +59,15 @@ export async function scriptedTurnsBench(): Promise<void> {
     const one = await liveConversation(alice);
     const lat: number[] = [];
     const n = secs(200, 40);
+    const [apiPid, workerPid] = [stack.apis[0].child.pid!, stack.workers[0].child.pid!];
+    let cpu0 = { api: 0, worker: 0 };
     for (let i = 0; i < n + 10; i++) {
+      if (i === 10) cpu0 = { api: cpuMs(apiPid), worker: cpuMs(workerPid) };
       const r = await one.turn(`question ${i}`);
       if (i >= 10) lat.push(r.ms);
     }
+    // steadier than the latency on a shared machine: what the service's own processes spend a turn
+    const cpuPerTurn = { api: (cpuMs(apiPid) - cpu0.api) / n, worker: (cpuMs(workerPid) - cpu0.worker) / n };
     const p50 = pct(lat, 0.5);
     const p99 = pct(lat, 0.99);
     const f50 = anchors.floor_p50;
@@ -86,6 +91,13 @@ export async function scriptedTurnsBench(): Promise<void> {
       ratio: f99 ? p99 / f99 : undefined,
       goal: '≤ 4× floor',
       ok: f99 ? p99 / f99 <= 4 : undefined,
+    });
+
+    add({
+      section: 'turns',
+      figure: `CPU per sequential turn (the same ${n} turns, utime + stime)`,
+      value: `API ${fmt(cpuPerTurn.api, 2)} ms, worker ${fmt(cpuPerTurn.worker, 2)} ms`,
+      n: cpuPerTurn.api + cpuPerTurn.worker,
     });
 
     // Redis commands and Postgres transactions per one-call turn (over ~50 sequential turns)
