@@ -5,7 +5,8 @@ import { parseAnnouncement } from './announcement';
 
 /**
  * Tells this process about appends made by any process, through LISTEN/NOTIFY on one dedicated
- * connection: 'append' with the Announcement (the stream id, and maybe the events). Notifications are a latency optimisation only: readers also poll, and a dropped
+ * connection: 'append' with the Announcement (the stream id, mostly its version, sometimes the
+ * events). Notifications are a latency optimisation only: readers also poll, and a dropped
  * connection is re-opened with backoff (emitting 'reconnected' so readers catch up at once).
  */
 export class AppendNotifier extends EventEmitter {
