@@ -93,10 +93,64 @@ describe(EventStore.name, () => {
     const stream = `s-${randomUUID()}`;
     await store.append(stream, [newEvent('A'), newEvent('B')], { expectedVersion: 'no_stream' });
     await store.append(stream, [newEvent('C')], { expectedVersion: 2 });
-    await store.announced();
     const appends = statements.filter((q) => q.includes('INSERT INTO events'));
     expect(appends).toHaveLength(2);
     expect(statements).toEqual(appends); // no BEGIN/COMMIT, no separate version or id lookups
+  });
+
+  it('appends side by side in fewer statements, each checked against its own stream', async () => {
+    const { pool: counting, statements } = countingPool(db.pool);
+    const store = new EventStore(counting);
+    const streams = Array.from({ length: 40 }, () => `side-${randomUUID()}`);
+    await Promise.all(streams.map((s) => store.append(s, [newEvent('A')], { expectedVersion: 'no_stream' })));
+    const [stale, ...rest] = streams;
+    const results = await Promise.allSettled([
+      store.append(stale, [newEvent('B')], { expectedVersion: 7 }),
+      ...rest.map((s) => store.append(s, [newEvent('B'), newEvent('C')], { expectedVersion: 1 })),
+    ]);
+    expect(results[0]).toMatchObject({
+      status: 'rejected',
+      reason: { name: WrongExpectedVersionError.name, actual: 1 },
+    });
+    expect(results.slice(1).every((r) => r.status === 'fulfilled')).toBe(true);
+    for (const s of rest)
+      expect((await store.readStream(s)).map((e) => [e.type, e.version])).toEqual([
+        ['A', 1],
+        ['B', 2],
+        ['C', 3],
+      ]);
+    expect(await store.streamVersion(stale)).toBe(1);
+    const appends = statements.filter((q) => q.includes('INSERT INTO events'));
+    expect(appends.length).toBeLessThan(40); // 80 appends, two statements in flight at a time
+  });
+
+  it('answers each append of a statement that a race failed on its own, as if each had gone alone', async () => {
+    const { pool: counting, statements } = countingPool(db.pool);
+    const store = new EventStore(counting);
+    const contested = `contested-${randomUUID()}`;
+    const others = Array.from({ length: 10 }, () => `other-${randomUUID()}`);
+    // another process's append to the contested stream, not committed yet
+    const rival = await openTransaction();
+    await sut.appendIn(rival, contested, [newEvent('Rival')], 'no_stream');
+    // the first goes alone; the rest, the contested one last, together in the next statement
+    const settled = Promise.allSettled(
+      [...others, contested].map((s) =>
+        store.append(s, [newEvent('A'), newEvent('B')], { expectedVersion: 'no_stream' }),
+      ),
+    );
+    await sleep(200); // that statement now waits on the rival's row
+    await rival.query('COMMIT');
+    rival.release();
+    const results = await settled;
+    expect(results.slice(0, -1).every((r) => r.status === 'fulfilled')).toBe(true);
+    expect(results[results.length - 1]).toMatchObject({
+      status: 'rejected',
+      reason: { name: WrongExpectedVersionError.name, actual: 1 },
+    });
+    for (const s of others) expect((await sut.readStream(s)).map((e) => e.type)).toEqual(['A', 'B']);
+    expect((await sut.readStream(contested)).map((e) => e.type)).toEqual(['Rival']);
+    // two statements, then the failed one's ten appends again one by one
+    expect(statements.filter((q) => q.includes('INSERT INTO events'))).toHaveLength(12);
   });
 
   it('refuses a stale expected version in that one statement, reporting the current version', async () => {

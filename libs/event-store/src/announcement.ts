@@ -1,14 +1,16 @@
 import { StoredEvent } from './event.types';
 
+/** The channel appends are announced on; the payload is an Announcement. */
+export const EVENTS_CHANNEL = 'parley_events';
+
 /**
  * What an append announces on EVENTS_CHANNEL: `<stream id>\n<the stream's version after it>`, and
- * for an append made alone (which announces itself in its own statement) `\n<the events it stored
- * as JSON>` too, so a listener that serves them (an SSE channel, a kept fold) takes them from the
+ * for an append from the pool (announced in its own statement) `\n<the events it stored as
+ * JSON>` too, so a listener that serves them (an SSE channel, a kept fold) takes them from the
  * notification instead of reading them back. Events that would not fit a notification (Postgres'
- * payload limit is 8000 bytes) are left out, as are those of appends announced after their commits
- * (several at once: see AppendAnnouncer). The version tells a listener whether it already has
- * what was appended. An append inside a caller's transaction, and an older release, announce the
- * stream id alone: "read me".
+ * payload limit is 8000 bytes) are left out. The version tells a listener whether it already has
+ * what was appended. An append inside a caller's transaction announces the stream id and version
+ * only, and an older release the stream id alone: "read me".
  */
 export interface Announcement {
   streamId: string;
@@ -38,21 +40,19 @@ interface AnnouncedEvent {
 const PAYLOAD_LIMIT_BYTES = 8000;
 
 /**
- * CTEs for the append statement, after its `inserted` CTE, whose first parameter ($1) is the
- * stream id: the announcement with the inserted events, or without them when too long.
+ * A CTE for an append statement, after its `inserted` CTE: one announcement per stream inserted
+ * to, with its inserted events, or without them when too long.
  */
-export function announcementCtes(channel: string): string {
-  return `, announcement AS (
-    SELECT $1::text || chr(10) || max(version) AS head, json_agg(json_build_object(
-        'position', position::text, 'event_id', event_id, 'version', version, 'type', type,
-        'data', data, 'metadata', metadata, 'transaction_id', transaction_id_text,
-        'occurred_at', floor(extract(epoch FROM occurred_at) * 1000)
-      ) ORDER BY version)::text AS events
-      FROM inserted HAVING count(*) > 0
-  ), announced AS (
+export function announcedStreamsCte(channel: string): string {
+  return `, announced AS (
     SELECT pg_notify('${channel}', CASE WHEN octet_length(head) + octet_length(events) < ${PAYLOAD_LIMIT_BYTES} - 1
                                         THEN head || chr(10) || events ELSE head END)
-      FROM announcement
+      FROM (SELECT stream_id || chr(10) || max(version) AS head, json_agg(json_build_object(
+                'position', position::text, 'event_id', event_id, 'version', version, 'type', type,
+                'data', data, 'metadata', metadata, 'transaction_id', transaction_id_text,
+                'occurred_at', floor(extract(epoch FROM occurred_at) * 1000)
+              ) ORDER BY version)::text AS events
+              FROM inserted GROUP BY stream_id) AS announcement
   )`;
 }
 

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { Client } from 'pg';
-import { EVENTS_CHANNEL } from './append-announcer';
+import { EVENTS_CHANNEL } from './announcement';
 import { parseAnnouncement } from './announcement';
 
 /**

@@ -1,7 +1,8 @@
 import { Pool, PoolClient } from 'pg';
 import { EVENT_COLUMNS, EventRow, toStoredEvent } from './event-rows';
-import { AppendAnnouncer, EVENTS_CHANNEL } from './append-announcer';
-import { announcementCtes, announcementOf } from './announcement';
+import { announcementOf, EVENTS_CHANNEL } from './announcement';
+import { AppendBatches, AppendOutcome } from './append-batches';
+import { APPEND_SQL } from './append-statements';
 import { inTransaction } from './transaction';
 import { inSpan } from './trace-context';
 import {
@@ -19,41 +20,6 @@ import {
 const UNIQUE_VIOLATION = '23505';
 const MAX_ANY_RETRIES = 5;
 
-/**
- * One statement appends: it reads the stream's version, checks the expected one and inserts at
- * the versions after it, so an append is one round trip in its own implicit transaction. When the
- * check fails nothing is inserted and the row carries the current version for the 409. The hot
- * statements here are prepared once per connection (named): planning this one cost more than
- * running it.
- */
-const APPEND_SQL = `
-  WITH current AS (
-    SELECT coalesce(max(version), 0) AS v FROM events WHERE stream_id = $1
-  ), allowed AS (
-    SELECT v FROM current WHERE $2::int IS NULL OR v = $2::int
-  ), inserted AS (
-    INSERT INTO events (event_id, stream_id, version, type, data, metadata)
-    SELECT (e.doc->>'id')::uuid, $1, allowed.v + e.ord, e.doc->>'type', e.doc->'data', e.doc->'metadata'
-      FROM allowed, jsonb_array_elements($3::jsonb) WITH ORDINALITY AS e(doc, ord)
-     ORDER BY e.ord
-    RETURNING ${EVENT_COLUMNS}
-  )
-  SELECT current.v AS current_version, inserted.* FROM current LEFT JOIN inserted ON true`;
-
-/**
- * The same append announcing itself (NOTIFY in its own transaction, sent when it commits): one
- * round trip instead of the append and a separate announcement. The announcement carries the
- * events it stored when they fit a notification (announcement.ts), so a listener that serves them
- * (an SSE channel) need not read them back. A transaction with a NOTIFY commits under Postgres'
- * notify-queue lock, so concurrent ones commit one after another; it is used only while no other
- * append of this process is in flight (see appendWithRetries).
- */
-const APPEND_AND_ANNOUNCE_SQL = APPEND_SQL.replace(
-  'SELECT current.v AS current_version, inserted.* FROM current LEFT JOIN inserted ON true',
-  `${announcementCtes(EVENTS_CHANNEL)}
-  SELECT current.v AS current_version, inserted.* FROM current LEFT JOIN inserted ON true LEFT JOIN announced ON true`,
-);
-
 type AppendRow = Partial<EventRow> & { current_version: number };
 
 /**
@@ -61,11 +27,10 @@ type AppendRow = Partial<EventRow> & { current_version: number };
  * optimistic concurrency exact, unique event_id makes retried appends harmless.
  */
 export class EventStore {
-  private readonly announcer: AppendAnnouncer;
-  private appendsInFlight = 0;
+  private readonly batches: AppendBatches;
 
   constructor(readonly pool: Pool) {
-    this.announcer = new AppendAnnouncer(pool);
+    this.batches = new AppendBatches(pool);
   }
 
   /**
@@ -97,13 +62,13 @@ export class EventStore {
   ): Promise<AppendResult<E>> {
     if (events.length === 0) throw new Error('append needs at least one event');
     for (let attempt = 0; ; attempt++) {
-      // alone, an append announces itself; beside others, announcements go out coalesced after
-      // the commits, so concurrent appends are not made to commit one at a time
-      const alone = this.appendsInFlight++ === 0;
       try {
-        const result = await this.appendWith(this.pool, streamId, events, opts.expectedVersion, alone);
-        if (!alone) this.announcer.announce(streamId, result.nextExpectedVersion);
-        return result;
+        const outcome = await this.batches.append({
+          streamId,
+          expectedVersion: expectedVersionOf(opts.expectedVersion),
+          events: events.map((x) => ({ id: x.id, type: x.type, data: x.data, metadata: x.metadata ?? {} })),
+        });
+        return await this.resultOf(this.pool, streamId, events, opts.expectedVersion, outcome);
       } catch (e) {
         if (!isUniqueViolation(e)) throw e;
         const original = await this.findAppended<E>(streamId, events);
@@ -115,8 +80,6 @@ export class EventStore {
         if (opts.expectedVersion !== 'any' || attempt >= MAX_ANY_RETRIES) {
           throw new WrongExpectedVersionError(streamId, opts.expectedVersion, await this.streamVersion(streamId));
         }
-      } finally {
-        this.appendsInFlight--;
       }
     }
   }
@@ -139,34 +102,38 @@ export class EventStore {
     return result;
   }
 
-  /** Resolves once the appends made so far have been announced to listeners. */
-  announced(): Promise<void> {
-    return this.announcer.settled();
+  private async appendWith<E extends EventShape>(
+    tx: PoolClient,
+    streamId: string,
+    events: NewEvent<E>[],
+    expected: ExpectedVersion,
+  ): Promise<AppendResult<E>> {
+    const docs = JSON.stringify(events.map((x) => ({ ...x, metadata: x.metadata ?? {} })));
+    const { rows } = await tx.query<AppendRow>({
+      name: 'parley_append',
+      text: APPEND_SQL,
+      values: [streamId, expectedVersionOf(expected), docs],
+    });
+    const inserted = rows[0].event_id === null ? [] : (rows as EventRow[]);
+    return this.resultOf(tx, streamId, events, expected, { currentVersion: rows[0].current_version, inserted });
   }
 
-  private async appendWith<E extends EventShape>(
+  /** An append's result from what its statement inserted, or why it inserted nothing. */
+  private async resultOf<E extends EventShape>(
     db: Pick<Pool, 'query'>,
     streamId: string,
     events: NewEvent<E>[],
     expected: ExpectedVersion,
-    announce = false,
+    { currentVersion, inserted }: AppendOutcome,
   ): Promise<AppendResult<E>> {
-    const expectedVersion = expected === 'any' ? null : expected === 'no_stream' ? 0 : expected;
-    const docs = JSON.stringify(events.map((x) => ({ ...x, metadata: x.metadata ?? {} })));
-    const { rows } = await db.query<AppendRow>({
-      name: announce ? 'parley_append_announced' : 'parley_append',
-      text: announce ? APPEND_AND_ANNOUNCE_SQL : APPEND_SQL,
-      values: [streamId, expectedVersion, docs],
-    });
-    const current = rows[0].current_version;
-    if (rows[0].event_id === null) {
+    if (inserted.length === 0) {
       // a retry of an append that already went in finds the stream past its expected version
       const original = await this.findAppended<E>(streamId, events, db);
       if (original) return original;
-      throw new WrongExpectedVersionError(streamId, expected, current);
+      throw new WrongExpectedVersionError(streamId, expected, currentVersion);
     }
-    const stored = (rows as EventRow[]).map(toStoredEvent<E>).sort((a, b) => a.version - b.version);
-    return { nextExpectedVersion: current + events.length, events: stored };
+    const stored = inserted.map(toStoredEvent<E>).sort((a, b) => a.version - b.version);
+    return { nextExpectedVersion: currentVersion + events.length, events: stored };
   }
 
   /**
@@ -274,6 +241,10 @@ export class EventStore {
     return { nextExpectedVersion: stored[stored.length - 1].version, events: stored };
   }
 }
+
+/** The version an append's statement checks: null for any. */
+const expectedVersionOf = (expected: ExpectedVersion): number | null =>
+  expected === 'any' ? null : expected === 'no_stream' ? 0 : expected;
 
 /** `conversation` of `conversation-<id>`: what kind of stream, not which one. */
 const streamCategory = (streamId: string): string => streamId.split('-')[0];

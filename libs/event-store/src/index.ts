@@ -3,7 +3,7 @@ export * from './event-store';
 export * from './event-store.module';
 export * from './append-notifier';
 export * from './stream-watcher';
-export * from './append-announcer';
+export * from './append-batches';
 export * from './announcement';
 export * from './checkpointed-consumer';
 export * from './consumer-lease';
