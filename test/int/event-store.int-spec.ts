@@ -153,6 +153,18 @@ describe(EventStore.name, () => {
     expect(statements.filter((q) => q.includes('INSERT INTO events'))).toHaveLength(12);
   });
 
+  it('fails only the append whose data Postgres refuses, not the others of its statement', async () => {
+    const streams = Array.from({ length: 10 }, () => `nul-${randomUUID()}`);
+    const results = await Promise.allSettled(
+      streams.map((s, i) =>
+        sut.append(s, [newEvent('A', { text: i === 5 ? 'a\u0000b' : 'ab' })], { expectedVersion: 'no_stream' }),
+      ),
+    );
+    expect(results[5]).toMatchObject({ status: 'rejected', reason: { code: '22P05' } });
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(9);
+    expect(await sut.streamVersion(streams[5])).toBe(0);
+  });
+
   it('refuses a stale expected version in that one statement, reporting the current version', async () => {
     const stream = `s-${randomUUID()}`;
     await sut.append(stream, [newEvent(), newEvent(), newEvent()], { expectedVersion: 'no_stream' });

@@ -32,16 +32,14 @@ interface Waiting extends AppendRequest {
 type AppendRow = Partial<EventRow> & { current_version: number };
 type AppendManyRow = AppendRow & { append_ord: string };
 
-const UNIQUE_VIOLATION = '23505';
-const DEADLOCK_DETECTED = '40P01';
-
 /**
  * Group commit for the appends of one process: at most APPEND_LANES statements in flight, and the
  * appends that arrive meanwhile go together in the next one, each stream's expected version
  * checked on its own. One statement, one transaction and one WAL flush for all of them, where one
  * each made 16 writers trail a raw INSERT. Each statement announces its streams (with the events
- * when they fit) as it commits. A statement that one append's conflict fails (a lost race, a
- * retried event id) is run again one append at a time, so each caller gets its own answer.
+ * when they fit) as it commits. A statement that one append fails (a lost race, a retried event
+ * id, data Postgres refuses) is run again one append at a time, so each caller gets its own
+ * answer.
  */
 export class AppendBatches {
   private waiting: Waiting[] = [];
@@ -96,7 +94,7 @@ export class AppendBatches {
       const outcomes = await this.statement(batch);
       batch.forEach((a, i) => a.resolve(outcomes[i]));
     } catch (e) {
-      if (batch.length > 1 && isConflict(e)) {
+      if (batch.length > 1 && isOneAppendsFault(e)) {
         await Promise.all(batch.map((a) => this.statement([a]).then(([outcome]) => a.resolve(outcome), a.reject)));
       } else batch.forEach((a) => a.reject(e));
     }
@@ -134,7 +132,11 @@ export class AppendBatches {
   }
 }
 
-function isConflict(e: unknown): boolean {
-  const code = (e as { code?: string })?.code;
-  return code === UNIQUE_VIOLATION || code === DEADLOCK_DETECTED;
+/**
+ * What one append can make its statement fail by (a conflict: a lost race, a retried event id, a
+ * deadlock; data Postgres refuses, such as a NUL in a string): the others must not fail with it.
+ */
+function isOneAppendsFault(e: unknown): boolean {
+  const code = (e as { code?: string })?.code ?? '';
+  return code.length === 5 && ['22', '23', '40'].includes(code.slice(0, 2));
 }
