@@ -1,3 +1,4 @@
+import { context, Context, Span, trace } from '@opentelemetry/api';
 import { Pool } from 'pg';
 import { APPEND_ANNOUNCED_SQL, APPEND_MANY_SQL } from './append-statements';
 import { EventRow } from './event-rows';
@@ -27,6 +28,9 @@ export interface AppendOutcome {
 interface Waiting extends AppendRequest {
   resolve(outcome: AppendOutcome): void;
   reject(error: unknown): void;
+  /** the caller's trace context and its append span, when it has one */
+  context: Context;
+  span?: Span;
 }
 
 type AppendRow = Partial<EventRow> & { current_version: number };
@@ -51,7 +55,7 @@ export class AppendBatches {
 
   append(request: AppendRequest): Promise<AppendOutcome> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ ...request, resolve, reject });
+      this.waiting.push({ ...request, resolve, reject, context: context.active(), span: trace.getActiveSpan() });
       this.startStatements();
     });
   }
@@ -61,12 +65,19 @@ export class AppendBatches {
       const batch = this.takeBatch();
       if (batch.length === 0) return;
       this.statementsInFlight++;
-      batch.forEach((a) => this.streamsInFlight.add(a.streamId));
-      void this.run(batch).finally(() => {
-        this.statementsInFlight--;
-        batch.forEach((a) => this.streamsInFlight.delete(a.streamId));
-        this.startStatements();
-      });
+      for (const a of batch) {
+        this.streamsInFlight.add(a.streamId);
+        a.span?.setAttribute('parley.append.statement_appends', batch.length);
+      }
+      // the statement's own span (pg's) goes in its first append's trace, not in whichever
+      // trace the statement before it was started from
+      void context
+        .with(batch[0].context, () => this.run(batch))
+        .finally(() => {
+          this.statementsInFlight--;
+          batch.forEach((a) => this.streamsInFlight.delete(a.streamId));
+          this.startStatements();
+        });
     }
   }
 
