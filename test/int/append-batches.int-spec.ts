@@ -1,30 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { NodeSDK } from '@opentelemetry/sdk-node';
 import { AppendBatches, EventStore } from '@parley/event-store';
 import { newEvent } from '../support/factories/new-event';
+import { recordedSpans } from '../support/recorded-spans';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
-
-type SpanProcessor = NonNullable<ConstructorParameters<typeof NodeSDK>[0]>['spanProcessors'] & object;
-type EndedSpan = Parameters<SpanProcessor[number]['onEnd']>[0];
 
 /** What an operator sees of group commit: how many appends shared each append's statement. */
 describe(AppendBatches.name, () => {
   let db: TestDatabase;
-  const ended: EndedSpan[] = [];
-  const sdk = new NodeSDK({
-    spanProcessors: [
-      {
-        onStart: () => undefined,
-        onEnd: (s) => void ended.push(s),
-        forceFlush: async () => {},
-        shutdown: async () => {},
-      },
-    ],
-    metricReaders: [],
-    logRecordProcessors: [],
-    resourceDetectors: [],
-    instrumentations: [],
-  });
+  const { sdk, ended } = recordedSpans();
   beforeAll(async () => {
     sdk.start();
     db = await createTestDatabase();

@@ -1,7 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
-import { NodeSDK } from '@opentelemetry/sdk-node';
 import { Job, Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { AGENT_TURNS_QUEUE, enqueueTurn, enqueueTurns, JobName, runTurnJobId, TurnToEnqueue } from '@parley/agent';
@@ -12,28 +11,12 @@ import { ConversationFolds } from '../../apps/worker/src/turns/conversation-fold
 import { TurnDispatcher } from '../../apps/worker/src/turns/turn-dispatcher.service';
 import { TurnSequencer } from '../../apps/worker/src/turns/turn-sequencer';
 import { redisUrl } from '../support/test-database';
+import { recordedSpans } from '../support/recorded-spans';
 import { waitFor } from '../support/wait-for';
-
-type SpanProcessor = NonNullable<ConstructorParameters<typeof NodeSDK>[0]>['spanProcessors'] & object;
-type EndedSpan = Parameters<SpanProcessor[number]['onEnd']>[0];
 
 /** The dispatcher's enqueues on a real queue in Redis: the jobs `enqueueTurn` makes, a batch's in one round trip. */
 describe(TurnDispatcher.name, () => {
-  const ended: EndedSpan[] = [];
-  const sdk = new NodeSDK({
-    spanProcessors: [
-      {
-        onStart: () => undefined,
-        onEnd: (s) => void ended.push(s),
-        forceFlush: async () => {},
-        shutdown: async () => {},
-      },
-    ],
-    metricReaders: [],
-    logRecordProcessors: [],
-    resourceDetectors: [],
-    instrumentations: [],
-  });
+  const { sdk, ended } = recordedSpans();
   const queues: Queue[] = [];
   const connections: Redis[] = [];
   /** A queue of its own (a fresh prefix), on a connection of its own whose socket writes are counted. */
