@@ -1,6 +1,13 @@
 import { context, Context, Span, trace } from '@opentelemetry/api';
 import { Pool } from 'pg';
-import { APPEND_ANNOUNCED_SQL, APPEND_MANY_SQL } from './append-statements';
+import {
+  APPEND_ANNOUNCED_SQL,
+  APPEND_MANY_SQL,
+  appendDocs,
+  AppendOutcome,
+  AppendRow,
+  oneStreamOutcome,
+} from './append-statements';
 import { EventRow } from './event-rows';
 
 /** Statements of appends in flight at once, per process: what waits meanwhile goes in the next. */
@@ -12,17 +19,8 @@ const MAX_APPENDS_A_STATEMENT = 64;
 export interface AppendRequest {
   streamId: string;
   expectedVersion: number | null;
-  /** the events as the statement stores them: id, type, data, metadata */
-  events: Array<{ id: string; type: string; data: unknown; metadata: Record<string, unknown> }>;
-}
-
-/**
- * The statement's answer for one append: the stream's version it was decided on, and the rows it
- * inserted, in no set order (none when the expected version did not match).
- */
-export interface AppendOutcome {
-  currentVersion: number;
-  inserted: EventRow[];
+  /** the events as the statements take them (appendDocs) */
+  events: ReturnType<typeof appendDocs>;
 }
 
 interface Waiting extends AppendRequest {
@@ -33,7 +31,6 @@ interface Waiting extends AppendRequest {
   span?: Span;
 }
 
-type AppendRow = Partial<EventRow> & { current_version: number };
 type AppendManyRow = AppendRow & { append_ord: string };
 
 /**
@@ -122,8 +119,7 @@ export class AppendBatches {
       text: APPEND_ANNOUNCED_SQL,
       values: [streamId, expectedVersion, JSON.stringify(events)],
     });
-    const inserted = rows[0].event_id === null ? [] : (rows as EventRow[]);
-    return { currentVersion: rows[0].current_version, inserted };
+    return oneStreamOutcome(rows);
   }
 
   private async together(batch: AppendRequest[]): Promise<AppendOutcome[]> {

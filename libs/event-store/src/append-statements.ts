@@ -1,5 +1,6 @@
 import { announcedStreamsCte, EVENTS_CHANNEL } from './announcement';
-import { EVENT_COLUMNS } from './event-rows';
+import { EVENT_COLUMNS, EventRow } from './event-rows';
+import { NewEvent } from './event.types';
 
 /**
  * One stream's append inside a caller's transaction: it reads the stream's version, checks the
@@ -57,3 +58,24 @@ export const APPEND_MANY_SQL = `
   )${announcedStreamsCte(EVENTS_CHANNEL)}
   SELECT c.append_ord, c.v AS current_version, inserted.*, (SELECT count(*) FROM announced) AS announced_streams
     FROM current c LEFT JOIN inserted ON inserted.stream_id = c.stream_id`;
+
+/** The events as the statements take them ($3, or each append's `events`): id, type, data, metadata. */
+export const appendDocs = (events: NewEvent[]) =>
+  events.map((x) => ({ id: x.id, type: x.type, data: x.data, metadata: x.metadata ?? {} }));
+
+/** A row of these statements: the version the append was decided on, and an inserted event's columns. */
+export type AppendRow = Partial<EventRow> & { current_version: number };
+
+/**
+ * What a statement did for one append: the stream's version it was decided on, and the rows it
+ * inserted, in no set order (none when the expected version did not match).
+ */
+export interface AppendOutcome {
+  currentVersion: number;
+  inserted: EventRow[];
+}
+
+/** The outcome of a one-stream statement (a single row with null columns when it inserted nothing). */
+export function oneStreamOutcome(rows: AppendRow[]): AppendOutcome {
+  return { currentVersion: rows[0].current_version, inserted: rows[0].event_id == null ? [] : (rows as EventRow[]) };
+}

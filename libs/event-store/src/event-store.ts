@@ -1,8 +1,8 @@
 import { Pool, PoolClient } from 'pg';
 import { EVENT_COLUMNS, EventRow, toStoredEvent } from './event-rows';
 import { announcementOf, EVENTS_CHANNEL } from './announcement';
-import { AppendBatches, AppendOutcome } from './append-batches';
-import { APPEND_SQL } from './append-statements';
+import { AppendBatches } from './append-batches';
+import { APPEND_SQL, appendDocs, AppendOutcome, AppendRow, oneStreamOutcome } from './append-statements';
 import { inTransaction } from './transaction';
 import { inSpan } from './trace-context';
 import {
@@ -19,8 +19,6 @@ import {
 
 const UNIQUE_VIOLATION = '23505';
 const MAX_ANY_RETRIES = 5;
-
-type AppendRow = Partial<EventRow> & { current_version: number };
 
 /**
  * The Postgres event log. Its guards live in the schema: unique (stream_id, version) makes
@@ -66,7 +64,7 @@ export class EventStore {
         const outcome = await this.batches.append({
           streamId,
           expectedVersion: expectedVersionOf(opts.expectedVersion),
-          events: events.map((x) => ({ id: x.id, type: x.type, data: x.data, metadata: x.metadata ?? {} })),
+          events: appendDocs(events),
         });
         return await this.resultOf(this.pool, streamId, events, opts.expectedVersion, outcome);
       } catch (e) {
@@ -108,14 +106,12 @@ export class EventStore {
     events: NewEvent<E>[],
     expected: ExpectedVersion,
   ): Promise<AppendResult<E>> {
-    const docs = JSON.stringify(events.map((x) => ({ ...x, metadata: x.metadata ?? {} })));
     const { rows } = await tx.query<AppendRow>({
       name: 'parley_append',
       text: APPEND_SQL,
-      values: [streamId, expectedVersionOf(expected), docs],
+      values: [streamId, expectedVersionOf(expected), JSON.stringify(appendDocs(events))],
     });
-    const inserted = rows[0].event_id === null ? [] : (rows as EventRow[]);
-    return this.resultOf(tx, streamId, events, expected, { currentVersion: rows[0].current_version, inserted });
+    return this.resultOf(tx, streamId, events, expected, oneStreamOutcome(rows));
   }
 
   /** An append's result from what its statement inserted, or why it inserted nothing. */
