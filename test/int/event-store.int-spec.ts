@@ -138,7 +138,13 @@ describe(EventStore.name, () => {
         store.append(s, [newEvent('A'), newEvent('B')], { expectedVersion: 'no_stream' }),
       ),
     );
-    await sleep(200); // that statement now waits on the rival's row
+    await waitFor("that statement to wait on the rival's row", async () => {
+      const { rows } = await db.pool.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%WITH appends AS%'`,
+      );
+      return rows[0].n === 1;
+    });
     await rival.query('COMMIT');
     rival.release();
     const results = await settled;
