@@ -108,6 +108,15 @@ describe(CheckpointedConsumerRunner.name, () => {
    * transaction is open, which holds it back from every tailer for `holdMs`; resolves with the
    * time from the hold's end until the runner applied the event, with no append after it.
    */
+  /** Every transaction with an id open anywhere on the server: what holds tailing back. */
+  async function openTransactions(): Promise<string> {
+    const { rows } = await db.pool.query(
+      `SELECT datname, application_name, state, backend_xid::text, now() - xact_start AS open_for, left(query, 120) AS query
+         FROM pg_stat_activity WHERE backend_xid IS NOT NULL ORDER BY xact_start`,
+    );
+    return JSON.stringify(rows);
+  }
+
   async function heldBack(type: string, holdMs: number): Promise<number> {
     const name = `held-${randomUUID()}`;
     const notifier = new AppendNotifier(db.url);
@@ -129,7 +138,9 @@ describe(CheckpointedConsumerRunner.name, () => {
       await older.query('COMMIT');
       const released = Date.now();
       // the log is read below the cluster's oldest transaction, which other suites may hold open a while
-      await waitFor(`the held-back ${type} applied`, applied, 15_000);
+      await waitFor(`the held-back ${type} applied`, applied, 15_000).catch(async (e: Error) => {
+        throw new Error(`${e.message}; transactions open in the cluster: ${await openTransactions()}`);
+      });
       return Date.now() - released;
     } finally {
       older.release();
