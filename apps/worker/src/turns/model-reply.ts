@@ -49,8 +49,9 @@ export class ModelReply {
     const turn = loaded.turn!;
     const deltas = new DeltaBatcher(this.deltas, loaded.ctx.conversationId, turn.turnId, iteration);
     const viaBatch = this.viaBatch(turn, iteration);
-    const outcome = await this.llm
-      .chatWithTools(messages, tools, {
+    let step: StepResult;
+    try {
+      const outcome = await this.llm.chatWithTools(messages, tools, {
         system: await this.systemFor(loaded),
         model: loaded.settings.model,
         prefixEnd,
@@ -58,27 +59,34 @@ export class ModelReply {
         signal,
         onTextDelta: (text, attempt = 1) => deltas.add(text, attempt),
         viaBatch,
-      })
-      .catch((e: unknown) => {
-        deltas.flush(); // what the reader saw of a call that broke stays shown
-        throw e;
       });
-    if (outcome.kind === 'pending') {
-      deltas.flush();
-      return { kind: 'wait-model-batch', providerBatchId: outcome.providerBatchId };
+      step = this.stepOf(loaded, call, viaBatch, outcome);
+    } catch (e) {
+      deltas.flush(); // what the reader saw of a call that broke stays shown
+      throw e;
     }
+    // an answer's last batch of text goes out in AssistantReplied, not a delta too
+    if (step.kind === 'events' && step.events.some((e) => e.type === 'AssistantReplied')) deltas.discard();
+    else deltas.flush();
+    return step;
+  }
+
+  /** What the call's outcome makes of the step: wait for the provider's batch, or events. */
+  private stepOf(
+    loaded: LoadedTurn,
+    { iteration, allowTools }: LlmCall,
+    viaBatch: ChatOptions['viaBatch'],
+    outcome: Awaited<ReturnType<LlmClient['chatWithTools']>>,
+  ): StepResult {
+    const turn = loaded.turn!;
+    if (outcome.kind === 'pending') return { kind: 'wait-model-batch', providerBatchId: outcome.providerBatchId };
     if (outcome.kind === 'submitted' && viaBatch) {
-      deltas.flush();
       const { providerBatchId } = outcome;
       const submitted = { step: viaBatch.callId, provider: this.llm.provider, providerBatchId };
       return { kind: 'events', events: [modelBatchSubmitted(stepOrigin(loaded), turn.turnId, submitted)] };
     }
     const result = answerOf(outcome);
-    const events = modelReplied(stepOrigin(loaded), turn, { iteration, allowTools }, result);
-    // an answer's last batch of text goes out in AssistantReplied, not a delta too
-    if (events.some((e) => e.type === 'AssistantReplied')) deltas.discard();
-    else deltas.flush();
-    return { kind: 'events', events };
+    return { kind: 'events', events: modelReplied(stepOrigin(loaded), turn, { iteration, allowTools }, result) };
   }
 
   /**
