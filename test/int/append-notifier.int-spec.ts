@@ -80,7 +80,8 @@ describe(AppendNotifier.name, () => {
     }
   });
 
-  it('leaves no connection behind when stopped while it is still connecting', async () => {
+  /** A notifier whose connection is named, and how many connections of that name the server has. */
+  function named() {
     const app = `notifier-${randomUUID().slice(0, 8)}`;
     const url = new URL(db.url);
     url.searchParams.set('application_name', app);
@@ -89,8 +90,45 @@ describe(AppendNotifier.name, () => {
         (await db.pool.query('SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = $1', [app])).rows[0]
           .n,
       );
+    return { url: url.toString(), connections };
+  }
+
+  it('holds its LISTEN connection only while something listens for appends', async () => {
+    const { url, connections } = named();
+    const notifier = new AppendNotifier(url);
+    let reconnected = 0;
+    notifier.on('reconnected', () => reconnected++);
+    try {
+      await notifier.start();
+      await sleep(200);
+      expect(await connections()).toBe(0); // started, but nothing hears appends
+
+      const heard: Announcement[] = [];
+      const hear = (a: Announcement) => heard.push(a);
+      notifier.on('append', hear);
+      await waitFor('the LISTEN connection', async () => notifier.connected && (await connections()) === 1, 5_000);
+      expect(reconnected).toBe(1); // readers catch up with what was appended before it listened
+      const stream = `heard-${randomUUID()}`;
+      await new EventStore(db.pool).append(stream, [newEvent()], { expectedVersion: 'no_stream' });
+      await waitFor('the append to be heard', async () => heard.some((a) => a.streamId === stream), 5_000);
+
+      notifier.off('append', hear);
+      await waitFor('the connection to close', async () => (await connections()) === 0, 5_000);
+      expect(notifier.connected).toBe(false);
+      notifier.on('append', hear);
+      await waitFor('it to listen again', async () => (await connections()) === 1, 5_000);
+      expect(reconnected).toBe(2);
+    } finally {
+      await notifier.stop();
+    }
+    await waitFor('no connection after stop', async () => (await connections()) === 0, 5_000);
+  });
+
+  it('leaves no connection behind when stopped while it is still connecting', async () => {
+    const { url, connections } = named();
     for (let i = 0; i < 5; i++) {
-      const notifier = new AppendNotifier(url.toString());
+      const notifier = new AppendNotifier(url);
+      notifier.on('append', () => undefined);
       const starting = notifier.start();
       await notifier.stop();
       await starting;

@@ -273,6 +273,50 @@ describe(CheckpointedConsumerRunner.name, () => {
     expect(new Set(applied.map((r) => r.event_id)).size).toBe(applied.length); // each once
   });
 
+  it('listens for appends only while it leads an exclusive consumer: a standby holds no LISTEN connection', async () => {
+    const name = `listening-${randomUUID()}`;
+    const apps = { a: `listen-a-${randomUUID().slice(0, 8)}`, b: `listen-b-${randomUUID().slice(0, 8)}` };
+    const listening = async () =>
+      (
+        await db.pool.query<{ app: string }>(
+          `SELECT application_name AS app FROM pg_stat_activity WHERE application_name IN ($1, $2) AND query LIKE 'LISTEN%'`,
+          [apps.a, apps.b],
+        )
+      ).rows.map((r) => r.app);
+    const notifierOf = (app: string) => {
+      const url = new URL(db.url);
+      url.searchParams.set('application_name', app);
+      return new AppendNotifier(url.toString());
+    };
+    const [na, nb] = [notifierOf(apps.a), notifierOf(apps.b)];
+    await Promise.all([na.start(), nb.start()]); // as each process's module does, before anything listens
+    // a poll far longer than the test: only an announcement wakes the leader in time
+    const options = { pollMs: 60_000, exclusive: true };
+    const a = new CheckpointedConsumerRunner(store, recorder(name), na, options);
+    const b = new CheckpointedConsumerRunner(store, recorder(name), nb, { ...options, pollMs: 100 });
+    try {
+      const total = await storedCount();
+      a.start();
+      await waitFor('a to lead and catch up', async () => (await appliedBy(name)).length === total, 20_000);
+      b.start();
+      await waitFor('a to listen', async () => (await listening()).includes(apps.a), 5_000);
+      await new Promise((r) => setTimeout(r, 300)); // b has tried the lease a few times by now
+      expect(await listening()).toEqual([apps.a]);
+      await appendMany(3);
+      await waitFor(
+        'a, woken by the announcement, to apply them',
+        async () => (await appliedBy(name)).length === total + 3,
+        5_000,
+      );
+
+      await a.stop();
+      await waitFor('b to lead and listen instead', async () => (await listening()).join() === apps.b, 5_000);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+      await Promise.all([na.stop(), nb.stop()]);
+    }
+  });
+
   it('lets two runners of one consumer race without applying anything twice', async () => {
     await appendMany(200);
     const a = new CheckpointedConsumerRunner(store, recorder('race'), undefined, { batchSize: 10, pollMs: 5 });

@@ -25,8 +25,8 @@ export interface SseServerOptions {
 export async function startSseServer(o: SseServerOptions) {
   const config = loadConfig({ NODE_ENV: 'development', DATABASE_URL: o.databaseUrl, LOG_LEVEL: 'silent', ...o.env });
   const notifier = new AppendNotifier(o.databaseUrl);
-  if (o.notify !== false) await notifier.start();
   const watcher = new StreamWatcher(notifier);
+  if (o.notify !== false) await notifier.start(); // listening once it resolves: the watcher listens for appends
   const deltas = { subscribe: () => () => undefined } as unknown as LiveDeltas; // no Redis here: deltas are not what is tested
   const metrics = { sseConnections: { inc: () => undefined, dec: () => undefined } } as unknown as MetricsService;
   const reads = o.reads ?? new ReadReplica(o.store.pool);

@@ -8,31 +8,56 @@ import { parseAnnouncement } from './announcement';
  * connection: 'append' with the Announcement (the stream id, mostly its version, sometimes the
  * events). Notifications are a latency optimisation only: readers also poll, and a dropped
  * connection is re-opened with backoff (emitting 'reconnected' so readers catch up at once).
+ *
+ * Once started, it holds that connection only while something listens for 'append': Postgres
+ * delivers every append to every listening connection, so a process that hears none (a standby
+ * worker) should cost it none. 'reconnected' follows each (re)opening, however it came about.
  */
 export class AppendNotifier extends EventEmitter {
   private client?: Client;
-  private stopped = false;
+  private connecting?: Promise<void>;
+  private started = false;
   private retryMs = 100;
 
   constructor(private readonly databaseUrl: string) {
     super();
     this.setMaxListeners(0);
+    // 'newListener' runs before the listener is added, 'removeListener' after it is gone
+    this.on('newListener', (event: string) => event === 'append' && this.listen());
+    this.on('removeListener', (event: string) => event === 'append' && !this.wanted && this.unlisten());
   }
 
+  /** Listens from now on while anything listens for 'append'; resolves once listening (or failed once) when it does. */
   async start(): Promise<void> {
-    this.stopped = false;
-    await this.connect().catch(() => this.scheduleReconnect());
+    this.started = true;
+    if (this.listenerCount('append') > 0) await this.listen();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    const c = this.client;
-    this.client = undefined;
-    await c?.end().catch(() => undefined);
+    this.started = false;
+    await this.unlisten();
   }
 
   get connected(): boolean {
     return this.client !== undefined;
+  }
+
+  private get wanted(): boolean {
+    return this.started && this.listenerCount('append') > 0;
+  }
+
+  private listen(): Promise<void> {
+    if (!this.started || this.client) return Promise.resolve();
+    this.connecting ??= this.connect()
+      .catch(() => this.scheduleReconnect())
+      .finally(() => (this.connecting = undefined));
+    return this.connecting;
+  }
+
+  private async unlisten(): Promise<void> {
+    const c = this.client;
+    this.client = undefined;
+    await c?.end().catch(() => undefined);
   }
 
   private async connect(): Promise<void> {
@@ -49,8 +74,8 @@ export class AppendNotifier extends EventEmitter {
       await client.end().catch(() => undefined); // connected but LISTEN failed: do not keep the socket
       throw e;
     }
-    if (this.stopped) {
-      await client.end().catch(() => undefined); // stop() ran while this connection was being opened
+    if (!this.wanted) {
+      await client.end().catch(() => undefined); // stopped, or the last listener left, while this connection was being opened
       return;
     }
     this.client = client;
@@ -66,11 +91,9 @@ export class AppendNotifier extends EventEmitter {
   }
 
   private scheduleReconnect(): void {
-    if (this.stopped) return;
+    if (!this.wanted) return;
     const wait = this.retryMs;
     this.retryMs = Math.min(this.retryMs * 2, 5_000);
-    setTimeout(() => {
-      if (!this.stopped) this.connect().catch(() => this.scheduleReconnect());
-    }, wait).unref();
+    setTimeout(() => void this.listen(), wait).unref();
   }
 }

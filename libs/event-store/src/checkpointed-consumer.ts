@@ -135,6 +135,8 @@ export class CheckpointedConsumerRunner {
   private known?: LogCheckpoint;
   private readonly maxAttempts: number;
   private readonly lease?: ConsumerLease;
+  /** whether appends wake this runner (hearAppends) */
+  private hearing = false;
 
   constructor(
     private readonly store: EventStore,
@@ -151,15 +153,13 @@ export class CheckpointedConsumerRunner {
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.notifier?.on('append', this.poke);
-    this.notifier?.on('reconnected', this.poke);
+    if (!this.lease) this.hearAppends(true);
     this.loop = this.run();
   }
 
   async stop(): Promise<void> {
     this.running = false;
-    this.notifier?.off('append', this.poke);
-    this.notifier?.off('reconnected', this.poke);
+    this.hearAppends(false);
     this.poke();
     await this.loop;
     this.lease?.release();
@@ -185,6 +185,18 @@ export class CheckpointedConsumerRunner {
   }
 
   private readonly poke = (): void => this.wakeup.poke();
+
+  /**
+   * An exclusive runner hears appends only while it leads: the notifier then holds no LISTEN
+   * connection in a standby process, and Postgres delivers each append to one worker, not all.
+   */
+  private hearAppends(on: boolean): void {
+    if (!this.notifier || on === this.hearing) return;
+    this.hearing = on;
+    const subscribe = on ? this.notifier.on.bind(this.notifier) : this.notifier.off.bind(this.notifier);
+    subscribe('append', this.poke);
+    subscribe('reconnected', this.poke);
+  }
 
   /** A backoff that stop() cuts short (appends do not: they would turn it into a busy loop). */
   private pause(ms: number): Promise<void> {
@@ -212,10 +224,12 @@ export class CheckpointedConsumerRunner {
       try {
         if (this.lease && !(await this.lease.held())) {
           // another process leads: what this one kept may be stale by the time it takes over
+          this.hearAppends(false);
           this.loseTrack();
           await this.pause(this.pollMs);
           continue;
         }
+        if (this.running) this.hearAppends(true);
         applied = await this.step();
       } catch (e) {
         this.opts.onError?.(e);

@@ -5,8 +5,9 @@ import { AppendNotifier } from './append-notifier';
 import { EventStore } from './event-store';
 
 /**
- * The event store on the process's pg Pool, and the LISTEN connection for appends. Needs the
- * global DatabaseModule (the Pool) and ConfigModule.
+ * The event store on the process's pg Pool, and the LISTEN connection for appends (opened while
+ * something in the process listens for them). Needs the global DatabaseModule (the Pool) and
+ * ConfigModule.
  */
 @Global()
 @Module({
