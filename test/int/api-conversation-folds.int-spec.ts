@@ -17,9 +17,9 @@ describe(ApiConversationFolds.name, () => {
     db = await createTestDatabase();
     store = new EventStore(db.pool);
     notifier = new AppendNotifier(db.url);
-    await notifier.start();
     folds = new ApiConversationFolds(store);
     notifier.on('append', folds.heard);
+    await notifier.start(); // listening once it resolves: something listens for appends
   });
   afterAll(async () => {
     notifier.off('append', folds.heard);

@@ -116,7 +116,7 @@ describe(AppendNotifier.name, () => {
       await waitFor('the connection to close', async () => (await connections()) === 0, 5_000);
       expect(notifier.connected).toBe(false);
       notifier.on('append', hear);
-      await waitFor('it to listen again', async () => (await connections()) === 1, 5_000);
+      await waitFor('it to listen again', async () => notifier.connected && (await connections()) === 1, 5_000);
       expect(reconnected).toBe(2);
     } finally {
       await notifier.stop();

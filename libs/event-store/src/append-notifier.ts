@@ -48,9 +48,17 @@ export class AppendNotifier extends EventEmitter {
 
   private listen(): Promise<void> {
     if (!this.started || this.client) return Promise.resolve();
-    this.connecting ??= this.connect()
-      .catch(() => this.scheduleReconnect())
-      .finally(() => (this.connecting = undefined));
+    this.connecting ??= this.connect().then(
+      () => {
+        this.connecting = undefined;
+        // wanted again while a connection opened unwanted was being closed: open another
+        if (this.wanted && !this.client) void this.listen();
+      },
+      () => {
+        this.connecting = undefined;
+        this.scheduleReconnect();
+      },
+    );
     return this.connecting;
   }
 
@@ -94,6 +102,6 @@ export class AppendNotifier extends EventEmitter {
     if (!this.wanted) return;
     const wait = this.retryMs;
     this.retryMs = Math.min(this.retryMs * 2, 5_000);
-    setTimeout(() => void this.listen(), wait).unref();
+    setTimeout(() => this.wanted && void this.listen(), wait).unref();
   }
 }
