@@ -159,6 +159,33 @@ describe(CheckpointedConsumerRunner.name, () => {
     expect(await heldBack('HeldLong', 5_200)).toBeLessThan(3_000);
   }, 30_000);
 
+  it('looks again soon when a read applied some events but saw another held back, with nothing announced', async () => {
+    // no notifier and a poll far longer than the test: only the read's own sign of a held-back event brings the runner back
+    const name = `held-beside-${randomUUID()}`;
+    const runner = new CheckpointedConsumerRunner(store, recorder(name), undefined, { pollMs: 60_000 });
+    const older = await db.pool.connect();
+    const applied = (type: string) => async () => (await appliedBy(name)).some((r) => r.type === type);
+    try {
+      await store.append(`beside-${randomUUID()}`, [newEvent('Readable')], { expectedVersion: 'no_stream' });
+      await older.query('BEGIN');
+      await older.query('SELECT pg_current_xact_id()');
+      await store.append(`beside-${randomUUID()}`, [newEvent('Behind')], { expectedVersion: 'no_stream' });
+      runner.start(); // its first read applies Readable (and the log before it) and finds Behind held back
+      await waitFor('the readable event applied', applied('Readable'), 15_000);
+      expect(await applied('Behind')()).toBe(false);
+      await older.query('COMMIT');
+      await waitFor('the held-back event applied once the hold ends', applied('Behind'), 15_000).catch(
+        async (e: Error) => {
+          throw new Error(`${e.message}; transactions open in the cluster: ${await openTransactions()}`);
+        },
+      );
+    } finally {
+      await older.query('ROLLBACK').catch(() => undefined);
+      older.release();
+      await runner.stop();
+    }
+  });
+
   it('reads appends that come close together in one batch when told to wait for them after a wake-up', async () => {
     const name = `coalesce-${randomUUID()}`;
     const notifier = new AppendNotifier(db.url);

@@ -224,6 +224,26 @@ describe(EventStore.name, () => {
     }
   });
 
+  it('tells a tailer when committed events wait behind an open transaction, from the same read', async () => {
+    const { at: start } = await tail();
+    const older = await openTransaction();
+    try {
+      await older.query('SELECT pg_current_xact_id()'); // an xid: from now on it holds the horizon back
+      const behind = await sut.append(`behind-${randomUUID()}`, [newEvent('Behind')], { expectedVersion: 'no_stream' });
+      const whileOpen = await sut.readTail({ after: start, limit: 100 });
+      expect(whileOpen.heldBack).toBe(true);
+      expect(whileOpen.events.map((e) => e.id)).not.toContain(behind.events[0].id);
+      await older.query('COMMIT');
+      // other databases' transactions on the same server may hold the horizon back a moment
+      await waitFor('the held event readable, and nothing held back', async () => {
+        const after = await sut.readTail({ after: start, limit: 100 });
+        return !after.heldBack && after.events.some((e) => e.id === behind.events[0].id);
+      });
+    } finally {
+      older.release();
+    }
+  });
+
   it('orders the log by transaction id as a number where its digit count changes (9, then 10)', async () => {
     // Transaction ids of finished writers, set by hand: 9 and 10 are below every live xid on any
     // server. Sorted as text, '10' came before '9' and a tailer reading in batches went back

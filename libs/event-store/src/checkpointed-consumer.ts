@@ -84,12 +84,18 @@ export function checkpointMoveSql(move: CheckpointMove, first = 1): { sql: strin
 }
 
 /**
- * The first look again after an announced append was not there to read, doubling up to the max,
- * for one poll period: a held-back event is applied within a second of the transaction that held
- * it back ending, however long that took within the period (a look is one cheap read).
+ * The first look again after a read found events held back, doubling up to the max, for one poll
+ * period: a held-back event is applied within a second of the transaction that held it back
+ * ending, however long that took within the period (a look is one cheap read).
  */
 const HELD_BACK_RECHECK_MS = 20;
 const HELD_BACK_RECHECK_MAX_MS = 1_000;
+
+/** What one step did: events applied, and whether the read saw committed events held back. */
+interface Step {
+  applied: number;
+  heldBack: boolean;
+}
 
 export interface ConsumerRunnerOptions {
   batchSize?: number;
@@ -169,7 +175,7 @@ export class CheckpointedConsumerRunner {
   async drain(onBatch: (applied: number) => void = () => undefined): Promise<number> {
     let total = 0;
     for (;;) {
-      const n = await this.step();
+      const n = (await this.step()).applied;
       if (n === 0) return total;
       total += n;
       onBatch(total);
@@ -212,14 +218,13 @@ export class CheckpointedConsumerRunner {
   }
 
   private async run(): Promise<void> {
-    // reads in a row that found nothing though an append had been announced: its event is held
-    // back behind an older transaction still open (the log is read below the oldest), so the
-    // runner looks again soon instead of waiting for an announcement that already came
+    // consecutive reads that found committed events held back behind an older open transaction
+    // (the log is read below the oldest): the runner looks again soon, since the announcements
+    // of those events have come and gone
     let heldBack = 0;
     let heldSince = 0;
-    let announced = false;
     while (this.running) {
-      let applied = 0;
+      let step: Step = { applied: 0, heldBack: false };
       this.wakeup.reset();
       try {
         if (this.lease && !(await this.lease.held())) {
@@ -230,7 +235,7 @@ export class CheckpointedConsumerRunner {
           continue;
         }
         if (this.running) this.hearAppends(true);
-        applied = await this.step();
+        step = await this.step();
       } catch (e) {
         this.opts.onError?.(e);
         this.troubles++;
@@ -239,22 +244,21 @@ export class CheckpointedConsumerRunner {
       // a batch short of full took all there was: wait for the next append (one during the batch
       // wakes at once); a quiet poll period reads the stored checkpoint again, in case it was moved
       // from outside (rewound to replay the log)
-      else if (applied < this.batchSize && this.running) {
-        heldBack = announced && applied === 0 ? heldBack + 1 : 0;
+      else if (step.applied < this.batchSize && this.running) {
+        heldBack = step.heldBack ? heldBack + 1 : 0;
         if (heldBack === 1) heldSince = Date.now();
         const recheckMs = Math.min(HELD_BACK_RECHECK_MAX_MS, HELD_BACK_RECHECK_MS * 2 ** (heldBack - 1));
         const rechecking = heldBack > 0 && Date.now() - heldSince + recheckMs < this.pollMs;
         const woken = await this.wakeup.wait(rechecking ? recheckMs : this.pollMs);
-        announced = woken || rechecking;
-        if (!announced) this.loseTrack();
+        if (!woken && !rechecking) this.loseTrack();
         // woken by an append: let the appends right behind it land, to read them in the same batch
         else if (woken && this.opts.coalesceMs) await new Promise((r) => setTimeout(r, this.opts.coalesceMs));
-      } else announced = false;
+      }
     }
   }
 
   /** One batch: applied in a single transaction, or one event at a time when the batch fails. */
-  private async step(): Promise<number> {
+  private async step(): Promise<Step> {
     try {
       return await this.stepFromKnown();
     } catch (e) {
@@ -269,13 +273,17 @@ export class CheckpointedConsumerRunner {
     if ('forget' in this.consumer) this.consumer.forget?.();
   }
 
-  private async stepFromKnown(): Promise<number> {
+  private async stepFromKnown(): Promise<Step> {
     const from = (this.known ??= await this.checkpoint());
-    const batch = await this.store.readAll({ after: from, limit: this.batchSize });
+    const { events: batch, heldBack } = await this.store.readTail({ after: from, limit: this.batchSize });
     if (batch.length === 0) {
       this.troubles = 0;
-      return 0;
+      return { applied: 0, heldBack };
     }
+    return { applied: await this.applyRead(from, batch), heldBack };
+  }
+
+  private async applyRead(from: LogCheckpoint, batch: StoredEvent[]): Promise<number> {
     try {
       return await this.apply(from, batch);
     } catch (e) {

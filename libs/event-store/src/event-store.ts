@@ -11,6 +11,7 @@ import {
   EventShape,
   ExpectedVersion,
   LogCheckpoint,
+  LogTail,
   LOG_START,
   NewEvent,
   StoredEvent,
@@ -203,17 +204,34 @@ export class EventStore {
    * itself, qualified, never by a text rendering of it.
    */
   async readAll(opts: { after?: LogCheckpoint; limit?: number } = {}): Promise<StoredEvent[]> {
+    return (await this.readTail(opts)).events;
+  }
+
+  /**
+   * readAll, and whether committed events wait beyond the horizon (an older transaction is still
+   * open), from the same snapshot: a tailer then knows to look again soon rather than at its
+   * next poll, whatever woke it.
+   */
+  async readTail(opts: { after?: LogCheckpoint; limit?: number } = {}): Promise<LogTail> {
     const after = opts.after ?? LOG_START;
-    const { rows } = await this.pool.query<EventRow>({
-      name: 'parley_read_all',
-      text: `SELECT ${EVENT_COLUMNS} FROM events
-                WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
-                  AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-                ORDER BY events.transaction_id, events.position
-                LIMIT $3`,
+    const { rows } = await this.pool.query<Partial<EventRow> & { held_back: boolean }>({
+      name: 'parley_read_tail',
+      text: `SELECT tail.*, held.held_back
+               FROM (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS horizon) h
+               -- the newest event readable at all, from the index's end: an EXISTS here is planned as a scan of the table
+               CROSS JOIN LATERAL (SELECT coalesce((SELECT transaction_id FROM events ORDER BY transaction_id DESC LIMIT 1) >= h.horizon, false) AS held_back) held
+               LEFT JOIN LATERAL (
+                 SELECT ${EVENT_COLUMNS}, events.transaction_id AS order_xid FROM events
+                  WHERE (events.transaction_id, events.position) > ($1::xid8, $2::bigint)
+                    AND events.transaction_id < h.horizon
+                  ORDER BY events.transaction_id, events.position
+                  LIMIT $3
+               ) tail ON true
+              ORDER BY tail.order_xid, tail.position`,
       values: [after.transactionId, after.position, opts.limit ?? 1_000],
     });
-    return rows.map(toStoredEvent);
+    const events = rows.filter((r) => r.event_id !== null).map((r) => toStoredEvent(r as EventRow));
+    return { events, heldBack: rows[0]?.held_back ?? false };
   }
 
   withTransaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {

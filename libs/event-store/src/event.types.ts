@@ -60,6 +60,12 @@ export interface LogCheckpoint {
 
 export const LOG_START: LogCheckpoint = { transactionId: '0', position: '0' };
 
+/** A read of the log's tail: its next events, and whether committed events wait behind an open transaction. */
+export interface LogTail {
+  events: StoredEvent[];
+  heldBack: boolean;
+}
+
 export class WrongExpectedVersionError extends Error {
   constructor(
     readonly streamId: string,
