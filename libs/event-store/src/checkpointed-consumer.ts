@@ -199,9 +199,9 @@ export class CheckpointedConsumerRunner {
   private hearAppends(on: boolean): void {
     if (!this.notifier || on === this.hearing) return;
     this.hearing = on;
-    const subscribe = on ? this.notifier.on.bind(this.notifier) : this.notifier.off.bind(this.notifier);
-    subscribe('append', this.poke);
-    subscribe('reconnected', this.poke);
+    const method = on ? 'on' : 'off';
+    this.notifier[method]('append', this.poke);
+    this.notifier[method]('reconnected', this.poke);
   }
 
   /** A backoff that stop() cuts short (appends do not: they would turn it into a busy loop). */
