@@ -159,8 +159,7 @@ export class CheckpointedConsumerRunner {
   start(): void {
     if (this.running) return;
     this.running = true;
-    if (!this.lease) this.hearAppends(true);
-    this.loop = this.run();
+    this.loop = this.run(); // subscribes before its first await (hearAppends), for a leased runner once it leads
   }
 
   async stop(): Promise<void> {
