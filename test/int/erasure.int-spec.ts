@@ -3,7 +3,7 @@ import { Queue } from 'bullmq';
 import Redis from 'ioredis';
 import { AGENT_TURNS_QUEUE, runTurnJobId } from '@parley/agent';
 import { BOOK_INGEST_QUEUE, BooksRepository } from '@parley/books';
-import { ConversationEvent, conversationStreamId } from '@parley/conversation';
+import { ConversationEvent, conversationStreamId, forkEvents } from '@parley/conversation';
 import { Erasures } from '@parley/erasure';
 import {
   CheckpointedConsumerRunner,
@@ -12,7 +12,7 @@ import {
   StoredEvent,
   WrongExpectedVersionError,
 } from '@parley/event-store';
-import { ConversationsProjection, ReadModelQueries, rebuildReadModels } from '@parley/read-models';
+import { ConversationsProjection, ReadModelQueries, rebuildReadModels, UsageLedger } from '@parley/read-models';
 import {
   assistantReplied,
   conversationDeleted,
@@ -212,6 +212,108 @@ describe('erasure (in process, real Postgres and Redis)', () => {
       expect((await db.pool.query('SELECT id FROM conversations WHERE owner_id = $1', [owner])).rows).toEqual([
         { id: live.id },
       ]);
+    });
+
+    it("keeps an erased account's spend this month under its pseudonym, so erasing hands out no fresh budget", async () => {
+      const owner = `reader-${randomUUID()}`;
+      const { id, events } = await answered(owner);
+      await new ConversationsProjection().applyBatch(events, db.pool);
+      const queries = new ReadModelQueries(() => Promise.resolve(db.pool));
+      const spent = await queries.usage(owner, {});
+      expect(spent[0]).toMatchObject({ costUsd: 0.0045 });
+
+      await sut.account(owner);
+
+      // the same sub still finds this month's spend; the lines no longer name the reader
+      expect(await queries.usage(owner, {})).toEqual(spent);
+      const lines = await db.pool.query('SELECT owner_id, owner_key FROM usage_records WHERE conversation_id = $1', [
+        id,
+      ]);
+      expect(lines.rows).toEqual([{ owner_id: null, owner_key: expect.stringMatching(/^[0-9a-f]{64}$/) }]);
+      // a line paid for while the erasure ran (recorded after it) is no one's by name either
+      const late = new UsageLedger(db.pool);
+      await late.record([
+        {
+          event_id: randomUUID(),
+          conversation_id: id,
+          version: null,
+          owner_id: owner,
+          turn_id: randomUUID(),
+          kind: 'stopped_call',
+          model: 'claude-sonnet-5-5',
+          input_tokens: 1_000,
+          output_tokens: 10,
+          cache_read_input_tokens: 0,
+          cache_creation_input_tokens: 0,
+          cost_usd: 0.00315,
+          batched: false,
+          at: new Date(),
+        },
+      ]);
+      expect((await db.pool.query('SELECT 1 FROM usage_records WHERE owner_id = $1', [owner])).rows).toEqual([]);
+      expect((await queries.usage(owner, {}))[0].costUsd).toBeCloseTo(0.0045 + 0.00315, 6);
+      // once the month is over, the pseudonym goes: the lines keep the money and are nobody's
+      const nextMonth = new Date(Date.now() + 32 * 24 * 3600 * 1000);
+      expect(await late.forgetPastPseudonyms(nextMonth)).toBeGreaterThanOrEqual(2);
+      expect(await queries.usage(owner, {})).toEqual([]);
+      const money = await db.pool.query(
+        'SELECT sum(cost_usd)::float8 AS usd FROM usage_records WHERE conversation_id = $1',
+        [id],
+      );
+      expect(money.rows[0].usd).toBeCloseTo(0.0045 + 0.00315, 6);
+    });
+
+    it('erases, in the sweep, a fork appended from a conversation after its account erasure had listed it', async () => {
+      const owner = `reader-${randomUUID()}`;
+      const source = await answered(owner);
+      const forkOf = async (of: { id: string; events: StoredEvent[] }) => {
+        const forkId = randomUUID();
+        const copies = forkEvents(
+          { conversationId: of.id, history: of.events as StoredEvent<ConversationEvent>[] },
+          of.events.length,
+          randomUUID,
+          { userId: owner },
+        );
+        return { id: forkId, events: (await givenConversation(store, forkId, copies)).events };
+      };
+      // the fork read its source before the erasure and appended after the list was taken
+      const early = (await streamOf(source.id)) as StoredEvent[];
+      await sut.account(owner);
+      const late = await forkOf({ id: source.id, events: early });
+      const lateOfLate = await forkOf(late);
+      expect(await streamOf(late.id)).toHaveLength(3);
+
+      const swept = await sut.sweep();
+
+      expect(swept.lateForks).toBe(1);
+      expect((await streamOf(late.id)).map((e) => e.type)).toEqual(['ConversationErased']);
+      // its own fork is found on the next pass, as a fork of an erased one
+      expect((await sut.sweep()).lateForks).toBe(1);
+      expect((await streamOf(lateOfLate.id)).map((e) => e.type)).toEqual(['ConversationErased']);
+      expect((await sut.sweep()).lateForks).toBe(0);
+    });
+
+    it("erases a book's conversations with their forks", async () => {
+      const owner = `reader-${randomUUID()}`;
+      const bookId = randomUUID();
+      const id = randomUUID();
+      const { events } = await givenConversation(store, id, [
+        conversationStarted({ ownerId: owner, bookId }),
+        userMessagePosted({ content: 'q' }),
+      ]);
+      const forkId = randomUUID();
+      await givenConversation(
+        store,
+        forkId,
+        forkEvents({ conversationId: id, history: events as StoredEvent<ConversationEvent>[] }, 2, randomUUID, {
+          userId: owner,
+        }),
+      );
+
+      const erased = await sut.book(owner, bookId);
+
+      expect(erased.conversations.map((c) => c.conversationId).sort()).toEqual([id, forkId].sort());
+      expect((await streamOf(forkId)).map((e) => e.type)).toEqual(['ConversationErased']);
     });
 
     it('a projection that meets the tombstone drops what it had projected of the conversation', async () => {

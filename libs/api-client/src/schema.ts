@@ -1163,6 +1163,8 @@ export interface components {
       data: {
         /** @description true when the call went through the Message Batches API (half the list price); absent: streamed */
         batched?: boolean;
+        /** @description what the stopped call was billed in USD; absent on events written before it existed (priced at list price) */
+        costUsd?: number;
         /** @description the model call of the turn it was an attempt of (as in ToolInvoked.iteration) */
         iteration: number;
         model: string;
@@ -1212,6 +1214,8 @@ export interface components {
         assistantText?: string;
         /** @description true when that call went through the provider's Message Batches API (half the list price), on the first ToolInvoked of an iteration. Absent: the streaming API at list price, as for every event written before it existed. */
         batched?: boolean;
+        /** @description What that call cost in USD (its own usage at its model's price), on the first ToolInvoked of an iteration, so the ledger bills each call when it was made. Absent on events written before it existed: the ledger prices their usage at list price. */
+        costUsd?: number;
         input: unknown;
         iteration: number;
         model?: string;

@@ -137,6 +137,12 @@ export interface ToolInvoked {
      * every event written before it existed.
      */
     batched?: boolean;
+    /**
+     * What that call cost in USD (its own usage at its model's price), on the first ToolInvoked of
+     * an iteration, so the ledger bills each call when it was made. Absent on events written
+     * before it existed: the ledger prices their usage at list price.
+     */
+    costUsd?: number;
   };
 }
 
@@ -233,6 +239,8 @@ export interface ModelCallStopped {
     usage: Usage;
     /** true when the call went through the Message Batches API (half the list price); absent: streamed */
     batched?: boolean;
+    /** what the stopped call was billed in USD; absent on events written before it existed (priced at list price) */
+    costUsd?: number;
     /** cancelled by the reader; aborted otherwise (the worker stopping); broken: the stream failed midway */
     reason: 'cancelled' | 'aborted' | 'broken';
   };

@@ -11,6 +11,9 @@ import { ConversationEraser, ErasedConversation } from './conversation-eraser';
 import { ErasedJobs } from './erased-jobs';
 import { ErasureRepository } from './erasure.repository';
 
+/** How far back the sweep looks for forks made while a book or an account erasure ran. */
+const LATE_FORKS_LOOKBACK = '1 day';
+
 /** What an erasure of a book or an account removed. */
 export interface ErasureResult {
   conversations: ErasedConversation[];
@@ -53,7 +56,7 @@ export class Erasures {
   /** Erases the reader's conversation; DomainError not_found when there is none. */
   async conversation(userId: string, conversationId: string, ifMatch?: number): Promise<ErasedConversation> {
     try {
-      const erased = await this.eraseAudited(conversationId, userId, ifMatch);
+      const erased = await this.eraseAudited(conversationId, userId, { ifMatch });
       if (!erased) throw new DomainError('not_found', 'conversation not found');
       return erased;
     } finally {
@@ -91,12 +94,18 @@ export class Erasures {
    * whose erasure did not run), removes jobs that were still running, and drops snapshots a
    * process saved just after their stream was erased.
    */
-  async sweep(): Promise<{ erased: number; jobsLeft: number; lateSnapshots: number }> {
+  async sweep(): Promise<{ erased: number; lateForks: number; jobsLeft: number; lateSnapshots: number }> {
     let erased = 0;
     for (const id of await this.log.deletedNotErased(100)) if (await this.eraseAudited(id, null)) erased++;
+    let lateForks = 0;
+    for (const fork of await this.log.forksOfErased({ lookback: LATE_FORKS_LOOKBACK })) {
+      const subject = fork.subject as ErasureSubject;
+      if (await this.eraseAudited(fork.conversationId, fork.ownerId, { subject })) lateForks++;
+    }
+    await new UsageLedger(this.pool).forgetPastPseudonyms();
     const jobsLeft = await this.jobs.removePending();
     const lateSnapshots = await this.repo.deleteLateSnapshots();
-    return { erased, jobsLeft, lateSnapshots };
+    return { erased, lateForks, jobsLeft, lateSnapshots };
   }
 
   /**
@@ -106,11 +115,11 @@ export class Erasures {
   private async eraseAudited(
     conversationId: string,
     userId: string | null,
-    ifMatch?: number,
+    { ifMatch, subject = 'conversation' }: { ifMatch?: number; subject?: ErasureSubject } = {},
   ): Promise<ErasedConversation | undefined> {
     const erasureId = await this.repo.begin('conversation', conversationId, userId);
     try {
-      const erased = await this.eraser.erase(conversationId, { userId, subject: 'conversation', erasureId, ifMatch });
+      const erased = await this.eraser.erase(conversationId, { userId, subject, erasureId, ifMatch });
       if (erased) await this.repo.complete(erasureId, { streams: 1, events: erased.erasedEvents });
       else await this.repo.discard(erasureId);
       return erased;
@@ -127,9 +136,16 @@ export class Erasures {
     erasureId: string,
   ): Promise<ErasedConversation[]> {
     const erased: ErasedConversation[] = [];
-    for (const id of conversationIds) {
-      const done = await this.eraser.erase(id, { userId, subject, erasureId });
-      if (done) erased.push(done);
+    // a fork appended after the list was taken copied what is erased: erase it too, and its forks
+    for (let ids = conversationIds; ids.length > 0;) {
+      const now: ErasedConversation[] = [];
+      for (const id of ids) {
+        const done = await this.eraser.erase(id, { userId, subject, erasureId });
+        if (done) now.push(done);
+      }
+      erased.push(...now);
+      const sources = now.map((c) => c.conversationId);
+      ids = sources.length > 0 ? (await this.log.forksOfErased({ sources })).map((f) => f.conversationId) : [];
     }
     return erased;
   }

@@ -44,6 +44,35 @@ export class ConversationLogQueries {
     return rows.flatMap((r) => conversationIdOf(r.stream_id) ?? []);
   }
 
+  /**
+   * Forks not erased of conversations erased with a book or an account (`sources`, or any such
+   * erasure within `lookback`): made while that erasure ran, from a history it erased. Every
+   * older fork was erased with them, as one of the owner's or the book's conversations.
+   */
+  async forksOfErased(
+    scope: { sources: string[] } | { lookback: string },
+  ): Promise<Array<{ conversationId: string; ownerId: string; subject: string }>> {
+    const sources = 'sources' in scope ? scope.sources.map(conversationStreamId) : null;
+    const { rows } = await this.pool.query<{ stream_id: string; owner_id: string; subject: string }>(
+      `SELECT f.stream_id, f.data ->> 'ownerId' AS owner_id, t.data ->> 'subject' AS subject
+         FROM events t
+         JOIN events f ON f.type = 'ConversationStarted'
+                      AND f.data -> 'forkedFrom' ->> 'conversationId' = substr(t.stream_id, length('conversation-') + 1)
+        WHERE t.type IN ('ConversationDeleted', 'ConversationErased') AND t.type = 'ConversationErased'
+          AND t.data ->> 'subject' IN ('book', 'account')
+          AND ($1::text[] IS NULL OR t.stream_id = ANY($1))
+          AND ($2::interval IS NULL OR t.occurred_at > now() - $2::interval)
+          AND NOT EXISTS (SELECT 1 FROM events g
+                           WHERE g.stream_id = f.stream_id AND g.type IN ('ConversationDeleted', 'ConversationErased')
+                             AND g.type = 'ConversationErased')`,
+      [sources, 'lookback' in scope ? scope.lookback : null],
+    );
+    return rows.flatMap((r) => {
+      const conversationId = conversationIdOf(r.stream_id);
+      return conversationId ? [{ conversationId, ownerId: r.owner_id, subject: r.subject }] : [];
+    });
+  }
+
   /** Conversations a release before erasure deleted and nothing has erased yet. */
   async deletedNotErased(limit: number): Promise<string[]> {
     const { rows } = await this.pool.query<{ stream_id: string }>(

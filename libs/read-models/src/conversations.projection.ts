@@ -98,7 +98,7 @@ export class ConversationsProjection implements SingleStatementLogConsumer {
       row.version = e.version;
       row.last_activity_at = e.occurredAt;
       changed.add(id);
-      const spent = ledgerRowOf(e, row.owner_id);
+      const spent = ledgerRowOf(e, row.owner_id, copiedUpTo(row));
       if (spent) usage.push(spent);
       const message = (m: Omit<PendingMessage, 'conversation_id' | 'version' | 'created_at' | 'streamId'>) =>
         messages.push({
@@ -240,4 +240,10 @@ export class ConversationsProjection implements SingleStatementLogConsumer {
         m.needsInvocations === 'turn' ? ofTurn : ofTurn.filter((c) => c.toolUseId === m.id).slice(0, 1);
     }
   }
+}
+
+/** A fork's last version copied from its source (0: no fork). */
+function copiedUpTo(row: ConversationRow): number {
+  const forkedFrom = row.forked_from as { version?: unknown } | null;
+  return typeof forkedFrom?.version === 'number' ? forkedFrom.version : 0;
 }

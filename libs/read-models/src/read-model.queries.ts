@@ -124,45 +124,61 @@ export class ReadModelQueries {
   }
 
   /**
-   * The owner's usage by model: one conversation's, or within [from, to) of the events' times.
-   * A turn that replied counts its AssistantReplied usage (every call of the turn); a turn that
-   * did not counts the calls it made (their ToolInvoked usage), as `unpriced` tokens. A model call
-   * stopped before its end (ModelCallStopped) is in neither: its tokens count as `unpriced` too.
+   * The owner's usage by model: one conversation's, or within [from, to) of the lines' times.
+   * Each line counts at its own time: a tool call's line is its model call, and an answer's line
+   * is its turn's last call (AssistantReplied's totals less the turn's tool-call lines). A line
+   * recorded before calls carried their price (cost_usd null) is `unpriced`, to be priced at list
+   * price: a stopped call always, a tool call when its turn did not reply (its answer's total
+   * holds it otherwise). An erased account's lines of this month count by its pseudonym.
    */
   async usage(ownerId: string, scope: { conversationId?: string; from?: Date; to?: Date }): Promise<UsageByModel[]> {
     const db = await this.source();
     const { rows } = await db.query(
       `WITH r AS (
          SELECT u.* FROM usage_records u
-          WHERE u.owner_id = $1
+          WHERE (u.owner_id = $1 OR u.owner_key = ledger_pseudonym($1))
             AND ($2::uuid IS NULL OR u.conversation_id = $2)
             AND ($3::timestamptz IS NULL OR u.at >= $3)
             AND ($4::timestamptz IS NULL OR u.at < $4)
-       ), counted AS (
-         SELECT r.*, (r.kind = 'tool_call' AND NOT EXISTS (
+       ), own AS (
+         SELECT r.kind, r.model, r.batched, r.cost_usd IS NULL AND (r.kind = 'stopped_call' OR (r.kind = 'tool_call' AND NOT EXISTS (
                   SELECT 1 FROM usage_records a
                    WHERE a.conversation_id = r.conversation_id AND a.turn_id = r.turn_id AND a.kind = 'answer'
-                )) AS unpriced
+                ))) AS unpriced,
+                r.cost_usd IS NOT NULL OR r.kind IN ('answer', 'summary') AS priced,
+                r.input_tokens - coalesce(e.input, 0) AS input_tokens,
+                r.output_tokens - coalesce(e.output, 0) AS output_tokens,
+                r.cache_read_input_tokens - coalesce(e.cache_read, 0) AS cache_read_input_tokens,
+                r.cache_creation_input_tokens - coalesce(e.cache_creation, 0) AS cache_creation_input_tokens,
+                greatest(coalesce(r.cost_usd, 0) - coalesce(e.cost, 0), 0) AS cost_usd
            FROM r
+           LEFT JOIN LATERAL (
+             SELECT sum(t.input_tokens) AS input, sum(t.output_tokens) AS output,
+                    sum(t.cache_read_input_tokens) AS cache_read, sum(t.cache_creation_input_tokens) AS cache_creation,
+                    sum(t.cost_usd) AS cost
+               FROM usage_records t
+              WHERE r.kind = 'answer' AND t.conversation_id = r.conversation_id AND t.turn_id = r.turn_id
+                AND t.kind = 'tool_call' AND t.cost_usd IS NOT NULL
+           ) e ON true
        )
        SELECT model,
               count(*) FILTER (WHERE kind IN ('answer', 'failure', 'cancel'))::int AS turns,
               count(*) FILTER (WHERE kind = 'tool_call')::int AS tool_calls,
               count(*) FILTER (WHERE kind = 'failure')::int AS failures,
-              coalesce(sum(input_tokens) FILTER (WHERE kind IN ('answer', 'summary', 'stopped_call') OR unpriced), 0)::float8 AS input,
-              coalesce(sum(output_tokens) FILTER (WHERE kind IN ('answer', 'summary', 'stopped_call') OR unpriced), 0)::float8 AS output,
-              coalesce(sum(cache_read_input_tokens) FILTER (WHERE kind IN ('answer', 'summary', 'stopped_call') OR unpriced), 0)::float8 AS cache_read,
-              coalesce(sum(cache_creation_input_tokens) FILTER (WHERE kind IN ('answer', 'summary', 'stopped_call') OR unpriced), 0)::float8 AS cache_creation,
-              coalesce(sum(cost_usd) FILTER (WHERE kind IN ('answer', 'summary')), 0)::float8 AS cost_usd,
-              coalesce(sum(input_tokens) FILTER (WHERE (unpriced OR kind = 'stopped_call') AND NOT batched), 0)::float8 AS unpriced_input,
-              coalesce(sum(output_tokens) FILTER (WHERE (unpriced OR kind = 'stopped_call') AND NOT batched), 0)::float8 AS unpriced_output,
-              coalesce(sum(cache_read_input_tokens) FILTER (WHERE (unpriced OR kind = 'stopped_call') AND NOT batched), 0)::float8 AS unpriced_cache_read,
-              coalesce(sum(cache_creation_input_tokens) FILTER (WHERE (unpriced OR kind = 'stopped_call') AND NOT batched), 0)::float8 AS unpriced_cache_creation,
-              coalesce(sum(input_tokens) FILTER (WHERE (unpriced OR kind = 'stopped_call') AND batched), 0)::float8 AS batched_input,
-              coalesce(sum(output_tokens) FILTER (WHERE (unpriced OR kind = 'stopped_call') AND batched), 0)::float8 AS batched_output,
-              coalesce(sum(cache_read_input_tokens) FILTER (WHERE (unpriced OR kind = 'stopped_call') AND batched), 0)::float8 AS batched_cache_read,
-              coalesce(sum(cache_creation_input_tokens) FILTER (WHERE (unpriced OR kind = 'stopped_call') AND batched), 0)::float8 AS batched_cache_creation
-         FROM counted
+              coalesce(sum(input_tokens) FILTER (WHERE priced OR unpriced), 0)::float8 AS input,
+              coalesce(sum(output_tokens) FILTER (WHERE priced OR unpriced), 0)::float8 AS output,
+              coalesce(sum(cache_read_input_tokens) FILTER (WHERE priced OR unpriced), 0)::float8 AS cache_read,
+              coalesce(sum(cache_creation_input_tokens) FILTER (WHERE priced OR unpriced), 0)::float8 AS cache_creation,
+              coalesce(sum(cost_usd) FILTER (WHERE priced), 0)::float8 AS cost_usd,
+              coalesce(sum(input_tokens) FILTER (WHERE unpriced AND NOT batched), 0)::float8 AS unpriced_input,
+              coalesce(sum(output_tokens) FILTER (WHERE unpriced AND NOT batched), 0)::float8 AS unpriced_output,
+              coalesce(sum(cache_read_input_tokens) FILTER (WHERE unpriced AND NOT batched), 0)::float8 AS unpriced_cache_read,
+              coalesce(sum(cache_creation_input_tokens) FILTER (WHERE unpriced AND NOT batched), 0)::float8 AS unpriced_cache_creation,
+              coalesce(sum(input_tokens) FILTER (WHERE unpriced AND batched), 0)::float8 AS batched_input,
+              coalesce(sum(output_tokens) FILTER (WHERE unpriced AND batched), 0)::float8 AS batched_output,
+              coalesce(sum(cache_read_input_tokens) FILTER (WHERE unpriced AND batched), 0)::float8 AS batched_cache_read,
+              coalesce(sum(cache_creation_input_tokens) FILTER (WHERE unpriced AND batched), 0)::float8 AS batched_cache_creation
+         FROM own
         GROUP BY model
         ORDER BY model NULLS FIRST`,
       [ownerId, scope.conversationId ?? null, scope.from ?? null, scope.to ?? null],

@@ -33,8 +33,9 @@ export class ErasureSweeper implements OnApplicationBootstrap, OnApplicationShut
     if (this.sweeping) return;
     this.sweeping = true;
     try {
-      const { erased, lateSnapshots } = await this.erasures.sweep();
+      const { erased, lateForks, lateSnapshots } = await this.erasures.sweep();
       if (erased > 0) this.logger.log(`erased ${erased} conversation(s) deleted before erasure existed`);
+      if (lateForks > 0) this.logger.log(`erased ${lateForks} fork(s) made while a book or account erasure ran`);
       if (lateSnapshots > 0) this.logger.log(`removed ${lateSnapshots} fold snapshot(s) saved after an erasure`);
     } catch (e) {
       this.logger.warn(
