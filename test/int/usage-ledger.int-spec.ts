@@ -1,6 +1,6 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { costUsd } from '@parley/agent';
-import { ConversationEvent, conversationStreamId, forkEvents } from '@parley/conversation';
+import { ConversationEvent, forkEvents } from '@parley/conversation';
 import { EventStore, StoredEvent } from '@parley/event-store';
 import { ConversationsProjection, ReadModelQueries } from '@parley/read-models';
 import { UsageService } from '../../apps/api/src/usage/usage.service';
