@@ -1,6 +1,5 @@
 import { AnthropicLlm } from './anthropic.llm';
 import { LlmMessage } from './llm.types';
-import { costUsd } from './pricing';
 
 describe(AnthropicLlm.name, () => {
   const sut = new AnthropicLlm({ model: 'claude-sonnet-5-5', maxTokens: 1024, maxRetries: 0, apiKey: 'k' });
@@ -43,33 +42,5 @@ describe(AnthropicLlm.name, () => {
     const body = sut.request([messages[0]], [], { system: 'sys' });
     expect(body).not.toHaveProperty('tools');
     expect(body).not.toHaveProperty('tool_choice');
-  });
-});
-
-describe(costUsd.name, () => {
-  it('prices input, cache writes, cache reads and output per model', () => {
-    const usage = {
-      inputTokens: 1_000_000,
-      outputTokens: 1_000_000,
-      cacheReadInputTokens: 1_000_000,
-      cacheCreationInputTokens: 1_000_000,
-    };
-    expect(costUsd('claude-sonnet-5-5', usage)).toBeCloseTo(3 + 15 + 0.3 + 3.75, 6);
-    expect(costUsd('unknown-model', usage)).toBe(0);
-  });
-});
-
-describe('costUsd through the Message Batches API', () => {
-  it('charges half of every price', () => {
-    const usage = {
-      inputTokens: 1_000,
-      outputTokens: 2_000,
-      cacheReadInputTokens: 3_000,
-      cacheCreationInputTokens: 4_000,
-    };
-    expect(costUsd('claude-sonnet-5-5', usage, { batched: true })).toBeCloseTo(
-      costUsd('claude-sonnet-5-5', usage) / 2,
-      6,
-    );
   });
 });

@@ -175,7 +175,7 @@ describe(assistantReplied.name, () => {
         model: 'claude-sonnet-5-5',
         stopReason: 'end_turn',
         usage: { inputTokens: 1500, outputTokens: 120, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
-        costUsd: 0.0063,
+        costUsd: 0.0042, // 1,500 in and 120 out at 2/10 per million
         citations: [chunk('c2')],
         isFromBook: true,
         iterations: 2,
@@ -187,7 +187,7 @@ describe(assistantReplied.name, () => {
 
   it('prices an answer from a provider batch at half, and says so when the model wrote nothing', () => {
     const event = assistantReplied(origin(), turn, 2, answer([{ type: 'text', text: '  ' }], { batched: true }));
-    expect(event.data).toMatchObject({ content: '(no answer)', costUsd: 0.00315, citations: [], isFromBook: false });
+    expect(event.data).toMatchObject({ content: '(no answer)', costUsd: 0.0021, citations: [], isFromBook: false });
   });
 });
 
@@ -249,7 +249,7 @@ describe('history cuts', () => {
           summary: 'They met at the lighthouse.',
           usage: summary.usage,
           model: 'claude-sonnet-5-5',
-          costUsd: 0.0045,
+          costUsd: 0.003,
         },
         metadata,
       },
