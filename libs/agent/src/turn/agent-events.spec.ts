@@ -12,6 +12,7 @@ import {
   StepOrigin,
   toolResultsRecorded,
 } from './agent-events';
+import { costUsd } from '../llm/pricing';
 import { HistoryCut } from './conversation-history';
 import { evolveTurns, TurnEvent, turnsOf } from './turn-fold';
 
@@ -38,7 +39,14 @@ describe(modelCallStopped.name, () => {
     const [first] = modelCallStopped(at, 't1', 2, [attempt('msg_1', 'aborted')], { cancelled: true });
     expect(first).toMatchObject({
       type: 'ModelCallStopped',
-      data: { turnId: 't1', iteration: 2, model: 'claude-sonnet-5-5', usage, reason: 'cancelled' },
+      data: {
+        turnId: 't1',
+        iteration: 2,
+        model: 'claude-sonnet-5-5',
+        usage,
+        costUsd: costUsd('claude-sonnet-5-5', usage),
+        reason: 'cancelled',
+      },
       metadata: { userId: 'reader', correlationId: 't1', causationId: 'e-1' },
     });
     expect(first.id).toMatch(/^[0-9a-f-]{36}$/);
@@ -91,7 +99,7 @@ describe(modelReplied.name, () => {
     { type: 'tool_use', id: 'toolu_b', name: 'search_book', input: { query: 'b' } },
   ]);
 
-  it('records the tool calls a model asked for, the first with its text, blocks, usage and model', () => {
+  it('records the tool calls a model asked for, the first with its text, blocks, usage, model and price', () => {
     // given a turn, when its first call asks for two searches
     const events = modelReplied(origin(), turn, { iteration: 1, allowTools: true }, asksForTwoSearches);
     // then one ToolInvoked per call, in the model's order
@@ -113,6 +121,7 @@ describe(modelReplied.name, () => {
           ],
           usage: asksForTwoSearches.usage,
           model: 'claude-sonnet-5-5',
+          costUsd: costUsd('claude-sonnet-5-5', asksForTwoSearches.usage),
         },
         metadata,
       },
