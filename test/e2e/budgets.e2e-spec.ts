@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { TURN_ENDING_TYPES } from '@parley/conversation';
 import { expectOk, expectProblem, turnOf } from '../support/api';
 import { clientFor, Client } from '../support/stack';
+import { conversationHelpers } from '../support/conversation-helpers';
 import { useReaderStack } from '../support/use-stack';
 import { waitFor } from '../support/wait-for';
 
@@ -11,7 +12,7 @@ const BUDGET_USD = 0.0001;
 /** BUDGET_USD_PER_MONTH and the token's parley_budget_usd_per_month: posts refused once a month's spend reaches them. */
 describe('reader budgets (e2e, real SDK against the fake Messages API)', () => {
   const s = useReaderStack({ env: { LLM_MODEL: 'claude-sonnet-5-5', BUDGET_USD_PER_MONTH: String(BUDGET_USD) } });
-  const { conversation, events } = s;
+  const { events } = s;
   const usage = async (who: Client) => expectOk(await who.api.GET('/v1/usage'));
   const versionOf = async (id: string) => (await s.alice.req('GET', `/v1/conversations/${id}`)).body.version as number;
   const turnEnded = (id: string, turnId: string) =>
@@ -35,7 +36,8 @@ describe('reader budgets (e2e, real SDK against the fake Messages API)', () => {
       periodStart: monthStart(now),
       resetsAt: nextMonthStart(now),
     });
-    id = await conversation();
+    // no book: the turn is one model call, which the worker's check before it lets through
+    id = expectOk(await s.alice.api.POST('/v1/conversations', { body: {} }), 201).id;
     const posted = await s.alice.req(
       'POST',
       `/v1/conversations/${id}/messages`,
@@ -48,8 +50,7 @@ describe('reader budgets (e2e, real SDK against the fake Messages API)', () => {
   }, 60_000);
 
   it('refuses a post and a batch with 402 budget_exceeded once the month is spent, appending nothing', async () => {
-    // the usage ledger follows the log a moment behind: wait for the answer's line (before it, the
-    // turn's tool call is priced alone, at list price)
+    // the usage ledger follows the log a moment behind: wait for the answer's line
     const spent = await waitFor('the answer to reach the ledger', async () => {
       const u = await usage(s.alice);
       return u.turns === 1 ? u : undefined;
@@ -142,6 +143,98 @@ describe('reader budgets (e2e, real SDK against the fake Messages API)', () => {
       const r = await bad.req('GET', '/v1/usage');
       expect({ claim, status: r.status, code: r.body?.code }).toEqual({ claim, status: 401, code: 'token_invalid' });
     }
+  }, 60_000);
+
+  /** A reader of their own, whose token carries `budgetUsd`, with their own conversation helpers. */
+  const readerWithBudget = (budgetUsd: number) => {
+    const client = clientFor(s.stack.base, `reader-${randomUUID()}`, {
+      claims: { parley_budget_usd_per_month: budgetUsd },
+    });
+    return { client, ...conversationHelpers(() => client) };
+  };
+  /** A batch once every prompt has ended, with each item's ending event read from its conversation. */
+  const endedBatch = async (reader: ReturnType<typeof readerWithBudget>, id: string, batchId: string) => {
+    const batch = await waitFor(
+      `batch ${batchId} to complete`,
+      async () => {
+        const view = (await reader.client.req('GET', `/v1/conversations/${id}/batches/${batchId}`)).body;
+        return view.status === 'running' ? undefined : view;
+      },
+      60_000,
+    );
+    const endings = [];
+    for (const item of batch.items as Array<{ conversationId: string; turnId: string }>) {
+      const events = await reader.events(item.conversationId);
+      endings.push(events.find((e) => turnOf(e) === item.turnId && TURN_ENDING_TYPES.includes(e.type))!);
+    }
+    return { batch, endings };
+  };
+
+  it('holds every model call of a sequential batch to the budget, not only its start', async () => {
+    // a fresh reader may start a batch (nothing spent); its first answer spends the whole budget
+    const bob = readerWithBudget(BUDGET_USD);
+    const id = await bob.conversation();
+    const started = await bob.client.req('POST', `/v1/conversations/${id}/batches`, {
+      prompts: ['one', 'two', 'three', 'four'],
+      mode: 'sequential',
+    });
+    expect(started.status).toBe(202);
+
+    const { endings } = await endedBatch(bob, id, started.body.batchId);
+
+    expect(endings.map((e) => e.type)).toEqual(['AssistantReplied', 'TurnFailed', 'TurnFailed', 'TurnFailed']);
+    for (const failed of endings.slice(1)) {
+      expect(failed.data).toMatchObject({ code: 'budget_exceeded', retryable: false });
+    }
+    const spent = await waitFor('the ledger to hold the answer', async () => {
+      const u = await usage(bob.client);
+      return u.turns === 4 ? u : undefined;
+    });
+    expect(spent.costUsd).toBe(endings[0].data.costUsd);
+  }, 90_000);
+
+  it('holds an independent batch to the budget: at most the calls already in flight are bought', async () => {
+    const concurrency = 16; // WORKER_CONCURRENCY's default: the turns that can be in flight at once
+    const prompts = Array.from({ length: 30 }, (_, i) => `question ${i}`);
+    const carol = readerWithBudget(BUDGET_USD);
+    const id = await carol.conversation();
+    const started = await carol.client.req('POST', `/v1/conversations/${id}/batches`, { prompts, mode: 'independent' });
+    expect(started.status).toBe(202);
+
+    const { endings } = await endedBatch(carol, id, started.body.batchId);
+
+    const answered = endings.filter((e) => e.type === 'AssistantReplied');
+    const refused = endings.filter((e) => e.type === 'TurnFailed' && e.data.code === 'budget_exceeded');
+    expect(answered.length + refused.length).toBe(prompts.length);
+    expect(answered.length).toBeGreaterThanOrEqual(1);
+    expect(answered.length).toBeLessThanOrEqual(concurrency);
+    const spent = await waitFor('the ledger to hold every ending', async () => {
+      const u = await usage(carol.client);
+      return u.turns === prompts.length ? u : undefined;
+    });
+    const oneAnswer = Math.max(...answered.map((e) => e.data.costUsd as number));
+    expect(spent.costUsd).toBeLessThanOrEqual(concurrency * oneAnswer + 1e-6);
+  }, 120_000);
+
+  it('does not hand out a fresh budget when the reader erases their account (DELETE /v1/me)', async () => {
+    const dave = readerWithBudget(BUDGET_USD);
+    const id = await dave.conversation();
+    const { ending } = await dave.ask(id, 'Who is Marisol?');
+    expect(ending.type).toBe('AssistantReplied');
+    const before = await waitFor('the answer in the ledger', async () => {
+      const u = await usage(dave.client);
+      return u.turns === 1 ? u : undefined;
+    });
+    expect(before.budget.leftUsd).toBe(0);
+
+    expect((await dave.client.req('DELETE', '/v1/me')).status).toBeLessThan(300);
+
+    const after = await usage(dave.client);
+    expect(after.budget).toMatchObject({ spentUsd: before.budget.spentUsd, leftUsd: 0 });
+    const fresh = await dave.conversation();
+    const refused = await dave.client.req('POST', `/v1/conversations/${fresh}/messages`, { content: 'again?' });
+    expect(refused.status).toBe(402);
+    expect(refused.body).toMatchObject({ code: 'budget_exceeded', spentUsd: before.budget.spentUsd });
   }, 60_000);
 
   it('leaves an over-budget reader everything but posting', async () => {

@@ -23,6 +23,8 @@ export type ConversationCommand =
       selectedText?: string;
       multitask: 'enqueue' | 'reject' | 'interrupt';
       batch?: BatchLink;
+      /** the reader's monthly budget in force (UserMessagePosted.budgetUsdPerMonth) */
+      budgetUsdPerMonth?: number;
     }
   | {
       type: 'StartBatch';
@@ -33,6 +35,8 @@ export type ConversationCommand =
       via?: BatchVia;
       /** sequential: turns of this conversation, posted here in order; independent: turns already posted in forks */
       items: Array<BatchItem & { messageId: string }>;
+      /** the reader's monthly budget in force, for the sequential prompts' UserMessagePosted */
+      budgetUsdPerMonth?: number;
     }
   | { type: 'CompleteBatch'; userId: string; batchId: string; answered: number; failures: number }
   | { type: 'CancelTurn'; userId: string; turnId: string }
@@ -121,7 +125,7 @@ export function decide(command: ConversationCommand, state: ConversationState): 
         started,
         ...command.items.map((i): ConversationEvent => ({
           type: 'UserMessagePosted',
-          data: { messageId: i.messageId, turnId: i.turnId, content: i.prompt, batch },
+          data: { messageId: i.messageId, turnId: i.turnId, content: i.prompt, batch, ...budgetOf(command) },
         })),
       ];
     }
@@ -157,6 +161,7 @@ export function decide(command: ConversationCommand, state: ConversationState): 
           content,
           ...(selectedText !== undefined ? { selectedText } : {}),
           ...(batch ? { batch } : {}),
+          ...budgetOf(command),
         },
       };
       // interrupt: the pending turns end (TurnCancelled) before the new one is posted
@@ -177,6 +182,10 @@ export function decide(command: ConversationCommand, state: ConversationState): 
     }
   }
 }
+
+/** The budget a post records, when one is set. */
+const budgetOf = (command: { budgetUsdPerMonth?: number }): { budgetUsdPerMonth?: number } =>
+  command.budgetUsdPerMonth !== undefined ? { budgetUsdPerMonth: command.budgetUsdPerMonth } : {};
 
 /**
  * The owner's conversation, or one a release before erasure deleted, ends as its tombstone

@@ -73,6 +73,12 @@ export interface UserMessagePosted {
     selectedText?: string;
     /** a prompt of a batch: the batch and the conversation its BatchStarted is in */
     batch?: BatchLink;
+    /**
+     * The reader's monthly budget in USD when they asked (their token's, else the server's): the
+     * worker holds each model call of the turn to it. Absent: none was set, or a post from before
+     * it existed (the worker then holds it to BUDGET_USD_PER_MONTH).
+     */
+    budgetUsdPerMonth?: number;
   };
 }
 

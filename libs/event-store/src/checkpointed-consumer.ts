@@ -182,11 +182,7 @@ export class CheckpointedConsumerRunner {
   }
 
   async checkpoint(): Promise<LogCheckpoint> {
-    const { rows } = await this.store.pool.query<{ transaction_id: string; position: string }>(
-      'SELECT transaction_id::text AS transaction_id, position::text AS position FROM consumer_checkpoints WHERE consumer = $1',
-      [this.consumer.name],
-    );
-    return rows[0] ? { transactionId: rows[0].transaction_id, position: rows[0].position } : LOG_START;
+    return this.store.consumerCheckpoint(this.consumer.name);
   }
 
   private readonly poke = (): void => this.wakeup.poke();

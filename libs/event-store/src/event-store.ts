@@ -203,6 +203,24 @@ export class EventStore {
    * all in one statement so the snapshot and the read agree. The order is by the xid8 column
    * itself, qualified, never by a text rendering of it.
    */
+  /** The log's last event in tailing order (transaction, position); LOG_START for an empty log. */
+  async head(): Promise<LogCheckpoint> {
+    const { rows } = await this.pool.query<{ transaction_id: string; position: string }>(
+      `SELECT transaction_id::text AS transaction_id, position::text AS position FROM events
+        ORDER BY transaction_id DESC, position DESC LIMIT 1`,
+    );
+    return rows[0] ? { transactionId: rows[0].transaction_id, position: rows[0].position } : LOG_START;
+  }
+
+  /** Where a checkpointed consumer has got to (LOG_START before its first move). */
+  async consumerCheckpoint(consumer: string): Promise<LogCheckpoint> {
+    const { rows } = await this.pool.query<{ transaction_id: string; position: string }>(
+      'SELECT transaction_id::text AS transaction_id, position::text AS position FROM consumer_checkpoints WHERE consumer = $1',
+      [consumer],
+    );
+    return rows[0] ? { transactionId: rows[0].transaction_id, position: rows[0].position } : LOG_START;
+  }
+
   async readAll(opts: { after?: LogCheckpoint; limit?: number } = {}): Promise<StoredEvent[]> {
     return (await this.readTail(opts)).events;
   }
@@ -265,6 +283,12 @@ const streamCategory = (streamId: string): string => streamId.split('-')[0];
 
 function isUniqueViolation(e: unknown): boolean {
   return (e as { code?: string })?.code === UNIQUE_VIOLATION;
+}
+
+/** Whether checkpoint `a` is at or past `b` in tailing order. */
+export function reached(a: LogCheckpoint, b: LogCheckpoint): boolean {
+  const [ta, tb] = [BigInt(a.transactionId), BigInt(b.transactionId)];
+  return ta > tb || (ta === tb && BigInt(a.position) >= BigInt(b.position));
 }
 
 export function checkpointOf(event: Pick<StoredEvent, 'transactionId' | 'position'>): LogCheckpoint {

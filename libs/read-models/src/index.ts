@@ -5,3 +5,4 @@ export * from './rebuild';
 export * from './conversation-log.queries';
 export * from './read-models.module';
 export * from './usage-ledger';
+export * from './usage-report';

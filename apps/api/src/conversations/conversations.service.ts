@@ -29,14 +29,19 @@ export type { BatchItemView, BatchView } from './batch-view';
 export type { PostBody, PostResult } from './post-idempotency';
 export { assertVisible } from '@parley/conversation';
 
-/** A message to post: its body, and what to do while a turn runs (?multitask=). */
-export type PostInput = PostBody & { multitask: 'enqueue' | 'reject' | 'interrupt' };
+/**
+ * A message to post: its body, what to do while a turn runs (?multitask=), and the reader's
+ * monthly budget in force (recorded with it: the worker holds each model call to it).
+ */
+export type PostInput = PostBody & { multitask: 'enqueue' | 'reject' | 'interrupt'; budgetUsdPerMonth?: number };
 
 /** A batch to start: its prompts, how they are answered, and through which API. */
 export interface BatchInput {
   prompts: string[];
   mode: 'sequential' | 'independent';
   via?: BatchVia;
+  /** the reader's monthly budget in force, recorded with each prompt */
+  budgetUsdPerMonth?: number;
 }
 
 /**
@@ -170,7 +175,15 @@ export class ConversationsService implements OnModuleDestroy {
     try {
       const appended = await this.execute(
         conversationId,
-        { type: 'PostUserMessage', userId, messageId, turnId, multitask: input.multitask, ...postedFields(input) },
+        {
+          type: 'PostUserMessage',
+          userId,
+          messageId,
+          turnId,
+          multitask: input.multitask,
+          ...postedFields(input),
+          ...(input.budgetUsdPerMonth !== undefined ? { budgetUsdPerMonth: input.budgetUsdPerMonth } : {}),
+        },
         {
           ifMatch: opts.ifMatch,
           eventId: (e) => idFor(`event:${e.type}:${'turnId' in e.data ? e.data.turnId : ''}`),
@@ -234,13 +247,23 @@ export class ConversationsService implements OnModuleDestroy {
                   content: prompt,
                   multitask: 'enqueue',
                   batch: { batchId, conversationId, ...(via === 'message-batches' ? { via } : {}) },
+                  budgetUsdPerMonth: input.budgetUsdPerMonth,
                 },
                 {},
               );
               return { prompt, conversationId: fork.id, turnId: posted.turnId, messageId: posted.messageId };
             }),
           );
-    await this.execute(conversationId, { type: 'StartBatch', userId, batchId, mode: input.mode, via, items });
+    const budgetUsdPerMonth = input.budgetUsdPerMonth;
+    await this.execute(conversationId, {
+      type: 'StartBatch',
+      userId,
+      batchId,
+      mode: input.mode,
+      via,
+      items,
+      ...(budgetUsdPerMonth !== undefined ? { budgetUsdPerMonth } : {}),
+    });
     return { batchId, turns: items.map(({ conversationId: c, turnId }) => ({ conversationId: c, turnId })) };
   }
 

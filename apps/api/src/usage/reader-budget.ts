@@ -4,13 +4,11 @@ import { AppConfig, CONFIG } from '@parley/config';
 import { AuthUser } from '../auth/auth-user';
 import { problem } from '../http/problem.exception';
 import { MetricsService } from '../metrics/metrics.service';
+import { Month, monthOf } from '@parley/read-models';
 import { UsageService } from './usage.service';
 
-/** A calendar month in UTC: [start, end), end being the next month's start. */
-export interface Month {
-  start: Date;
-  end: Date;
-}
+export { monthOf } from '@parley/read-models';
+export type { Month } from '@parley/read-models';
 
 /** Where a reader stands this month, as GET /v1/usage shows it (`budget`). */
 export interface BudgetStanding {
@@ -25,14 +23,6 @@ export interface BudgetStanding {
 
 export type BudgetDecision =
   { allowed: true } | { allowed: false; budgetUsd: number; spentUsd: number; resetsAt: string; retryAfter: number };
-
-/** The calendar month (UTC) that `now` falls in. */
-export function monthOf(now: Date): Month {
-  const year = now.getUTCFullYear();
-  const month = now.getUTCMonth();
-  // Date.UTC carries month 12 over into January of the next year
-  return { start: new Date(Date.UTC(year, month, 1)), end: new Date(Date.UTC(year, month + 1, 1)) };
-}
 
 export function standing(limitUsd: number | null, spentUsd: number, month: Month): BudgetStanding {
   return {

@@ -24,7 +24,8 @@ import { ledgerRowOf, UsageLedger } from '@parley/read-models';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { MemoryStepKeeper, StepKeeper } from './step-keeper';
 import { ConversationFolds, FoldedConversation, LoadedTurn, turnOf } from './conversation-folds';
-import { StepResult } from './model-reply';
+import { replyCallId, StepResult } from './model-reply';
+import { TurnBudget } from './turn-budget';
 import { TurnSteps } from './turn-steps';
 
 /**
@@ -59,6 +60,12 @@ export function stepKey(turn: TurnRecord, step: { kind: string; iteration?: numb
 const stepIteration = (turn: TurnRecord, step: { kind: string; iteration?: number }): number =>
   step.kind === 'answer' ? turn.iterations.length + 1 : (step.iteration ?? 1);
 
+/** Whether a step pays for a model call: not running tools, nor collecting an answer a provider batch holds. */
+function buysModelCall(turn: TurnRecord, step: Exclude<TurnStep, { kind: 'ended' } | TurnWait>): boolean {
+  if (step.kind === 'run-tools') return false;
+  return !turn.modelBatches?.[replyCallId(turn.turnId, stepIteration(turn, step))];
+}
+
 function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
@@ -80,6 +87,7 @@ function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
 export class AgentTurnRunner {
   private readonly logger = new Logger(AgentTurnRunner.name);
   private readonly ledger: UsageLedger;
+  private readonly budget: TurnBudget;
 
   constructor(
     private readonly store: EventStore,
@@ -89,6 +97,7 @@ export class AgentTurnRunner {
     @Optional() private readonly metrics: WorkerMetrics = new WorkerMetrics(),
   ) {
     this.ledger = new UsageLedger(store.pool);
+    this.budget = new TurnBudget(store, config);
   }
 
   async run(
@@ -124,6 +133,7 @@ export class AgentTurnRunner {
         const key = stepKey(loaded.turn!, step);
         const kept = keeper.kept?.step === key ? keeper.kept.events : undefined;
         if (kept) this.metrics.keptStepReused();
+        else if (buysModelCall(loaded.turn!, step)) await this.budget.assertCanCall(loaded.ownerId, loaded.turn!);
         const done = kept
           ? { kind: 'events' as const, events: kept }
           : await this.perform(loaded, step, signal, keeper, key);

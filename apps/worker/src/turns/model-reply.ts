@@ -95,7 +95,7 @@ export class ModelReply {
    */
   private viaBatch(turn: TurnRecord, iteration: number): ChatOptions['viaBatch'] {
     if (turn.batch?.via !== 'message-batches' || !this.llm.supportsBatches) return undefined;
-    const callId = `${turn.turnId}/reply/${iteration}`;
+    const callId = replyCallId(turn.turnId, iteration);
     return { callId, providerBatchId: turn.modelBatches?.[callId] };
   }
 
@@ -103,3 +103,6 @@ export class ModelReply {
     return systemPrompt(await this.bookNames.of(loaded), loaded.ctx.readingPosition, loaded.settings.instructions);
   }
 }
+
+/** The name an answering call of the turn goes by in a provider batch (TurnRecord.modelBatches). */
+export const replyCallId = (turnId: string, iteration: number): string => `${turnId}/reply/${iteration}`;

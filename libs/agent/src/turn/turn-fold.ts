@@ -52,6 +52,8 @@ export interface TurnRecord {
   sourcesNote?: string;
   /** the batch whose prompt this turn answers */
   batch?: BatchLink;
+  /** the reader's monthly budget in USD when they asked (absent: the server's) */
+  budgetUsdPerMonth?: number;
   /** model calls sent to the provider's Message Batches API: the provider's batch id by step key */
   modelBatches?: Record<string, string>;
   iterations: IterationRecord[];
@@ -114,6 +116,7 @@ export function evolveTurns(
           ...(atPost.policy && Object.keys(atPost.policy).length > 0 ? { policy: atPost.policy } : {}),
           ...(atPost.sourcesNote ? { sourcesNote: atPost.sourcesNote } : {}),
           ...(e.data.batch ? { batch: e.data.batch } : {}),
+          ...(e.data.budgetUsdPerMonth !== undefined ? { budgetUsdPerMonth: e.data.budgetUsdPerMonth } : {}),
           iterations: [],
         },
       ];
