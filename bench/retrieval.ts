@@ -27,8 +27,7 @@ import { BookSearch } from '../libs/books/src/book-search';
 import { BookEmbeddings } from '../libs/books/src/embeddings/book-embeddings';
 import { createEmbedder } from '../libs/books/src/embeddings/embedder';
 import { EmbeddingsRepository } from '../libs/books/src/embeddings/embeddings.repository';
-import { BookContexts } from '../libs/books/src/contexts/book-contexts';
-import { ContextsRepository } from '../libs/books/src/contexts/contexts.repository';
+import { contextsOf } from '../libs/books/src/contexts/book-contexts';
 import { describeEstimate } from '../libs/books/src/contexts/contextual-prompt';
 import { percentile, recreateDatabase } from './bench-db';
 
@@ -246,7 +245,7 @@ async function measureContextual(
     return notMeasured(log, e.message.replace(/\s+/g, ' '));
   }
   if (!config) return notMeasured(log, 'no LLM configured for it: CONTEXTUAL_RETRIEVAL is off');
-  const contexts = new BookContexts(config, new ContextsRepository(pool));
+  const contexts = contextsOf(config, pool, null); // the benchmark spends on no reader's budget
   log(`\nContextual retrieval (${config.model}): estimate`);
   for (const file of BOOKS) log(`  ${file.padEnd(26)} ${describeEstimate(await contexts.estimate(ids[file]))}`);
   if (process.env.BENCH_CONTEXTUAL !== '1')

@@ -6,11 +6,10 @@
  * provider configured, embeds those passages again with their context.
  */
 import { Pool } from 'pg';
-import { loadContextualConfig, loadDatabaseUrl, loadEmbeddingsConfig } from '@parley/config';
+import { loadBudgetUsdPerMonth, loadContextualConfig, loadDatabaseUrl, loadEmbeddingsConfig } from '@parley/config';
 import {
-  BookContexts,
   BookEmbeddings,
-  ContextsRepository,
+  contextsOf,
   createEmbedder,
   describeEstimate,
   EmbeddingsRepository,
@@ -22,7 +21,7 @@ export async function contexts(action: 'estimate' | 'add', bookId: string | unde
   if (!config) return EXIT.usage; // CONTEXTUAL_RETRIEVAL=false given explicitly
   const pool = new Pool({ connectionString: loadDatabaseUrl() });
   try {
-    const c = new BookContexts(config, new ContextsRepository(pool));
+    const c = contextsOf(config, pool, loadBudgetUsdPerMonth());
     const embedder = createEmbedder(loadEmbeddingsConfig());
     const embeddings = embedder ? new BookEmbeddings(embedder, new EmbeddingsRepository(pool)) : null;
     const books = bookId ? [{ id: bookId, title: bookId }] : await c.booksToSituate();

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   BookContexts,
+  contextsOf,
   BookIngest,
   BookSearch,
   BooksRepository,
@@ -9,6 +10,8 @@ import {
   type ContextualizationState,
 } from '@parley/books';
 import { loadContextualConfig, type ContextualConfig } from '@parley/config';
+import { costUsd } from '@parley/agent';
+import { ReadModelQueries, usageReport } from '@parley/read-models';
 import {
   apiError,
   FakeAnthropic,
@@ -55,8 +58,8 @@ describe('contextual retrieval (a context per passage, written by the model, ind
     timeoutMs: 10_000,
     ...over,
   });
-  const contexts = (over: Partial<ContextualConfig> = {}) =>
-    new BookContexts(config(over), new ContextsRepository(db.pool));
+  const contexts = (over: Partial<ContextualConfig> = {}, serverBudgetUsd: number | null = null) =>
+    contextsOf(config(over), db.pool, serverBudgetUsd);
   const ingestion = (c: BookContexts | null) => new BookIngest(new BooksRepository(db.pool), undefined, null, c);
   const search = (...args: Parameters<BookSearch['search']>) =>
     new BookSearch(new BooksRepository(db.pool)).search(...args);
@@ -82,6 +85,43 @@ describe('contextual retrieval (a context per passage, written by the model, ind
   it('off by default: no config, no calls', () => {
     expect(loadContextualConfig({})).toBeNull();
     expect(() => loadContextualConfig({ CONTEXTUAL_RETRIEVAL: 'true' })).toThrow(/ANTHROPIC_API_KEY/);
+  });
+
+  it("bills every call to the uploader in the usage ledger, and stops at the uploader's budget", async () => {
+    const usageOf = async (owner: string) =>
+      usageReport(await new ReadModelQueries(async () => db.pool).usage(owner, {}), costUsd);
+    // no budget: every call is a line of the uploader's, and the ledger says what the run recorded
+    const paying = `u-${randomUUID()}`;
+    const b = await ingestion(contexts()).ingest(paying, { title: 'Wonder', format: 'markdown', content: book() });
+    const lines = await db.pool.query(
+      'SELECT kind, book_id, owner_id, conversation_id FROM usage_records WHERE book_id = $1',
+      [b.id],
+    );
+    expect(lines.rows).toHaveLength(b.chunkCount);
+    expect(lines.rows[0]).toEqual({
+      kind: 'contextualization',
+      book_id: b.id,
+      owner_id: paying,
+      conversation_id: null,
+    });
+    const s = await state(b.id);
+    expect((await usageOf(paying)).costUsd).toBeCloseTo(s.usage.usd, 6);
+
+    // a budget the first call spends (the server's here): the run stops before the second call
+    fake.reset();
+    const thrifty = `u-${randomUUID()}`;
+    const held = await ingestion(contexts({}, 0.000001)).ingest(thrifty, {
+      title: 'Wonder',
+      format: 'markdown',
+      content: book(),
+    });
+    expect(held.status).toBe('ready'); // the book is readable; its passages lack contexts
+    expect(fake.requests).toHaveLength(1);
+    expect(await state(held.id)).toMatchObject({ status: 'failed', done: 1, error: expect.stringContaining('budget') });
+    const spent = await usageOf(thrifty);
+    expect(spent.costUsd).toBeGreaterThan(0.000001);
+    const heldLines = await db.pool.query('SELECT cost_usd FROM usage_records WHERE book_id = $1', [held.id]);
+    expect(heldLines.rows).toEqual([{ cost_usd: spent.costUsd }]);
   });
 
   it('ingest: cached book prefix, well-formed requests, contexts stored and searchable, estimate then usage', async () => {

@@ -7,27 +7,13 @@ import path from 'node:path';
 import { BookIngest, MAX_BOOK_BYTES } from '@parley/books';
 import { projectRoot } from '@parley/platform';
 import { mintToken } from '../../apps/api/src/auth/auth.guard';
-import { createApiApp } from '../../apps/api/src/create-api-app';
+import { startApiApp } from '../support/api-app';
 import { pdfBomb } from '../support/hostile-books';
 import { minimalPdf } from '../support/minimal-pdf';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 
 const SECRET = 'books-http-test-secret-0123456789';
 const alice = readFileSync(path.join(projectRoot(), 'data/books/alice.txt'));
-
-/** The books routes exactly as the API serves them: the real app on a private database. */
-async function startApp(db: TestDatabase): Promise<INestApplication> {
-  Object.assign(process.env, {
-    NODE_ENV: 'test',
-    DATABASE_URL: db.url,
-    AUTH_JWT_SECRET: SECRET,
-    LOG_LEVEL: 'silent',
-    QUEUE_PREFIX: `books${randomUUID().slice(0, 8)}`,
-  });
-  const app = await createApiApp();
-  await app.listen(0, '127.0.0.1');
-  return app;
-}
 
 describe('books HTTP API', () => {
   let db: TestDatabase;
@@ -43,7 +29,7 @@ describe('books HTTP API', () => {
   beforeAll(async () => {
     bomb = pdfBomb(100);
     db = await createTestDatabase();
-    app = await startApp(db);
+    app = await startApiApp(db, SECRET);
     base = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}/v1`;
   });
   afterAll(async () => {

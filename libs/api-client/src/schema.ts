@@ -1269,6 +1269,8 @@ export interface components {
       data: {
         /** @description a prompt of a batch: the batch and the conversation its BatchStarted is in */
         batch?: components['schemas']['BatchLink'];
+        /** @description The reader's monthly budget in USD when they asked (their token's, else the server's): the worker holds each model call of the turn to it. Absent: none was set, or a post from before it existed (the worker then holds it to BUDGET_USD_PER_MONTH). */
+        budgetUsdPerMonth?: number;
         content: string;
         messageId: string;
         selectedText?: string;

@@ -43,10 +43,15 @@ export class BookIngest {
    * the upload as a book 'ingesting'. Refusals: BookRejectedError (nothing stored), or
    * IngestBusyError when the caps of ingestions in flight are reached (null caps: none).
    */
-  async accept(ownerId: string, input: IngestBookInput, caps: IngestCaps | null = this.caps()): Promise<Book> {
+  async accept(
+    ownerId: string,
+    input: IngestBookInput,
+    caps: IngestCaps | null = this.caps(),
+    budget: { budgetUsdPerMonth?: number } = {},
+  ): Promise<Book> {
     const upload = checkUpload(input);
     await this.repo.discardAbandoned();
-    return this.repo.create({ ownerId, ...upload }, upload.bytes, caps);
+    return this.repo.create({ ownerId, ...upload, ...budget }, upload.bytes, caps);
   }
 
   /**

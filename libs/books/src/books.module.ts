@@ -6,8 +6,7 @@ import { BookIngest } from './book-ingest';
 import { BookQueries } from './book-queries';
 import { BookSearch } from './book-search';
 import { BOOK_CONTEXTS, BOOK_EMBEDDINGS, BOOK_LIMITS } from './book.tokens';
-import { BookContexts } from './contexts/book-contexts';
-import { ContextsRepository } from './contexts/contexts.repository';
+import { contextsOf } from './contexts/book-contexts';
 import { BookEmbeddings } from './embeddings/book-embeddings';
 import { createEmbedder } from './embeddings/embedder';
 import { EmbeddingsRepository } from './embeddings/embeddings.repository';
@@ -38,7 +37,7 @@ import { SearchBookTool } from './search-book.tool';
       provide: BOOK_CONTEXTS,
       inject: [CONFIG, Pool],
       useFactory: (c: AppConfig, pool: Pool) =>
-        c.contextual ? new BookContexts(c.contextual, new ContextsRepository(pool)) : null,
+        c.contextual ? contextsOf(c.contextual, pool, c.budgetUsdPerMonth) : null,
     },
   ],
   exports: [BooksRepository, BookIngest, BookQueries, BookSearch, SearchBookTool],

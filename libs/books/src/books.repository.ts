@@ -46,6 +46,8 @@ export interface NewBook {
   title: string;
   author: string | null;
   format: BookFormat;
+  /** the uploader's monthly budget in force (contextual retrieval is held to it); absent: none set */
+  budgetUsdPerMonth?: number;
 }
 
 /** Ingestions in flight allowed per user and over the service; null: no cap (the CLI). */
@@ -112,10 +114,19 @@ export class BooksRepository {
       }
       const progress: BookProgress = { phase: 'queued', bytesTotal: content.length, chunksWritten: 0 };
       const { rows } = await client.query<BookRow>(
-        `INSERT INTO books (owner_id, title, author, format, chapters, chunk_count, avg_chunk_bytes, size_bytes, status, progress)
-         VALUES ($1, $2, $3, $4, '[]', 0, 0, $5, 'ingesting', $6)
+        `INSERT INTO books (owner_id, title, author, format, chapters, chunk_count, avg_chunk_bytes, size_bytes, status, progress,
+                            budget_usd_per_month)
+         VALUES ($1, $2, $3, $4, '[]', 0, 0, $5, 'ingesting', $6, $7)
          RETURNING ${BOOK_COLUMNS}`,
-        [book.ownerId, book.title, book.author, book.format, content.length, JSON.stringify(progress)],
+        [
+          book.ownerId,
+          book.title,
+          book.author,
+          book.format,
+          content.length,
+          JSON.stringify(progress),
+          book.budgetUsdPerMonth ?? null,
+        ],
       );
       await client.query('INSERT INTO book_uploads (book_id, content) VALUES ($1, $2)', [rows[0].id, content]);
       await client.query('COMMIT');

@@ -20,3 +20,4 @@ export * from './search/hybrid-search';
 export * from './contexts/contextual-prompt';
 export * from './contexts/contexts.repository';
 export * from './contexts/book-contexts';
+export * from './contexts/book-spending';

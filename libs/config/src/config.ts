@@ -41,6 +41,11 @@ export function loadBookLimits(source: NodeJS.ProcessEnv = process.env): BookLim
   return bookLimits(parseEnv(source));
 }
 
+/** BUDGET_USD_PER_MONTH alone (null: none), for the CLI's contextual retrieval, which spends the uploader's budget. */
+export function loadBudgetUsdPerMonth(source: NodeJS.ProcessEnv = process.env): number | null {
+  return parseEnv(source).BUDGET_USD_PER_MONTH ?? null;
+}
+
 /** DATABASE_URL alone, for tools that only talk to Postgres (migrate, CLI): they need no JWT secret. */
 export function loadDatabaseUrl(source: NodeJS.ProcessEnv = process.env): string {
   return parseEnv(source).DATABASE_URL;

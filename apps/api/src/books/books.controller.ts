@@ -1,4 +1,18 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res, UseInterceptors } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Inject,
+  Param,
+  Post,
+  Query,
+  Req,
+  Res,
+  UseInterceptors,
+} from '@nestjs/common';
+import { AppConfig, CONFIG } from '@parley/config';
 import {
   ApiBearerAuth,
   ApiBody,
@@ -28,6 +42,7 @@ import { CurrentUser } from '../auth/current-user.decorator';
 import { Erasures } from '@parley/erasure';
 import { TurnEnqueuer } from '../conversations/turn-enqueuer';
 import { FileUpload, UploadedFileBuffer } from '../http/file-upload.interceptor';
+import { ReaderBudget } from '../usage/reader-budget';
 import { invalid, problem } from '../http/problem.exception';
 import { Uuid } from '../http/uuid-param';
 import { ApiIdParams } from '../openapi/api-id-params';
@@ -54,6 +69,8 @@ export class BooksController {
     private readonly enqueuer: TurnEnqueuer,
     private readonly ingest: BookIngestDispatch,
     private readonly events: BookEventStream,
+    private readonly budget: ReaderBudget,
+    @Inject(CONFIG) private readonly config: AppConfig,
   ) {}
 
   @Post()
@@ -76,6 +93,7 @@ export class BooksController {
     'book_too_large',
     'book_unsupported_type',
     'book_ingest_busy',
+    'budget_exceeded',
   )
   @UseInterceptors(FileUpload('file', { fileSize: MAX_BOOK_BYTES, files: 1, fields: 10 }))
   async create(
@@ -84,7 +102,12 @@ export class BooksController {
     @UploadedFileBuffer() file?: UploadedFileBuffer,
   ): Promise<Book> {
     const input = file ? fromFile(body, file) : fromJson(body);
-    const book = await this.bookIngest.accept(user.id, input);
+    // contextual retrieval makes model calls at ingestion: the uploader pays, within their budget
+    const spends = this.config.contextual !== null;
+    if (spends) await this.budget.assertWithin(user);
+    const limit = this.budget.limitOf(user);
+    const budget = spends && limit !== null ? { budgetUsdPerMonth: limit } : {};
+    const book = await this.bookIngest.accept(user.id, input, undefined, budget);
     await this.ingest.enqueue(book.id);
     return book;
   }

@@ -56,6 +56,6 @@ import { TurnEnqueuer } from './turn-enqueuer';
     StreamWatcher,
     LiveDeltas,
   ],
-  exports: [ConversationsService, TurnEnqueuer, PostRateLimiter, ErasureModule],
+  exports: [ConversationsService, TurnEnqueuer, PostRateLimiter, ReaderBudget, ErasureModule],
 })
 export class ConversationsModule {}

@@ -1,5 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { Logger } from '@nestjs/common';
+import { Pool } from 'pg';
 import type { ContextualConfig } from '@parley/config';
 import { addUsage, costUsd, roundUsd, toUsage, zeroUsage } from '@parley/agent';
 import {
@@ -10,6 +11,7 @@ import {
   describeEstimate,
   estimateCost,
 } from './contextual-prompt';
+import { BookSpending } from './book-spending';
 import { ContextsRepository, ContextualizationState, PassageToSituate } from './contexts.repository';
 
 /** At most this often is the run's state (done, usage so far) written to the book. */
@@ -37,6 +39,7 @@ export class BookContexts {
   constructor(
     readonly config: ContextualConfig,
     private readonly repo: ContextsRepository,
+    private readonly spending: BookSpending,
     private readonly client = new Anthropic({
       apiKey: config.apiKey,
       baseURL: config.baseUrl,
@@ -96,10 +99,12 @@ export class BookContexts {
     let recorded = Date.now();
 
     const situate = async (p: PassageToSituate) => {
+      await this.spending.assertCanCall(bookId);
       const reply = await this.client.messages.create(
         contextRequest(this.config.model, this.config.maxOutputTokens, prefix, p.text),
       );
       usage = addUsage(usage, toUsage(reply.usage));
+      await this.spending.record(bookId, { messageId: reply.id, model: this.config.model, usage: toUsage(reply.usage) });
       const text = reply.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join(' ');
       const context = cleanContext(text);
       if (!context) throw new Error(`the model wrote no context for passage ${p.id}`);
@@ -158,4 +163,10 @@ export async function pool<T>(items: T[], limit: number, work: (item: T) => Prom
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, lane));
   if (failure) throw (failure as { error: unknown }).error;
+}
+
+/** Contextual retrieval over the database, its spending held to the uploaders' budgets (server's: `serverBudgetUsd`). */
+export function contextsOf(config: ContextualConfig, pool: Pool, serverBudgetUsd: number | null): BookContexts {
+  const repo = new ContextsRepository(pool);
+  return new BookContexts(config, repo, new BookSpending(pool, repo, serverBudgetUsd));
 }

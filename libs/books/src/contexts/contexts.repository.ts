@@ -89,6 +89,15 @@ export class ContextsRepository {
   }
 
   /** The title of a book, for the prompt (null: no such book). */
+  /** Who pays for the book's model calls: its uploader, and the budget recorded with the upload. */
+  async payerOf(bookId: string): Promise<{ ownerId: string; budgetUsdPerMonth: number | null } | undefined> {
+    const { rows } = await this.pool.query<{ owner_id: string; budget_usd_per_month: number | null }>(
+      'SELECT owner_id, budget_usd_per_month FROM books WHERE id = $1',
+      [bookId],
+    );
+    return rows[0] && { ownerId: rows[0].owner_id, budgetUsdPerMonth: rows[0].budget_usd_per_month };
+  }
+
   async title(bookId: string): Promise<string | null> {
     const { rows } = await this.pool.query<{ title: string }>('SELECT title FROM books WHERE id = $1', [bookId]);
     return rows[0]?.title ?? null;
