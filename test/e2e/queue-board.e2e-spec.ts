@@ -5,6 +5,7 @@
  * in Chromium, and without the variable nothing answers there.
  */
 import { existsSync } from 'node:fs';
+import http from 'node:http';
 import { Job, Queue, Worker } from 'bullmq';
 import { chromium, type Browser } from 'playwright-core';
 import { startStack, tokenFor, type Stack } from '../support/stack';
@@ -170,6 +171,81 @@ describe('queue board (e2e)', () => {
       headers: bearer(tokenFor('reader')),
     });
     expect(refused.status).toBe(403);
+  });
+
+  /** A request with its path sent verbatim (fetch would normalise `.` segments and some escapes). */
+  const raw = (method: string, p: string, headers: Record<string, string> = {}) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const url = new URL(stack.base);
+      const req = http.request({ host: url.hostname, port: url.port, method, path: p, headers }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode!, body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+
+  it('checks every spelling of a board path the router gives to the board, and changes nothing without a token', async () => {
+    const name = `${prefix}:agent-turns`;
+    const spellings = [
+      '/admin/queue%73/api/queues',
+      '/%61dmin/queues/api/queues',
+      '/ADMIN/QUEUES/api/queues',
+      '/Admin/Queues/API/queues',
+      '/admin/queues/api/queues/',
+      '/admin/queues//api/queues',
+      '//admin/queues/api/queues',
+      '/admin/queues/./api/queues',
+      '/admin/x/../queues/api/queues',
+      '/admin/queues/api/queues.',
+      '/admin/queues;x=1/api/queues',
+      '/admin/queues/api/queues;x=1',
+      '/admin%2Fqueues/api/queues',
+      '/admin/queues%2Fapi%2Fqueues',
+      '/admin/queues/api/queues%3Fx',
+      '/admin/queues/api/queues?x=/',
+      '/admin/queues/api/queue%73?status=failed',
+      `/admin/queues/api/queues?activeQueue=${encodeURIComponent(name)}&status=failed`,
+    ];
+    let routed = 0;
+    for (const p of spellings) {
+      const opened = await raw('GET', p, bearer(operator()));
+      const refused = await raw('GET', p);
+      expect(refused.body).not.toContain('board-e2e-1');
+      expect(refused.body).not.toContain('agent-turns');
+      if (opened.status === 200) {
+        routed++;
+        expect([p, refused.status]).toEqual([p, 401]);
+        expect(JSON.parse(refused.body)).toMatchObject({ code: 'token_missing' });
+      } else {
+        // a 404: the API's, or the board's own behind its check
+        expect([p, opened.status]).toEqual([p, 404]);
+        expect([401, 404]).toContain(refused.status);
+      }
+    }
+    expect(routed).toBeGreaterThanOrEqual(6); // the spellings the router decodes to the board did reach it
+
+    // the board's writes, spelled so a check on the raw URL missed them: refused, and nothing changes
+    const waitingBefore = await turns.getWaitingCount();
+    const writes: Array<[string, string]> = [
+      ['PUT', '/admin/queue%73/api/queues/pause'],
+      ['PUT', `/admin/queue%73/api/queues/${encodeURIComponent(name)}/pause`],
+      ['PUT', `/ADMIN/queues/api/queues/${encodeURIComponent(name)}/empty`],
+      ['PUT', `/admin/queues//api/queues/${encodeURIComponent(name)}/obliterate`],
+      ['PUT', `/admin/queue%73/api/queues/${encodeURIComponent(name)}/clean/failed`],
+      ['POST', '/admin/queue%73/api/queues/pause'],
+    ];
+    for (const [method, p] of writes) {
+      const res = await raw(method, p);
+      expect([method, p, res.status]).toEqual([method, p, method === 'PUT' ? 401 : res.status]);
+      expect(res.status).not.toBe(200);
+      expect(res.status).not.toBe(204);
+    }
+    expect(await turns.isPaused()).toBe(false);
+    expect(await turns.getWaitingCount()).toBe(waitingBefore);
+    expect(await turns.getJob('board-e2e-1')).toBeDefined();
   });
 
   it('keeps the board out of the OpenAPI document', async () => {

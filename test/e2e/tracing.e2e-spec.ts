@@ -50,6 +50,42 @@ describe.each(['http/json', 'http/protobuf'])('tracing (e2e) over OTLP %s', (pro
   afterAll(() => receiver?.close());
   const { conversation, events } = s;
 
+  it('keeps ?access_token= out of every span attribute: the stream, a refused request, the Nest and Fastify spans', async () => {
+    const client = clientSpan();
+    const id = await conversation();
+    const token = s.alice.token;
+    const headers = { traceparent: client.traceparent };
+    // the event stream with its token in the query, as EventSource sends it; closed once it answers
+    const streaming = new AbortController();
+    const stream = await fetch(`${s.stack.base}/v1/conversations/${id}/stream?access_token=${token}&after=0`, {
+      headers,
+      signal: streaming.signal,
+    });
+    expect(stream.status).toBe(200);
+    streaming.abort();
+    // spelled otherwise, and on a route that takes no query token (401)
+    const refused = await fetch(`${s.stack.base}/v1/books?access%5Ftoken=${token}`, { headers });
+    expect(refused.status).toBe(401);
+
+    const spans = await receiver.trace(
+      client.traceId,
+      (found) =>
+        found.filter((x) => x.kind === SERVER).length >= 2 &&
+        found.some((x) => x.attributes['nestjs.type'] === 'request_context') &&
+        found.some((x) => x.attributes['fastify.root'] !== undefined || x.attributes['url.path'] !== undefined),
+    );
+    // the URL attributes are there, with the token's value replaced
+    const urls = spans.flatMap((x) =>
+      Object.entries(x.attributes).filter(([, v]) => typeof v === 'string' && /access(_|%5F)token/i.test(v)),
+    );
+    expect(urls.length).toBeGreaterThanOrEqual(3);
+    expect(urls.map(([key]) => key)).toEqual(expect.arrayContaining(['url.full', 'url.query']));
+    for (const [key, value] of urls) expect([key, value]).toEqual([key, expect.not.stringContaining(token)]);
+    // and nowhere else in anything exported, this trace or another
+    expect(JSON.stringify(receiver.spans)).not.toContain(token);
+    expect(JSON.stringify(receiver.spans)).not.toContain(token.split('.')[2]); // not even its signature
+  }, 60_000);
+
   it('puts a turn in the client’s trace: the POST, the enqueue, the worker’s run, its model calls and tool calls', async () => {
     const client = clientSpan();
     const id = await conversation();

@@ -9,10 +9,14 @@ import type { Browser, Page } from 'playwright-core';
 import { type FakeReply, type RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
 import { tinyBookMarkdown } from '../support/factories/books';
 import { startFlakyProxy } from '../support/flaky-proxy';
+import { DEV_JWT_SECRET } from '@parley/config';
 import { clientFor, tokenFor } from '../support/stack';
 import { useFakeStack } from '../support/use-stack';
 import { waitFor } from '../support/wait-for';
 import { launchChromium, SHOTS } from '../support/web-browser';
+
+/** As `npm start` runs: development, no AUTH_JWT_SECRET, so the API uses (and mints with) the public development secret. */
+const DEVELOPMENT = { NODE_ENV: 'development', AUTH_JWT_SECRET: '' };
 
 const SLOW_ANSWER = Array.from({ length: 16 }, (_, i) => `Sentence ${i + 1} about the telescope.`).join(' ') + ' [1]';
 
@@ -55,13 +59,13 @@ describe('web chat page (e2e, Chromium)', () => {
     page.on('dialog', (d) => void d.accept());
   });
   afterAll(() => browser?.close());
-  const s = useFakeStack({ fake: { defaultResponder: model }, env: { NODE_ENV: 'development' }, timeoutMs: 90_000 });
+  const s = useFakeStack({ fake: { defaultResponder: model }, env: DEVELOPMENT, timeoutMs: 90_000 });
 
   const shot = (name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: false });
   const userMessages = () => page.locator('#messages .msg.user');
   const answers = () => page.locator('#messages .msg.assistant');
   const conversationId = () => /#c=([0-9a-f-]{36})/.exec(page.url())?.[1] ?? '';
-  const api = () => clientFor(s.stack.base, 'web-reader');
+  const api = () => clientFor(s.stack.base, 'web-reader', { secret: DEV_JWT_SECRET });
   /** Drops a file on the upload zone as a drag and drop would (the spec compiles without the DOM library: `w`). */
   const drop = (name: string, text: string, type: string) =>
     page.evaluate(
@@ -350,7 +354,7 @@ describe('web chat page (e2e, Chromium)', () => {
     spent.on('pageerror', (e) => errors.push(String(e)));
     try {
       await spent.goto(s.stack.base);
-      const token = tokenFor('web-reader', { claims: { parley_budget_usd_per_month: 0 } });
+      const token = tokenFor('web-reader', { secret: DEV_JWT_SECRET, claims: { parley_budget_usd_per_month: 0 } });
       await spent.getByLabel('Bearer token').fill(token);
       await spent.getByRole('button', { name: 'Sign in', exact: true }).click();
       await spent.getByText('signed in as web-reader').waitFor();

@@ -9,13 +9,13 @@ import { tinyBookMarkdown } from '../support/factories/books';
 import { startStack, type Stack } from '../support/stack';
 import { launchChromium, SHOTS } from '../support/web-browser';
 
-/** As after a bare `npm start`: the offline scripted model, NODE_ENV=development. */
+/** As after a bare `npm start`: the offline scripted model, NODE_ENV=development, no AUTH_JWT_SECRET (the development secret). */
 describe("web chat page against npm start's defaults (scripted model, e2e, Chromium)", () => {
   let stack: Stack;
   let browser: Browser;
 
   beforeAll(async () => {
-    stack = await startStack({ env: { NODE_ENV: 'development' } });
+    stack = await startStack({ env: { NODE_ENV: 'development', AUTH_JWT_SECRET: '' } });
     browser = await launchChromium();
   }, 90_000);
   afterAll(async () => {

@@ -182,7 +182,7 @@ export interface Reply<T = any> {
 export function clientFor(
   base: string,
   userId: string,
-  opts: { ttlSeconds?: number; claims?: Record<string, unknown> } = {},
+  opts: { ttlSeconds?: number; secret?: string; claims?: Record<string, unknown> } = {},
 ) {
   const token = tokenFor(userId, opts);
   const auth = { authorization: `Bearer ${token}` };

@@ -9,6 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Logger } from 'nestjs-pino';
 import { SHUTDOWN_SIGNALS } from '@parley/platform';
 import { ApiModule } from './api.module';
+import { authenticateBeforeBody } from './auth/auth-before-body';
 import { addBodyHeaders } from './http/body-headers';
 import { sendProblem } from './http/http-exception.filter';
 import { readJsonBody } from './http/json-body';
@@ -45,7 +46,9 @@ export async function createApiApp(): Promise<NestFastifyApplication> {
   app.useLogger(app.get(Logger));
   const http = app.getHttpAdapter().getInstance();
   http.server.removeAllListeners('clientError'); // malformed HTTP is answered by Node itself, as before
+  authenticateBeforeBody(app); // first: a request without a valid token is answered before its body is read
   parseBodies(http);
+  closeOnUnreadBody(http);
   addBodyHeaders(http);
   timeRequests(http, app.get(MetricsService));
   mountQueueBoard(app); // only when QUEUE_BOARD_PATH is set
@@ -68,18 +71,29 @@ export async function createApiApp(): Promise<NestFastifyApplication> {
 
 /**
  * JSON bodies (up to JSON_BODY_LIMIT, BOOK_JSON_BODY_LIMIT under /v1/books) and multipart uploads
- * (read by the route that takes them); any other body is left unread, as it always was.
+ * (read by the route that takes them); any other body is left unread, as it always was, and so is
+ * the body of a request to no route (its answer is a 404 whatever it holds).
  */
 function parseBodies(http: FastifyInstance): void {
   http.removeAllContentTypeParsers();
-  http.addContentTypeParser('application/json', (req, payload, done) =>
-    readJsonBody(payload, isUnder(req.url, '/v1/books') ? BOOK_JSON_BODY_LIMIT : JSON_BODY_LIMIT, done),
-  );
+  http.addContentTypeParser('application/json', (req, payload, done) => {
+    if (req.is404) return done(null);
+    readJsonBody(payload, isUnder(req.url, '/v1/books') ? BOOK_JSON_BODY_LIMIT : JSON_BODY_LIMIT, done);
+  });
   http.addContentTypeParser('*', (_req, _payload, done) => done(null));
   void http.register(fastifyMultipart);
-  // Fastify closes the connection after any refused body; Node reads off what is left, so it stays open, as before
-  http.addHook('onSend', (_req, reply, payload, done) => {
-    if (reply.getHeader('connection') === 'close') reply.removeHeader('connection');
+}
+
+/**
+ * An answer sent while the request's body is still arriving (a 413, a 401 from the headers, a
+ * refused upload, a 404) says `Connection: close`, and Node closes the connection once the answer is
+ * out, instead of reading off the rest of a body that may be declared at any length. A request
+ * whose body was read whole keeps its connection (Fastify asks to close after any refused body).
+ */
+function closeOnUnreadBody(http: FastifyInstance): void {
+  http.addHook('onSend', (req, reply, payload, done) => {
+    if (!req.raw.complete) reply.header('connection', 'close');
+    else if (reply.getHeader('connection') === 'close') reply.removeHeader('connection');
     done(null, payload);
   });
 }

@@ -396,7 +396,7 @@ export interface paths {
     put?: never;
     /**
      * Mint a bearer token for any user id (NODE_ENV=development only)
-     * @description For trying Parley on a laptop: signs a 24-hour HS256 token with AUTH_JWT_SECRET. Answers 404 unless the API runs with NODE_ENV=development and an HS256 secret.
+     * @description For trying Parley on a laptop: signs a 24-hour HS256 token with the public development secret. Answers 404 unless the API runs with NODE_ENV=development and neither AUTH_JWT_SECRET nor AUTH_JWKS_URL.
      */
     post: operations['DevTokenController_mint'];
     delete?: never;

@@ -31,6 +31,48 @@ describe('pinoHttpOptions', () => {
     expect(entry).toMatchObject({ msg: 'hello', component: 'worker', req: { headers: { authorization: REDACTED } } });
   });
 
+  it('redacts every header that carries a credential, on requests and responses, and keeps the rest', () => {
+    const {
+      transport: _none,
+      autoLogging: _auto,
+      serializers: _s,
+      ...base
+    } = pinoHttpOptions({ env: 'production', logLevel: 'info' }, 'api');
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const token = 'eyJhbGciOiJIUzI1NiJ9.operator.sig';
+    pino(base, sink).info(
+      {
+        req: {
+          headers: {
+            authorization: `Bearer ${token}`,
+            'proxy-authorization': 'Basic dXNlcjpwYXNz',
+            cookie: `parley_queue_board=${token}; other=1`,
+            'user-agent': 'curl/8',
+          },
+        },
+        res: {
+          statusCode: 303,
+          headers: { 'set-cookie': `parley_queue_board=${token}; Path=/admin/queues`, location: '/admin/queues' },
+        },
+      },
+      'request completed',
+    );
+    expect(lines[0]).not.toContain(token);
+    expect(lines[0]).not.toContain('dXNlcjpwYXNz');
+    expect(JSON.parse(lines[0])).toMatchObject({
+      req: {
+        headers: { authorization: REDACTED, 'proxy-authorization': REDACTED, cookie: REDACTED, 'user-agent': 'curl/8' },
+      },
+      res: { headers: { 'set-cookie': REDACTED, location: '/admin/queues' } },
+    });
+  });
+
   it('skips request logs of the health and metrics endpoints', () => {
     const { autoLogging } = pinoHttpOptions({ env: 'production', logLevel: 'info' }, 'api');
     expect(autoLogging.ignore({ url: '/readyz' })).toBe(true);

@@ -34,7 +34,16 @@ export const pinoHttpOptions = (config: Pick<AppConfig, 'env' | 'logLevel'>, com
     req: (req: SerializedRequest) =>
       Object.assign(req, { url: redactUrl(req.url ?? ''), query: redactQuery(req.query) }),
   },
-  redact: { paths: ['req.headers.authorization'], censor: REDACTED },
+  // credentials in headers: the bearer token, a proxy's, the queue board's token cookie (and any other), and cookies set
+  redact: {
+    paths: [
+      'req.headers.authorization',
+      'req.headers["proxy-authorization"]',
+      'req.headers.cookie',
+      'res.headers["set-cookie"]',
+    ],
+    censor: REDACTED,
+  },
   transport:
     config.env === 'development'
       ? { target: 'pino-pretty', options: { singleLine: true, translateTime: 'SYS:HH:MM:ss.l' } }

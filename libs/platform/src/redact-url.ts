@@ -12,14 +12,18 @@ const isTokenParam = (rawName: string): boolean => /^access_token(\[|$)/.test(un
 export function redactUrl(url: string): string {
   const q = url.indexOf('?');
   if (q < 0) return url;
-  const params = url
-    .slice(q + 1)
+  return `${url.slice(0, q + 1)}${redactQueryString(url.slice(q + 1))}`;
+}
+
+/** A query string (without its `?`) with the value of every access_token parameter replaced, as redactUrl. */
+export function redactQueryString(query: string): string {
+  return query
     .split('&')
     .map((param) => {
       const name = param.split('=', 1)[0];
       return isTokenParam(name) ? `${name}=${REDACTED}` : param;
-    });
-  return `${url.slice(0, q + 1)}${params.join('&')}`;
+    })
+    .join('&');
 }
 
 /** A parsed query without its access_token parameters' values. */

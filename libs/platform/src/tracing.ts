@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
-import type { NodeSDK } from '@opentelemetry/sdk-node';
+import type { NodeSDK, NodeSDKConfiguration } from '@opentelemetry/sdk-node';
 import { loadTracingConfig, TracingConfig } from '@parley/config/config';
+import { redactQueryString, redactUrl } from './redact-url';
 
 /**
  * OpenTelemetry tracing for one process (docs/observability.md). Called first thing in main.ts:
@@ -11,6 +12,60 @@ import { loadTracingConfig, TracingConfig } from '@parley/config/config';
 
 /** Probes and scrapes: a span each would drown the traces worth reading. */
 const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+
+/**
+ * Query parameters whose values a server span never records (instrumentation-http's `url.query`):
+ * the instrumentation's own list, which an option replaces rather than extends, and the bearer
+ * token EventSource clients and the queue board send as ?access_token=.
+ */
+export const REDACTED_QUERY_PARAMS = [
+  'sig',
+  'Signature',
+  'AWSAccessKeyId',
+  'X-Goog-Signature',
+  'X-Amz-Signature',
+  'X-Amz-Credential',
+  'X-Amz-Security-Token',
+  'access_token',
+];
+
+type SpanExporter = NodeSDKConfiguration['traceExporter'];
+type ExportedSpan = Parameters<SpanExporter['export']>[0][number];
+type Attributes = ExportedSpan['attributes'];
+
+/** A value that may hold an access_token parameter, however its name is percent-encoded. */
+const MAY_HOLD_TOKEN = /access(_|%5f)token/i;
+
+/**
+ * The attributes with every access_token value replaced, in any attribute that holds a URL or a
+ * query string: @fastify/otel's `url.path` and the Nest instrumentation's `url.full` record the raw
+ * request URL (the latter has no hook to change it), and instrumentation-http's `url.query` is
+ * redacted by its own option too.
+ */
+export function redactAttributes(attributes: Attributes): Attributes {
+  let redacted: Attributes | undefined;
+  for (const [key, value] of Object.entries(attributes)) {
+    if (typeof value !== 'string' || !MAY_HOLD_TOKEN.test(value)) continue;
+    redacted ??= { ...attributes };
+    redacted[key] = value.includes('?') ? redactUrl(value) : redactQueryString(value);
+  }
+  return redacted ?? attributes;
+}
+
+/** Exports through `exporter` every span with its attributes redacted (redactAttributes), whatever made it. */
+export function redactingExporter(exporter: SpanExporter): SpanExporter {
+  const redact = (span: ExportedSpan): ExportedSpan => {
+    const attributes = redactAttributes(span.attributes);
+    return attributes === span.attributes
+      ? span
+      : (Object.create(span, { attributes: { value: attributes, enumerable: true } }) as ExportedSpan);
+  };
+  return {
+    export: (spans, done) => exporter.export(spans.map(redact), done),
+    shutdown: () => exporter.shutdown(),
+    forceFlush: () => exporter.forceFlush?.() ?? Promise.resolve(),
+  };
+}
 
 let sdk: NodeSDK | undefined;
 
@@ -38,13 +93,15 @@ export function startTracing(defaultServiceName: string, config: TracingConfig |
   sdk = new NodeSDK({
     serviceName: config.serviceName ?? defaultServiceName,
     // a BatchSpanProcessor around it, which reads OTEL_BSP_* itself; the sampler reads OTEL_TRACES_SAMPLER
-    traceExporter: new OTLPTraceExporter(),
+    // every span's URL attributes lose their ?access_token= values on the way out
+    traceExporter: redactingExporter(new OTLPTraceExporter()),
     // traces only: the SDK would otherwise export metrics and logs over OTLP too
     metricReaders: [],
     logRecordProcessors: [],
     instrumentations: [
       new HttpInstrumentation({
         ignoreIncomingRequestHook: (req: IncomingMessage) => UNTRACED_PATHS.has((req.url ?? '').split('?')[0]),
+        redactedQueryParamsServer: REDACTED_QUERY_PARAMS,
       }),
       // names the server span by its route; route handlers only: a span for each hook says little and costs a span each
       new FastifyOtelInstrumentation({

@@ -10,17 +10,18 @@ import { TokenVerifier } from './token-verifier';
 export type { AuthUser };
 export type AuthedRequest = FastifyRequest & { user: AuthUser };
 
-const PUBLIC = 'parley:public';
-const QUERY_TOKEN = 'parley:query-token';
+export const IS_PUBLIC = 'parley:public';
+export const TAKES_QUERY_TOKEN = 'parley:query-token';
 /** No bearer token needed (health, docs). */
-export const Public = () => SetMetadata(PUBLIC, true);
+export const Public = () => SetMetadata(IS_PUBLIC, true);
 /** Also accepts ?access_token= (EventSource cannot set headers). */
-export const AllowQueryToken = () => SetMetadata(QUERY_TOKEN, true);
+export const AllowQueryToken = () => SetMetadata(TAKES_QUERY_TOKEN, true);
 
 /**
  * Bearer JWTs: HS256 with AUTH_JWT_SECRET and/or RS256/ES256 from the identity provider's JWKS
  * (AUTH_JWKS_URL); `sub` is the user id, `parley_budget_usd_per_month` their own budget; `exp`
- * enforced. See TokenVerifier.
+ * enforced. See TokenVerifier. The token of a routed request was checked before its body was read
+ * (authenticateBeforeBody): the guard takes the user found there, and checks itself otherwise.
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
@@ -35,10 +36,12 @@ export class AuthGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const targets = [context.getHandler(), context.getClass()];
-    if (this.reflector.getAllAndOverride<boolean>(PUBLIC, targets)) return true;
+    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
     const req = context.switchToHttp().getRequest<AuthedRequest>();
+    if (req.user) return true; // verified before the body was read
     const token =
-      bearer(req) ?? (this.reflector.getAllAndOverride<boolean>(QUERY_TOKEN, targets) ? queryToken(req) : undefined);
+      bearer(req) ??
+      (this.reflector.getAllAndOverride<boolean>(TAKES_QUERY_TOKEN, targets) ? queryToken(req) : undefined);
     if (!token) throw problem('token_missing', 'a bearer token is required');
     req.user = await this.verifier.verify(token);
     return true;

@@ -23,7 +23,7 @@ function refuseNul(_key: string, value: unknown): unknown {
 /**
  * Parses a JSON body as the API always has: `{}` for an empty body, only an object or an array at
  * the top (a SyntaxError worded as JSON.parse words it otherwise), no U+0000, utf-* charsets,
- * gzip/deflate/br bodies inflated, and `limit` bytes at most (413 once the whole body has arrived).
+ * gzip/deflate/br bodies inflated, and `limit` bytes at most (413 as soon as the body is known to be over).
  */
 export function readJsonBody(req: IncomingMessage, limit: number, done: (err: Error | null, body?: unknown) => void) {
   const charset = charsetOf(req.headers['content-type']);
@@ -101,7 +101,7 @@ function inflaterOf(encoding: string): zlib.Inflate | zlib.Gunzip | zlib.BrotliD
   }
 }
 
-/** Reads `stream` whole; past `limit`, or at a length other than `declared`, the error waits for the request's end. */
+/** Reads `stream` whole; past `limit` (declared or read), or at a length other than `declared`, an error at once. */
 function readLimited(
   req: IncomingMessage,
   stream: Readable,
@@ -117,21 +117,13 @@ function readLimited(
     finished = true;
     stream.removeListener('data', onData);
     if (!err) return done(null, raw);
-    // the rest of the request is read off before answering, so the client sees the answer, not a reset
+    // answered at once, not after the rest of the body (declared at any length) has been read off:
+    // the answer says Connection: close and Node closes the connection once it is out
     if (stream !== req) {
       req.unpipe();
       stream.destroy();
     }
-    if (req.complete || req.destroyed) return done(err);
-    let answered = false;
-    const answer = () => {
-      if (answered) return;
-      answered = true;
-      done(err);
-    };
-    req.once('end', answer);
-    req.once('close', answer);
-    req.resume();
+    done(err);
   };
   const onData = (chunk: Buffer) => {
     received += chunk.length;

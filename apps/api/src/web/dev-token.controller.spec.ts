@@ -1,23 +1,31 @@
 import { ProblemException } from '../http/problem.exception';
 import jwt from 'jsonwebtoken';
-import type { AppConfig } from '@parley/config';
+import { AppConfig, DEV_JWT_SECRET, loadConfig } from '@parley/config';
 import { DevTokenController } from './dev-token.controller';
 
-const config = (env: string, jwtSecret?: string) => ({ env, auth: { jwtSecret } }) as unknown as AppConfig;
+const BASE = { DATABASE_URL: 'postgres://localhost/parley', REDIS_URL: 'redis://localhost:6379' };
+const config = (env: Record<string, string>): AppConfig => loadConfig({ ...BASE, ...env });
 const SECRET = 'a-secret-of-enough-length';
+const mint = (env: Record<string, string>) => new DevTokenController(config(env)).mint({ userId: 'alice' });
 
 describe('POST /v1/dev/token', () => {
-  it('mints a token for the user in development', () => {
-    const minted = new DevTokenController(config('development', SECRET)).mint({ userId: 'alice' });
-    expect(jwt.verify(minted.token, SECRET, { algorithms: ['HS256'] })).toMatchObject({ sub: 'alice' });
+  it('mints a token with the public development secret in development, with no secret nor identity provider set', () => {
+    const minted = mint({ NODE_ENV: 'development' });
+    expect(jwt.verify(minted.token, DEV_JWT_SECRET, { algorithms: ['HS256'] })).toMatchObject({ sub: 'alice' });
     expect(minted).toMatchObject({ userId: 'alice', expiresIn: 24 * 3600 });
   });
 
   it.each(['production', 'test'])('is not there (404) with NODE_ENV=%s', (env) => {
-    expect(() => new DevTokenController(config(env, SECRET)).mint({ userId: 'alice' })).toThrow(ProblemException);
+    expect(() => mint({ NODE_ENV: env, AUTH_JWT_SECRET: SECRET })).toThrow(ProblemException);
   });
 
-  it('is not there without an HS256 secret (only an identity provider signs in)', () => {
-    expect(() => new DevTokenController(config('development')).mint({ userId: 'alice' })).toThrow(ProblemException);
+  it('is not there in development with a real AUTH_JWT_SECRET: it never signs with a secret that opens a real API', () => {
+    expect(() => mint({ NODE_ENV: 'development', AUTH_JWT_SECRET: SECRET })).toThrow(ProblemException);
+  });
+
+  it('is not there in development with an identity provider (AUTH_JWKS_URL), secret or not', () => {
+    const jwks = { AUTH_JWKS_URL: 'https://idp.example/.well-known/jwks.json' };
+    expect(() => mint({ NODE_ENV: 'development', ...jwks })).toThrow(ProblemException);
+    expect(() => mint({ NODE_ENV: 'development', ...jwks, AUTH_JWT_SECRET: SECRET })).toThrow(ProblemException);
   });
 });

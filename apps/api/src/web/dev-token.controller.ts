@@ -1,7 +1,7 @@
 import { Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { IsString, Matches, MaxLength, MinLength } from 'class-validator';
-import { AppConfig, CONFIG } from '@parley/config';
+import { AppConfig, CONFIG, DEV_JWT_SECRET } from '@parley/config';
 import { mintToken, Public } from '../auth/auth.guard';
 import { problem } from '../http/problem.exception';
 import { ApiProblems, BODY_PROBLEMS } from '../openapi/api-problems';
@@ -28,7 +28,12 @@ export class DevTokenDto {
 
 const TTL_SECONDS = 24 * 3600;
 
-/** The web page's "development token" button. It exists only with NODE_ENV=development: 404 otherwise. */
+/**
+ * The web page's "development token" button. It signs only with the public development secret
+ * (DEV_JWT_SECRET), so it exists only where that secret is the one in use: NODE_ENV=development
+ * with neither AUTH_JWT_SECRET nor AUTH_JWKS_URL set. Anywhere else (a real secret, an identity
+ * provider, any other NODE_ENV) it answers 404: it must never sign with a secret that opens a real API.
+ */
 @ApiTags('development')
 @Public()
 @Controller('dev')
@@ -40,14 +45,16 @@ export class DevTokenController {
   @ApiOperation({
     summary: 'Mint a bearer token for any user id (NODE_ENV=development only)',
     description:
-      'For trying Parley on a laptop: signs a 24-hour HS256 token with AUTH_JWT_SECRET. ' +
-      'Answers 404 unless the API runs with NODE_ENV=development and an HS256 secret.',
+      'For trying Parley on a laptop: signs a 24-hour HS256 token with the public development secret. ' +
+      'Answers 404 unless the API runs with NODE_ENV=development and neither AUTH_JWT_SECRET nor AUTH_JWKS_URL.',
   })
   @ApiCreatedResponse({ type: DevTokenDto })
   @ApiProblems(BODY_PROBLEMS, 'not_found', 'internal_error')
   mint(@Body() body: DevTokenRequestDto): DevTokenDto {
-    const secret = this.config.auth.jwtSecret;
-    if (this.config.env !== 'development' || !secret) throw problem('not_found', 'Cannot POST /v1/dev/token');
-    return { token: mintToken(body.userId, secret, TTL_SECONDS), userId: body.userId, expiresIn: TTL_SECONDS };
+    const { jwtSecret, jwks } = this.config.auth;
+    if (this.config.env !== 'development' || jwtSecret !== DEV_JWT_SECRET || jwks) {
+      throw problem('not_found', 'Cannot POST /v1/dev/token');
+    }
+    return { token: mintToken(body.userId, DEV_JWT_SECRET, TTL_SECONDS), userId: body.userId, expiresIn: TTL_SECONDS };
   }
 }

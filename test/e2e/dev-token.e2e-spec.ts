@@ -1,0 +1,54 @@
+/**
+ * The development token endpoint on the built API (issue 39): it signs only with the public
+ * development secret, so it answers where that secret is the one in use (NODE_ENV=development,
+ * as `npm start` runs, with no AUTH_JWT_SECRET nor AUTH_JWKS_URL) and is a 404 wherever a real
+ * secret signs the API's tokens, even in development.
+ */
+import jwt from 'jsonwebtoken';
+import { DEV_JWT_SECRET } from '@parley/config';
+import { startStack, TEST_JWT_SECRET, type Stack } from '../support/stack';
+
+const mint = (base: string, userId: string) =>
+  fetch(`${base}/v1/dev/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ userId }),
+  });
+
+describe('development token (e2e)', () => {
+  describe('in development with a real AUTH_JWT_SECRET', () => {
+    let stack: Stack;
+    beforeAll(async () => {
+      stack = await startStack({ workers: 0, env: { NODE_ENV: 'development', AUTH_JWT_SECRET: TEST_JWT_SECRET } });
+    }, 60_000);
+    afterAll(() => stack?.stop());
+
+    it('answers 404 and mints nothing, for anyone', async () => {
+      for (const userId of ['alice', 'someone-else']) {
+        const res = await mint(stack.base, userId);
+        expect(res.status).toBe(404);
+        const body = (await res.json()) as Record<string, unknown>;
+        expect(body).toMatchObject({ code: 'not_found' });
+        expect(body.token).toBeUndefined();
+      }
+    });
+  });
+
+  describe('as npm start runs it (development, no secret: the development secret)', () => {
+    let stack: Stack;
+    beforeAll(async () => {
+      stack = await startStack({ workers: 0, env: { NODE_ENV: 'development', AUTH_JWT_SECRET: '' } });
+    }, 60_000);
+    afterAll(() => stack?.stop());
+
+    it('mints a 24-hour token signed with the development secret, which the API takes', async () => {
+      const res = await mint(stack.base, 'alice');
+      expect(res.status).toBe(201);
+      const { token } = (await res.json()) as { token: string };
+      expect(jwt.verify(token, DEV_JWT_SECRET, { algorithms: ['HS256'] })).toMatchObject({ sub: 'alice' });
+      expect(() => jwt.verify(token, TEST_JWT_SECRET)).toThrow();
+      const books = await fetch(`${stack.base}/v1/books`, { headers: { authorization: `Bearer ${token}` } });
+      expect(books.status).toBe(200);
+    });
+  });
+});
