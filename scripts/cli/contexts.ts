@@ -7,13 +7,7 @@
  */
 import { Pool } from 'pg';
 import { loadBudgetUsdPerMonth, loadContextualConfig, loadDatabaseUrl, loadEmbeddingsConfig } from '@parley/config';
-import {
-  BookEmbeddings,
-  contextsOf,
-  createEmbedder,
-  describeEstimate,
-  EmbeddingsRepository,
-} from '@parley/books';
+import { BookEmbeddings, contextsOf, createEmbedder, describeEstimate, EmbeddingsRepository } from '@parley/books';
 import { EXIT } from './errors';
 
 export async function contexts(action: 'estimate' | 'add', bookId: string | undefined): Promise<number> {

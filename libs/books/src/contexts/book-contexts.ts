@@ -104,7 +104,11 @@ export class BookContexts {
         contextRequest(this.config.model, this.config.maxOutputTokens, prefix, p.text),
       );
       usage = addUsage(usage, toUsage(reply.usage));
-      await this.spending.record(bookId, { messageId: reply.id, model: this.config.model, usage: toUsage(reply.usage) });
+      await this.spending.record(bookId, {
+        messageId: reply.id,
+        model: this.config.model,
+        usage: toUsage(reply.usage),
+      });
       const text = reply.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join(' ');
       const context = cleanContext(text);
       if (!context) throw new Error(`the model wrote no context for passage ${p.id}`);
