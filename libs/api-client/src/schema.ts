@@ -3239,6 +3239,20 @@ export interface operations {
           };
         };
       };
+      /** @description `budget_exceeded`: This month's budget is spent */
+      402: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'budget_exceeded';
+          };
+        };
+      };
       /** @description `payload_too_large`: The request is too large; `book_too_large`: The book is too large */
       413: {
         headers: {
