@@ -164,7 +164,8 @@ describe('erasure (e2e, real SDK against the fake Messages API)', () => {
     // (both answers in the ledger, as the projection writes them a moment after the reply)
     for (const reader of [carol, dave])
       await waitFor('the answer in the ledger', async () => (await usage(reader)).turns === 1);
-    expect((await usage(carol)).costUsd).toBeGreaterThan(0);
+    const carolSpent = (await usage(carol)).costUsd;
+    expect(carolSpent).toBeGreaterThan(0);
     const totalBefore = await ledgerTotal();
     // when carol erases her account
     expect((await carol.req('DELETE', '/v1/me')).status).toBe(204);
@@ -180,8 +181,40 @@ describe('erasure (e2e, real SDK against the fake Messages API)', () => {
       carol.userId,
     ]);
     expect(rows[0].n).toBe(0);
-    // and the same token goes on with an empty account
-    expect((await usage(carol)).turns).toBe(0);
+    // and the same token goes on with an empty account, this month's spending still its own (by pseudonym)
+    expect((await usage(carol)).costUsd).toBe(carolSpent);
+  });
+
+  it("keeps no erased reader's id on a call that was streaming while the account was erased, and counts its cost", async () => {
+    const erin = clientFor(s.stack.base, `reader-${randomUUID()}`);
+    const chat = expectOk(await erin.api.POST('/v1/conversations', { body: {} }), 201).id;
+    s.fake.enqueue({ content: [{ type: 'text', text: 'and then '.repeat(300) }], delayMsPerChunk: 30 });
+    const asked = s.fake.requests.length;
+    expect((await erin.req('POST', `/v1/conversations/${chat}/messages`, { content: 'A long story?' })).status).toBe(
+      202,
+    );
+    await waitFor('the model to stream the answer', async () => s.fake.requests.length > asked);
+
+    expect((await erin.req('DELETE', '/v1/me')).status).toBe(204);
+
+    // the worker stops the call and records what it was billed, under the pseudonym only
+    const line = await waitFor('the stopped call in the ledger', async () => {
+      const { rows } = await s.stack.db.pool.query(
+        `SELECT owner_id, owner_key, cost_usd FROM usage_records WHERE conversation_id = $1 AND kind = 'stopped_call'`,
+        [chat],
+      );
+      return rows[0];
+    });
+    expect(line).toEqual({
+      owner_id: null,
+      owner_key: expect.stringMatching(/^[0-9a-f]{64}$/),
+      cost_usd: expect.any(Number),
+    });
+    const named = await s.stack.db.pool.query('SELECT count(*)::int AS n FROM usage_records WHERE owner_id = $1', [
+      erin.userId,
+    ]);
+    expect(named.rows[0].n).toBe(0);
+    expect((await usage(erin)).costUsd).toBeGreaterThan(0);
   });
 
   async function ledgerTotal(): Promise<number> {
