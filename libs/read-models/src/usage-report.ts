@@ -1,5 +1,5 @@
 import { Usage } from '@parley/conversation';
-import { UsageByModel, UsageFigures } from './read-model.queries';
+import { ReadModelQueries, UsageByModel, UsageFigures } from './read-model.queries';
 
 export interface ModelUsage extends UsageFigures {
   cacheHitRate: number;
@@ -26,6 +26,27 @@ export function monthOf(now: Date): Month {
   const month = now.getUTCMonth();
   // Date.UTC carries month 12 over into January of the next year
   return { start: new Date(Date.UTC(year, month, 1)), end: new Date(Date.UTC(year, month + 1, 1)) };
+}
+
+/** Where an owner stands against a monthly limit: what they spent this month (UTC), and whether it reached the limit. */
+export interface MonthStanding {
+  limitUsd: number;
+  spentUsd: number;
+  month: Month;
+  spent: boolean;
+}
+
+/** The owner's spending this calendar month against `limitUsd` (a limit of 0 is spent at once). */
+export async function standingThisMonth(
+  queries: Pick<ReadModelQueries, 'usage'>,
+  ownerId: string,
+  limitUsd: number,
+  price: PriceOf,
+  now = new Date(),
+): Promise<MonthStanding> {
+  const month = monthOf(now);
+  const spentUsd = usageReport(await queries.usage(ownerId, { from: month.start, to: month.end }), price).costUsd;
+  return { limitUsd, spentUsd, month, spent: spentUsd >= limitUsd };
 }
 
 /**

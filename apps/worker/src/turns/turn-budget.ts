@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { costUsd, LlmError, TurnRecord } from '@parley/agent';
+import { budgetExceeded, costUsd, TurnRecord } from '@parley/agent';
 import { AppConfig } from '@parley/config';
 import { EventStore, reached } from '@parley/event-store';
-import { monthOf, READ_MODELS_CONSUMER, ReadModelQueries, usageReport } from '@parley/read-models';
+import { READ_MODELS_CONSUMER, ReadModelQueries, standingThisMonth } from '@parley/read-models';
 
 /** How long a check waits for the ledger to reach the log's head, and how often it looks. */
 const CATCH_UP_MS = 2_000;
@@ -32,15 +32,8 @@ export class TurnBudget {
     const limitUsd = turn.budgetUsdPerMonth ?? this.config.budgetUsdPerMonth;
     if (limitUsd === null || ownerId === null) return;
     await this.ledgerReachedHead();
-    const month = monthOf(now);
-    const rows = await this.queries.usage(ownerId, { from: month.start, to: month.end });
-    const spentUsd = usageReport(rows, costUsd).costUsd;
-    if (spentUsd < limitUsd) return;
-    throw new LlmError(
-      `this month's budget of $${limitUsd} is spent ($${spentUsd}); it resets at ${month.end.toISOString()}`,
-      'budget_exceeded',
-      false,
-    );
+    const standing = await standingThisMonth(this.queries, ownerId, limitUsd, costUsd, now);
+    if (standing.spent) throw budgetExceeded(standing);
   }
 
   /** Waits (a little) for the ledger's projection to reach the log's head as it is now; then reads what is there. */

@@ -113,6 +113,16 @@ export class LlmError extends Error {
   }
 }
 
+/** A model call refused because the payer's monthly budget is spent: the turn fails `budget_exceeded`, not retryable. */
+export function budgetExceeded(s: { limitUsd: number; spentUsd: number; month: { end: Date } }): LlmError {
+  const resetsAt = s.month.end.toISOString();
+  return new LlmError(
+    `this month's budget of $${s.limitUsd} is spent ($${s.spentUsd}); it resets at ${resetsAt}`,
+    'budget_exceeded',
+    false,
+  );
+}
+
 export const LLM_CLIENT = 'LLM_CLIENT';
 
 export const zeroUsage = (): Usage => ({

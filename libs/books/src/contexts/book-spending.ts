@@ -1,7 +1,7 @@
-import { costUsd, LlmError } from '@parley/agent';
+import { budgetExceeded, costUsd } from '@parley/agent';
 import { Usage } from '@parley/conversation';
 import { deterministicId } from '@parley/event-store';
-import { monthOf, ReadModelQueries, UsageLedger, usageReport } from '@parley/read-models';
+import { ReadModelQueries, standingThisMonth, UsageLedger } from '@parley/read-models';
 import { Pool } from 'pg';
 import { ContextsRepository } from './contexts.repository';
 
@@ -35,15 +35,8 @@ export class BookSpending {
     const payer = await this.repo.payerOf(bookId);
     const limitUsd = payer?.budgetUsdPerMonth ?? this.serverLimitUsd;
     if (!payer || limitUsd === null) return;
-    const month = monthOf(now);
-    const rows = await this.queries.usage(payer.ownerId, { from: month.start, to: month.end });
-    const spentUsd = usageReport(rows, costUsd).costUsd;
-    if (spentUsd < limitUsd) return;
-    throw new LlmError(
-      `this month's budget of $${limitUsd} is spent ($${spentUsd}); it resets at ${month.end.toISOString()}`,
-      'budget_exceeded',
-      false,
-    );
+    const standing = await standingThisMonth(this.queries, payer.ownerId, limitUsd, costUsd, now);
+    if (standing.spent) throw budgetExceeded(standing);
   }
 
   /** The call's line in the ledger, once (by the provider's message id), under the book's uploader. */
