@@ -51,12 +51,9 @@ $$;
 ALTER TABLE usage_records ADD COLUMN owner_key text;
 CREATE INDEX usage_records_owner_key_at ON usage_records (owner_key, at) WHERE owner_key IS NOT NULL;
 
--- Forks of a conversation by its source (erasure finds the forks made while it ran).
-CREATE INDEX events_conversation_forked_from ON events ((data -> 'forkedFrom' ->> 'conversationId'))
-  WHERE type = 'ConversationStarted';
+-- (the index of forks by source, on the large events table, is built CONCURRENTLY by 025)
 
 -- Down Migration
-DROP INDEX events_conversation_forked_from;
 DROP INDEX usage_records_owner_key_at;
 ALTER TABLE usage_records DROP COLUMN owner_key;
 DROP FUNCTION ledger_pseudonym(text);

@@ -26,17 +26,36 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
   }
 }
 
+/**
+ * How long a migration's statement waits for a table lock before it fails (and the migration
+ * with it, to be run again): a schema change queued behind a long transaction would otherwise
+ * hold up every append and read behind it while the old release serves (docs/operations.md).
+ */
+const LOCK_TIMEOUT = '5s';
+
+/**
+ * Applies the pending migrations, each in its own transaction (one spanning them all would hold
+ * every lock it took until the last one ends), with a lock timeout.
+ */
 export async function migrate(databaseUrl: string, log: (msg: string) => void = () => undefined): Promise<void> {
   await ensureDatabase(databaseUrl);
-  await runner({
-    databaseUrl,
-    dir: path.join(projectRoot(), 'migrations'),
-    migrationsTable: 'pgmigrations',
-    direction: 'up',
-    checkOrder: true,
-    log,
-    logger: { info: log, warn: log, error: log, debug: () => undefined },
-  } as Parameters<typeof runner>[0]);
+  const dbClient = new Client({ connectionString: databaseUrl });
+  await dbClient.connect();
+  try {
+    await dbClient.query(`SET lock_timeout = '${LOCK_TIMEOUT}'`);
+    await runner({
+      dbClient,
+      dir: path.join(projectRoot(), 'migrations'),
+      migrationsTable: 'pgmigrations',
+      direction: 'up',
+      checkOrder: true,
+      singleTransaction: false,
+      log,
+      logger: { info: log, warn: log, error: log, debug: () => undefined },
+    } as Parameters<typeof runner>[0]);
+  } finally {
+    await dbClient.end();
+  }
 }
 
 if (require.main === module) {
