@@ -31,9 +31,7 @@ export async function buildPreviousRelease(log: (line: string) => void = () => u
   await run('sh', ['-c', `git -C "${ROOT}" archive --format=tar ${commit} | tar -x -C "${root}"`], {
     maxBuffer: 64 * 1024 * 1024,
   });
-  const sameLock =
-    readFileSync(path.join(root, 'package-lock.json'), 'utf8') ===
-    readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8');
+  const sameLock = dependenciesOf(root) === dependenciesOf(ROOT);
   if (sameLock) symlinkSync(path.join(ROOT, 'node_modules'), path.join(root, 'node_modules'));
   else {
     log('previous release: npm ci (its lockfile differs)');
@@ -61,4 +59,11 @@ async function resolveCommit(): Promise<string> {
     );
   });
   return commit;
+}
+
+/** What a checkout's lockfile installs, leaving out the project's own name and version. */
+function dependenciesOf(root: string): string {
+  const lock = JSON.parse(readFileSync(path.join(root, 'package-lock.json'), 'utf8'));
+  const { name: _name, version: _version, ...project } = lock.packages[''];
+  return JSON.stringify({ ...lock.packages, '': project });
 }
