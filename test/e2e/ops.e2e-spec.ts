@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expectOk, expectProblem, isEvent } from '../support/api';
-import { Client, clientFor, startStack, Stack, tokenFor } from '../support/stack';
+import { Client, clientFor, freePort, startStack, Stack, tokenFor } from '../support/stack';
 import { waitFor } from '../support/wait-for';
 import { openStream } from '../support/sse-client';
 
@@ -17,10 +17,19 @@ const postMessage = (c: Client, id: string, content: string, idempotencyKey?: st
 
 describe('operations (e2e)', () => {
   let stack: Stack;
+  let metricsPort: number;
 
   beforeAll(async () => {
+    metricsPort = await freePort();
     // info: the request logs are the ones that carry URLs
-    stack = await startStack({ env: { RATE_LIMIT_POSTS_PER_MIN: '3', AGENT_ENABLED: 'false', LOG_LEVEL: 'info' } });
+    stack = await startStack({
+      env: {
+        RATE_LIMIT_POSTS_PER_MIN: '3',
+        AGENT_ENABLED: 'false',
+        LOG_LEVEL: 'info',
+        METRICS_PORT: String(metricsPort),
+      },
+    });
   }, 60_000);
   afterAll(() => stack?.stop());
 
@@ -68,7 +77,7 @@ describe('operations (e2e)', () => {
     expect(expectProblem(await post('not m0', 'k0'), 422).code).toBe('idempotency_key_reused');
   });
 
-  it('exposes Prometheus metrics: requests, SSE streams, queue depth, consumer lag', async () => {
+  it('exposes Prometheus metrics on METRICS_PORT: requests, SSE streams, queue depth, consumer lag', async () => {
     const alice = clientFor(stack.base, `m-${randomUUID()}`);
     const id = await newConversation(alice);
     expectOk(await postMessage(alice, id, 'queued, never answered here'), 202);
@@ -81,8 +90,15 @@ describe('operations (e2e)', () => {
       );
       return rowCount;
     });
-    const text = expectOk(await alice.api.GET('/metrics', { parseAs: 'text' }), 200);
+    const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = await res.text();
     s.close();
+    // the API's own port serves none of it, to anyone
+    expect((await fetch(`${stack.base}/metrics`)).status).toBe(404);
+    expect((await alice.req('GET', '/metrics')).status).toBe(404);
+    expect((await fetch(`http://127.0.0.1:${metricsPort}/v1/books`)).status).toBe(404);
     expect(text).toMatch(
       /parley_http_request_duration_seconds_count\{method="POST",route="\/v1\/conversations\/:id\/messages",status="202"\} \d+/,
     );

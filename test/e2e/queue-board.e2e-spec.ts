@@ -31,7 +31,8 @@ describe('queue board (e2e)', () => {
 
   beforeAll(async () => {
     // no worker: the jobs stay where the test puts them
-    stack = await startStack({ workers: 0, env: { QUEUE_BOARD_PATH: BOARD } });
+    // the tests' requests come from 127.0.0.1, as a proxy on the same host would: its X-Forwarded-Proto counts
+    stack = await startStack({ workers: 0, env: { QUEUE_BOARD_PATH: BOARD, TRUST_PROXY: '127.0.0.1' } });
     prefix = stack.env.QUEUE_PREFIX;
     const connection = { url: redisUrl(), maxRetriesPerRequest: null };
     turns = new Queue('agent-turns', { connection, prefix });
@@ -125,7 +126,7 @@ describe('queue board (e2e)', () => {
     // the cookie is scoped to the board: the API proper still wants its bearer token
     expect((await get('/v1/books', { cookie })).status).toBe(401);
 
-    // behind TLS (X-Forwarded-Proto: the API trusts its proxy) the cookie is Secure, other query kept
+    // behind TLS (X-Forwarded-Proto from the proxy TRUST_PROXY names) the cookie is Secure, other query kept
     const tls = await get(`${BOARD}/queue/x?access_token=${operator()}&status=failed`, {
       'x-forwarded-proto': 'https',
     });

@@ -7,19 +7,23 @@ import { useReaderStack } from '../support/use-stack';
 import { waitFor } from '../support/wait-for';
 
 /**
- * What an operator's Prometheus sees: a worker serving /metrics on WORKER_METRICS_PORT beside the
- * API's, both scraped by Debian's real prometheus, after three turns on the fake Messages API.
+ * What an operator's Prometheus sees: a worker serving /metrics on WORKER_METRICS_PORT and the API
+ * on METRICS_PORT, both scraped by Debian's real prometheus, after three turns on the fake Messages API.
  */
 describe('worker metrics (e2e, scraped by a real Prometheus)', () => {
   let prometheus: Prometheus | undefined;
   let workerPort: number;
+  let apiMetricsPort: number;
   const MODEL = 'claude-metrics-test';
 
   beforeAll(async () => {
     workerPort = await freePort();
+    apiMetricsPort = await freePort();
   });
   afterAll(() => prometheus?.stop());
-  const s = useReaderStack({ env: () => ({ WORKER_METRICS_PORT: String(workerPort), LLM_MODEL: MODEL }) });
+  const s = useReaderStack({
+    env: () => ({ WORKER_METRICS_PORT: String(workerPort), METRICS_PORT: String(apiMetricsPort), LLM_MODEL: MODEL }),
+  });
 
   it('serves Prometheus text on the worker port, and nothing else there', async () => {
     const res = await waitFor('the worker metrics port', () =>
@@ -48,8 +52,10 @@ describe('worker metrics (e2e, scraped by a real Prometheus)', () => {
     });
     expect(expectProblem(refused, 402)).toMatchObject({ code: 'budget_exceeded' });
 
-    const api = new URL(s.stack.base).host;
-    prometheus = await startPrometheus({ 'parley-api': [api], 'parley-worker': [`127.0.0.1:${workerPort}`] });
+    prometheus = await startPrometheus({
+      'parley-api': [`127.0.0.1:${apiMetricsPort}`],
+      'parley-worker': [`127.0.0.1:${workerPort}`],
+    });
     const p = prometheus;
     await waitFor(
       'both targets up',

@@ -7,6 +7,7 @@ import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Logger } from 'nestjs-pino';
+import { loadTrustProxy } from '@parley/config';
 import { SHUTDOWN_SIGNALS } from '@parley/platform';
 import { ApiModule } from './api.module';
 import { authenticateBeforeBody } from './auth/auth-before-body';
@@ -28,7 +29,9 @@ export const BOOK_JSON_BODY_LIMIT = 28 * 1024 * 1024;
 /** Builds the API app exactly as production runs it (tests use this too). */
 export async function createApiApp(): Promise<NestFastifyApplication> {
   const adapter = new FastifyAdapter({
-    trustProxy: true,
+    // X-Forwarded-For/-Proto/-Host count only from the peers TRUST_PROXY names (unset: none), so a
+    // client cannot choose its req.ip or make plain HTTP look like TLS
+    trustProxy: loadTrustProxy(),
     // routes match as they always have: any case, with or without a trailing slash, ids of any length
     routerOptions: { caseSensitive: false, ignoreTrailingSlash: true, maxParamLength: 16 * 1024 },
     // a request that arrives while the server drains is still served
@@ -53,7 +56,7 @@ export async function createApiApp(): Promise<NestFastifyApplication> {
   timeRequests(http, app.get(MetricsService));
   mountQueueBoard(app); // only when QUEUE_BOARD_PATH is set
   app.setGlobalPrefix('v1', {
-    exclude: ['healthz', 'readyz', 'metrics', 'problems', 'problems/:code', '/', 'web/:file'],
+    exclude: ['healthz', 'readyz', 'problems', 'problems/:code', '/', 'web/:file'],
   });
   app.useGlobalPipes(
     new ValidationPipe({

@@ -20,6 +20,10 @@ export interface AppConfig {
   /** which Redis: REDIS_URL's one server, a Redis Cluster, or the primary Sentinel names */
   redis: RedisTopology;
   port: number;
+  /** the port of the API's Prometheus /metrics (0: any free one, logged); null: none. Never served on `port`. */
+  metricsPort: number | null;
+  /** Fastify's trustProxy: which peers' X-Forwarded-* headers count (false: none; true: all; hops; addresses) */
+  trustProxy: boolean | number | string[];
   logLevel: Env['LOG_LEVEL'];
   auth: {
     /** HS256 secret (laptops, tests, `npm run cli -- token`); absent when only JWKS_URL signs in */
@@ -80,6 +84,8 @@ export function toAppConfig(e: Env, auth: AppConfig['auth']): AppConfig {
     redisUrl: e.REDIS_URL,
     redis: redisTopology(e),
     port: e.PORT,
+    metricsPort: e.METRICS_PORT ?? null,
+    trustProxy: e.TRUST_PROXY ?? false,
     logLevel: e.LOG_LEVEL,
     auth,
     llm: {

@@ -1,4 +1,11 @@
-import { ConfigError, DEV_JWT_SECRET, loadConfig, loadDatabaseUrl, loadEmbeddingsConfig } from './config';
+import {
+  ConfigError,
+  DEV_JWT_SECRET,
+  loadConfig,
+  loadDatabaseUrl,
+  loadEmbeddingsConfig,
+  loadTrustProxy,
+} from './config';
 
 describe(loadConfig.name, () => {
   it('gives every variable a laptop default in development', () => {
@@ -33,6 +40,52 @@ describe(loadConfig.name, () => {
     expect(loadConfig({ ...dev, WORKER_METRICS_PORT: '' }).worker.metricsPort).toBeNull();
     expect(loadConfig({ ...dev, WORKER_METRICS_PORT: '9464' }).worker.metricsPort).toBe(9464);
     expect(() => loadConfig({ ...dev, WORKER_METRICS_PORT: '70000' })).toThrow(/WORKER_METRICS_PORT/);
+  });
+
+  it('serves the API metrics on METRICS_PORT only when it is set', () => {
+    const dev = { NODE_ENV: 'development' } as const;
+    expect(loadConfig(dev).metricsPort).toBeNull();
+    expect(loadConfig({ ...dev, METRICS_PORT: '' }).metricsPort).toBeNull();
+    expect(loadConfig({ ...dev, METRICS_PORT: '9464' }).metricsPort).toBe(9464);
+    expect(loadConfig({ ...dev, METRICS_PORT: '0' }).metricsPort).toBe(0);
+    expect(() => loadConfig({ ...dev, METRICS_PORT: '70000' })).toThrow(/METRICS_PORT/);
+  });
+
+  it("trusts a proxy's X-Forwarded-* headers only as TRUST_PROXY says, in the forms Fastify's trustProxy takes", () => {
+    const dev = { NODE_ENV: 'development' } as const;
+    const trust = (v: string) => loadConfig({ ...dev, TRUST_PROXY: v }).trustProxy;
+    expect(loadConfig(dev).trustProxy).toBe(false);
+    expect(trust('')).toBe(false);
+    expect(trust('false')).toBe(false);
+    expect(trust('0')).toBe(false);
+    expect(trust('true')).toBe(true);
+    expect(trust('2')).toBe(2);
+    expect(trust('127.0.0.1')).toEqual(['127.0.0.1']);
+    expect(trust('10.0.0.0/8, 192.168.1.1 ,::1,fd00::/8,172.16.0.0/255.240.0.0,loopback')).toEqual([
+      '10.0.0.0/8',
+      '192.168.1.1',
+      '::1',
+      'fd00::/8',
+      '172.16.0.0/255.240.0.0',
+      'loopback',
+    ]);
+    expect(loadTrustProxy({ ...dev, TRUST_PROXY: '127.0.0.1' })).toEqual(['127.0.0.1']);
+    expect(loadTrustProxy(dev)).toBe(false);
+    for (const bad of [
+      'yes',
+      'TRUE',
+      '-1',
+      '1.5',
+      '10.0.0.0/33',
+      '::1/129',
+      '10.0.0.0/8/8',
+      'proxy.local',
+      '10.0.0.1,',
+      '*',
+    ]) {
+      expect(() => trust(bad)).toThrow(/TRUST_PROXY: .*expected true, false, a number of hops/);
+    }
+    expect(() => trust('10.0.0.1, nope')).toThrow(/TRUST_PROXY: "nope": expected/);
   });
 
   it("mounts the queue board only at a QUEUE_BOARD_PATH given, outside the API's own routes", () => {

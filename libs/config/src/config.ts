@@ -46,6 +46,14 @@ export function loadBudgetUsdPerMonth(source: NodeJS.ProcessEnv = process.env): 
   return parseEnv(source).BUDGET_USD_PER_MONTH ?? null;
 }
 
+/**
+ * TRUST_PROXY alone (false: trust no peer), for the API's HTTP adapter, which is built before the
+ * app's config is injected.
+ */
+export function loadTrustProxy(source: NodeJS.ProcessEnv = process.env): AppConfig['trustProxy'] {
+  return parseEnv(source).TRUST_PROXY ?? false;
+}
+
 /** DATABASE_URL alone, for tools that only talk to Postgres (migrate, CLI): they need no JWT secret. */
 export function loadDatabaseUrl(source: NodeJS.ProcessEnv = process.env): string {
   return parseEnv(source).DATABASE_URL;

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /**
@@ -9,6 +10,38 @@ const positiveInt = z.coerce.number().int().positive();
 /** First path segments the API's own routes use: the queue board must not shadow them. */
 const RESERVED_ROOTS = ['v1', 'docs', 'docs-json', 'docs-yaml', 'web', 'healthz', 'readyz', 'metrics', 'problems'];
 const HOST_PORT_LIST = /^\s*[^\s,:]+:\d{1,5}\s*(,\s*[^\s,:]+:\d{1,5}\s*)*$/;
+const port = z.coerce.number().int().min(0).max(65535);
+
+/** Names Fastify's trustProxy (proxy-addr) knows for ranges of addresses. */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+const TRUST_PROXY_FORMS =
+  'true, false, a number of hops (1, 2 …), or addresses and CIDRs separated by commas (127.0.0.1, 10.0.0.0/8, ::1, loopback)';
+
+/** An address, a CIDR (`10.0.0.0/8`, `fd00::/8`), an IPv4 netmask (`10.0.0.0/255.0.0.0`) or a range's name. */
+function isProxyAddress(entry: string): boolean {
+  if (PROXY_RANGE_NAMES.includes(entry)) return true;
+  const [address, range, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (!family || rest.length > 0) return false;
+  if (range === undefined) return true;
+  if (/^\d{1,3}$/.test(range)) return Number(range) <= (family === 4 ? 32 : 128);
+  return family === 4 && isIP(range) === 4;
+}
+
+/**
+ * TRUST_PROXY as Fastify's `trustProxy` takes it: `true` (every peer), a hop count, or the proxies'
+ * addresses and CIDRs; `false` and unset trust no peer, so X-Forwarded-* headers are ignored.
+ */
+const trustProxy = z.string().transform((raw, ctx): boolean | number | string[] => {
+  const v = raw.trim();
+  if (v === 'true' || v === 'false') return v === 'true';
+  if (/^\d+$/.test(v)) return Number(v) === 0 ? false : Number(v);
+  const entries = v.split(',').map((e) => e.trim());
+  const bad = entries.filter((e) => !isProxyAddress(e));
+  if (bad.length === 0) return entries;
+  ctx.addIssue({ code: 'custom', message: `${bad.map((b) => `"${b}"`).join(', ')}: expected ${TRUST_PROXY_FORMS}` });
+  return z.NEVER;
+});
 
 /**
  * OpenTelemetry's standard variables, the ones Parley decides by: whether tracing starts at all
@@ -30,7 +63,11 @@ const envSchema = tracingSchema.extend({
   REDIS_CLUSTER_NODES: z.string().regex(HOST_PORT_LIST, 'host:port,host:port,...').optional(),
   REDIS_SENTINELS: z.string().regex(HOST_PORT_LIST, 'host:port,host:port,...').optional(),
   REDIS_SENTINEL_NAME: z.string().min(1).default('mymaster'),
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  PORT: port.default(3000),
+  // the API's Prometheus /metrics, on a port of its own; unset: none (never on PORT)
+  METRICS_PORT: port.optional(),
+  // which peers may set X-Forwarded-For/-Proto/-Host (docs/configuration.md); unset: none
+  TRUST_PROXY: trustProxy.optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LLM_PROVIDER: z.enum(['anthropic', 'scripted']).optional(),
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
@@ -51,7 +88,7 @@ const envSchema = tracingSchema.extend({
   WORKER_CONCURRENCY: positiveInt.default(16),
   WORKER_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(30_000),
   // each worker's Prometheus /metrics; unset: no port (the worker stays without HTTP)
-  WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  WORKER_METRICS_PORT: port.optional(),
   DB_OUTAGE_MAX_MS: positiveInt.default(300_000),
   ERASURE_SWEEP_MS: positiveInt.default(5_000),
   AGENT_MAX_ITERATIONS: positiveInt.default(5),

@@ -78,4 +78,12 @@ describe('pinoHttpOptions', () => {
     expect(autoLogging.ignore({ url: '/readyz' })).toBe(true);
     expect(autoLogging.ignore({ url: '/v1/books' })).toBe(false);
   });
+
+  it("logs the client's address as Fastify's req.ip has it (X-Forwarded-For from a TRUST_PROXY peer), else the peer's", () => {
+    const { req } = pinoHttpOptions({ env: 'production', logLevel: 'info' }, 'api').serializers;
+    expect(req({ url: '/x', remoteAddress: '127.0.0.1', raw: { ip: '203.0.113.7' } }).remoteAddress).toBe(
+      '203.0.113.7',
+    );
+    expect(req({ url: '/x', remoteAddress: '127.0.0.1', raw: {} }).remoteAddress).toBe('127.0.0.1');
+  });
 });

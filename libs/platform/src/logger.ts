@@ -8,6 +8,9 @@ import { REDACTED, redactQuery, redactUrl } from './redact-url';
 interface SerializedRequest {
   url?: string;
   query?: unknown;
+  remoteAddress?: string;
+  /** the request as it arrived; Fastify (middie) gives it `ip`, which TRUST_PROXY governs */
+  raw?: { ip?: string };
 }
 
 /**
@@ -32,7 +35,12 @@ export const pinoHttpOptions = (config: Pick<AppConfig, 'env' | 'logLevel'>, com
   autoLogging: { ignore: (req: { url?: string }) => ['/healthz', '/readyz', '/metrics'].includes(req.url ?? '') },
   serializers: {
     req: (req: SerializedRequest) =>
-      Object.assign(req, { url: redactUrl(req.url ?? ''), query: redactQuery(req.query) }),
+      Object.assign(req, {
+        url: redactUrl(req.url ?? ''),
+        query: redactQuery(req.query),
+        // the client as Fastify's req.ip says: X-Forwarded-For only from a peer TRUST_PROXY names
+        remoteAddress: req.raw?.ip ?? req.remoteAddress,
+      }),
   },
   // credentials in headers: the bearer token, a proxy's, the queue board's token cookie (and any other), and cookies set
   redact: {

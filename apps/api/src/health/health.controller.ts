@@ -1,11 +1,10 @@
-import { Controller, Get, Header, Inject } from '@nestjs/common';
+import { Controller, Get, Inject } from '@nestjs/common';
 import { problem } from '../http/problem.exception';
-import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiProblems } from '../openapi/api-problems';
 import { Pool } from 'pg';
 import { RedisConnections } from '@parley/platform';
 import { Public } from '../auth/auth.guard';
-import { MetricsService } from '../metrics/metrics.service';
 import { AppConfig, CONFIG } from '@parley/config';
 
 @ApiTags('operations')
@@ -15,7 +14,6 @@ export class HealthController {
   constructor(
     @Inject(Pool) private readonly pool: Pool,
     private readonly redis: RedisConnections,
-    private readonly metricsService: MetricsService,
     @Inject(CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -70,14 +68,5 @@ export class HealthController {
     if (checks.database !== 'ok' || checks.redis !== 'ok')
       throw problem('not_ready', 'the database or Redis does not answer', { checks });
     return { status: 'ready', checks };
-  }
-
-  @Get('metrics')
-  @ApiOperation({ summary: 'Prometheus metrics (text exposition format)' })
-  @ApiProduces('text/plain')
-  @ApiOkResponse({ content: { 'text/plain': { schema: { type: 'string' } } }, description: 'the metrics' })
-  @Header('content-type', 'text/plain; version=0.0.4; charset=utf-8')
-  metrics() {
-    return this.metricsService.render();
   }
 }

@@ -7,9 +7,9 @@ import { AGENT_TURNS_QUEUE } from '@parley/agent';
 import { ConsumerStats } from '@parley/event-store';
 
 /**
- * Prometheus metrics. Queue depth and consumer lag are read at scrape time from Redis and
- * Postgres, so the API reports the whole deployment; each worker serves its own model, tool and
- * turn metrics on WORKER_METRICS_PORT (docs/metrics.md).
+ * Prometheus metrics, served on METRICS_PORT (metrics.server.ts). Queue depth and consumer lag are
+ * read at scrape time from Redis and Postgres, so the API reports the whole deployment; each worker
+ * serves its own model, tool and turn metrics on WORKER_METRICS_PORT (docs/metrics.md).
  */
 @Injectable()
 export class MetricsService {

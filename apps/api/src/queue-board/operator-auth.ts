@@ -49,11 +49,9 @@ export function operatorAuth(verifier: TokenVerifier, boardPath: string) {
   };
 }
 
-/** TLS here or, behind the trusted proxy, as its first X-Forwarded-Proto says. */
+/** TLS here or, from a proxy TRUST_PROXY names, as its X-Forwarded-Proto says (Fastify's req.protocol). */
 function secure(req: FastifyRequest): boolean {
-  if ((req.raw.socket as { encrypted?: boolean }).encrypted) return true;
-  const proto = req.headers['x-forwarded-proto'];
-  return typeof proto === 'string' && proto.split(',')[0].trim() === 'https';
+  return req.protocol === 'https';
 }
 
 /** 303 with a short body in the form the client accepts (plain text unless it prefers HTML), and no validators. */
