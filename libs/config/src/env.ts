@@ -54,6 +54,8 @@ const envSchema = tracingSchema.extend({
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   DB_OUTAGE_MAX_MS: positiveInt.default(300_000),
   ERASURE_SWEEP_MS: positiveInt.default(5_000),
+  // the erasure journal, a database that backups of DATABASE_URL do not hold (docs/erasure.md); unset: off
+  ERASURE_JOURNAL_URL: z.string().url().optional(),
   AGENT_MAX_ITERATIONS: positiveInt.default(5),
   AGENT_CONTEXT_TOKENS: positiveInt.default(60_000),
   QUEUE_PREFIX: z
