@@ -1,8 +1,8 @@
 /**
  * `npm run cli -- <command>`; docs/cli.md describes every command, the environment and the exit
  * codes. The client commands (chat, books, conversations, replay) talk only to the HTTP API at
- * PARLEY_URL; `token`, `projections rebuild` and `embeddings reembed` are local admin tools (a
- * secret, the database).
+ * PARLEY_URL; `token`, `projections rebuild`, `embeddings reembed` and `erasures replay` are local
+ * admin tools (a secret, the database).
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { connect, type Api } from './cli/api';
@@ -20,6 +20,7 @@ const USAGE = `usage: npm run cli -- <command>
   token --user <id> [--ttl <seconds>] [--budget <usd per month>] [--operator]
   projections rebuild
   embeddings reembed
+  erasures replay [--json]
   contexts estimate [<bookId>] | contexts add [<bookId>]
 client commands take --user <id> to act as that user when no PARLEY_TOKEN is set (docs/cli.md)`;
 
@@ -166,6 +167,14 @@ const commands: Record<string, Command> = {
     if (argv[0] !== 'reembed') throw new UsageError('usage: npm run cli -- embeddings reembed');
     const { reembedBooks } = await import('./cli/embeddings-reembed');
     return reembedBooks();
+  },
+  /** Admin, on the database and the erasure journal: erases again what a restore brought back. */
+  async erasures(argv) {
+    const { values, positionals } = parse(argv, { json: { type: 'boolean' } });
+    if (positionals.length !== 1 || positionals[0] !== 'replay')
+      throw new UsageError('usage: npm run cli -- erasures replay [--json]');
+    const { replayErasures } = await import('./cli/erasures-replay');
+    return replayErasures(Boolean(values.json));
   },
   /** Admin, on the database: contextual retrieval's cost estimate, or the contexts themselves. */
   async contexts(argv) {

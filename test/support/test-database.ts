@@ -16,9 +16,10 @@ function adminUrl(): URL {
   return u;
 }
 
-export async function createTestDatabase(): Promise<TestDatabase> {
+/** `empty`: a blank database (template0), as an operator creates one to restore a dump into. */
+export async function createTestDatabase({ empty = false }: { empty?: boolean } = {}): Promise<TestDatabase> {
   const admin = adminUrl();
-  const template = new URL(process.env.PARLEY_TEST_TEMPLATE_URL!).pathname.slice(1);
+  const template = empty ? 'template0' : new URL(process.env.PARLEY_TEST_TEMPLATE_URL!).pathname.slice(1);
   const name = `parley_t${process.env.PARLEY_TEST_RUN}_${randomBytes(5).toString('hex')}`;
   const c = new Client({ connectionString: admin.toString() });
   await c.connect();

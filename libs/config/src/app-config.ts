@@ -59,6 +59,11 @@ export interface AppConfig {
     dispatcherEnabled: boolean;
     agentEnabled: boolean;
   };
+  /**
+   * the erasure journal's database (docs/erasure.md, "Backups and restores"): kept apart from the
+   * main one so that restoring a backup of the main one does not roll it back; null: no journal
+   */
+  erasureJournalUrl: string | null;
   queuePrefix: string;
   /** where the API serves the operators' queue board (Bull Board); null: it is not mounted */
   queueBoardPath: string | null;
@@ -110,6 +115,7 @@ export function toAppConfig(e: Env, auth: AppConfig['auth']): AppConfig {
       dispatcherEnabled: e.DISPATCHER_ENABLED,
       agentEnabled: e.AGENT_ENABLED,
     },
+    erasureJournalUrl: e.ERASURE_JOURNAL_URL ?? null,
     queuePrefix: e.QUEUE_PREFIX,
     queueBoardPath: e.QUEUE_BOARD_PATH ?? null,
     limits: { postsPerMinute: e.RATE_LIMIT_POSTS_PER_MIN, messageMaxChars: e.MESSAGE_MAX_CHARS },

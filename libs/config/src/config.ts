@@ -59,6 +59,15 @@ export function loadDatabaseUrl(source: NodeJS.ProcessEnv = process.env): string
   return parseEnv(source).DATABASE_URL;
 }
 
+/** DATABASE_URL and ERASURE_JOURNAL_URL (null: unset), for the CLI's `erasures replay`. */
+export function loadErasureJournalTarget(source: NodeJS.ProcessEnv = process.env): {
+  databaseUrl: string;
+  journalUrl: string | null;
+} {
+  const e = parseEnv(source);
+  return { databaseUrl: e.DATABASE_URL, journalUrl: e.ERASURE_JOURNAL_URL ?? null };
+}
+
 export function loadConfig(source: NodeJS.ProcessEnv = process.env): AppConfig {
   const e = parseEnv(source);
   return toAppConfig(e, authConfig(e));

@@ -91,6 +91,8 @@ const envSchema = tracingSchema.extend({
   WORKER_METRICS_PORT: port.optional(),
   DB_OUTAGE_MAX_MS: positiveInt.default(300_000),
   ERASURE_SWEEP_MS: positiveInt.default(5_000),
+  // the erasure journal, a database that backups of DATABASE_URL do not hold (docs/erasure.md); unset: off
+  ERASURE_JOURNAL_URL: z.string().url().optional(),
   AGENT_MAX_ITERATIONS: positiveInt.default(5),
   AGENT_CONTEXT_TOKENS: positiveInt.default(60_000),
   QUEUE_PREFIX: z

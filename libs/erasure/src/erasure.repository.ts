@@ -1,6 +1,7 @@
 import { Pool } from 'pg';
 import { randomUUID } from 'node:crypto';
 import { ErasureSubject } from '@parley/conversation';
+import type { JournalEntry } from './erasure-journal';
 
 /** A BullMQ job that held erased data, by queue and id. */
 export interface JobRef {
@@ -24,11 +25,69 @@ export class ErasureRepository {
     return id;
   }
 
-  async complete(id: string, erased: { streams: number; events: number }): Promise<void> {
+  /**
+   * Opens (or reopens) the audit record of an erasure done again from the journal, with its own
+   * id and request; it says when it was replayed.
+   */
+  async beginReplay(entry: JournalEntry): Promise<void> {
     await this.pool.query(
-      'UPDATE erasures SET completed_at = now(), streams_erased = $2, events_erased = $3 WHERE id = $1',
+      `INSERT INTO erasures (id, subject, subject_id, requested_by, requested_at, replayed_at)
+       VALUES ($1, $2, $3, $4, $5, now())
+       ON CONFLICT (id) DO UPDATE SET replayed_at = now()`,
+      [entry.id, entry.subject, entry.subjectId, entry.requestedBy, entry.at.toISOString()],
+    );
+  }
+
+  /** Of these erasures, the ids this database shows completed. */
+  async completedOf(ids: string[]): Promise<Set<string>> {
+    const { rows } = await this.pool.query<{ id: string }>(
+      'SELECT id FROM erasures WHERE id = ANY($1::uuid[]) AND completed_at IS NOT NULL',
+      [ids],
+    );
+    return new Set(rows.map((r) => r.id));
+  }
+
+  /** Completed erasures not yet in the journal, oldest first. */
+  async unjournaled(limit: number): Promise<JournalEntry[]> {
+    const { rows } = await this.pool.query<{
+      id: string;
+      subject: ErasureSubject;
+      subject_id: string;
+      requested_by: string | null;
+      requested_at: Date;
+    }>(
+      `SELECT id, subject, subject_id, requested_by, requested_at FROM erasures
+        WHERE completed_at IS NOT NULL AND journaled_at IS NULL ORDER BY completed_at LIMIT $1`,
+      [limit],
+    );
+    return rows.map((r) => ({
+      id: r.id,
+      subject: r.subject,
+      subjectId: r.subject_id,
+      requestedBy: r.requested_by,
+      at: r.requested_at,
+    }));
+  }
+
+  async journaled(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.pool.query('UPDATE erasures SET journaled_at = now() WHERE id = ANY($1::uuid[])', [ids]);
+  }
+
+  /** Completes the record; what the journal keeps of it. */
+  async complete(id: string, erased: { streams: number; events: number }): Promise<JournalEntry | undefined> {
+    const { rows } = await this.pool.query<{
+      subject: ErasureSubject;
+      subject_id: string;
+      requested_by: string | null;
+      requested_at: Date;
+    }>(
+      `UPDATE erasures SET completed_at = now(), streams_erased = $2, events_erased = $3 WHERE id = $1
+       RETURNING subject, subject_id, requested_by, requested_at`,
       [id, erased.streams, erased.events],
     );
+    const r = rows[0];
+    return r && { id, subject: r.subject, subjectId: r.subject_id, requestedBy: r.requested_by, at: r.requested_at };
   }
 
   /** A request that found nothing to erase leaves no record. */

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { InjectQueue } from '@nestjs/bullmq';
 import { Queue } from 'bullmq';
 import { Pool } from 'pg';
@@ -9,6 +9,7 @@ import { EventStore } from '@parley/event-store';
 import { ConversationLogQueries, UsageLedger } from '@parley/read-models';
 import { ConversationEraser, ErasedConversation } from './conversation-eraser';
 import { ErasedJobs } from './erased-jobs';
+import { ErasureJournal, JournalEntry } from './erasure-journal';
 import { ErasureRepository } from './erasure.repository';
 
 /** How far back the sweep looks for forks made while a book or an account erasure ran. */
@@ -18,6 +19,23 @@ const LATE_FORKS_LOOKBACK = '1 day';
 export interface ErasureResult {
   conversations: ErasedConversation[];
   books: number;
+}
+
+/** An erasure done again from the journal: what it found still there, or why it could not. */
+export interface ReplayedErasure {
+  entry: JournalEntry;
+  conversations: number;
+  books: number;
+  /** set when the entry cannot be replayed (a book erasure that names no reader) */
+  skipped?: string;
+}
+
+/** What a pass over the journal did. */
+export interface JournalReplay {
+  /** entries read from the journal */
+  entries: number;
+  /** those this database did not show completed, erased again */
+  replayed: ReplayedErasure[];
 }
 
 /**
@@ -38,18 +56,23 @@ export class Erasures {
     store: EventStore,
     @Inject(Pool) private readonly pool: Pool,
     private readonly books: BooksRepository,
-    @InjectQueue(AGENT_TURNS_QUEUE) turns: Queue,
-    @InjectQueue(BOOK_INGEST_QUEUE) ingest: Queue,
+    // none: the Redis jobs of what is erased are left listed for a worker's sweep (the CLI)
+    @InjectQueue(AGENT_TURNS_QUEUE) turns: Queue | undefined,
+    @InjectQueue(BOOK_INGEST_QUEUE) ingest: Queue | undefined,
+    // none: erasures are not journaled, and a restored backup brings back what was erased after it
+    @Optional() @Inject(ErasureJournal) private readonly journal: ErasureJournal | null = null,
   ) {
     this.repo = new ErasureRepository(pool);
     this.log = new ConversationLogQueries(pool);
     this.eraser = new ConversationEraser(store);
     this.jobs = new ErasedJobs(
       this.repo,
-      new Map([
-        [AGENT_TURNS_QUEUE, turns],
-        [BOOK_INGEST_QUEUE, ingest],
-      ]),
+      new Map(
+        [
+          [AGENT_TURNS_QUEUE, turns],
+          [BOOK_INGEST_QUEUE, ingest],
+        ].filter((q): q is [string, Queue] => q[1] !== undefined),
+      ),
     );
   }
 
@@ -66,7 +89,10 @@ export class Erasures {
 
   /** Erases the book's data and every conversation of the reader's that ever had it as a source. */
   async book(userId: string, bookId: string): Promise<ErasureResult> {
-    const erasureId = await this.repo.begin('book', bookId, userId);
+    return this.eraseBookAs(await this.repo.begin('book', bookId, userId), userId, bookId);
+  }
+
+  private async eraseBookAs(erasureId: string, userId: string, bookId: string): Promise<ErasureResult> {
     const conversations = await this.eraseAll(
       await this.log.conversationsAbout(userId, bookId),
       userId,
@@ -80,7 +106,10 @@ export class Erasures {
 
   /** Erases everything of the reader's: conversations, books with their uploads, and their name on the ledger. */
   async account(userId: string): Promise<ErasureResult> {
-    const erasureId = await this.repo.begin('account', userId, userId);
+    return this.eraseAccountAs(await this.repo.begin('account', userId, userId), userId);
+  }
+
+  private async eraseAccountAs(erasureId: string, userId: string): Promise<ErasureResult> {
     const conversations = await this.eraseAll(await this.log.conversationsOf(userId), userId, 'account', erasureId);
     let books = 0;
     for (const book of await this.books.list(userId)) if (await this.eraseBook(userId, book.id)) books++;
@@ -94,7 +123,13 @@ export class Erasures {
    * whose erasure did not run), removes jobs that were still running, and drops snapshots a
    * process saved just after their stream was erased.
    */
-  async sweep(): Promise<{ erased: number; lateForks: number; jobsLeft: number; lateSnapshots: number }> {
+  async sweep(): Promise<{
+    erased: number;
+    lateForks: number;
+    jobsLeft: number;
+    lateSnapshots: number;
+    journaled: number;
+  }> {
     let erased = 0;
     for (const id of await this.log.deletedNotErased(100)) if (await this.eraseAudited(id, null)) erased++;
     let lateForks = 0;
@@ -105,7 +140,90 @@ export class Erasures {
     await new UsageLedger(this.pool).forgetPastPseudonyms();
     const jobsLeft = await this.jobs.removePending();
     const lateSnapshots = await this.repo.deleteLateSnapshots();
-    return { erased, lateForks, jobsLeft, lateSnapshots };
+    const journaled = await this.journalPending();
+    return { erased, lateForks, jobsLeft, lateSnapshots, journaled };
+  }
+
+  /** Whether erasures are journaled (ERASURE_JOURNAL_URL is set). */
+  get journaling(): boolean {
+    return this.journal !== null;
+  }
+
+  /**
+   * After a restore (docs/operations.md, "Backups and restores"): erases again, through the paths
+   * of a reader's request and under the same erasure id, every erasure in the journal that this
+   * database does not show completed. Idempotent: an erasure done again is completed here, so a
+   * second pass finds nothing to do.
+   */
+  async replayJournal(onReplayed?: (replayed: ReplayedErasure) => void): Promise<JournalReplay> {
+    if (!this.journal) throw new Error('no erasure journal: ERASURE_JOURNAL_URL is unset');
+    let entries = 0;
+    const replayed: ReplayedErasure[] = [];
+    for await (const page of this.journal.entries()) {
+      entries += page.length;
+      const done = await this.repo.completedOf(page.map((e) => e.id));
+      for (const entry of page) {
+        if (done.has(entry.id)) continue;
+        const result = await this.replay(entry);
+        replayed.push(result);
+        onReplayed?.(result);
+      }
+    }
+    return { entries, replayed };
+  }
+
+  private async replay(entry: JournalEntry): Promise<ReplayedErasure> {
+    const { id, subject, subjectId, requestedBy } = entry;
+    if (subject === 'book' && requestedBy === null)
+      return { entry, conversations: 0, books: 0, skipped: 'a book erasure that names no reader' };
+    await this.repo.beginReplay(entry);
+    switch (subject) {
+      case 'conversation': {
+        const erased = await this.eraser.erase(subjectId, { userId: requestedBy, subject, erasureId: id });
+        await this.complete(id, erased ? [erased] : []);
+        return { entry, conversations: erased ? 1 : 0, books: 0 };
+      }
+      case 'book': {
+        const { conversations, books } = await this.eraseBookAs(id, requestedBy!, subjectId);
+        return { entry, conversations: conversations.length, books };
+      }
+      case 'account': {
+        const { conversations, books } = await this.eraseAccountAs(id, subjectId);
+        return { entry, conversations: conversations.length, books };
+      }
+      default: {
+        const never: never = subject;
+        throw new Error(`unknown erasure subject ${String(never)}`);
+      }
+    }
+  }
+
+  /**
+   * Journals the completed erasures that are not yet in the journal (one the journal was away
+   * for, or every past one when the journal is first set). Returns how many.
+   */
+  private async journalPending(): Promise<number> {
+    if (!this.journal) return 0;
+    let n = 0;
+    for (let page = 0; page < 20; page++) {
+      const entries = await this.repo.unjournaled(500);
+      if (entries.length === 0) break;
+      await this.journal.append(entries);
+      await this.repo.journaled(entries.map((e) => e.id));
+      n += entries.length;
+    }
+    return n;
+  }
+
+  /** Best effort at once: what the journal was away for, the sweep journals. */
+  private async journalize(entry: JournalEntry | undefined): Promise<void> {
+    if (!this.journal || !entry) return;
+    try {
+      await this.journal.append([entry]);
+      await this.repo.journaled([entry.id]);
+    } catch (e) {
+      this.logger.warn(`erasure ${entry.id} left for the sweep to journal: ${(e as Error).message}`);
+    }
   }
 
   /**
@@ -120,8 +238,11 @@ export class Erasures {
     const erasureId = await this.repo.begin('conversation', conversationId, userId);
     try {
       const erased = await this.eraser.erase(conversationId, { userId, subject, erasureId, ifMatch });
-      if (erased) await this.repo.complete(erasureId, { streams: 1, events: erased.erasedEvents });
-      else await this.repo.discard(erasureId);
+      if (!erased) {
+        await this.repo.discard(erasureId);
+        return undefined;
+      }
+      await this.journalize(await this.repo.complete(erasureId, { streams: 1, events: erased.erasedEvents }));
       return erased;
     } catch (e) {
       await this.repo.discard(erasureId).catch(() => undefined);
@@ -158,7 +279,7 @@ export class Erasures {
 
   private async complete(erasureId: string, conversations: ErasedConversation[]): Promise<void> {
     const events = conversations.reduce((n, c) => n + c.erasedEvents, 0);
-    await this.repo.complete(erasureId, { streams: conversations.length, events });
+    await this.journalize(await this.repo.complete(erasureId, { streams: conversations.length, events }));
     await this.removeJobs();
   }
 

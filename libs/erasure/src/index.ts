@@ -1,5 +1,6 @@
 export * from './conversation-eraser';
 export * from './erased-jobs';
+export * from './erasure-journal';
 export * from './erasure.repository';
 export * from './erasures';
 export * from './erasure.module';
