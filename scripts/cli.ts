@@ -35,8 +35,8 @@ function parse<O extends Options>(argv: string[], options: O) {
 }
 
 /** The API as configured by the environment, with --user choosing whom a minted token is for. */
-function api(user: string | boolean | undefined): Api {
-  return connect(resolveTarget(typeof user === 'string' ? { ...process.env, PARLEY_USER: user } : process.env));
+async function api(user: string | boolean | undefined): Promise<Api> {
+  return connect(await resolveTarget(typeof user === 'string' ? { ...process.env, PARLEY_USER: user } : process.env));
 }
 
 function position(value: string | boolean | undefined): number | null | undefined {
@@ -62,7 +62,7 @@ const commands: Record<string, Command> = {
     const { openTerminal } = await import('./cli/terminal');
     const term = openTerminal();
     try {
-      return await chat(api(values.user), term, {
+      return await chat(await api(values.user), term, {
         bookId: positionals[0],
         conversationId: values.conversation as string | undefined,
         new: Boolean(values.new),
@@ -84,17 +84,17 @@ const commands: Record<string, Command> = {
     const [sub, arg] = positionals;
     const json = Boolean(values.json);
     const books = await import('./cli/books');
-    if (sub === 'list') return books.booksList(api(values.user), json);
-    if (sub === 'show' && arg) return books.booksShow(api(values.user), arg, json);
+    if (sub === 'list') return books.booksList(await api(values.user), json);
+    if (sub === 'show' && arg) return books.booksShow(await api(values.user), arg, json);
     if (sub === 'add' && arg) {
       const [title, author] = [values.title, values.author] as Array<string | undefined>;
-      return books.booksAdd(api(values.user), { file: arg, title, author, json });
+      return books.booksAdd(await api(values.user), { file: arg, title, author, json });
     }
     if (sub === 'delete' && arg) {
       const { openTerminal } = await import('./cli/terminal');
       const term = process.stdin.isTTY ? openTerminal() : undefined;
       try {
-        return await books.booksDelete(api(values.user), term, arg, Boolean(values.yes));
+        return await books.booksDelete(await api(values.user), term, arg, Boolean(values.yes));
       } finally {
         term?.close();
       }
@@ -114,11 +114,11 @@ const commands: Record<string, Command> = {
     if (sub === 'list') {
       const limit = values.limit === undefined ? 20 : Number(values.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new UsageError('--limit takes 1..100');
-      return c.conversationsList(api(values.user), { bookId: values.book as string | undefined, limit, json });
+      return c.conversationsList(await api(values.user), { bookId: values.book as string | undefined, limit, json });
     }
-    if (sub === 'show' && id) return c.conversationsShow(api(values.user), id, json);
-    if (sub === 'rename' && id && rest.length) return c.conversationsRename(api(values.user), id, rest.join(' '));
-    if (sub === 'delete' && id) return c.conversationsDelete(api(values.user), id);
+    if (sub === 'show' && id) return c.conversationsShow(await api(values.user), id, json);
+    if (sub === 'rename' && id && rest.length) return c.conversationsRename(await api(values.user), id, rest.join(' '));
+    if (sub === 'delete' && id) return c.conversationsDelete(await api(values.user), id);
     throw new UsageError(USAGE);
   },
 
@@ -126,7 +126,7 @@ const commands: Record<string, Command> = {
     const { values, positionals } = parse(argv, { json: { type: 'boolean' } });
     if (positionals.length !== 1) throw new UsageError('usage: npm run cli -- replay <conversationId> [--json]');
     const { replay } = await import('./cli/replay');
-    return replay(api(values.user), positionals[0], Boolean(values.json));
+    return replay(await api(values.user), positionals[0], Boolean(values.json));
   },
 
   async token(argv) {
@@ -154,7 +154,7 @@ const commands: Record<string, Command> = {
       ...(budget === undefined ? {} : { [BUDGET_CLAIM]: budget }),
       ...(values.operator ? { [ROLES_CLAIM]: [OPERATOR_ROLE] } : {}),
     };
-    console.log(mintToken(values.user as string, secret, ttl, claims));
+    console.log(await mintToken(values.user as string, secret, ttl, claims));
   },
 
   /** Admin, on the database of DATABASE_URL (not the API): rebuilds the read models from the log. */

@@ -12,7 +12,12 @@ import { EXIT } from './errors';
 
 export async function contexts(action: 'estimate' | 'add', bookId: string | undefined): Promise<number> {
   const config = loadContextualConfig({ CONTEXTUAL_RETRIEVAL: 'true', ...process.env });
-  if (!config) return EXIT.usage; // CONTEXTUAL_RETRIEVAL=false given explicitly
+  if (!config) {
+    console.error(
+      'contexts: CONTEXTUAL_RETRIEVAL is false here; unset it or set it to true to estimate or add contexts',
+    );
+    return EXIT.usage;
+  }
   const pool = new Pool({ connectionString: loadDatabaseUrl() });
   try {
     const c = contextsOf(config, pool, loadBudgetUsdPerMonth());

@@ -2,8 +2,8 @@
  * Where the client talks to and as whom: PARLEY_URL and PARLEY_TOKEN, with defaults that make a
  * bare `npm run cli -- chat` work against a local `npm start` (docs/cli.md, "Environment").
  */
-import jwt from 'jsonwebtoken';
 import { DEV_JWT_SECRET } from '@parley/config';
+import { mintToken } from '../../apps/api/src/auth/mint-token';
 import { CliError, EXIT } from './errors';
 
 export const DEFAULT_URL = 'http://127.0.0.1:3000';
@@ -25,7 +25,7 @@ const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
  * That last fallback is safe to try: a server that does not run on the dev secret answers 401,
  * and it is never sent anywhere but this machine.
  */
-export function resolveTarget(env: NodeJS.ProcessEnv = process.env): Target {
+export async function resolveTarget(env: NodeJS.ProcessEnv = process.env): Promise<Target> {
   const baseUrl = (env.PARLEY_URL || DEFAULT_URL).replace(/\/+$/, '');
   let url: URL;
   try {
@@ -35,15 +35,16 @@ export function resolveTarget(env: NodeJS.ProcessEnv = process.env): Target {
   }
   if (env.PARLEY_TOKEN) return { baseUrl, token: env.PARLEY_TOKEN.trim(), tokenSource: 'PARLEY_TOKEN' };
   const user = env.PARLEY_USER || DEFAULT_USER;
-  if (env.AUTH_JWT_SECRET) return { baseUrl, token: mint(user, env.AUTH_JWT_SECRET), tokenSource: 'AUTH_JWT_SECRET' };
+  if (env.AUTH_JWT_SECRET)
+    return { baseUrl, token: await mint(user, env.AUTH_JWT_SECRET), tokenSource: 'AUTH_JWT_SECRET' };
   if (LOOPBACK.has(url.hostname))
-    return { baseUrl, token: mint(user, DEV_JWT_SECRET), tokenSource: 'development secret' };
+    return { baseUrl, token: await mint(user, DEV_JWT_SECRET), tokenSource: 'development secret' };
   throw new CliError(
     `no token for ${baseUrl}: set PARLEY_TOKEN (npm run cli -- token --user <id> mints one where the secret is known)`,
     EXIT.auth,
   );
 }
 
-function mint(user: string, secret: string): string {
-  return jwt.sign({ sub: user }, secret, { algorithm: 'HS256', expiresIn: 12 * 3600 });
+function mint(user: string, secret: string): Promise<string> {
+  return mintToken(user, secret, 12 * 3600);
 }

@@ -4,7 +4,7 @@
  * as `npm start` runs, with no AUTH_JWT_SECRET nor AUTH_JWKS_URL) and is a 404 wherever a real
  * secret signs the API's tokens, even in development.
  */
-import jwt from 'jsonwebtoken';
+import { jwtVerify } from 'jose';
 import { DEV_JWT_SECRET } from '@parley/config';
 import { startStack, TEST_JWT_SECRET, type Stack } from '../support/stack';
 
@@ -45,8 +45,10 @@ describe('development token (e2e)', () => {
       const res = await mint(stack.base, 'alice');
       expect(res.status).toBe(201);
       const { token } = (await res.json()) as { token: string };
-      expect(jwt.verify(token, DEV_JWT_SECRET, { algorithms: ['HS256'] })).toMatchObject({ sub: 'alice' });
-      expect(() => jwt.verify(token, TEST_JWT_SECRET)).toThrow();
+      const key = (secret: string) => new TextEncoder().encode(secret);
+      const { payload } = await jwtVerify(token, key(DEV_JWT_SECRET), { algorithms: ['HS256'] });
+      expect(payload).toMatchObject({ sub: 'alice' });
+      await expect(jwtVerify(token, key(TEST_JWT_SECRET))).rejects.toThrow();
       const books = await fetch(`${stack.base}/v1/books`, { headers: { authorization: `Bearer ${token}` } });
       expect(books.status).toBe(200);
     });

@@ -32,7 +32,7 @@ describe('books HTTP API with contextual retrieval on (uploads that spend)', () 
   });
 
   const uploadAs = async (user: string, budgetUsd: number) => {
-    const token = mintToken(user, SECRET, 600, { parley_budget_usd_per_month: budgetUsd });
+    const token = await mintToken(user, SECRET, 600, { parley_budget_usd_per_month: budgetUsd });
     const res = await fetch(`${base}/books`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },

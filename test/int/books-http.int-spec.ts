@@ -38,7 +38,7 @@ describe('books HTTP API', () => {
   });
 
   const call = async (user: string, method: string, url: string, body?: unknown) => {
-    const headers: Record<string, string> = { authorization: `Bearer ${mintToken(user, SECRET)}` };
+    const headers: Record<string, string> = { authorization: `Bearer ${await mintToken(user, SECRET)}` };
     let payload: FormData | string | undefined;
     if (body instanceof FormData) payload = body;
     else if (body !== undefined) {
@@ -279,7 +279,7 @@ describe('books HTTP API', () => {
     const early = await call(userC, 'POST', '/conversations', { bookId: id });
     expect(early).toMatchObject({ status: 409, body: { code: 'book_not_ready' } });
 
-    const res = await fetch(`${base}/books/${id}/events?access_token=${mintToken(userC, SECRET)}`);
+    const res = await fetch(`${base}/books/${id}/events?access_token=${await mintToken(userC, SECRET)}`);
     expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
     const frames = (async () => {
       let text = '';
@@ -324,7 +324,7 @@ describe('books HTTP API', () => {
     expect((await post()).status).toBe(202);
     const res = await fetch(`${base}/books`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${mintToken(userE, SECRET)}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${await mintToken(userE, SECRET)}`, 'content-type': 'application/json' },
       body: JSON.stringify({ title: 'Q', format: 'text', content: 'Some words.' }),
     });
     expect(res.status).toBe(429);

@@ -3,10 +3,9 @@
  * private BullMQ prefix, as production runs them. `npm test` builds first (pretest).
  */
 import { ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import net from 'node:net';
 import path from 'node:path';
-import jwt from 'jsonwebtoken';
 import { createParleyClient } from '../../libs/api-client/src';
 import { projectRoot } from '../../libs/platform/src/project-root';
 import { createTestDatabase, redisUrl, TestDatabase } from './test-database';
@@ -156,15 +155,23 @@ export function fakeAnthropicEnv(fakeUrl: string): Record<string, string> {
   return { LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-fake', ANTHROPIC_BASE_URL: fakeUrl };
 }
 
-/** `claims`: more of the payload, e.g. `{ parley_budget_usd_per_month: 0 }`. */
+/**
+ * An HS256 token, as `npm run cli -- token` mints one (apps/api/src/auth/mint-token.ts, with jose);
+ * `claims`: more of the payload, e.g. `{ parley_budget_usd_per_month: 0 }`. Signed here with
+ * node:crypto because jose signs only asynchronously and suites build clients synchronously;
+ * test/unit/test-tokens.spec.ts shows the API's verifier takes it.
+ */
 export function tokenFor(
   userId: string,
   opts: { ttlSeconds?: number; secret?: string; claims?: Record<string, unknown> } = {},
 ): string {
-  return jwt.sign({ ...opts.claims, sub: userId }, opts.secret ?? TEST_JWT_SECRET, {
-    algorithm: 'HS256',
-    expiresIn: opts.ttlSeconds ?? 3600,
-  });
+  const iat = Math.floor(Date.now() / 1000);
+  const part = (json: object) => Buffer.from(JSON.stringify(json)).toString('base64url');
+  const signed = `${part({ alg: 'HS256', typ: 'JWT' })}.${part({ ...opts.claims, sub: userId, iat, exp: iat + (opts.ttlSeconds ?? 3600) })}`;
+  const signature = createHmac('sha256', opts.secret ?? TEST_JWT_SECRET)
+    .update(signed)
+    .digest('base64url');
+  return `${signed}.${signature}`;
 }
 
 export interface Reply<T = any> {

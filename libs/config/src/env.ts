@@ -176,3 +176,6 @@ function parseWith<S extends z.ZodType>(schema: S, source: NodeJS.ProcessEnv): z
   }
   return parsed.data;
 }
+
+/** Every variable the schema reads, for the check that docs/configuration.md lists them all. */
+export const ENV_VARIABLES: readonly string[] = Object.keys(envSchema.shape);

@@ -14,6 +14,11 @@ describe('pinoHttpOptions', () => {
     expect(() => require.resolve(options.transport!.target)).not.toThrow();
   });
 
+  it('writes JSON lines with NODE_ENV=development where pino-pretty (a devDependency) is not installed', () => {
+    const options = pinoHttpOptions({ env: 'development', logLevel: 'debug' }, 'api', () => false);
+    expect(options.transport).toBeUndefined();
+  });
+
   it.each(['production', 'test'] as const)('writes JSON lines with NODE_ENV=%s', (env) => {
     const options = pinoHttpOptions({ env, logLevel: 'info' }, 'worker');
     expect(options.transport).toBeUndefined();

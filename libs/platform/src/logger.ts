@@ -22,13 +22,28 @@ export function traceFields(): { trace_id?: string; span_id?: string } {
   return sc && isSpanContextValid(sc) ? { trace_id: sc.traceId, span_id: sc.spanId } : {};
 }
 
+/** Whether pino-pretty is installed: a devDependency, absent where only production dependencies are (the image). */
+export function prettyInstalled(): boolean {
+  try {
+    require.resolve('pino-pretty');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * pino-http options. JSON lines (pino) with a request id, except with NODE_ENV=development, where
  * pino-pretty prints one readable line per entry, whether or not stdout is a terminal (`npm start`
- * runs the processes under concurrently, which pipes their output). Every log line of a request
- * carries the request through the serializer, so no URL leaves unredacted.
+ * runs the processes under concurrently, which pipes their output). pino-pretty is a
+ * devDependency: where it is not installed, development logs JSON lines too. Every log line of a
+ * request carries the request through the serializer, so no URL leaves unredacted.
  */
-export const pinoHttpOptions = (config: Pick<AppConfig, 'env' | 'logLevel'>, component: 'api' | 'worker') => ({
+export const pinoHttpOptions = (
+  config: Pick<AppConfig, 'env' | 'logLevel'>,
+  component: 'api' | 'worker',
+  pretty: () => boolean = prettyInstalled,
+) => ({
   level: config.logLevel,
   base: { component },
   mixin: traceFields,
@@ -53,7 +68,7 @@ export const pinoHttpOptions = (config: Pick<AppConfig, 'env' | 'logLevel'>, com
     censor: REDACTED,
   },
   transport:
-    config.env === 'development'
+    config.env === 'development' && pretty()
       ? { target: 'pino-pretty', options: { singleLine: true, translateTime: 'SYS:HH:MM:ss.l' } }
       : undefined,
 });

@@ -1,7 +1,6 @@
 import { CanActivate, ExecutionContext, Inject, Injectable, SetMetadata } from '@nestjs/common';
 import { problem } from '../http/problem.exception';
 import { Reflector } from '@nestjs/core';
-import jwt from 'jsonwebtoken';
 import type { FastifyRequest } from 'fastify';
 import { AppConfig, CONFIG } from '@parley/config';
 import { AuthUser } from './auth-user';
@@ -48,15 +47,7 @@ export class AuthGuard implements CanActivate {
   }
 }
 
-/** `claims`: more of the payload, e.g. `{ parley_budget_usd_per_month: 5 }`. */
-export function mintToken(
-  userId: string,
-  secret: string,
-  ttlSeconds = 24 * 3600,
-  claims: Record<string, unknown> = {},
-): string {
-  return jwt.sign({ ...claims, sub: userId }, secret, { algorithm: 'HS256', expiresIn: ttlSeconds });
-}
+export { mintToken } from './mint-token';
 
 export function bearer(req: Pick<FastifyRequest, 'headers'>): string | undefined {
   const h = req.headers.authorization;

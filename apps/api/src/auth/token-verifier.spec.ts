@@ -54,9 +54,9 @@ describe(TokenVerifier.name, () => {
 
   it('takes HS256 with AUTH_JWT_SECRET beside the provider, and refuses HS256 without a secret', async () => {
     const both = new TokenVerifier({ jwtSecret: SECRET, jwks: { url: idp.jwksUrl, cooldownMs: 30_000 } });
-    await expect(both.verify(mintToken('carol', SECRET))).resolves.toEqual({ id: 'carol' });
+    await expect(both.verify(await mintToken('carol', SECRET))).resolves.toEqual({ id: 'carol' });
     await expect(both.verify(await idp.sign(ec, { sub: 'dave' }))).resolves.toEqual({ id: 'dave' });
-    await rejects401(jwksOnly().verify(mintToken('carol', SECRET)));
+    await rejects401(jwksOnly().verify(await mintToken('carol', SECRET)));
     await rejects401(new TokenVerifier({ jwtSecret: SECRET }).verify(await idp.sign(rsa)));
   });
 
@@ -64,12 +64,12 @@ describe(TokenVerifier.name, () => {
     const sut = new TokenVerifier({ jwtSecret: SECRET, jwks: { url: idp.jwksUrl, cooldownMs: 30_000 } });
     const hs = (claim: unknown) => mintToken('carol', SECRET, 60, { parley_budget_usd_per_month: claim });
     const rs = (claim: unknown) => idp.sign(rsa, { sub: 'dave', claims: { parley_budget_usd_per_month: claim } });
-    await expect(sut.verify(hs(2.5))).resolves.toEqual({ id: 'carol', budgetUsdPerMonth: 2.5 });
-    await expect(sut.verify(hs(0))).resolves.toEqual({ id: 'carol', budgetUsdPerMonth: 0 });
+    await expect(sut.verify(await hs(2.5))).resolves.toEqual({ id: 'carol', budgetUsdPerMonth: 2.5 });
+    await expect(sut.verify(await hs(0))).resolves.toEqual({ id: 'carol', budgetUsdPerMonth: 0 });
     await expect(sut.verify(await rs(40))).resolves.toEqual({ id: 'dave', budgetUsdPerMonth: 40 });
-    await expect(sut.verify(hs(null))).resolves.toEqual({ id: 'carol' }); // null: the server's budget
+    await expect(sut.verify(await hs(null))).resolves.toEqual({ id: 'carol' }); // null: the server's budget
     for (const bad of [-1, '5', true, { usd: 5 }, [5]]) {
-      await expect(sut.verify(hs(bad))).rejects.toMatchObject({
+      await expect(sut.verify(await hs(bad))).rejects.toMatchObject({
         code: 'token_invalid',
         detail: expect.stringContaining('parley_budget_usd_per_month'),
       });
@@ -80,12 +80,12 @@ describe(TokenVerifier.name, () => {
   it('carries parley_roles from HS256 and JWKS tokens, and reads anything but an array of strings as no roles', async () => {
     const sut = new TokenVerifier({ jwtSecret: SECRET, jwks: { url: idp.jwksUrl, cooldownMs: 30_000 } });
     const hs = (claim: unknown) => mintToken('olga', SECRET, 60, { parley_roles: claim });
-    await expect(sut.verify(hs(['operator']))).resolves.toEqual({ id: 'olga', roles: ['operator'] });
+    await expect(sut.verify(await hs(['operator']))).resolves.toEqual({ id: 'olga', roles: ['operator'] });
     await expect(
       sut.verify(await idp.sign(rsa, { sub: 'olga', claims: { parley_roles: ['operator'] } })),
     ).resolves.toEqual({ id: 'olga', roles: ['operator'] });
     for (const none of [[], 'operator', { operator: true }, [1], null]) {
-      await expect(sut.verify(hs(none))).resolves.toEqual({ id: 'olga' });
+      await expect(sut.verify(await hs(none))).resolves.toEqual({ id: 'olga' });
     }
   });
 

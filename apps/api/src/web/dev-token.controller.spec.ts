@@ -1,5 +1,5 @@
 import { ProblemException } from '../http/problem.exception';
-import jwt from 'jsonwebtoken';
+import { jwtVerify } from 'jose';
 import { AppConfig, DEV_JWT_SECRET, loadConfig } from '@parley/config';
 import { DevTokenController } from './dev-token.controller';
 
@@ -9,23 +9,27 @@ const SECRET = 'a-secret-of-enough-length';
 const mint = (env: Record<string, string>) => new DevTokenController(config(env)).mint({ userId: 'alice' });
 
 describe('POST /v1/dev/token', () => {
-  it('mints a token with the public development secret in development, with no secret nor identity provider set', () => {
-    const minted = mint({ NODE_ENV: 'development' });
-    expect(jwt.verify(minted.token, DEV_JWT_SECRET, { algorithms: ['HS256'] })).toMatchObject({ sub: 'alice' });
+  it('mints a token with the public development secret in development, with no secret nor identity provider set', async () => {
+    const minted = await mint({ NODE_ENV: 'development' });
+    const { payload } = await jwtVerify(minted.token, new TextEncoder().encode(DEV_JWT_SECRET), {
+      algorithms: ['HS256'],
+    });
+    expect(payload).toMatchObject({ sub: 'alice' });
+    expect(payload.exp! - payload.iat!).toBe(24 * 3600);
     expect(minted).toMatchObject({ userId: 'alice', expiresIn: 24 * 3600 });
   });
 
-  it.each(['production', 'test'])('is not there (404) with NODE_ENV=%s', (env) => {
-    expect(() => mint({ NODE_ENV: env, AUTH_JWT_SECRET: SECRET })).toThrow(ProblemException);
+  it.each(['production', 'test'])('is not there (404) with NODE_ENV=%s', async (env) => {
+    await expect(mint({ NODE_ENV: env, AUTH_JWT_SECRET: SECRET })).rejects.toThrow(ProblemException);
   });
 
-  it('is not there in development with a real AUTH_JWT_SECRET: it never signs with a secret that opens a real API', () => {
-    expect(() => mint({ NODE_ENV: 'development', AUTH_JWT_SECRET: SECRET })).toThrow(ProblemException);
+  it('is not there in development with a real AUTH_JWT_SECRET: it never signs with a secret that opens a real API', async () => {
+    await expect(mint({ NODE_ENV: 'development', AUTH_JWT_SECRET: SECRET })).rejects.toThrow(ProblemException);
   });
 
-  it('is not there in development with an identity provider (AUTH_JWKS_URL), secret or not', () => {
+  it('is not there in development with an identity provider (AUTH_JWKS_URL), secret or not', async () => {
     const jwks = { AUTH_JWKS_URL: 'https://idp.example/.well-known/jwks.json' };
-    expect(() => mint({ NODE_ENV: 'development', ...jwks })).toThrow(ProblemException);
-    expect(() => mint({ NODE_ENV: 'development', ...jwks, AUTH_JWT_SECRET: SECRET })).toThrow(ProblemException);
+    await expect(mint({ NODE_ENV: 'development', ...jwks })).rejects.toThrow(ProblemException);
+    await expect(mint({ NODE_ENV: 'development', ...jwks, AUTH_JWT_SECRET: SECRET })).rejects.toThrow(ProblemException);
   });
 });

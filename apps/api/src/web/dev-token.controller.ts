@@ -50,11 +50,15 @@ export class DevTokenController {
   })
   @ApiCreatedResponse({ type: DevTokenDto })
   @ApiProblems(BODY_PROBLEMS, 'not_found', 'internal_error')
-  mint(@Body() body: DevTokenRequestDto): DevTokenDto {
+  async mint(@Body() body: DevTokenRequestDto): Promise<DevTokenDto> {
     const { jwtSecret, jwks } = this.config.auth;
     if (this.config.env !== 'development' || jwtSecret !== DEV_JWT_SECRET || jwks) {
       throw problem('not_found', 'Cannot POST /v1/dev/token');
     }
-    return { token: mintToken(body.userId, DEV_JWT_SECRET, TTL_SECONDS), userId: body.userId, expiresIn: TTL_SECONDS };
+    return {
+      token: await mintToken(body.userId, DEV_JWT_SECRET, TTL_SECONDS),
+      userId: body.userId,
+      expiresIn: TTL_SECONDS,
+    };
   }
 }
