@@ -9,3 +9,4 @@ export * from './queue.module';
 export * from './redact-url';
 export * from './shutdown-signals';
 export * from './tracing-shutdown';
+export * from './metrics-endpoint';
