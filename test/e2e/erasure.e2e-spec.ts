@@ -194,6 +194,9 @@ describe('erasure (e2e, real SDK against the fake Messages API)', () => {
       202,
     );
     await waitFor('the model to stream the answer', async () => s.fake.requests.length > asked);
+    // the fake sends message_start (what a stopped call is billed from) at once, then a chunk every
+    // 30 ms for 9 s: half a second in, the call is surely billed and far from its end
+    await new Promise((r) => setTimeout(r, 500));
 
     expect((await erin.req('DELETE', '/v1/me')).status).toBe(204);
 

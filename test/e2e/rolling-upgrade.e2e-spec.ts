@@ -138,7 +138,7 @@ describe('a rolling upgrade from the previous release, under load (e2e)', () => 
 
     // 3. the old ones stop: out of the balancer first, then SIGTERM, each drains what it holds
     load.bases = [newApi.base];
-    await Promise.all([oldApi.kill('SIGTERM'), oldWorker.kill('SIGTERM')]);
+    await Promise.all([drained(oldApi), drained(oldWorker)]);
     await sleep(PHASE_MS);
     await load.stop();
 
@@ -181,6 +181,14 @@ async function migrateAsDocumented(env: Record<string, string>): Promise<void> {
       if (attempt === 3 || !/lock timeout/i.test(String((e as { stderr?: string }).stderr ?? e))) throw e;
     }
   }
+}
+
+/** SIGTERM, then the process's own drain, however long its grace period lets it take (no SIGKILL after 5 s). */
+async function drained(p: Proc): Promise<void> {
+  if (p.child.exitCode !== null || p.child.signalCode !== null) return;
+  const exited = new Promise<void>((r) => p.child.once('exit', () => r()));
+  p.child.kill('SIGTERM');
+  await exited;
 }
 
 /** What the processes said: the first thing to read when the rollout fails. */

@@ -5,7 +5,7 @@ import { EventStore, reached } from '@parley/event-store';
 import { READ_MODELS_CONSUMER, ReadModelQueries, standingThisMonth } from '@parley/read-models';
 
 /** How long a check waits for the ledger to reach the log's head, and how often it looks. */
-const CATCH_UP_MS = 2_000;
+const CATCH_UP_MS = 5_000;
 const CATCH_UP_POLL_MS = 20;
 
 /**
