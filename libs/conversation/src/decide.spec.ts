@@ -32,6 +32,36 @@ const given = (events: ConversationEvent[]) => ({
 const started0 = started;
 
 describe(decide.name, () => {
+  describe("the reader's budget in force", () => {
+    it('is recorded on the post that the worker will hold to it, and left out when none is set', () => {
+      given([started0])
+        .when({ ...(post('t1') as Extract<ConversationCommand, { type: 'PostUserMessage' }>), budgetUsdPerMonth: 5 })
+        .then([
+          {
+            type: 'UserMessagePosted',
+            data: {
+              messageId: 'm-t1',
+              turnId: 't1',
+              content: 'Why is a raven like a writing-desk?',
+              budgetUsdPerMonth: 5,
+            },
+          },
+        ]);
+      given([started0])
+        .when(post('t1'))
+        .then([posted('t1', 'Why is a raven like a writing-desk?')]);
+    });
+
+    it("is recorded on each of a sequential batch's prompts", () => {
+      const items = [{ prompt: 'one?', turnId: 'b1', messageId: 'mb1', conversationId: 'c' }];
+      const [, prompt] = decide(
+        { type: 'StartBatch', userId: alice, batchId: 'B', mode: 'sequential', items, budgetUsdPerMonth: 0.5 },
+        fold([started0]),
+      );
+      expect(prompt).toMatchObject({ type: 'UserMessagePosted', data: { turnId: 'b1', budgetUsdPerMonth: 0.5 } });
+    });
+  });
+
   describe('StartBatch and CompleteBatch', () => {
     const items = [
       { prompt: 'one?', turnId: 'b1', messageId: 'mb1', conversationId: 'c' },
