@@ -57,7 +57,7 @@ describe('a rolling upgrade from the previous release, under load (e2e)', () => 
   };
 
   beforeAll(async () => {
-    previous = await buildPreviousRelease((line) => console.log(line));
+    previous = await buildPreviousRelease();
     fake = await FakeAnthropic.start({ defaultResponder: answer });
     // the previous release's own database: its migrations alone, as it was deployed
     dbName = `parley_t${process.env.PARLEY_TEST_RUN}_roll_${randomBytes(4).toString('hex')}`;
@@ -71,7 +71,7 @@ describe('a rolling upgrade from the previous release, under load (e2e)', () => 
       AUTH_JWT_SECRET: TEST_JWT_SECRET,
       QUEUE_PREFIX: `roll${randomBytes(4).toString('hex')}`,
       ...fakeAnthropicEnv(fake.url),
-      LLM_MODEL: 'claude-sonnet-4-5',
+      LLM_MODEL: 'claude-sonnet-5-5',
       // a budget no turn reaches: the new API records it on every post, the old worker reads past it
       BUDGET_USD_PER_MONTH: '1000',
       LOG_LEVEL: 'warn',
@@ -142,17 +142,26 @@ describe('a rolling upgrade from the previous release, under load (e2e)', () => 
     await sleep(PHASE_MS);
     await load.stop();
 
-    await waitFor(
+    // one read a conversation, one after another: the check must not be a load of its own
+    const conversations = [...new Set(load.turns.map((t) => t.conversationId))];
+    const endingsNow = async () => {
+      const all = new Map<string, Array<{ type: string; turnId: string }>>();
+      for (const id of conversations) all.set(id, await load.endingsOf(id));
+      return all;
+    };
+    const ended = (all: Map<string, Array<{ turnId: string }>>) =>
+      load.turns.every((t) => all.get(t.conversationId)!.some((e) => e.turnId === t.turnId));
+    const byConversation = await waitFor(
       'every posted turn to end',
-      async () =>
-        (await Promise.all(load.turns.map((t) => load.endingsOf(t.conversationId)))).every((e) => e.length > 0),
+      async () => {
+        const all = await endingsNow();
+        return ended(all) ? all : undefined;
+      },
       60_000,
       250,
     ).catch((e: Error) => {
       throw new Error(`${e.message}\n${logsOf(procs)}`);
     });
-    const byConversation = new Map<string, Array<{ type: string; turnId: string }>>();
-    for (const id of new Set(load.turns.map((t) => t.conversationId))) byConversation.set(id, await load.endingsOf(id));
     for (const t of load.turns) {
       const endings = byConversation.get(t.conversationId)!.filter((e) => e.turnId === t.turnId);
       expect({ turnId: t.turnId, endings: endings.map((e) => e.type) }).toEqual({
