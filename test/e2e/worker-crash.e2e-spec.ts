@@ -58,10 +58,14 @@ const logLines = (w: Proc, pattern: RegExp): string[] =>
 const worstStall = (w: Proc): number =>
   Math.max(0, ...logLines(w, /^event loop delay/).map((m) => Number(m.match(/worst since start (\d+) ms/)?.[1] ?? 0)));
 
-/** Busy loops on every core, so the workers' timers compete for the CPU. */
+/**
+ * Busy loops on every core, so the workers' timers compete for the CPU. Each stops by itself after
+ * 5 minutes: a run killed before its afterAll (Ctrl-C, a killed CI job) leaves no loop behind to
+ * slow every later test on the machine (one such pair held both cores for 80 minutes).
+ */
 function loadCpus(): ChildProcess[] {
   return Array.from({ length: availableParallelism() }, () =>
-    spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }),
+    spawn(process.execPath, ['-e', 'const end = Date.now() + 300_000; while (Date.now() < end);'], { stdio: 'ignore' }),
   );
 }
 
