@@ -105,9 +105,7 @@ export class BooksController {
     // contextual retrieval makes model calls at ingestion: the uploader pays, within their budget
     const spends = this.config.contextual !== null;
     if (spends) await this.budget.assertWithin(user);
-    const limit = this.budget.limitOf(user);
-    const budget = spends && limit !== null ? { budgetUsdPerMonth: limit } : {};
-    const book = await this.bookIngest.accept(user.id, input, undefined, budget);
+    const book = await this.bookIngest.accept(user.id, input, undefined, spends ? this.budget.inForce(user) : {});
     await this.ingest.enqueue(book.id);
     return book;
   }

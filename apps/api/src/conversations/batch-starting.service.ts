@@ -21,10 +21,9 @@ export class BatchStarting {
   async start(user: AuthUser, conversationId: string, input: BatchInput): Promise<{ batchId: string }> {
     await this.budget.assertWithin(user); // before the rate limiter: a refused batch uses none of its posts
     await this.rateLimiter.consume(user.id, input.prompts.length);
-    const limit = this.budget.limitOf(user);
     const { batchId, turns } = await this.conversations.startBatch(user.id, conversationId, {
       ...input,
-      ...(limit !== null ? { budgetUsdPerMonth: limit } : {}),
+      ...this.budget.inForce(user),
     });
     for (const t of turns) await this.enqueuer.turnPosted(t.conversationId, t.turnId);
     return { batchId };

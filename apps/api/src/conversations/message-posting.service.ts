@@ -39,19 +39,12 @@ export class MessagePosting {
       await this.budget.assertWithin(user);
       await this.rateLimiter.consume(user.id);
     }
-    const result =
-      earlier ??
-      (await this.conversations.post(user.id, conversationId, this.withBudget(user, input), { ...opts, ...fold }));
+    const posted = { ...input, ...this.budget.inForce(user) };
+    const result = earlier ?? (await this.conversations.post(user.id, conversationId, posted, { ...opts, ...fold }));
     const { interrupted = [], ...answer } = result;
     for (const turnId of interrupted) await this.enqueuer.turnCancelled(conversationId, turnId);
     await this.enqueuer.turnPosted(conversationId, result.turnId);
     return answer;
-  }
-
-  /** The post with the reader's budget in force, which the worker holds each model call to. */
-  private withBudget(user: AuthUser, input: PostInput): PostInput {
-    const limit = this.budget.limitOf(user);
-    return limit === null ? input : { ...input, budgetUsdPerMonth: limit };
   }
 
   /** TurnCancelled, and the cancel signal to its worker; a turn already ended is left as it is. */

@@ -1,5 +1,6 @@
 import { AppConfig } from '@parley/config';
-import { budgetDecision, monthOf, ReaderBudget, standing } from './reader-budget';
+import { monthOf } from '@parley/read-models';
+import { budgetDecision, ReaderBudget, standing } from './reader-budget';
 import { UsageReport, UsageService } from './usage.service';
 
 const at = (iso: string) => new Date(iso);

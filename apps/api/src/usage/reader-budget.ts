@@ -7,9 +7,6 @@ import { MetricsService } from '../metrics/metrics.service';
 import { Month, monthOf } from '@parley/read-models';
 import { UsageService } from './usage.service';
 
-export { monthOf } from '@parley/read-models';
-export type { Month } from '@parley/read-models';
-
 /** Where a reader stands this month, as GET /v1/usage shows it (`budget`). */
 export interface BudgetStanding {
   /** null: no budget */
@@ -70,6 +67,12 @@ export class ReaderBudget {
 
   limitOf(user: AuthUser): number | null {
     return user.budgetUsdPerMonth ?? this.serverLimitUsd;
+  }
+
+  /** The budget a post, batch or upload records for the worker to hold its model calls to (none: nothing). */
+  inForce(user: AuthUser): { budgetUsdPerMonth?: number } {
+    const limit = this.limitOf(user);
+    return limit === null ? {} : { budgetUsdPerMonth: limit };
   }
 
   async standing(user: AuthUser, now = new Date()): Promise<BudgetStanding> {
