@@ -48,6 +48,7 @@ export interface JournalReplay {
 export class Erasures {
   private readonly logger = new Logger(Erasures.name);
   private readonly repo: ErasureRepository;
+  private readonly ledger: UsageLedger;
   private readonly eraser: ConversationEraser;
   private readonly jobs: ErasedJobs;
   private readonly log: ConversationLogQueries;
@@ -63,6 +64,7 @@ export class Erasures {
     @Optional() @Inject(ErasureJournal) private readonly journal: ErasureJournal | null = null,
   ) {
     this.repo = new ErasureRepository(pool);
+    this.ledger = new UsageLedger(pool);
     this.log = new ConversationLogQueries(pool);
     this.eraser = new ConversationEraser(store);
     this.jobs = new ErasedJobs(
@@ -113,7 +115,7 @@ export class Erasures {
     const conversations = await this.eraseAll(await this.log.conversationsOf(userId), userId, 'account', erasureId);
     let books = 0;
     for (const book of await this.books.list(userId)) if (await this.eraseBook(userId, book.id)) books++;
-    await new UsageLedger(this.pool).forgetReader(userId);
+    await this.ledger.forgetReader(userId);
     await this.complete(erasureId, conversations);
     return { conversations, books };
   }
@@ -133,11 +135,12 @@ export class Erasures {
     let erased = 0;
     for (const id of await this.log.deletedNotErased(100)) if (await this.eraseAudited(id, null)) erased++;
     let lateForks = 0;
-    for (const fork of await this.log.forksOfErased({ lookback: LATE_FORKS_LOOKBACK })) {
-      const subject = fork.subject as ErasureSubject;
-      if (await this.eraseAudited(fork.conversationId, fork.ownerId, { subject })) lateForks++;
+    for (const { conversationId, ownerId, subject } of await this.log.forksOfErased({
+      lookback: LATE_FORKS_LOOKBACK,
+    })) {
+      if (await this.eraseAudited(conversationId, ownerId, { subject })) lateForks++;
     }
-    await new UsageLedger(this.pool).forgetPastPseudonyms();
+    await this.ledger.forgetPastPseudonyms();
     const jobsLeft = await this.jobs.removePending();
     const lateSnapshots = await this.repo.deleteLateSnapshots();
     const journaled = await this.journalPending();

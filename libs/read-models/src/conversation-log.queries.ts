@@ -1,5 +1,5 @@
 import { Pool } from 'pg';
-import { conversationIdOf, conversationStreamId, UserMessagePosted } from '@parley/conversation';
+import { conversationIdOf, conversationStreamId, ErasureSubject, UserMessagePosted } from '@parley/conversation';
 import { StoredEvent } from '@parley/event-store';
 
 /** A UserMessagePosted as its Idempotency-Key finds it again. */
@@ -51,9 +51,9 @@ export class ConversationLogQueries {
    */
   async forksOfErased(
     scope: { sources: string[] } | { lookback: string },
-  ): Promise<Array<{ conversationId: string; ownerId: string; subject: string }>> {
+  ): Promise<Array<{ conversationId: string; ownerId: string; subject: ErasureSubject }>> {
     const sources = 'sources' in scope ? scope.sources.map(conversationStreamId) : null;
-    const { rows } = await this.pool.query<{ stream_id: string; owner_id: string; subject: string }>(
+    const { rows } = await this.pool.query<{ stream_id: string; owner_id: string; subject: ErasureSubject }>(
       `SELECT f.stream_id, f.data ->> 'ownerId' AS owner_id, t.data ->> 'subject' AS subject
          FROM events t
          JOIN events f ON f.type = 'ConversationStarted'
