@@ -20,6 +20,7 @@ import {
   conversationStarted,
   givenConversation,
   userMessagePosted,
+  withIds,
 } from '../support/factories/events';
 import { createTestDatabase, redisUrl, TestDatabase } from '../support/test-database';
 import { waitFor } from '../support/wait-for';
@@ -268,11 +269,12 @@ describe('erasure (in process, real Postgres and Redis)', () => {
       const source = await answered(owner);
       const forkOf = async (of: { id: string; events: StoredEvent[] }) => {
         const forkId = randomUUID();
-        const copies = forkEvents(
-          { conversationId: of.id, history: of.events as StoredEvent<ConversationEvent>[] },
-          of.events.length,
-          randomUUID,
-          { userId: owner },
+        const copies = withIds(
+          forkEvents(
+            { conversationId: of.id, history: of.events as StoredEvent<ConversationEvent>[] },
+            of.events.length,
+            { userId: owner },
+          ),
         );
         return { id: forkId, events: (await givenConversation(store, forkId, copies)).events };
       };
@@ -305,9 +307,11 @@ describe('erasure (in process, real Postgres and Redis)', () => {
       await givenConversation(
         store,
         forkId,
-        forkEvents({ conversationId: id, history: events as StoredEvent<ConversationEvent>[] }, 2, randomUUID, {
-          userId: owner,
-        }),
+        withIds(
+          forkEvents({ conversationId: id, history: events as StoredEvent<ConversationEvent>[] }, 2, {
+            userId: owner,
+          }),
+        ),
       );
 
       const erased = await sut.book(owner, bookId);

@@ -10,6 +10,7 @@ import {
   givenConversation,
   toolInvoked,
   userMessagePosted,
+  withIds,
 } from '../support/factories/events';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 
@@ -91,11 +92,12 @@ describe('usage ledger (in process, real Postgres)', () => {
     expect(paid.costUsd).toBe(costUsd(model, both));
 
     const forkId = randomUUID();
-    const copies = forkEvents(
-      { conversationId: source.id, history: source.events as StoredEvent<ConversationEvent>[] },
-      source.events.length,
-      randomUUID,
-      { userId: owner },
+    const copies = withIds(
+      forkEvents(
+        { conversationId: source.id, history: source.events as StoredEvent<ConversationEvent>[] },
+        source.events.length,
+        { userId: owner },
+      ),
     );
     const fork = await givenConversation(store, forkId, copies);
     await projection.applyBatch(fork.events, db.pool);

@@ -9,6 +9,7 @@ export * from './llm/scripted.llm';
 export * from './llm/streamed-usage';
 export * from './turn/turn-fold';
 export * from './turn/agent-events';
+export * from './turn/decide-agent-step';
 export * from './turn/conversation-history';
 export * from './turn/turn-settings';
 export * from './turn/turn-plan';

@@ -7,7 +7,7 @@ import {
   traceMetadata,
   WrongExpectedVersionError,
 } from '@parley/event-store';
-import { ConversationCommand, decide, DomainError } from './decide';
+import { ConversationCommand, decide, DecidedEvent, DomainError } from './decide';
 import { ConversationEvent, conversationStreamId } from './events';
 import { ConversationState, evolve } from './state';
 
@@ -55,7 +55,18 @@ export interface DecidedOn {
 /** The metadata every event decided in one call carries. */
 export type MetadataPolicy = (decidedOn: DecidedOn) => EventMetadata;
 
-export interface CommandOptions<F = FoldedForCommands> {
+/** The events a batch of commands makes on the conversation as folded: [] when they no longer apply. */
+export type Decider<C, F> = (commands: C[], folded: F) => DecidedEvent[];
+
+/** What every command names: the user who issues it (absent or null: the system, for the owner). */
+export interface Command {
+  type: string;
+  userId?: string | null;
+}
+
+export interface CommandOptions<F = FoldedForCommands, C extends Command = ConversationCommand> {
+  /** the decision (default: the reader's commands, decided by decide() on the state) */
+  decide?: Decider<C, F>;
   /** If-Match: the version the client saw; another one is a conflict, never retried */
   ifMatch?: number;
   /** the id of each decided event (derived from an Idempotency-Key); random otherwise */
@@ -98,25 +109,31 @@ const DEFAULT_RETRIES = 5;
  * version. A lost race (another writer appended first) is decided again on the new state,
  * unless the caller gave If-Match: then it is the client's 409.
  */
-export async function handleCommand<F extends FoldedForCommands, A extends Appended = Appended>(
+export async function handleCommand<
+  F extends FoldedForCommands,
+  A extends Appended = Appended,
+  C extends Command = ConversationCommand,
+>(
   store: CommandStore<A>,
   folds: ConversationFoldSource<F>,
   conversationId: string,
-  commands: ConversationCommand[],
-  opts: CommandOptions<F> = {},
+  commands: C[],
+  opts: CommandOptions<F, C> = {},
 ): Promise<CommandResult<F, A>> {
   const streamId = conversationStreamId(conversationId);
   const retries = opts.retries ?? DEFAULT_RETRIES;
   const metadataOf = opts.metadata ?? commandMetadata;
+  const decideOn: Decider<C, F> =
+    opts.decide ?? ((cs, f) => decideAll(cs as unknown as ConversationCommand[], f.state));
   for (let attempt = 0; ; attempt++) {
     const unread = attempt === 0 ? opts.kept : undefined;
     const folded = unread ?? (attempt === 0 && opts.loaded ? await opts.loaded : await folds.load(conversationId));
     const { state } = folded;
-    let decided: ConversationEvent[];
+    let decided: DecidedEvent[];
     try {
       if (opts.ifMatch !== undefined && state.version !== opts.ifMatch)
-        throw staleIfMatch(streamId, commands, state, opts.ifMatch);
-      decided = decideAll(commands, state);
+        throw staleIfMatch(streamId, decideOn, commands, folded, opts.ifMatch);
+      decided = decideOn(commands, folded);
     } catch (e) {
       if (unread) continue; // refused on what may be behind: decide again on what the log says
       throw e;
@@ -126,15 +143,11 @@ export async function handleCommand<F extends FoldedForCommands, A extends Appen
       return { events: [], folded };
     }
     const metadata = metadataOf({
-      userId: commands[0].userId ?? state.ownerId,
+      userId: commands[0]?.userId ?? state.ownerId,
       folded,
       correlationId: opts.correlationId,
     });
-    const events: NewEvent<ConversationEvent>[] = decided.map((e) => ({
-      ...e,
-      id: opts.eventId?.(e) ?? randomUUID(),
-      metadata,
-    }));
+    const events = stamped(decided, metadata, opts.eventId);
     const expectedVersion: ExpectedVersion = state.status === 'none' ? 'no_stream' : folded.version;
     try {
       const appended = await store.append(streamId, events, { expectedVersion });
@@ -146,10 +159,23 @@ export async function handleCommand<F extends FoldedForCommands, A extends Appen
   }
 }
 
+/** Decided events as they are appended: each with its id and the metadata of the decision. */
+export function stamped(
+  decided: DecidedEvent[],
+  metadata: EventMetadata,
+  eventId?: (event: ConversationEvent) => string,
+): NewEvent<ConversationEvent>[] {
+  return decided.map(({ id, metadata: own, ...e }) => ({
+    ...(e as ConversationEvent),
+    id: id ?? eventId?.(e as ConversationEvent) ?? randomUUID(),
+    metadata: own ? { ...metadata, ...own } : metadata,
+  }));
+}
+
 /** Every command decided on the state the ones before it left. */
-export function decideAll(commands: ConversationCommand[], state: ConversationState): ConversationEvent[] {
+export function decideAll(commands: ConversationCommand[], state: ConversationState): DecidedEvent[] {
   let s = state;
-  const decided: ConversationEvent[] = [];
+  const decided: DecidedEvent[] = [];
   for (const command of commands) {
     for (const event of decide(command, s)) {
       decided.push(event);
@@ -175,16 +201,17 @@ export const commandMetadata: MetadataPolicy = ({ userId, folded, correlationId 
  * If-Match named another version than the conversation's: a conflict, unless the commands find
  * nothing of the caller's there (not_found first: a stranger never learns the conversation exists).
  */
-function staleIfMatch(
+function staleIfMatch<C, F extends FoldedForCommands>(
   streamId: string,
-  commands: ConversationCommand[],
-  state: ConversationState,
+  decideOn: Decider<C, F>,
+  commands: C[],
+  folded: F,
   ifMatch: number,
 ): Error {
   try {
-    decideAll(commands, state);
+    decideOn(commands, folded);
   } catch (e) {
     if (e instanceof DomainError && e.code === 'not_found') return e;
   }
-  return new WrongExpectedVersionError(streamId, ifMatch, state.version);
+  return new WrongExpectedVersionError(streamId, ifMatch, folded.state.version);
 }

@@ -1,5 +1,14 @@
+import { EventMetadata, StoredEvent } from '@parley/event-store';
 import { BatchItem, BatchLink, BatchVia, ConversationEvent, ConversationPolicy, ErasureSubject } from './events';
-import { ConversationState, findTurn, pendingTurns } from './state';
+import { forkEvents } from './fork';
+import { ConversationState, findTurn, fold, pendingTurns } from './state';
+
+/**
+ * An event a decision made: the handler gives it its id (unless it names one that must stay the
+ * same whenever it is decided again, such as a stopped call's) and its metadata (merged under
+ * what it carries of its own: a fork's copies keep their originals').
+ */
+export type DecidedEvent = ConversationEvent & { id?: string; metadata?: EventMetadata };
 
 /** Commands are imperative; each names the user who issues it. */
 export type ConversationCommand =
@@ -9,6 +18,13 @@ export type ConversationCommand =
       bookIds: string[];
       title: string | null;
       readingPosition: number | null;
+    }
+  /** a new conversation (this stream) whose history is the source's events 1..version */
+  | {
+      type: 'ForkConversation';
+      userId: string;
+      source: { conversationId: string; history: StoredEvent<ConversationEvent>[] };
+      version: number;
     }
   | { type: 'RenameConversation'; userId: string; title: string }
   | { type: 'ChangeReadingPosition'; userId: string; readingPosition: number | null }
@@ -76,7 +92,7 @@ export function patchedPolicy(policy: ConversationPolicy, patch: PolicyPatch): C
 /** Why a command cannot be carried out; the API maps each code to an HTTP status. */
 export class DomainError extends Error {
   constructor(
-    readonly code: 'not_found' | 'already_exists' | 'turn_in_progress' | 'turn_not_found',
+    readonly code: 'not_found' | 'already_exists' | 'turn_in_progress' | 'turn_not_found' | 'version_not_found',
     message: string,
   ) {
     super(message);
@@ -88,7 +104,7 @@ export class DomainError extends Error {
  * decide(command, state) → new events. Pure: ids and clock come in with the command.
  * A conversation another user owns is indistinguishable from a missing one (not_found).
  */
-export function decide(command: ConversationCommand, state: ConversationState): ConversationEvent[] {
+export function decide(command: ConversationCommand, state: ConversationState): DecidedEvent[] {
   if (command.type === 'StartConversation') {
     if (state.status !== 'none') throw new DomainError('already_exists', 'conversation already exists');
     const { userId, bookIds, title, readingPosition } = command;
@@ -99,6 +115,7 @@ export function decide(command: ConversationCommand, state: ConversationState): 
       },
     ];
   }
+  if (command.type === 'ForkConversation') return forkConversation(command, state);
   if (command.type === 'EraseConversation') return eraseConversation(command, state);
   if (command.type === 'FailTurn') return failTurn(command, state);
   if (state.status !== 'active' || state.ownerId !== command.userId) {
@@ -186,6 +203,19 @@ export function decide(command: ConversationCommand, state: ConversationState): 
 /** The budget a post records, when one is set. */
 const budgetOf = (command: { budgetUsdPerMonth?: number }): { budgetUsdPerMonth?: number } =>
   command.budgetUsdPerMonth !== undefined ? { budgetUsdPerMonth: command.budgetUsdPerMonth } : {};
+
+/** A fork is a new stream, of a source its reader may see, at a version the source has. */
+function forkConversation(
+  command: Extract<ConversationCommand, { type: 'ForkConversation' }>,
+  state: ConversationState,
+): DecidedEvent[] {
+  if (state.status !== 'none') throw new DomainError('already_exists', 'conversation already exists');
+  const { source, version, userId } = command;
+  assertVisible(fold(source.history), userId);
+  if (version < 1 || version > source.history.length)
+    throw new DomainError('version_not_found', `the conversation has no version ${version}`);
+  return forkEvents(source, version, { userId });
+}
 
 /**
  * The owner's conversation, or one a release before erasure deleted, ends as its tombstone

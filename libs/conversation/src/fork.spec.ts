@@ -24,35 +24,29 @@ const posted = (turnId: string): ConversationEvent => ({
 });
 const cancelled = (turnId: string): ConversationEvent => ({ type: 'TurnCancelled', data: { turnId } });
 
-const ids = () => {
-  let n = 0;
-  return () => `new-${++n}`;
-};
-
 describe(forkEvents.name, () => {
   it('given a history, when forked at a version, then starts from the source, copies up to it and ends open turns', () => {
     const source = {
       conversationId: 'src',
       history: history(started, posted('t1'), cancelled('t1'), posted('t2'), posted('t3')),
     };
-    const events = forkEvents(source, 4, ids(), { userId: alice });
+    const events = forkEvents(source, 4, { userId: alice });
     expect(events).toEqual([
       {
-        id: 'new-1',
         type: 'ConversationStarted',
         data: { ...started.data, forkedFrom: { conversationId: 'src', version: 4 } },
         metadata: { userId: alice, causationId: 'src-4' },
       },
-      { id: 'new-2', ...posted('t1'), metadata: { userId: alice, n: 2, causationId: 'src-2' } },
-      { id: 'new-3', ...cancelled('t1'), metadata: { userId: alice, n: 3, causationId: 'src-3' } },
-      { id: 'new-4', ...posted('t2'), metadata: { userId: alice, n: 4, causationId: 'src-4' } },
+      { ...posted('t1'), metadata: { userId: alice, n: 2, causationId: 'src-2' } },
+      { ...cancelled('t1'), metadata: { userId: alice, n: 3, causationId: 'src-3' } },
+      { ...posted('t2'), metadata: { userId: alice, n: 4, causationId: 'src-4' } },
       // t2 was open at version 4 (t3 came after and is not copied)
-      { id: 'new-5', ...cancelled('t2'), metadata: { userId: alice, causationId: 'src-4' } },
+      { ...cancelled('t2'), metadata: { userId: alice, causationId: 'src-4' } },
     ]);
   });
 
   it('forks at version 1 as a conversation with nothing posted', () => {
-    const events = forkEvents({ conversationId: 'src', history: history(started, posted('t1')) }, 1, ids(), {
+    const events = forkEvents({ conversationId: 'src', history: history(started, posted('t1')) }, 1, {
       userId: 'bob',
     });
     expect(events.map((e) => e.type)).toEqual(['ConversationStarted']);
@@ -60,10 +54,10 @@ describe(forkEvents.name, () => {
   });
 
   it('refuses a history that does not start with ConversationStarted, or is shorter than the version', () => {
-    expect(() =>
-      forkEvents({ conversationId: 'src', history: history(posted('t1')) }, 1, ids(), { userId: alice }),
-    ).toThrow(/starts with UserMessagePosted/);
-    expect(() => forkEvents({ conversationId: 'src', history: history(started) }, 2, ids(), { userId: alice })).toThrow(
+    expect(() => forkEvents({ conversationId: 'src', history: history(posted('t1')) }, 1, { userId: alice })).toThrow(
+      /starts with UserMessagePosted/,
+    );
+    expect(() => forkEvents({ conversationId: 'src', history: history(started) }, 2, { userId: alice })).toThrow(
       /no version 2/,
     );
   });

@@ -1,4 +1,5 @@
-import { EventMetadata, eventOf, NewEvent, StoredEvent } from '@parley/event-store';
+import { EventMetadata, eventOf, StoredEvent } from '@parley/event-store';
+import type { DecidedEvent } from './decide';
 import { ConversationEvent } from './events';
 import { fold } from './state';
 
@@ -11,9 +12,8 @@ import { fold } from './state';
 export function forkEvents(
   source: { conversationId: string; history: StoredEvent<ConversationEvent>[] },
   version: number,
-  newId: () => string,
   metadata: { userId: string },
-): NewEvent<ConversationEvent>[] {
+): DecidedEvent[] {
   const history = source.history.slice(0, version);
   const first = history[0];
   if (first?.type !== 'ConversationStarted') {
@@ -23,16 +23,14 @@ export function forkEvents(
   const own: EventMetadata = { userId: metadata.userId, causationId: history[version - 1].id };
   return [
     {
-      id: newId(),
       type: 'ConversationStarted',
       data: { ...first.data, forkedFrom: { conversationId: source.conversationId, version } },
       metadata: own,
     },
-    ...history.slice(1).map((e) => ({ ...eventOf(e), id: newId(), metadata: { ...e.metadata, causationId: e.id } })),
+    ...history.slice(1).map((e) => ({ ...eventOf(e), metadata: { ...e.metadata, causationId: e.id } })),
     ...fold(history)
       .turns.filter((t) => t.status === 'pending')
-      .map((t): NewEvent<ConversationEvent> => ({
-        id: newId(),
+      .map((t): DecidedEvent => ({
         type: 'TurnCancelled',
         data: { turnId: t.turnId },
         metadata: own,

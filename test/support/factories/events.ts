@@ -6,6 +6,7 @@ import {
   ConversationRenamed,
   ConversationStarted,
   conversationStreamId,
+  DecidedEvent,
   ReadingPositionChanged,
   ToolInvoked,
   ToolResultRecorded,
@@ -116,6 +117,10 @@ export const turnCancelled = (turnId: string, extra?: Extra): Of<TurnCancelled> 
 
 export const conversationDeleted = (extra?: Extra): Of<ConversationDeleted> =>
   make<ConversationDeleted>('ConversationDeleted', {}, extra);
+
+/** Events as a decision made them (forkEvents), each given an id as the command handler does. */
+export const withIds = (events: DecidedEvent[]): NewEvent<ConversationEvent>[] =>
+  events.map((e) => ({ ...e, id: e.id ?? randomUUID() }));
 
 /**
  * Given: appends `events` to the conversation's stream (a new stream unless `expectedVersion`

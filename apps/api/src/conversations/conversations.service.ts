@@ -10,7 +10,6 @@ import {
   ConversationState,
   conversationStreamId,
   fold,
-  forkEvents,
   handleCommand,
   initialState,
   PolicyPatch,
@@ -282,8 +281,8 @@ export class ConversationsService implements OnModuleDestroy {
     assertVisible(now, userId);
     if (version > now.version) throw invalid('version', `version must be at most ${now.version}`);
     const id = randomUUID();
-    const events = forkEvents({ conversationId: sourceId, history }, version, randomUUID, { userId });
-    await this.store.append(conversationStreamId(id), events, { expectedVersion: 'no_stream' });
+    const source = { conversationId: sourceId, history };
+    await this.execute(id, { type: 'ForkConversation', userId, source, version });
     return this.view(userId, id);
   }
 

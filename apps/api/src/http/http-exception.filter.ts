@@ -68,6 +68,7 @@ const DOMAIN_CODES: Record<DomainError['code'], ProblemCode> = {
   turn_not_found: 'turn_not_found',
   already_exists: 'already_exists',
   turn_in_progress: 'turn_in_progress',
+  version_not_found: 'version_not_found',
 };
 
 function describe(e: unknown): Described {

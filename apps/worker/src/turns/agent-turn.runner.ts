@@ -1,6 +1,10 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import {
+  AgentCommand,
+  decideAgentStep,
+  decideAgentSteps,
   isAbort,
+  KeptStep,
   LlmError,
   modelCallStopped,
   planTurn,
@@ -11,22 +15,22 @@ import {
   TurnWait,
 } from '@parley/agent';
 import { AppConfig, CONFIG } from '@parley/config';
-import { ConversationEvent, conversationStreamId, findTurn, handleCommand } from '@parley/conversation';
 import {
-  backoffMs,
-  EventStore,
-  isTransientDbError,
-  NewEvent,
-  StoredEvent,
-  WrongExpectedVersionError,
-} from '@parley/event-store';
+  commandMetadata,
+  ConversationEvent,
+  conversationStreamId,
+  DecidedEvent,
+  handleCommand,
+  stamped,
+} from '@parley/conversation';
+import { backoffMs, EventStore, isTransientDbError, NewEvent, WrongExpectedVersionError } from '@parley/event-store';
 import { ledgerRowOf, UsageLedger } from '@parley/read-models';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { MemoryStepKeeper, StepKeeper } from './step-keeper';
 import { ConversationFolds, FoldedConversation, LoadedTurn, turnOf } from './conversation-folds';
 import { replyCallId, StepResult } from './model-reply';
 import { TurnBudget } from './turn-budget';
-import { TurnSteps } from './turn-steps';
+import { TurnSteps, WorkStep } from './turn-steps';
 
 /**
  * ended (with the conversation as this runner last folded it: what the sequencer and the batch
@@ -61,7 +65,7 @@ const stepIteration = (turn: TurnRecord, step: { kind: string; iteration?: numbe
   step.kind === 'answer' ? turn.iterations.length + 1 : (step.iteration ?? 1);
 
 /** Whether a step pays for a model call: not running tools, nor collecting an answer a provider batch holds. */
-function buysModelCall(turn: TurnRecord, step: Exclude<TurnStep, { kind: 'ended' } | TurnWait>): boolean {
+function buysModelCall(turn: TurnRecord, step: WorkStep): boolean {
   if (step.kind === 'run-tools') return false;
   return !turn.modelBatches?.[replyCallId(turn.turnId, stepIteration(turn, step))];
 }
@@ -78,10 +82,16 @@ function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/** A kept step's command: what it did, or (kept by a release before 0.3) the events it made. */
+const keptCommand = (kept: KeptStep, turnId: string): AgentCommand =>
+  kept.command ?? { type: 'RecordKeptEvents', turnId, events: kept.events };
+
 /**
- * Runs one agent turn as a fold of its conversation's stream: load, fold, do the next step,
- * append it at the folded version, repeat. Whatever crashed before, the log says where to go on;
- * a worker that loses an append race re-reads and finds the turn moved on (or ended).
+ * Runs one agent turn as a fold of its conversation's stream: load, plan, do the next step, and
+ * record what it did through the command handler (decided on the turn as the log stands, then
+ * appended at the folded version), repeat. Whatever crashed before, the log says where to go on;
+ * a step that no longer applies (the turn ended, another worker recorded it) records nothing, and
+ * the next plan sees why.
  */
 @Injectable()
 export class AgentTurnRunner {
@@ -131,18 +141,17 @@ export class AgentTurnRunner {
         const cutter = step.kind === 'cut-history' ? step.mayBeCutAheadBy : undefined;
         if (cutter && (await stillRunning(cutter))) return { kind: 'wait-history-cut', forTurnId: cutter };
         const key = stepKey(loaded.turn!, step);
-        const kept = keeper.kept?.step === key ? keeper.kept.events : undefined;
+        const kept = keeper.kept?.step === key ? keeper.kept : undefined;
         if (kept) this.metrics.keptStepReused();
         else if (buysModelCall(loaded.turn!, step)) await this.budget.assertCanCall(loaded.ownerId, loaded.turn!);
-        const done = kept
-          ? { kind: 'events' as const, events: kept }
-          : await this.perform(loaded, step, signal, keeper, key);
+        const done: StepResult = kept
+          ? { kind: 'command', command: keptCommand(kept, turnId) }
+          : await this.perform(loaded, folded, step, signal, keeper, key);
         // the model call is in a provider batch that has not ended: the job comes back later
         if (done.kind === 'wait-model-batch') return done;
-        const { events } = done;
-        const appended = await this.append(conversationId, loaded.version, events);
+        const { events } = await this.record(conversationId, turnId, done.command, folded);
         this.metrics.recorded(loaded.turn, events);
-        afterOwnAppend = appended && this.folds.appended(conversationId, appended);
+        afterOwnAppend = events.length > 0 ? this.folds.appended(conversationId, events) : undefined;
         outage = { tries: 0, since: 0 };
       } catch (e) {
         // the stream moved on (a follow-up message, a rename): re-read; a kept answer is appended at the new version
@@ -163,25 +172,30 @@ export class AgentTurnRunner {
     }
   }
 
+  /**
+   * The step's command through the one command path: decided on the fold the step was planned on
+   * (and, should the log have moved, on the log), appended at its version, a lost race decided again.
+   */
+  private record(conversationId: string, turnId: string, command: AgentCommand, folded: FoldedConversation) {
+    return handleCommand(this.store, this.folds, conversationId, [command], {
+      decide: decideAgentSteps,
+      kept: folded,
+      correlationId: turnId,
+    });
+  }
+
   /** Does one step; a step that called the model is kept (in memory now, in the job beside its append). */
   private async perform(
     loaded: LoadedTurn,
-    step: Exclude<TurnStep, { kind: 'ended' } | TurnWait>,
+    folded: FoldedConversation,
+    step: WorkStep,
     signal: AbortSignal,
     keeper: StepKeeper,
     key: string,
   ): Promise<StepResult> {
-    if (step.kind === 'run-tools') return this.steps.runTools(loaded, step.calls);
     let done: StepResult;
     try {
-      done =
-        step.kind === 'call-llm'
-          ? await this.steps.callLlm(loaded, step.iteration, step.allowTools, signal)
-          : step.kind === 'cut-history'
-            ? await this.steps.cutHistory(loaded, step, signal)
-            : step.kind === 'reformulate'
-              ? await this.steps.reformulate(loaded, signal)
-              : await this.steps.answerFromPassages(loaded, signal);
+      done = await this.steps.perform(loaded, step, signal);
     } catch (e) {
       // cancelled, aborted or failed midway: what the provider billed is recorded all the same
       await this.recordStopped(
@@ -192,14 +206,22 @@ export class AgentTurnRunner {
       );
       throw e;
     }
-    if (done.kind === 'events') void keeper.keep({ step: key, events: done.events });
+    if (done.kind === 'command' && step.kind !== 'run-tools') {
+      const events = this.stampedFor(folded, decideAgentStep(done.command, folded), loaded.turn!.turnId);
+      void keeper.keep({ step: key, command: done.command, events });
+    }
     return done;
   }
 
+  /** Events as the command handler would append them on this fold (what a kept step says it made). */
+  private stampedFor(folded: FoldedConversation, decided: DecidedEvent[], turnId: string) {
+    return stamped(decided, commandMetadata({ userId: folded.state.ownerId, folded, correlationId: turnId }));
+  }
+
   /**
-   * ModelCallStopped for a call's billed attempts, at the version found (the reader's cancel has
-   * moved it). A failure here is logged, never the turn's. An erased conversation takes no more
-   * events: the attempts go straight to the usage ledger.
+   * ModelCallStopped for a call's billed attempts (RecordStoppedCall), at the version found (the
+   * reader's cancel has moved it). A failure here is logged, never the turn's. An erased
+   * conversation takes no more events: the attempts go straight to the usage ledger.
    */
   private async recordStopped(
     conversationId: string,
@@ -208,25 +230,18 @@ export class AgentTurnRunner {
     attempts: StoppedAttempt[],
   ): Promise<void> {
     if (attempts.length === 0) return;
-    for (let tries = 0; tries < 5; tries++) {
-      try {
-        const f = await this.folds.load(conversationId);
-        if (f.state.status === 'erased') {
-          const at = { ownerId, lastEventId: undefined };
-          return await this.recordSpendOfErased(conversationId, modelCallStopped(at, turnId, iteration, attempts));
-        }
-        if (f.state.status !== 'active') return;
-        const cancelled = findTurn(f.state, turnId)?.status === 'cancelled';
-        const at = { ownerId: f.state.ownerId, lastEventId: f.lastEventId };
-        await this.append(conversationId, f.version, modelCallStopped(at, turnId, iteration, attempts, { cancelled }));
-        return;
-      } catch (e) {
-        if (e instanceof WrongExpectedVersionError) continue; // the ids are the same: a repeat adds nothing
-        this.logger.warn(`turn ${turnId}: stopped model call not recorded (${(e as Error).message})`);
-        return;
-      }
+    try {
+      const command: AgentCommand = { type: 'RecordStoppedCall', turnId, iteration, attempts };
+      const { folded } = await handleCommand(this.store, this.folds, conversationId, [command], {
+        decide: decideAgentSteps,
+        correlationId: turnId,
+      });
+      if (folded.state.status !== 'erased') return;
+      const events = stamped(modelCallStopped(turnId, iteration, attempts), { userId: ownerId ?? undefined });
+      await this.recordSpendOfErased(conversationId, events);
+    } catch (e) {
+      this.logger.warn(`turn ${turnId}: stopped model call not recorded (${(e as Error).message})`);
     }
-    this.logger.warn(`turn ${turnId}: stopped model call not recorded (the stream kept moving)`);
   }
 
   /**
@@ -271,15 +286,5 @@ export class AgentTurnRunner {
     } catch (e) {
       if (!(e instanceof WrongExpectedVersionError)) throw e;
     }
-  }
-
-  /** Appends at the folded version; the events as stored (none when there was nothing to append). */
-  private async append(
-    conversationId: string,
-    expectedVersion: number,
-    events: NewEvent<ConversationEvent>[],
-  ): Promise<StoredEvent<ConversationEvent>[] | undefined> {
-    if (events.length === 0) return undefined;
-    return (await this.store.append(conversationStreamId(conversationId), events, { expectedVersion })).events;
   }
 }

@@ -1,18 +1,17 @@
 import {
+  AgentCommand,
   answerOf,
   buildHistory,
   isHydeCall,
   LlmClient,
+  newStep,
   renderPrompt,
-  searchesInvoked,
   stoppedAttemptsOf,
   withStoppedAttempts,
 } from '@parley/agent';
 import { AppConfig } from '@parley/config';
-import { ConversationEvent } from '@parley/conversation';
-import { NewEvent } from '@parley/event-store';
 import { BookNames } from './book-names';
-import { LoadedTurn, stepOrigin } from './conversation-folds';
+import { LoadedTurn } from './conversation-folds';
 import { ModelReply, StepResult } from './model-reply';
 import { transcriptOf } from './transcript';
 
@@ -33,7 +32,7 @@ export class AlwaysRetrieveSteps {
    * with RETRIEVAL_HYDE, a second call at the same time writes a passage that would answer it,
    * recorded as a second search_book call (toolUseId `hyde_…`) with that passage as the query.
    */
-  async reformulate(loaded: LoadedTurn, signal: AbortSignal): Promise<NewEvent<ConversationEvent>[]> {
+  async reformulate(loaded: LoadedTurn, signal: AbortSignal): Promise<AgentCommand> {
     const turn = loaded.turn!;
     const earlier = loaded.turns.slice(0, loaded.turns.indexOf(turn)).slice(-3);
     const conversation = transcriptOf(earlier);
@@ -62,7 +61,13 @@ export class AlwaysRetrieveSteps {
       const errors = [queried, written].flatMap((r) => (r.status === 'rejected' ? [r.reason as Error] : []));
       throw withStoppedAttempts(errors[0], errors.flatMap(stoppedAttemptsOf));
     }
-    return searchesInvoked(stepOrigin(loaded), turn, queried.value, written.value);
+    return {
+      type: 'RecordSearches',
+      turnId: turn.turnId,
+      ...newStep(),
+      reformulated: queried.value,
+      hyde: written.value,
+    };
   }
 
   /** The answer with the retrieved passages in the prompt, no tools offered. */

@@ -1,11 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import {
   evolveTurns,
   LLM_CLIENT,
   sourcesNote,
   LlmClient,
-  StepOrigin,
   ToolContext,
   TurnDefaults,
   TurnRecord,
@@ -175,11 +173,3 @@ export function turnOf(
     },
   };
 }
-
-/** What the events of a step of the loaded turn follow from, made now: its owner and last event, the clock, random ids. */
-export const stepOrigin = (loaded: LoadedTurn): StepOrigin => ({
-  ownerId: loaded.ownerId,
-  lastEventId: loaded.lastEventId,
-  now: new Date(),
-  newId: randomUUID,
-});

@@ -1,19 +1,18 @@
 import {
+  AgentCommand,
   answerOf,
   ChatOutcome,
   HistoryCutStep,
   historyCutOf,
-  historySummarized,
-  historyTrimmed,
   isAbort,
   LlmClient,
   LlmError,
+  newStep,
   renderPrompt,
+  stoppedAttemptsOf,
 } from '@parley/agent';
-import { ConversationEvent } from '@parley/conversation';
-import { NewEvent } from '@parley/event-store';
 import { BookNames } from './book-names';
-import { LoadedTurn, stepOrigin } from './conversation-folds';
+import { LoadedTurn } from './conversation-folds';
 import { transcriptOf } from './transcript';
 
 /** A summary is short (the prompt asks for 300 words): it is sent with every turn until the next cut. */
@@ -30,7 +29,7 @@ export class HistorySummary {
     private readonly bookNames: BookNames,
   ) {}
 
-  async cut(loaded: LoadedTurn, step: HistoryCutStep, signal: AbortSignal): Promise<NewEvent<ConversationEvent>[]> {
+  async cut(loaded: LoadedTurn, step: HistoryCutStep, signal: AbortSignal): Promise<AgentCommand> {
     const { turnId } = loaded.turn!;
     const cut = historyCutOf(loaded.turns, turnId, step, loaded.settings.budgetTokens);
     const prompt = renderPrompt('history_summary', {
@@ -38,6 +37,8 @@ export class HistorySummary {
       previous_summary: cut.previous?.text ?? '(none)',
       conversation: transcriptOf(cut.summarised) || '(none)',
     });
+    const { coversVersions, droppedVersions } = cut;
+    const recorded = { turnId, ...newStep(), cut: { coversVersions, droppedVersions } };
     let outcome: ChatOutcome;
     try {
       outcome = await this.llm.chatWithTools([{ role: 'user', content: [{ type: 'text', text: prompt }] }], [], {
@@ -48,8 +49,9 @@ export class HistorySummary {
       });
     } catch (e) {
       if (isAbort(e) || signal.aborted || !(e instanceof LlmError)) throw e;
-      return historyTrimmed(stepOrigin(loaded), turnId, cut, e);
+      const failure = { code: e.code, message: e.message, stoppedAttempts: stoppedAttemptsOf(e) };
+      return { type: 'RecordTrimmedHistory', ...recorded, failure };
     }
-    return historySummarized(stepOrigin(loaded), turnId, cut, answerOf(outcome));
+    return { type: 'RecordSummary', ...recorded, result: answerOf(outcome) };
   }
 }

@@ -1,18 +1,16 @@
 import {
+  AgentCommand,
   answerOf,
   ChatOptions,
   LiveDeltas,
   LlmClient,
   LlmMessage,
   LlmToolSpec,
-  modelBatchSubmitted,
-  modelReplied,
+  newStep,
   TurnRecord,
 } from '@parley/agent';
-import { ConversationEvent } from '@parley/conversation';
-import { NewEvent } from '@parley/event-store';
 import { BookNames } from './book-names';
-import { LoadedTurn, stepOrigin } from './conversation-folds';
+import { LoadedTurn } from './conversation-folds';
 import { DeltaBatcher } from './delta-batcher';
 import { systemPrompt } from './system-prompt';
 
@@ -28,14 +26,16 @@ export interface LlmCall {
   signal: AbortSignal;
 }
 
-/** What a step came to: its events, or its model call still waiting in the provider's batch. */
+/** What a step came to: the command that records it, or its model call still waiting in the provider's batch. */
 export type StepResult =
-  { kind: 'events'; events: NewEvent<ConversationEvent>[] } | { kind: 'wait-model-batch'; providerBatchId: string };
+  { kind: 'command'; command: AgentCommand } | { kind: 'wait-model-batch'; providerBatchId: string };
+
+export const recordWith = (command: AgentCommand): StepResult => ({ kind: 'command', command });
 
 /**
- * An answering model call, streamed to the reader (or sent through the provider's batch), handed
- * to the builders: tool calls become ToolInvoked, a text answer AssistantReplied, a submitted
- * batch call ModelBatchSubmitted.
+ * An answering model call, streamed to the reader (or sent through the provider's batch), said
+ * as the command that records it: its reply (tool calls or the answer), or its submission to a
+ * provider batch.
  */
 export class ModelReply {
   constructor(
@@ -66,12 +66,12 @@ export class ModelReply {
       throw e;
     }
     // an answer's last batch of text goes out in AssistantReplied, not a delta too
-    if (step.kind === 'events' && step.events.some((e) => e.type === 'AssistantReplied')) deltas.discard();
+    if (step.kind === 'command' && answers(step.command)) deltas.discard();
     else deltas.flush();
     return step;
   }
 
-  /** What the call's outcome makes of the step: wait for the provider's batch, or events. */
+  /** What the call's outcome makes of the step: wait for the provider's batch, or a command. */
   private stepOf(
     loaded: LoadedTurn,
     { iteration, allowTools }: LlmCall,
@@ -83,10 +83,10 @@ export class ModelReply {
     if (outcome.kind === 'submitted' && viaBatch) {
       const { providerBatchId } = outcome;
       const submitted = { step: viaBatch.callId, provider: this.llm.provider, providerBatchId };
-      return { kind: 'events', events: [modelBatchSubmitted(stepOrigin(loaded), turn.turnId, submitted)] };
+      return recordWith({ type: 'RecordModelBatchSubmission', turnId: turn.turnId, ...newStep(), submitted });
     }
     const result = answerOf(outcome);
-    return { kind: 'events', events: modelReplied(stepOrigin(loaded), turn, { iteration, allowTools }, result) };
+    return recordWith({ type: 'RecordModelReply', turnId: turn.turnId, ...newStep(), iteration, allowTools, result });
   }
 
   /**
@@ -103,6 +103,10 @@ export class ModelReply {
     return systemPrompt(await this.bookNames.of(loaded), loaded.ctx.readingPosition, loaded.settings.instructions);
   }
 }
+
+/** Whether a reply is the turn's answer: no tool call asked for, or none allowed. */
+const answers = (c: AgentCommand): boolean =>
+  c.type === 'RecordModelReply' && !(c.allowTools && c.result.content.some((b) => b.type === 'tool_use'));
 
 /** The name an answering call of the turn goes by in a provider batch (TurnRecord.modelBatches). */
 export const replyCallId = (turnId: string, iteration: number): string => `${turnId}/reply/${iteration}`;

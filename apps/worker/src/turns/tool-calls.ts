@@ -1,7 +1,5 @@
-import { citationStartFor, isHydeCall, ToolCallRecord, ToolRegistry, toolResultsRecorded } from '@parley/agent';
-import { ConversationEvent } from '@parley/conversation';
-import { NewEvent } from '@parley/event-store';
-import { LoadedTurn, stepOrigin } from './conversation-folds';
+import { AgentCommand, citationStartFor, isHydeCall, newStep, ToolCallRecord, ToolRegistry } from '@parley/agent';
+import { LoadedTurn } from './conversation-folds';
 
 /**
  * Every pending call of the iteration, in parallel; results recorded together, in call order.
@@ -12,7 +10,7 @@ export async function runToolCalls(
   tools: ToolRegistry,
   loaded: LoadedTurn,
   calls: ToolCallRecord[],
-): Promise<NewEvent<ConversationEvent>[]> {
+): Promise<AgentCommand> {
   const turn = loaded.turn!;
   const run = async (call: ToolCallRecord, excludeChunkIds?: string[]) => {
     const citationStart = citationStartFor(turn, call.toolUseId);
@@ -24,5 +22,5 @@ export async function runToolCalls(
   const seen = () => outputs.flatMap(({ output }) => (output.chunks ?? []).map((ch) => ch.chunkId));
   for (const c of calls.filter((c) => isHydeCall(c.toolUseId))) outputs.push(await run(c, seen()));
   outputs.sort((a, b) => calls.indexOf(a.call) - calls.indexOf(b.call));
-  return toolResultsRecorded(stepOrigin(loaded), turn.turnId, outputs);
+  return { type: 'RecordToolResults', turnId: turn.turnId, ...newStep(), outputs };
 }

@@ -1,31 +1,28 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
   buildHistory,
-  HistoryCutStep,
   LiveDeltas,
   LLM_CLIENT,
   LlmClient,
-  ToolCallRecord,
   ToolRegistry,
   TurnPlanContext,
+  TurnStep,
+  TurnWait,
 } from '@parley/agent';
 import { BooksRepository } from '@parley/books';
 import { AppConfig, CONFIG } from '@parley/config';
-import { ConversationEvent } from '@parley/conversation';
-import { NewEvent } from '@parley/event-store';
 import { AlwaysRetrieveSteps } from './always-retrieve-steps';
 import { BookNames } from './book-names';
 import { LoadedTurn } from './conversation-folds';
 import { HistorySummary } from './history-summary';
-import { ModelReply, StepResult } from './model-reply';
+import { ModelReply, recordWith, StepResult } from './model-reply';
 import { runToolCalls } from './tool-calls';
-
-const eventsOf = (events: NewEvent<ConversationEvent>[]): StepResult => ({ kind: 'events', events });
 
 /**
  * What each step of a turn does, given the turn as the log says it stands: run the recorded tool
- * calls, call the model (tool use, or the always-retrieve plan), and say it as events. Nothing
- * here appends: the runner decides when and where they go. Each step's work is in its own module.
+ * calls, call the model (tool use, or the always-retrieve plan), and say it as the command that
+ * records it. Nothing here appends: the runner hands the command to the command handler. Each
+ * step's work is in its own module.
  */
 @Injectable()
 export class TurnSteps {
@@ -56,26 +53,34 @@ export class TurnSteps {
     };
   }
 
-  async runTools(loaded: LoadedTurn, calls: ToolCallRecord[]): Promise<StepResult> {
-    return eventsOf(await runToolCalls(this.tools, loaded, calls));
+  /** Does one step of the plan (its I/O) and says what came of it; nothing here appends. */
+  async perform(loaded: LoadedTurn, step: WorkStep, signal: AbortSignal): Promise<StepResult> {
+    switch (step.kind) {
+      case 'run-tools':
+        return recordWith(await runToolCalls(this.tools, loaded, step.calls));
+      case 'call-llm':
+        return this.callLlm(loaded, step.iteration, step.allowTools, signal);
+      case 'cut-history':
+        return recordWith(await this.history.cut(loaded, step, signal));
+      case 'reformulate':
+        return recordWith(await this.retrieval.reformulate(loaded, signal));
+      case 'answer':
+        return this.retrieval.answerFromPassages(loaded, signal);
+    }
   }
 
   /** The agent's call: the history rebuilt from the log, the tools offered unless this is the last call. */
-  async callLlm(loaded: LoadedTurn, iteration: number, allowTools: boolean, signal: AbortSignal): Promise<StepResult> {
+  private callLlm(
+    loaded: LoadedTurn,
+    iteration: number,
+    allowTools: boolean,
+    signal: AbortSignal,
+  ): Promise<StepResult> {
     const { messages, prefixEnd } = buildHistory(loaded.turns, loaded.turn!.turnId, loaded.settings.budgetTokens);
     const tools = this.tools.specsFor(loaded.ctx);
     return this.model.reply(loaded, { messages, prefixEnd, tools, iteration, allowTools, signal });
   }
-
-  async cutHistory(loaded: LoadedTurn, cut: HistoryCutStep, signal: AbortSignal): Promise<StepResult> {
-    return eventsOf(await this.history.cut(loaded, cut, signal));
-  }
-
-  async reformulate(loaded: LoadedTurn, signal: AbortSignal): Promise<StepResult> {
-    return eventsOf(await this.retrieval.reformulate(loaded, signal));
-  }
-
-  answerFromPassages(loaded: LoadedTurn, signal: AbortSignal): Promise<StepResult> {
-    return this.retrieval.answerFromPassages(loaded, signal);
-  }
 }
+
+/** A step that does work (the plan's other answers end the turn or make it wait). */
+export type WorkStep = Exclude<TurnStep, { kind: 'ended' } | TurnWait>;

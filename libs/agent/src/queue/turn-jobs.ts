@@ -1,3 +1,4 @@
+import { AgentCommand } from '../turn/decide-agent-step';
 import { ConversationEvent } from '@parley/conversation';
 import { NewEvent } from '@parley/event-store';
 
@@ -15,6 +16,9 @@ export const JobName = {
 export interface KeptStep {
   /** which step of which turn (stepKey): a kept step is used only for that very step */
   step: string;
+  /** what the step did, decided again on the log when it is recorded (absent in jobs of releases before 0.3) */
+  command?: AgentCommand;
+  /** the events it made when it was done: what an erased conversation's ledger records of it */
   events: NewEvent<ConversationEvent>[];
 }
 

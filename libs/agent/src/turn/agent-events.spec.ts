@@ -1,6 +1,6 @@
 import { fold } from '@parley/conversation';
 import { e, posted, result as resultOf } from '../../../../test/support/factories/turn-events';
-import { ChatResult, LlmError, StoppedAttempt, withStoppedAttempts } from '../llm/llm.types';
+import { ChatResult, StoppedAttempt } from '../llm/llm.types';
 import {
   assistantReplied,
   historySummarized,
@@ -9,14 +9,14 @@ import {
   modelCallStopped,
   modelReplied,
   searchesInvoked,
-  StepOrigin,
+  StepMade,
+  stepIdFor,
   toolResultsRecorded,
 } from './agent-events';
 import { costUsd } from '../llm/pricing';
 import { HistoryCut } from './conversation-history';
 import { evolveTurns, TurnEvent, turnsOf } from './turn-fold';
 
-const at = { ownerId: 'reader', lastEventId: 'e-1' };
 const usage = { inputTokens: 1200, outputTokens: 35, cacheReadInputTokens: 300, cacheCreationInputTokens: 0 };
 const attempt = (messageId: string, cause: StoppedAttempt['cause']): StoppedAttempt => ({
   messageId,
@@ -28,7 +28,7 @@ const attempt = (messageId: string, cause: StoppedAttempt['cause']): StoppedAtte
 describe(modelCallStopped.name, () => {
   it('says why the call stopped: broken midway, cancelled by the reader, or aborted otherwise', () => {
     const reasons = (cancelled: boolean) =>
-      modelCallStopped(at, 't1', 2, [attempt('msg_1', 'broken'), attempt('msg_2', 'aborted')], { cancelled }).map(
+      modelCallStopped('t1', 2, [attempt('msg_1', 'broken'), attempt('msg_2', 'aborted')], { cancelled }).map(
         (e) => (e.data as { reason: string }).reason,
       );
     expect(reasons(true)).toEqual(['broken', 'cancelled']);
@@ -36,7 +36,7 @@ describe(modelCallStopped.name, () => {
   });
 
   it('names each event after its turn, call and attempt: made again, it is the same event', () => {
-    const [first] = modelCallStopped(at, 't1', 2, [attempt('msg_1', 'aborted')], { cancelled: true });
+    const [first] = modelCallStopped('t1', 2, [attempt('msg_1', 'aborted')], { cancelled: true });
     expect(first).toMatchObject({
       type: 'ModelCallStopped',
       data: {
@@ -47,15 +47,14 @@ describe(modelCallStopped.name, () => {
         costUsd: costUsd('claude-sonnet-5-5', usage),
         reason: 'cancelled',
       },
-      metadata: { userId: 'reader', correlationId: 't1', causationId: 'e-1' },
     });
     expect(first.id).toMatch(/^[0-9a-f-]{36}$/);
-    const again = modelCallStopped({ ...at, lastEventId: 'e-2' }, 't1', 2, [attempt('msg_1', 'aborted')]);
+    const again = modelCallStopped('t1', 2, [attempt('msg_1', 'aborted')]);
     expect(again[0].id).toBe(first.id);
     const ids = [
-      modelCallStopped(at, 't1', 2, [attempt('msg_2', 'aborted')]),
-      modelCallStopped(at, 't1', 3, [attempt('msg_1', 'aborted')]),
-      modelCallStopped(at, 't2', 2, [attempt('msg_1', 'aborted')]),
+      modelCallStopped('t1', 2, [attempt('msg_2', 'aborted')]),
+      modelCallStopped('t1', 3, [attempt('msg_1', 'aborted')]),
+      modelCallStopped('t2', 2, [attempt('msg_1', 'aborted')]),
     ].map(([e]) => e.id);
     expect(new Set([first.id, ...ids]).size).toBe(4);
   });
@@ -68,7 +67,7 @@ describe(modelCallStopped.name, () => {
       stored('ConversationStarted', { ownerId: 'reader', bookId: null, title: null, readingPosition: null }),
       stored('UserMessagePosted', { messageId: 'm1', turnId: 't1', content: 'q' }),
     ];
-    const [stopped] = modelCallStopped(at, 't1', 1, [attempt('msg_1', 'broken')]);
+    const [stopped] = modelCallStopped('t1', 1, [attempt('msg_1', 'broken')]);
     const after = stored(stopped.type, stopped.data);
     expect(fold([...log, after])).toEqual({ ...fold(log), version: 3 });
     const turns = turnsOf(log);
@@ -76,12 +75,9 @@ describe(modelCallStopped.name, () => {
   });
 });
 
-/** A step's origin at a fixed instant, with ids counted from 1. */
-function origin(now = new Date('2026-11-22T10:00:02.500Z')): StepOrigin {
-  let n = 0;
-  return { ownerId: 'reader', lastEventId: 'e-1', now, newId: () => `id-${++n}` };
-}
-const metadata = { userId: 'reader', correlationId: 't1', causationId: 'e-1' };
+/** A step done at a fixed instant: every id its events carry derives from its own. */
+const made: StepMade = { stepId: 'step-1', at: new Date('2026-11-22T10:00:02.500Z') };
+const id = (what: string) => stepIdFor(made, what);
 const answer = (content: ChatResult['content'], extra: Partial<ChatResult> = {}): ChatResult => ({
   content,
   stopReason: content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn',
@@ -101,11 +97,11 @@ describe(modelReplied.name, () => {
 
   it('records the tool calls a model asked for, the first with its text, blocks, usage, model and price', () => {
     // given a turn, when its first call asks for two searches
-    const events = modelReplied(origin(), turn, { iteration: 1, allowTools: true }, asksForTwoSearches);
+    const events = modelReplied(made, turn, { iteration: 1, allowTools: true }, asksForTwoSearches);
     // then one ToolInvoked per call, in the model's order
     expect(events).toEqual([
       {
-        id: 'id-1',
+        id: id('event:toolu_a'),
         type: 'ToolInvoked',
         data: {
           turnId: 't1',
@@ -123,13 +119,11 @@ describe(modelReplied.name, () => {
           model: 'claude-sonnet-5-5',
           costUsd: costUsd('claude-sonnet-5-5', asksForTwoSearches.usage),
         },
-        metadata,
       },
       {
-        id: 'id-2',
+        id: id('event:toolu_b'),
         type: 'ToolInvoked',
         data: { turnId: 't1', toolUseId: 'toolu_b', name: 'search_book', input: { query: 'b' }, iteration: 1 },
-        metadata,
       },
     ]);
   });
@@ -142,14 +136,14 @@ describe(modelReplied.name, () => {
       cause: 'broken',
     };
     const batched = { ...asksForTwoSearches, batched: true, stoppedAttempts: [broken] };
-    const events = modelReplied(origin(), turn, { iteration: 2, allowTools: true }, batched);
+    const events = modelReplied(made, turn, { iteration: 2, allowTools: true }, batched);
     expect(events.map((ev) => ev.type)).toEqual(['ModelCallStopped', 'ToolInvoked', 'ToolInvoked']);
-    expect(events[0]).toEqual(modelCallStopped(origin(), 't1', 2, [broken])[0]);
+    expect(events[0]).toEqual(modelCallStopped('t1', 2, [broken])[0]);
     expect(events[1].data).toMatchObject({ iteration: 2, batched: true });
   });
 
   it('answers instead on the last call, whatever the model asked for', () => {
-    const events = modelReplied(origin(), turn, { iteration: 5, allowTools: false }, asksForTwoSearches);
+    const events = modelReplied(made, turn, { iteration: 5, allowTools: false }, asksForTwoSearches);
     expect(events).toEqual([expect.objectContaining({ type: 'AssistantReplied' })]);
   });
 });
@@ -172,14 +166,14 @@ describe(assistantReplied.name, () => {
 
   it('sums the usage of all the calls, prices it, cites the passages and measures the latency', () => {
     // when the second call answers citing the second passage, 2.5 s after the question
-    const event = assistantReplied(origin(), turn, 2, answer([{ type: 'text', text: 'She left [2].' }]));
+    const event = assistantReplied(made, turn, 2, answer([{ type: 'text', text: 'She left [2].' }]));
     // then
     expect(event).toEqual({
-      id: 'id-2',
+      id: id('event:answer'),
       type: 'AssistantReplied',
       data: {
         turnId: 't1',
-        messageId: 'id-1',
+        messageId: id('message'),
         content: 'She left [2].',
         model: 'claude-sonnet-5-5',
         stopReason: 'end_turn',
@@ -190,12 +184,11 @@ describe(assistantReplied.name, () => {
         iterations: 2,
         latencyMs: 2_500,
       },
-      metadata,
     });
   });
 
   it('prices an answer from a provider batch at half, and says so when the model wrote nothing', () => {
-    const event = assistantReplied(origin(), turn, 2, answer([{ type: 'text', text: '  ' }], { batched: true }));
+    const event = assistantReplied(made, turn, 2, answer([{ type: 'text', text: '  ' }], { batched: true }));
     expect(event.data).toMatchObject({ content: '(no answer)', costUsd: 0.0021, citations: [], isFromBook: false });
   });
 });
@@ -203,11 +196,10 @@ describe(assistantReplied.name, () => {
 describe(modelBatchSubmitted.name, () => {
   it('records which provider batch holds the call of which step', () => {
     const submitted = { step: 't1/reply/1', provider: 'anthropic', providerBatchId: 'msgbatch_1' };
-    expect(modelBatchSubmitted(origin(), 't1', submitted)).toEqual({
-      id: 'id-1',
+    expect(modelBatchSubmitted(made, 't1', submitted)).toEqual({
+      id: id('event:submitted'),
       type: 'ModelBatchSubmitted',
       data: { turnId: 't1', step: 't1/reply/1', provider: 'anthropic', providerBatchId: 'msgbatch_1' },
-      metadata,
     });
   });
 });
@@ -215,13 +207,13 @@ describe(modelBatchSubmitted.name, () => {
 describe(toolResultsRecorded.name, () => {
   it("records each tool's output in call order, with its passages' first number when it has passages", () => {
     const call = (toolUseId: string) => ({ toolUseId, name: 'search_book', input: {} });
-    const events = toolResultsRecorded(origin(), 't1', [
+    const events = toolResultsRecorded(made, 't1', [
       { call: call('a'), output: { content: '[1] A passage', chunks: [chunk('c1')] }, citationStart: 1 },
       { call: call('b'), output: { content: 'no such book', isError: true }, citationStart: 11 },
     ]);
     expect(events).toEqual([
       {
-        id: 'id-1',
+        id: id('event:a'),
         type: 'ToolResultRecorded',
         data: {
           turnId: 't1',
@@ -231,13 +223,11 @@ describe(toolResultsRecorded.name, () => {
           chunks: [chunk('c1')],
           citationStart: 1,
         },
-        metadata,
       },
       {
-        id: 'id-2',
+        id: id('event:b'),
         type: 'ToolResultRecorded',
         data: { turnId: 't1', toolUseId: 'b', content: 'no such book', isError: true },
-        metadata,
       },
     ]);
   });
@@ -248,9 +238,9 @@ describe('history cuts', () => {
   const summary = answer([{ type: 'text', text: ' They met at the lighthouse. ' }]);
 
   it('records the summary with what it covers and what it cost', () => {
-    expect(historySummarized(origin(), 't1', cut, summary)).toEqual([
+    expect(historySummarized(made, 't1', cut, summary)).toEqual([
       {
-        id: 'id-1',
+        id: id('event:summary'),
         type: 'HistorySummarized',
         data: {
           turnId: 't1',
@@ -260,14 +250,13 @@ describe('history cuts', () => {
           model: 'claude-sonnet-5-5',
           costUsd: 0.003,
         },
-        metadata,
       },
     ]);
   });
 
   it('drops the turns instead when the summary is empty or its call failed, after what the call was billed', () => {
     const broken: StoppedAttempt = { messageId: 'msg_1', model: 'm', usage: summary.usage, cause: 'broken' };
-    const empty = historySummarized(origin(), 't1', cut, answer([], { stoppedAttempts: [broken] }));
+    const empty = historySummarized(made, 't1', cut, answer([], { stoppedAttempts: [broken] }));
     expect(empty.map((ev) => [ev.type, ev.data])).toEqual([
       ['ModelCallStopped', expect.objectContaining({ reason: 'broken' })],
       [
@@ -275,8 +264,8 @@ describe('history cuts', () => {
         { turnId: 't1', droppedVersions: [4, 9], reason: 'empty_summary: the model wrote an empty summary' },
       ],
     ]);
-    const failed = withStoppedAttempts(new LlmError('x'.repeat(600), 'llm_overloaded', true), [broken]);
-    const trimmed = historyTrimmed(origin(), 't1', cut, failed);
+    const failed = { code: 'llm_overloaded', message: 'x'.repeat(600), stoppedAttempts: [broken] };
+    const trimmed = historyTrimmed(made, 't1', cut, failed);
     expect(trimmed.map((ev) => ev.type)).toEqual(['ModelCallStopped', 'HistoryTrimmed']);
     expect(trimmed[1].data).toMatchObject({ droppedVersions: [4, 9], reason: `llm_overloaded: ${'x'.repeat(484)}` });
   });
@@ -288,43 +277,41 @@ describe(searchesInvoked.name, () => {
 
   it("records the rewritten question's first line as a search, with the HyDE passage as a second search", () => {
     const events = searchesInvoked(
-      origin(),
+      made,
       turn,
       written('lamp keeper name\nmore'),
       written('The keeper,\n  Ada,  lit it.'),
     );
     expect(events).toEqual([
       {
-        id: 'id-2',
+        id: id('event:query'),
         type: 'ToolInvoked',
         data: {
           turnId: 't1',
-          toolUseId: 'retrieve_id-1',
+          toolUseId: `retrieve_${id('query')}`,
           name: 'search_book',
           input: { query: 'lamp keeper name' },
           iteration: 1,
           usage: { inputTokens: 2000, outputTokens: 200, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
           model: 'claude-sonnet-5-5',
         },
-        metadata,
       },
       {
-        id: 'id-4',
+        id: id('event:hyde'),
         type: 'ToolInvoked',
         data: {
           turnId: 't1',
-          toolUseId: 'hyde_id-3',
+          toolUseId: `hyde_${id('hyde')}`,
           name: 'search_book',
           input: { query: 'The keeper, Ada, lit it.' },
           iteration: 1,
         },
-        metadata,
       },
     ]);
   });
 
   it('searches for the question itself when the model wrote no query, and once without HyDE', () => {
-    const events = searchesInvoked(origin(), turn, written(''), null);
+    const events = searchesInvoked(made, turn, written(''), null);
     expect(events.map((ev) => ev.data)).toEqual([
       expect.objectContaining({ input: { query: 'Who kept the lamp?' }, usage: written('').usage }),
     ]);

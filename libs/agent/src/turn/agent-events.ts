@@ -1,14 +1,6 @@
-import { ConversationEvent, ConversationEventType } from '@parley/conversation';
-import { deterministicId, NewEvent, traceMetadata } from '@parley/event-store';
-import {
-  addUsage,
-  ChatResult,
-  LlmError,
-  StoppedAttempt,
-  stoppedAttemptsOf,
-  textsOf,
-  zeroUsage,
-} from '../llm/llm.types';
+import { ConversationEvent, ConversationEventType, DecidedEvent } from '@parley/conversation';
+import { deterministicId } from '@parley/event-store';
+import { addUsage, ChatResult, StoppedAttempt, textsOf, zeroUsage } from '../llm/llm.types';
 import { costUsd } from '../llm/pricing';
 import { ToolOutput } from '../tools/agent-tool';
 import { citedPassages } from './citations';
@@ -17,52 +9,36 @@ import { ToolCallRecord, TurnRecord } from './turn-fold';
 
 /**
  * The agent's events, built from what a step did (a model's answer, tools' outputs) and the turn
- * as the log says it stands. No I/O here: the worker calls the model and runs the tools, then
- * hands the results to these builders.
+ * as the log says it stands. Pure, and called only by the agent's decider (decide-agent-step.ts),
+ * which first checks that the step still applies; the command handler stamps their metadata.
  */
 
-/** What a turn's next event follows from: the conversation's owner and its last event. */
-export interface EventOrigin {
-  ownerId: string | null;
-  lastEventId: string | undefined;
+/**
+ * What a step's events are made with besides what the step did: the step's own id, from which
+ * every id they carry derives (so the step decided again, after a lost race or a crash, makes the
+ * same events), and when the step's work was done.
+ */
+export interface StepMade {
+  stepId: string;
+  at: Date;
 }
 
-/** What a step's new events are made with besides what the step did: where they follow from, the clock, fresh ids. */
-export interface StepOrigin extends EventOrigin {
-  /** when the events are made: an answer's latency runs to it */
-  now: Date;
-  /** a new random id: an event's, an answer's message, a search the plan makes */
-  newId: () => string;
-}
+type Events = DecidedEvent[];
 
-type Events = NewEvent<ConversationEvent>[];
+/** The n-th id a step makes: an event's, an answer's message, a search's tool use. */
+export const stepIdFor = (made: Pick<StepMade, 'stepId'>, what: string): string =>
+  deterministicId('agent-step', made.stepId, what);
 
 /** The always-retrieve plan's second search (RETRIEVAL_HYDE) is told apart by its toolUseId. */
 export const HYDE_PREFIX = 'hyde_';
 export const isHydeCall = (toolUseId: string) => toolUseId.startsWith(HYDE_PREFIX);
 
-/**
- * Agent events name the owner, the turn (correlation), the event they follow from (causation) and
- * the span they were made under (traceparent), so a turn resumed elsewhere continues its trace.
- */
-export function turnEvent<T extends ConversationEventType>(
-  at: EventOrigin,
-  turnId: string,
+function agentEvent<T extends ConversationEventType>(
   type: T,
   data: Extract<ConversationEvent, { type: T }>['data'],
   id: string,
-): NewEvent<ConversationEvent> {
-  const event = { type, data } as Extract<ConversationEvent, { type: T }>;
-  return {
-    ...event,
-    id,
-    metadata: {
-      userId: at.ownerId ?? undefined,
-      correlationId: turnId,
-      causationId: at.lastEventId,
-      ...traceMetadata(),
-    },
-  };
+): DecidedEvent {
+  return { type, data, id } as DecidedEvent;
 }
 
 /**
@@ -71,16 +47,13 @@ export function turnEvent<T extends ConversationEventType>(
  * an append made again (a retry, another worker) adds nothing.
  */
 export function modelCallStopped(
-  at: EventOrigin,
   turnId: string,
   iteration: number,
   attempts: StoppedAttempt[],
   { cancelled = false } = {},
 ): Events {
   return attempts.map((a) =>
-    turnEvent(
-      at,
-      turnId,
+    agentEvent(
       'ModelCallStopped',
       {
         turnId,
@@ -101,28 +74,26 @@ export function modelCallStopped(
  * attempts it had broken off midway.
  */
 export function modelReplied(
-  at: StepOrigin,
+  made: StepMade,
   turn: TurnRecord,
   { iteration, allowTools }: { iteration: number; allowTools: boolean },
   result: ChatResult,
 ): Events {
-  const stopped = modelCallStopped(at, turn.turnId, iteration, result.stoppedAttempts ?? []);
+  const stopped = modelCallStopped(turn.turnId, iteration, result.stoppedAttempts ?? []);
   const asksForTools = allowTools && result.content.some((b) => b.type === 'tool_use');
   return [
     ...stopped,
     ...(asksForTools
-      ? toolsInvoked(at, turn.turnId, iteration, result)
-      : [assistantReplied(at, turn, iteration, result)]),
+      ? toolsInvoked(made, turn.turnId, iteration, result)
+      : [assistantReplied(made, turn, iteration, result)]),
   ];
 }
 
 /** A ToolInvoked per tool call, in the model's order; the first carries the call's text, blocks, usage and model. */
-export function toolsInvoked(at: StepOrigin, turnId: string, iteration: number, result: ChatResult): Events {
+export function toolsInvoked(made: StepMade, turnId: string, iteration: number, result: ChatResult): Events {
   const toolUses = result.content.flatMap((b) => (b.type === 'tool_use' ? [b] : []));
   return toolUses.map((b, i) =>
-    turnEvent(
-      at,
-      turnId,
+    agentEvent(
       'ToolInvoked',
       {
         turnId,
@@ -145,29 +116,27 @@ export function toolsInvoked(at: StepOrigin, turnId: string, iteration: number, 
             }
           : {}),
       },
-      at.newId(),
+      stepIdFor(made, `event:${b.id}`),
     ),
   );
 }
 
 /** The turn's answer: its citations, the usage and cost of all its calls, its latency since the question. */
 export function assistantReplied(
-  at: StepOrigin,
+  made: StepMade,
   turn: TurnRecord,
   iteration: number,
   result: ChatResult,
-): NewEvent<ConversationEvent> {
+): DecidedEvent {
   const text = textsOf(result).join('');
   const earlier = turn.iterations.reduce((sum, it) => (it.usage ? addUsage(sum, it.usage) : sum), zeroUsage());
   const usage = addUsage(earlier, result.usage);
   const citations = citedPassages(text, turn);
-  return turnEvent(
-    at,
-    turn.turnId,
+  return agentEvent(
     'AssistantReplied',
     {
       turnId: turn.turnId,
-      messageId: at.newId(),
+      messageId: stepIdFor(made, 'message'),
       content: text.trim() ? text : '(no answer)',
       model: result.model,
       stopReason: result.stopReason,
@@ -176,31 +145,25 @@ export function assistantReplied(
       citations,
       isFromBook: citations.length > 0,
       iterations: iteration,
-      latencyMs: at.now.getTime() - turn.postedAt.getTime(),
+      latencyMs: made.at.getTime() - turn.postedAt.getTime(),
     },
-    at.newId(),
+    stepIdFor(made, 'event:answer'),
   );
 }
 
 /** A call put into the provider's batch: paid for from here on, so recorded before the turn waits for it. */
 export function modelBatchSubmitted(
-  at: StepOrigin,
+  made: StepMade,
   turnId: string,
   submitted: { step: string; provider: string; providerBatchId: string },
-): NewEvent<ConversationEvent> {
-  return turnEvent(at, turnId, 'ModelBatchSubmitted', { turnId, ...submitted }, at.newId());
+): DecidedEvent {
+  return agentEvent('ModelBatchSubmitted', { turnId, ...submitted }, stepIdFor(made, 'event:submitted'));
 }
 
 /** What each tool call returned, in call order; a tool's passages with the number of the first. */
-export function toolResultsRecorded(
-  at: StepOrigin,
-  turnId: string,
-  outputs: Array<{ call: ToolCallRecord; output: ToolOutput; citationStart: number }>,
-): Events {
+export function toolResultsRecorded(made: StepMade, turnId: string, outputs: ToolOutcome[]): Events {
   return outputs.map(({ call, output, citationStart }) =>
-    turnEvent(
-      at,
-      turnId,
+    agentEvent(
       'ToolResultRecorded',
       {
         turnId,
@@ -209,22 +172,27 @@ export function toolResultsRecorded(
         isError: output.isError ?? false,
         ...(output.chunks ? { chunks: output.chunks, citationStart } : {}),
       },
-      at.newId(),
+      stepIdFor(made, `event:${call.toolUseId}`),
     ),
   );
 }
 
+/** A tool call's output, with the number its passages start at. */
+export interface ToolOutcome {
+  call: ToolCallRecord;
+  output: ToolOutput;
+  citationStart: number;
+}
+
 /** The model's summary of what the cut leaves out; an empty one drops those turns instead (HistoryTrimmed). */
-export function historySummarized(at: StepOrigin, turnId: string, cut: HistoryCut, result: ChatResult): Events {
-  const stopped = modelCallStopped(at, turnId, 1, result.stoppedAttempts ?? []);
+export function historySummarized(made: StepMade, turnId: string, cut: CutVersions, result: ChatResult): Events {
+  const stopped = modelCallStopped(turnId, 1, result.stoppedAttempts ?? []);
   const summary = textsOf(result).join('').trim();
   if (!summary)
-    return [...stopped, historyTrimmedEvent(at, turnId, cut, 'empty_summary: the model wrote an empty summary')];
+    return [...stopped, historyTrimmedEvent(made, turnId, cut, 'empty_summary: the model wrote an empty summary')];
   return [
     ...stopped,
-    turnEvent(
-      at,
-      turnId,
+    agentEvent(
       'HistorySummarized',
       {
         turnId,
@@ -234,26 +202,32 @@ export function historySummarized(at: StepOrigin, turnId: string, cut: HistoryCu
         model: result.model,
         costUsd: costUsd(result.model, result.usage),
       },
-      at.newId(),
+      stepIdFor(made, 'event:summary'),
     ),
   ];
 }
 
+/** What a history cut covers: the versions a summary stands for, the versions a trim drops. */
+export type CutVersions = Pick<HistoryCut, 'coversVersions' | 'droppedVersions'>;
+
 /** The summary call failed: the turns the cut leaves out are dropped unsummarised, after what the call was billed. */
-export function historyTrimmed(at: StepOrigin, turnId: string, cut: HistoryCut, error: LlmError): Events {
+export function historyTrimmed(
+  made: StepMade,
+  turnId: string,
+  cut: CutVersions,
+  failure: { code: string; message: string; stoppedAttempts: StoppedAttempt[] },
+): Events {
   return [
-    ...modelCallStopped(at, turnId, 1, stoppedAttemptsOf(error)),
-    historyTrimmedEvent(at, turnId, cut, `${error.code}: ${error.message}`),
+    ...modelCallStopped(turnId, 1, failure.stoppedAttempts),
+    historyTrimmedEvent(made, turnId, cut, `${failure.code}: ${failure.message}`),
   ];
 }
 
-function historyTrimmedEvent(at: StepOrigin, turnId: string, cut: HistoryCut, reason: string) {
-  return turnEvent(
-    at,
-    turnId,
+function historyTrimmedEvent(made: StepMade, turnId: string, cut: CutVersions, reason: string) {
+  return agentEvent(
     'HistoryTrimmed',
     { turnId, droppedVersions: cut.droppedVersions, reason: reason.slice(0, 500) },
-    at.newId(),
+    stepIdFor(made, 'event:trim'),
   );
 }
 
@@ -263,13 +237,13 @@ function historyTrimmedEvent(at: StepOrigin, turnId: string, cut: HistoryCut, re
  * RETRIEVAL_HYDE, the passage it wrote that would answer it; both calls' usage on the first.
  */
 export function searchesInvoked(
-  at: StepOrigin,
+  made: StepMade,
   turn: TurnRecord,
   reformulated: ChatResult,
   hyde: ChatResult | null,
 ): Events {
   const { turnId } = turn;
-  const stopped = modelCallStopped(at, turnId, 1, [
+  const stopped = modelCallStopped(turnId, 1, [
     ...(reformulated.stoppedAttempts ?? []),
     ...(hyde?.stoppedAttempts ?? []),
   ]);
@@ -279,19 +253,23 @@ export function searchesInvoked(
     ({ turnId, toolUseId, name: 'search_book', input: { query: text }, iteration: 1 }) as const;
   return [
     ...stopped,
-    turnEvent(
-      at,
-      turnId,
+    agentEvent(
       'ToolInvoked',
       {
-        ...search(`retrieve_${at.newId()}`, query),
+        ...search(`retrieve_${stepIdFor(made, 'query')}`, query),
         usage: hyde ? addUsage(reformulated.usage, hyde.usage) : reformulated.usage,
         model: reformulated.model,
       },
-      at.newId(),
+      stepIdFor(made, 'event:query'),
     ),
     ...(passage
-      ? [turnEvent(at, turnId, 'ToolInvoked', search(`${HYDE_PREFIX}${at.newId()}`, passage), at.newId())]
+      ? [
+          agentEvent(
+            'ToolInvoked',
+            search(`${HYDE_PREFIX}${stepIdFor(made, 'hyde')}`, passage),
+            stepIdFor(made, 'event:hyde'),
+          ),
+        ]
       : []),
   ];
 }
