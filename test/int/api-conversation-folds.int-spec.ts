@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ConversationEvent, conversationStreamId } from '@parley/conversation';
 import { AppendNotifier, EventStore, StoredEvent } from '@parley/event-store';
-import { ApiConversationFolds } from '../../apps/api/src/conversations/conversation-view';
+import { ApiConversationFolds } from '../../apps/api/src/conversations/api-conversation-folds';
 import { conversationRenamed, conversationStarted, userMessagePosted } from '../support/factories/events';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 import { waitFor } from '../support/wait-for';

@@ -6,37 +6,66 @@ import { ConversationEvent, conversationStreamId, DomainError } from '@parley/co
 import { AppendNotifier, EventStore, StoredEvent, WrongExpectedVersionError } from '@parley/event-store';
 import { ConversationLogQueries } from '@parley/read-models';
 import { ConversationEraser } from '@parley/erasure';
-import { ConversationsService } from '../../apps/api/src/conversations/conversations.service';
+import { ApiConversationFolds } from '../../apps/api/src/conversations/api-conversation-folds';
+import { ConversationForking } from '../../apps/api/src/conversations/conversation-forking';
+import { ConversationReads } from '../../apps/api/src/conversations/conversation-reads.service';
+import { ConversationStarting } from '../../apps/api/src/conversations/conversation-starting';
+import { ConversationUpdating } from '../../apps/api/src/conversations/conversation-updating';
+import { ConversationWrites } from '../../apps/api/src/conversations/conversation-writes';
+import { MessagePosting, PostInput } from '../../apps/api/src/conversations/message-posting.service';
+import { ReadableBooks } from '../../apps/api/src/conversations/readable-books';
+import { TurnCancelling } from '../../apps/api/src/conversations/turn-cancelling';
+import { TurnEnqueuer } from '../../apps/api/src/conversations/turn-enqueuer';
 import { assistantReplied } from '../support/factories/events';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 import { ProblemException } from '../../apps/api/src/http/problem.exception';
 
 /**
- * ConversationsService in process on a cloned database: the commands' effect is read back from
- * the stream itself (store.readStream), not from the views the service answers with.
+ * The API's conversation use cases (one per command, and the reads), in process on a cloned
+ * database: the commands' effect is read back from the stream itself (store.readStream), not from
+ * the views they answer with.
  */
-describe('ConversationsService (in process, real EventStore)', () => {
+describe('conversation use cases (in process, real EventStore)', () => {
   let db: TestDatabase;
   let store: EventStore;
   let config: AppConfig;
-  let sut: ConversationsService;
+  let sut: ReturnType<typeof newReplica>;
 
   beforeAll(async () => {
     db = await createTestDatabase();
     store = new EventStore(db.pool);
     config = loadConfig({ NODE_ENV: 'development', DATABASE_URL: db.url, LOG_LEVEL: 'silent' });
-    sut = newService();
+    sut = newReplica();
   });
-  /** A service as Nest makes one: a replica of its own, with nothing folded yet. */
-  const newService = () => {
-    // the third parameter is the Pool or (being refactored) the injected ConversationLogQueries:
-    // give it what its declared type asks for, as Nest would
-    const params = Reflect.getMetadata('design:paramtypes', ConversationsService) as unknown[];
-    const third = params[2] === ConversationLogQueries ? new ConversationLogQueries(db.pool) : db.pool;
-    const Service = ConversationsService as unknown as new (...args: unknown[]) => ConversationsService;
-    // a notifier never started: this replica hears of no append, so what it keeps falls behind
-    // the log and its posts meet the append's version check
-    return new Service(store, new BooksRepository(db.pool), third, config, new AppendNotifier(db.url));
+  /**
+   * The use cases as Nest wires them in one API replica, with nothing folded yet. Its notifier is
+   * never started: this replica hears of no append, so what it keeps falls behind the log and its
+   * posts meet the append's version check. Posts here are recorded without the request's budget,
+   * rate limit and enqueue (MessagePosting.record).
+   */
+  const newReplica = () => {
+    const folds = new ApiConversationFolds(store, new AppendNotifier(db.url));
+    const writes = new ConversationWrites(store, folds);
+    const log = new ConversationLogQueries(db.pool);
+    const books = new ReadableBooks(new BooksRepository(db.pool));
+    const reads = new ConversationReads(folds, log, null as never, store, null as never, null as never);
+    const posting = new MessagePosting(writes, log, null as never, null as never, null as never, config);
+    const enqueuer = { turnCancelled: async () => undefined } as unknown as TurnEnqueuer;
+    const starting = new ConversationStarting(writes, books, reads);
+    const updating = new ConversationUpdating(writes, books, reads, config);
+    const forking = new ConversationForking(store, writes);
+    const cancelling = new TurnCancelling(writes, enqueuer);
+    return {
+      start: (userId: string, input: Parameters<ConversationStarting['start']>[1]) => starting.start(userId, input),
+      update: (...args: Parameters<ConversationUpdating['update']>) => updating.update(...args),
+      post: (userId: string, id: string, input: PostInput, opts: { idempotencyKey?: string; ifMatch?: number }) =>
+        posting.record(userId, id, input, opts),
+      earlierPost: (...args: Parameters<MessagePosting['earlierPost']>) => posting.earlierPost(...args),
+      view: (...args: Parameters<ConversationReads['view']>) => reads.view(...args),
+      cancelTurn: (...args: Parameters<TurnCancelling['cancel']>) => cancelling.cancel(...args),
+      fork: async (userId: string, id: string, version: number) =>
+        reads.view(userId, await forking.fork(userId, id, version)),
+    };
   };
   afterAll(() => db.drop());
 
@@ -62,7 +91,7 @@ describe('ConversationsService (in process, real EventStore)', () => {
     expect(await snapshotOf(id)).toBeGreaterThanOrEqual(200);
     expect(await snapshotOf(id)).toBeLessThan(241);
     // when a replica that never saw it (a deploy) views it
-    const replica = newService();
+    const replica = newReplica();
     // then it answers the same view, and that view has every turn
     expect(await replica.view(owner, id)).toEqual(folded);
     expect(folded.turns).toHaveLength(120);

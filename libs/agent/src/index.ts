@@ -11,6 +11,8 @@ export * from './turn/turn-fold';
 export * from './turn/agent-events';
 export * from './turn/decide-agent-step';
 export * from './turn/conversation-history';
+export * from './turn/history-cut';
+export * from './turn/turn-messages';
 export * from './turn/turn-settings';
 export * from './turn/turn-plan';
 export * from './turn/citations';

@@ -39,9 +39,16 @@ export interface CommandStore<A extends Appended = Appended> {
   ): Promise<A>;
 }
 
-/** Where the handler loads a conversation from: the caller's own fold cache (the API's, a worker's), or the log. */
+/**
+ * Where the handler loads a conversation from: the caller's own fold cache (the API's, a
+ * worker's), or the log. `kept`, when the source keeps the conversation in memory, answers it
+ * without reading: it may be behind the log, so the handler decides on it first, and an append on
+ * it that loses the race, or a refusal on it (a DomainError, an If-Match that differs, nothing to
+ * do), is decided again on a loaded one, as the log may have moved past what refused.
+ */
 export interface ConversationFoldSource<F extends FoldedForCommands> {
   load(conversationId: string): Promise<F>;
+  kept?(conversationId: string): F | undefined;
 }
 
 /** What a decided event's metadata is made from. */
@@ -75,19 +82,6 @@ export interface CommandOptions<F = FoldedForCommands, C extends Command = Conve
   correlationId?: string;
   /** how often a lost race is decided again on the new state (default 5) */
   retries?: number;
-  /**
-   * The conversation as the caller began loading it (from the same fold source), so the load
-   * could run beside the caller's own checks: the first decision is made on it, and a lost race
-   * loads again as usual.
-   */
-  loaded?: Promise<F>;
-  /**
-   * The conversation as the caller keeps it, not read for this command (kept up by what it heard
-   * of appends), so it may be behind the log: the first decision is made on it, an append on it
-   * that loses the race loads as usual, and a refusal on it (a DomainError, an If-Match that
-   * differs) is decided again on a loaded one, as the log may have moved past what refused.
-   */
-  kept?: F;
   /** the events' metadata (default: commandMetadata) */
   metadata?: MetadataPolicy;
 }
@@ -126,8 +120,8 @@ export async function handleCommand<
   const decideOn: Decider<C, F> =
     opts.decide ?? ((cs, f) => decideAll(cs as unknown as ConversationCommand[], f.state));
   for (let attempt = 0; ; attempt++) {
-    const unread = attempt === 0 ? opts.kept : undefined;
-    const folded = unread ?? (attempt === 0 && opts.loaded ? await opts.loaded : await folds.load(conversationId));
+    const unread = attempt === 0 ? folds.kept?.(conversationId) : undefined;
+    const folded = unread ?? (await folds.load(conversationId));
     const { state } = folded;
     let decided: DecidedEvent[];
     try {

@@ -1,6 +1,7 @@
 import { Pool } from 'pg';
 import { randomUUID } from 'node:crypto';
 import { ErasureSubject } from '@parley/conversation';
+import { erasedStreamSql } from '@parley/read-models';
 import type { JournalEntry } from './erasure-journal';
 
 /** A BullMQ job that held erased data, by queue and id. */
@@ -131,13 +132,7 @@ export class ErasureRepository {
    * before (a snapshot is saved without waiting): removed by the sweep.
    */
   async deleteLateSnapshots(): Promise<number> {
-    const { rowCount } = await this.pool.query(
-      `DELETE FROM fold_snapshots s
-        WHERE EXISTS (SELECT 1 FROM events e
-                       -- the first condition is the partial index's own, so the planner uses it
-                       WHERE e.stream_id = s.stream_id AND e.type IN ('ConversationDeleted', 'ConversationErased')
-                         AND e.type = 'ConversationErased')`,
-    );
+    const { rowCount } = await this.pool.query(`DELETE FROM fold_snapshots s WHERE ${erasedStreamSql('s.stream_id')}`);
     return rowCount ?? 0;
   }
 }

@@ -54,6 +54,26 @@ export class EventStore {
     );
   }
 
+  /**
+   * The version of each stream (0 for a stream without events), all in one statement: one
+   * backward probe of the (stream_id, version) index per stream, however long the streams are.
+   */
+  async versions(streamIds: string[]): Promise<Map<string, number>> {
+    if (streamIds.length === 0) return new Map();
+    const { rows } = await this.pool.query<{ id: string; version: number | null }>(
+      `SELECT s.id, (SELECT max(version) FROM events WHERE stream_id = s.id) AS version
+         FROM unnest($1::text[]) AS s(id)`,
+      [streamIds],
+    );
+    return new Map(rows.map((r) => [r.id, r.version ?? 0]));
+  }
+
+  /** How many events the log holds (a rebuild's progress is told against it). */
+  async count(): Promise<number> {
+    const { rows } = await this.pool.query<{ n: string }>('SELECT count(*) AS n FROM events');
+    return Number(rows[0].n);
+  }
+
   private async appendWithRetries<E extends EventShape>(
     streamId: string,
     events: NewEvent<E>[],

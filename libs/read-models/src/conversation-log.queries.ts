@@ -1,6 +1,13 @@
 import { Pool } from 'pg';
-import { conversationIdOf, conversationStreamId, ErasureSubject, UserMessagePosted } from '@parley/conversation';
+import {
+  conversationIdOf,
+  conversationStreamId,
+  ErasureSubject,
+  turnKey,
+  UserMessagePosted,
+} from '@parley/conversation';
 import { StoredEvent } from '@parley/event-store';
+import type { ToolCall } from './read-model.writes';
 
 /** A UserMessagePosted as its Idempotency-Key finds it again. */
 export type StoredPost = Pick<StoredEvent<UserMessagePosted>, 'version' | 'position' | 'data'>;
@@ -13,9 +20,23 @@ export interface UnendedTurn {
 
 /**
  * Questions about conversations that must be answered from the log itself, not from the read
- * models (which lag): with the erasure sweep's look for late snapshots, the API's and the
- * worker's only SQL on the events table outside the store.
+ * models (which lag): the only SQL on the events table outside the event store, which knows
+ * nothing of conversations (see erasedStreamSql for the statements elsewhere that test for it).
  */
+/**
+ * A condition true when the stream named by `streamIdSql` (an SQL expression) is erased (by that
+ * subject's erasure, when given), for a
+ * statement that writes elsewhere (the usage ledger, the fold snapshots). The first condition is
+ * the partial index's own, so the planner uses it.
+ */
+export const erasedStreamSql = (
+  streamIdSql: string,
+  { alias = 'x', bySubject }: { alias?: string; bySubject?: ErasureSubject } = {},
+): string =>
+  `EXISTS (SELECT 1 FROM events ${alias}
+            WHERE ${alias}.stream_id = ${streamIdSql} AND ${alias}.type IN ('ConversationDeleted', 'ConversationErased')
+              AND ${alias}.type = 'ConversationErased'${bySubject ? ` AND ${alias}.data ->> 'subject' = '${bySubject}'` : ''})`;
+
 export class ConversationLogQueries {
   constructor(private readonly pool: Pick<Pool, 'query'>) {}
 
@@ -143,5 +164,35 @@ export class ConversationLogQueries {
       const conversationId = conversationIdOf(r.stream_id);
       return conversationId ? [{ conversationId, turnId: r.turn_id }] : [];
     });
+  }
+
+  /** Of these streams, the ones the log shows deleted or erased. */
+  async streamsWithDeletion(streamIds: string[]): Promise<Set<string>> {
+    const { rows } = await this.pool.query<{ stream_id: string }>(
+      `SELECT DISTINCT stream_id FROM events
+        WHERE stream_id = ANY($1::text[]) AND type IN ('ConversationDeleted', 'ConversationErased')`,
+      [streamIds],
+    );
+    return new Set(rows.map((r) => r.stream_id));
+  }
+
+  /** Each turn's ToolInvoked calls in log order, keyed `streamId/turnId`. */
+  async toolCallsOfTurns(turns: Array<{ streamId: string; turnId: string }>): Promise<Map<string, ToolCall[]>> {
+    const { rows } = await this.pool.query<{ stream_id: string; data: ToolCall & { turnId: string } }>(
+      `SELECT e.stream_id, e.data FROM events e
+         JOIN (SELECT DISTINCT * FROM unnest($1::text[], $2::text[]) AS t(stream_id, turn_id)) t
+           ON e.stream_id = t.stream_id AND e.data->>'turnId' = t.turn_id
+        WHERE e.type = 'ToolInvoked'
+        ORDER BY e.stream_id, e.version`,
+      [turns.map((t) => t.streamId), turns.map((t) => t.turnId)],
+    );
+    const calls = new Map<string, ToolCall[]>();
+    for (const { stream_id, data } of rows) {
+      const key = turnKey(stream_id, data.turnId);
+      const list = calls.get(key) ?? [];
+      list.push({ toolUseId: data.toolUseId, name: data.name, input: data.input });
+      calls.set(key, list);
+    }
+    return calls;
   }
 }

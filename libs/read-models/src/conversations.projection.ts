@@ -9,6 +9,7 @@ import {
   turnKeyOf,
 } from '@parley/conversation';
 import { CheckpointMove, SingleStatementLogConsumer, StoredEvent } from '@parley/event-store';
+import { ConversationLogQueries } from './conversation-log.queries';
 import { ConversationRow, MessageRow, ReadModelWrites, ToolCall } from './read-model.writes';
 import { ledgerRowOf, UsageRow } from './usage-ledger';
 
@@ -57,6 +58,7 @@ export class ConversationsProjection implements SingleStatementLogConsumer {
       (e): e is StoredEvent<ConversationEvent> => isConversationEvent(e) && conversationIdOf(e.streamId) !== undefined,
     );
     const db = new ReadModelWrites(pool);
+    const log = new ConversationLogQueries(pool);
     if (events.length === 0)
       return move ? db.write({ deleted: [], conversations: [], messages: [], usage: [] }, move) : true;
     const ids = [...new Set(events.map((e) => conversationIdOf(e.streamId)!))];
@@ -66,7 +68,7 @@ export class ConversationsProjection implements SingleStatementLogConsumer {
     const callsOf = (key: string) => (calls.has(key) ? calls.get(key) : this.turnCalls.get(key));
     const starts = events.filter((e) => e.type === 'ConversationStarted').map((e) => e.streamId);
     // the row is gone once deleted, so no version can guard a start: look for the deletion in the log
-    const deletedInLog = starts.length > 0 ? await db.streamsWithDeletion(starts) : new Set<string>();
+    const deletedInLog = starts.length > 0 ? await log.streamsWithDeletion(starts) : new Set<string>();
 
     const changed = new Set<string>();
     const deleted = new Set<string>();
@@ -185,7 +187,7 @@ export class ConversationsProjection implements SingleStatementLogConsumer {
     }
 
     const kept = messages.filter((m) => !deleted.has(m.conversation_id));
-    await this.attachInvocations(db, kept);
+    await this.attachInvocations(log, kept);
     const written = await db.write(
       {
         deleted: [...deleted],
@@ -230,10 +232,10 @@ export class ConversationsProjection implements SingleStatementLogConsumer {
    * turn) when memory does not hold them, read from the log: the ToolInvoked events are stored
    * there, in this batch or before.
    */
-  private async attachInvocations(db: ReadModelWrites, messages: PendingMessage[]): Promise<void> {
+  private async attachInvocations(log: ConversationLogQueries, messages: PendingMessage[]): Promise<void> {
     const needing = messages.filter((m) => m.needsInvocations);
     if (needing.length === 0) return;
-    const calls = await db.toolCallsOfTurns(needing.map((m) => ({ streamId: m.streamId, turnId: m.turn_id })));
+    const calls = await log.toolCallsOfTurns(needing.map((m) => ({ streamId: m.streamId, turnId: m.turn_id })));
     for (const m of needing) {
       const ofTurn = calls.get(turnKey(m.streamId, m.turn_id)) ?? [];
       m.tool_invocations =

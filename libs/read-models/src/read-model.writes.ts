@@ -1,6 +1,5 @@
 import { Pool } from 'pg';
 import { CheckpointMove, checkpointMoveSql, movesFromStart } from '@parley/event-store';
-import { turnKey } from '@parley/conversation';
 import { USAGE_COLUMNS_SQL, USAGE_ROWS_SQL, UsageRow } from './usage-ledger';
 
 export interface ConversationRow {
@@ -60,35 +59,6 @@ export class ReadModelWrites {
       [ids],
     );
     return new Map(rows.map((r) => [r.id, r]));
-  }
-
-  async streamsWithDeletion(streamIds: string[]): Promise<Set<string>> {
-    const { rows } = await this.db.query<{ stream_id: string }>(
-      `SELECT DISTINCT stream_id FROM events
-        WHERE stream_id = ANY($1::text[]) AND type IN ('ConversationDeleted', 'ConversationErased')`,
-      [streamIds],
-    );
-    return new Set(rows.map((r) => r.stream_id));
-  }
-
-  /** Each turn's ToolInvoked calls in log order, keyed `streamId/turnId`. */
-  async toolCallsOfTurns(turns: Array<{ streamId: string; turnId: string }>): Promise<Map<string, ToolCall[]>> {
-    const { rows } = await this.db.query<{ stream_id: string; data: ToolCall & { turnId: string } }>(
-      `SELECT e.stream_id, e.data FROM events e
-         JOIN (SELECT DISTINCT * FROM unnest($1::text[], $2::text[]) AS t(stream_id, turn_id)) t
-           ON e.stream_id = t.stream_id AND e.data->>'turnId' = t.turn_id
-        WHERE e.type = 'ToolInvoked'
-        ORDER BY e.stream_id, e.version`,
-      [turns.map((t) => t.streamId), turns.map((t) => t.turnId)],
-    );
-    const calls = new Map<string, ToolCall[]>();
-    for (const { stream_id, data } of rows) {
-      const key = turnKey(stream_id, data.turnId);
-      const list = calls.get(key) ?? [];
-      list.push({ toolUseId: data.toolUseId, name: data.name, input: data.input });
-      calls.set(key, list);
-    }
-    return calls;
   }
 
   /**

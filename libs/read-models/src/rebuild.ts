@@ -17,8 +17,7 @@ export async function rebuildReadModels(
     await tx.query('DELETE FROM consumer_checkpoints WHERE consumer = $1', [READ_MODELS_CONSUMER]);
     await tx.query('DELETE FROM consumer_dead_letters WHERE consumer = $1', [READ_MODELS_CONSUMER]);
   });
-  const { rows } = await store.pool.query<{ n: string }>('SELECT count(*) AS n FROM events');
-  const total = Number(rows[0].n);
+  const total = await store.count();
   const runner = new CheckpointedConsumerRunner(store, new ConversationsProjection(), undefined, { batchSize: 1000 });
   const applied = await runner.drain((n) => onProgress(n, total));
   return { events: applied, ms: performance.now() - started };

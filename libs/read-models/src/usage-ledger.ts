@@ -1,6 +1,7 @@
 import { Pool } from 'pg';
 import { ConversationEvent, conversationIdOf, Usage } from '@parley/conversation';
 import { StoredEvent } from '@parley/event-store';
+import { erasedStreamSql } from './conversation-log.queries';
 
 /**
  * A line of the usage ledger (`usage_records`): an event that ends a turn, records a model call
@@ -131,10 +132,7 @@ export class UsageLedger {
     await this.db.query(
       `WITH r AS (${USAGE_ROWS_SQL('$1')}),
             named AS (
-              SELECT r.*, EXISTS (SELECT 1 FROM events t
-                                   WHERE t.stream_id = 'conversation-' || r.conversation_id::text
-                                     AND t.type IN ('ConversationDeleted', 'ConversationErased')
-                                     AND t.type = 'ConversationErased' AND t.data ->> 'subject' = 'account') AS erased
+              SELECT r.*, ${erasedStreamSql(`'conversation-' || r.conversation_id::text`, { bySubject: 'account' })} AS erased
                 FROM r)
        INSERT INTO usage_records ${USAGE_COLUMNS_WITH_KEY_SQL}
        SELECT event_id, conversation_id, version, CASE WHEN erased THEN NULL ELSE owner_id END, turn_id, book_id, kind,

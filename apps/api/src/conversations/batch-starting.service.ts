@@ -1,31 +1,96 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { AppConfig, CONFIG } from '@parley/config';
+import { assertVisible, BatchVia } from '@parley/conversation';
 import { AuthUser } from '../auth/auth-user';
+import { invalid } from '../http/problem.exception';
 import { ReaderBudget } from '../usage/reader-budget';
-import { BatchInput, ConversationsService } from './conversations.service';
+import { ApiConversationFolds } from './api-conversation-folds';
+import { assertMessageText } from './conversation-limits';
+import { ConversationForking } from './conversation-forking';
+import { ConversationWrites } from './conversation-writes';
+import { MessagePosting } from './message-posting.service';
 import { PostRateLimiter } from './post-rate-limiter';
 import { TurnEnqueuer } from './turn-enqueuer';
 
+/** A batch to start: its prompts, how they are answered, and through which API. */
+export interface BatchInput {
+  prompts: string[];
+  mode: 'sequential' | 'independent';
+  via?: BatchVia;
+}
+
 /**
- * Starting a batch, as a request does it: the reader's budget, the rate limit (each prompt is a
- * post), the batch started by ConversationsService, and each of its turns enqueued.
+ * POST …/batches (StartBatch): the reader's budget, the rate limit (each prompt is a post), the
+ * batch recorded, and each of its turns enqueued. `sequential` posts the prompts as this
+ * conversation's next turns, in order (each sees the answers before it); `independent` forks the
+ * conversation once per prompt at its current version and posts the prompt there, so each is
+ * answered against the same history, concurrently. Either way BatchStarted goes to this conversation.
  */
 @Injectable()
 export class BatchStarting {
   constructor(
-    private readonly conversations: ConversationsService,
+    private readonly folds: ApiConversationFolds,
+    private readonly writes: ConversationWrites,
+    private readonly forking: ConversationForking,
+    private readonly posting: MessagePosting,
     private readonly budget: ReaderBudget,
     private readonly rateLimiter: PostRateLimiter,
     private readonly enqueuer: TurnEnqueuer,
+    @Inject(CONFIG) private readonly config: AppConfig,
   ) {}
 
   async start(user: AuthUser, conversationId: string, input: BatchInput): Promise<{ batchId: string }> {
+    this.assertBatchAllowed(input);
     await this.budget.assertWithin(user); // before the rate limiter: a refused batch uses none of its posts
     await this.rateLimiter.consume(user.id, input.prompts.length);
-    const { batchId, turns } = await this.conversations.startBatch(user.id, conversationId, {
-      ...input,
-      ...this.budget.inForce(user),
+    const { budgetUsdPerMonth } = this.budget.inForce(user);
+    const { state } = await this.folds.load(conversationId);
+    assertVisible(state, user.id);
+    const batchId = randomUUID();
+    const via = input.via ?? 'messages';
+    const items =
+      input.mode === 'sequential'
+        ? input.prompts.map((prompt) => ({ prompt, conversationId, turnId: randomUUID(), messageId: randomUUID() }))
+        : await Promise.all(
+            input.prompts.map(async (prompt) => {
+              const forkId = await this.forking.fork(user.id, conversationId, state.version);
+              const batch = { batchId, conversationId, ...(via === 'message-batches' ? { via } : {}) };
+              const posted = await this.posting.record(
+                user.id,
+                forkId,
+                { content: prompt, multitask: 'enqueue', batch, budgetUsdPerMonth },
+                {},
+              );
+              return { prompt, conversationId: forkId, turnId: posted.turnId, messageId: posted.messageId };
+            }),
+          );
+    await this.writes.execute(conversationId, {
+      type: 'StartBatch',
+      userId: user.id,
+      batchId,
+      mode: input.mode,
+      via,
+      items,
+      ...(budgetUsdPerMonth !== undefined ? { budgetUsdPerMonth } : {}),
     });
-    for (const t of turns) await this.enqueuer.turnPosted(t.conversationId, t.turnId);
+    for (const t of items) await this.enqueuer.turnPosted(t.conversationId, t.turnId);
     return { batchId };
+  }
+
+  /** What is refused before anything is recorded: an independent batch forks a conversation per prompt. */
+  private assertBatchAllowed(input: BatchInput): void {
+    const via = input.via ?? 'messages';
+    if (via === 'message-batches' && input.mode !== 'independent')
+      throw invalid(
+        'via',
+        'message-batches answers independent batches only: a sequential turn waits on the one before',
+      );
+    if (via === 'message-batches' && this.config.llm.provider !== 'anthropic')
+      throw invalid(
+        'via',
+        `message-batches needs the anthropic provider (this server runs ${this.config.llm.provider})`,
+      );
+    input.prompts.forEach((p, i) => assertMessageText(this.config, p, `prompts.${i}`, 'a prompt'));
   }
 }

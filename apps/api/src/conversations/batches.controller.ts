@@ -8,7 +8,7 @@ import { AUTH_PROBLEMS, ApiProblems, BODY_PROBLEMS } from '../openapi/api-proble
 import { BatchStarting } from './batch-starting.service';
 import { StartBatchDto } from './conversation.dto';
 import { BatchDto, BatchStartedDto } from './conversation-responses.dto';
-import { ConversationsService } from './conversations.service';
+import { ConversationReads } from './conversation-reads.service';
 
 /**
  * Batches of prompts on a conversation: start one, show how it stands.
@@ -21,7 +21,7 @@ import { ConversationsService } from './conversations.service';
 export class BatchesController {
   constructor(
     private readonly starting: BatchStarting,
-    private readonly conversations: ConversationsService,
+    private readonly reads: ConversationReads,
   ) {}
 
   @Post(':id/batches')
@@ -54,6 +54,6 @@ export class BatchesController {
     @Param('id', Uuid('id')) id: string,
     @Param('batchId', Uuid('batchId')) batchId: string,
   ) {
-    return this.conversations.batch(user.id, id, batchId);
+    return this.reads.batch(user.id, id, batchId);
   }
 }

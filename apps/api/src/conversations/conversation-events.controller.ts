@@ -10,7 +10,6 @@ import { AUTH_PROBLEMS, ApiProblems } from '../openapi/api-problems';
 import { EventsQueryDto, StreamQueryDto } from './conversation.dto';
 import { EventPageDto } from './conversation-responses.dto';
 import { ConversationReads } from './conversation-reads.service';
-import { ConversationsService } from './conversations.service';
 import { EventStreamService } from './event-stream.service';
 import { parseLastEventId } from './last-event-id';
 
@@ -25,7 +24,6 @@ import { parseLastEventId } from './last-event-id';
 export class ConversationEventsController {
   constructor(
     private readonly reads: ConversationReads,
-    private readonly conversations: ConversationsService,
     private readonly streams: EventStreamService,
   ) {}
 
@@ -68,7 +66,7 @@ export class ConversationEventsController {
     @Res() reply: FastifyReply,
   ): Promise<void> {
     const after = parseLastEventId(req.headers['last-event-id']) ?? q.after ?? 0;
-    await this.conversations.view(user.id, id);
+    await this.reads.assertVisible(user.id, id);
     reply.hijack(); // the stream writes to the raw response itself
     await this.streams.serve(id, after, req.raw, reply.raw);
   }

@@ -1,27 +1,67 @@
 import { Injectable } from '@nestjs/common';
-import { conversationStreamId } from '@parley/conversation';
+import { assertVisible, ConversationEvent, conversationStreamId, fold } from '@parley/conversation';
 import { EventStore } from '@parley/event-store';
 import { ReadReplica } from '@parley/platform';
-import { ConversationSummary, InvalidCursorError, MessageView, Page, ReadModelQueries } from '@parley/read-models';
-import { invalid } from '../http/problem.exception';
+import {
+  ConversationLogQueries,
+  ConversationSummary,
+  InvalidCursorError,
+  MessageView,
+  Page,
+  ReadModelQueries,
+} from '@parley/read-models';
+import { invalid, problem } from '../http/problem.exception';
 import { UsageReport, UsageService } from '../usage/usage.service';
-import { ConversationsService } from './conversations.service';
+import { ApiConversationFolds } from './api-conversation-folds';
+import { batchView, BatchView } from './batch-view';
+import { ConversationView, toView } from './conversation-view';
 import { EventEnvelope, toEnvelope } from './event-envelope';
 
 /**
- * What a reader reads besides a conversation's state (ConversationsService.view): the list of
- * their conversations, and a conversation's messages, event log and usage. A read of one
- * conversation answers 404 for one that is not the caller's, or is erased.
+ * What a reader reads: the list of their conversations, and a conversation's state (now or at a
+ * version), batches, messages, event log and usage. A read of one conversation answers 404 for
+ * one that is not the caller's, or is erased.
  */
 @Injectable()
 export class ConversationReads {
   constructor(
-    private readonly conversations: ConversationsService,
+    private readonly folds: ApiConversationFolds,
+    private readonly log: ConversationLogQueries,
     private readonly queries: ReadModelQueries,
     private readonly store: EventStore,
     private readonly replica: ReadReplica,
     private readonly usageReports: UsageService,
   ) {}
+
+  /** 404 unless the conversation is the reader's and neither deleted nor erased. */
+  async assertVisible(userId: string, conversationId: string): Promise<void> {
+    assertVisible((await this.folds.load(conversationId)).state, userId);
+  }
+
+  /** The conversation's state, now or at a version (a deleted conversation is gone at every version). */
+  async view(userId: string, conversationId: string, version?: number): Promise<ConversationView> {
+    const now = await this.folds.load(conversationId);
+    assertVisible(now.state, userId);
+    if (version === undefined) return toView(conversationId, now);
+    if (now.state.version < version) throw problem('version_not_found', `the conversation has no version ${version}`);
+    const events = await this.store.readStream<ConversationEvent>(conversationStreamId(conversationId), {
+      upTo: version,
+    });
+    return toView(conversationId, {
+      state: fold(events),
+      createdAt: events[0]?.occurredAt,
+      lastActivityAt: events.at(-1)?.occurredAt,
+    });
+  }
+
+  /** A batch as it stands: each prompt's answer (from the log) and the batch's figures. */
+  async batch(userId: string, conversationId: string, batchId: string): Promise<BatchView> {
+    const { state } = await this.folds.load(conversationId);
+    assertVisible(state, userId);
+    const batch = state.batches[batchId];
+    if (!batch) throw problem('batch_not_found', `the conversation has no batch ${batchId}`);
+    return batchView(batchId, batch, await this.log.turnEndings(batch.items));
+  }
 
   /** Newest activity first. */
   list(userId: string, q: { bookId?: string; limit?: number; cursor?: string }): Promise<Page<ConversationSummary>> {
@@ -36,7 +76,7 @@ export class ConversationReads {
     conversationId: string,
     q: { limit?: number; cursor?: string },
   ): Promise<Page<MessageView>> {
-    await this.conversations.view(userId, conversationId);
+    await this.assertVisible(userId, conversationId);
     return withCursor(() => this.queries.listMessages(conversationId, { limit: q.limit ?? 100, cursor: q.cursor }));
   }
 
@@ -46,7 +86,7 @@ export class ConversationReads {
     conversationId: string,
     q: { after?: number; limit?: number },
   ): Promise<Page<EventEnvelope>> {
-    await this.conversations.view(userId, conversationId);
+    await this.assertVisible(userId, conversationId);
     const limit = q.limit ?? 1000;
     // the replica serves the page once it has replayed every write committed before this request
     const events = await this.store.readStream(
@@ -62,7 +102,7 @@ export class ConversationReads {
   }
 
   async usage(userId: string, conversationId: string): Promise<UsageReport> {
-    await this.conversations.view(userId, conversationId);
+    await this.assertVisible(userId, conversationId);
     return this.usageReports.ofConversation(userId, conversationId);
   }
 }

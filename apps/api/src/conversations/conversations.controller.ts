@@ -21,7 +21,9 @@ import {
 } from './conversation.dto';
 import { ConversationDto, ConversationListDto } from './conversation-responses.dto';
 import { ConversationReads } from './conversation-reads.service';
-import { ConversationsService } from './conversations.service';
+import { ConversationForking } from './conversation-forking';
+import { ConversationStarting } from './conversation-starting';
+import { ConversationUpdating } from './conversation-updating';
 import { ErasureRequests } from './erasure-requests.service';
 import { ApiIfMatch, IfMatch } from './if-match';
 
@@ -32,7 +34,9 @@ import { ApiIfMatch, IfMatch } from './if-match';
 @Controller('conversations')
 export class ConversationsController {
   constructor(
-    private readonly conversations: ConversationsService,
+    private readonly starting: ConversationStarting,
+    private readonly updating: ConversationUpdating,
+    private readonly forking: ConversationForking,
     private readonly reads: ConversationReads,
     private readonly erasure: ErasureRequests,
   ) {}
@@ -42,7 +46,7 @@ export class ConversationsController {
   @ApiCreatedResponse({ type: ConversationDto })
   @ApiProblems(BODY_PROBLEMS, 'book_not_found', 'book_not_ready')
   create(@CurrentUser() user: AuthUser, @Body() body: CreateConversationDto) {
-    return this.conversations.start(user.id, body);
+    return this.starting.start(user.id, body);
   }
 
   @Get()
@@ -59,7 +63,7 @@ export class ConversationsController {
   @ApiOkResponse({ type: ConversationDto })
   @ApiProblems('validation_failed', 'conversation_not_found', 'version_not_found')
   show(@CurrentUser() user: AuthUser, @Param('id', Uuid('id')) id: string, @Query() q: ShowConversationQueryDto) {
-    return this.conversations.view(user.id, id, q.version);
+    return this.reads.view(user.id, id, q.version);
   }
 
   @Patch(':id')
@@ -77,7 +81,7 @@ export class ConversationsController {
     @Body() body: UpdateConversationDto,
     @IfMatch() ifMatch?: number,
   ) {
-    return this.conversations.update(user.id, id, body, ifMatch);
+    return this.updating.update(user.id, id, body, ifMatch);
   }
 
   @Delete(':id')
@@ -100,7 +104,7 @@ export class ConversationsController {
   @ApiOperation({ summary: 'Fork: a new conversation whose history is events 1..version' })
   @ApiCreatedResponse({ type: ConversationDto })
   @ApiProblems(BODY_PROBLEMS, 'conversation_not_found')
-  fork(@CurrentUser() user: AuthUser, @Param('id', Uuid('id')) id: string, @Body() body: ForkConversationDto) {
-    return this.conversations.fork(user.id, id, body.version);
+  async fork(@CurrentUser() user: AuthUser, @Param('id', Uuid('id')) id: string, @Body() body: ForkConversationDto) {
+    return this.reads.view(user.id, await this.forking.fork(user.id, id, body.version));
   }
 }

@@ -15,7 +15,13 @@ import { BatchesController } from './batches.controller';
 import { ConversationEventsController } from './conversation-events.controller';
 import { ConversationReads } from './conversation-reads.service';
 import { ConversationsController } from './conversations.controller';
-import { ConversationsService } from './conversations.service';
+import { ApiConversationFolds } from './api-conversation-folds';
+import { ConversationForking } from './conversation-forking';
+import { ConversationStarting } from './conversation-starting';
+import { ConversationUpdating } from './conversation-updating';
+import { ConversationWrites } from './conversation-writes';
+import { ReadableBooks } from './readable-books';
+import { TurnCancelling } from './turn-cancelling';
 import { ErasureRequests } from './erasure-requests.service';
 import { EventStreamService } from './event-stream.service';
 import { MessagesController } from './messages.controller';
@@ -25,8 +31,8 @@ import { TurnEnqueuer } from './turn-enqueuer';
 
 /**
  * The reader's routes over their conversations, one controller per use case. One module, because
- * the use cases share their collaborators: one ConversationsService (its fold cache is the
- * process's), one rate limiter, budget and enqueuer; modules of their own would only re-export them.
+ * the use cases share their collaborators: one ApiConversationFolds (the process's fold cache),
+ * one rate limiter, budget and enqueuer; modules of their own would only re-export them.
  */
 @Module({
   imports: [BullModule.registerQueue({ name: AGENT_TURNS_QUEUE }), BooksModule, ReadModelsModule, ErasureModule],
@@ -41,21 +47,36 @@ import { TurnEnqueuer } from './turn-enqueuer';
     AccountController,
   ],
   providers: [
-    // the use cases the controllers call
-    ConversationsService,
-    ConversationReads,
+    // the use cases the controllers call: one per command, and the reads
+    ConversationStarting,
+    ConversationUpdating,
+    ConversationForking,
     MessagePosting,
+    TurnCancelling,
     BatchStarting,
+    ConversationReads,
     ErasureRequests,
     EventStreamService,
     UsageService,
     ReaderBudget,
-    // what the use cases share
+    // what the use cases share: the process's folds and its one way to write them
+    ApiConversationFolds,
+    ConversationWrites,
+    ReadableBooks,
     PostRateLimiter,
     TurnEnqueuer,
     StreamWatcher,
     LiveDeltas,
   ],
-  exports: [ConversationsService, TurnEnqueuer, PostRateLimiter, ReaderBudget, ErasureModule],
+  exports: [
+    ConversationReads,
+    MessagePosting,
+    TurnCancelling,
+    ConversationStarting,
+    TurnEnqueuer,
+    PostRateLimiter,
+    ReaderBudget,
+    ErasureModule,
+  ],
 })
 export class ConversationsModule {}

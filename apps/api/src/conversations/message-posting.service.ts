@@ -1,7 +1,12 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { AppConfig, CONFIG } from '@parley/config';
+import { ConversationLogQueries } from '@parley/read-models';
 import { AuthUser } from '../auth/auth-user';
 import { ReaderBudget } from '../usage/reader-budget';
-import { ConversationsService, PostInput, PostResult } from './conversations.service';
+import { assertMessageText } from './conversation-limits';
+import { ConversationWrites } from './conversation-writes';
+import { answerTo, PostBody, postedEventId, postedFields, postIdFor, PostResult } from './post-idempotency';
 import { PostRateLimiter } from './post-rate-limiter';
 import { TurnEnqueuer } from './turn-enqueuer';
 
@@ -9,17 +14,25 @@ import { TurnEnqueuer } from './turn-enqueuer';
 export type PostedMessage = Omit<PostResult, 'interrupted'>;
 
 /**
- * Posting a message and cancelling a turn, as a request does them: a new post is held to the
- * reader's budget and rate limit, recorded by ConversationsService, and its turn enqueued; a
- * turn the post interrupted, or a cancel ended, is signalled to the worker running it.
+ * A message to post: its body, what to do while a turn runs (?multitask=), and the reader's
+ * monthly budget in force (recorded with it: the worker holds each model call to it).
+ */
+export type PostInput = PostBody & { multitask: 'enqueue' | 'reject' | 'interrupt'; budgetUsdPerMonth?: number };
+
+/**
+ * POST …/messages (PostUserMessage): a retry of a post already made gets its first answer; a new
+ * post is held to the reader's budget and rate limit, decided and appended, and its turn
+ * enqueued; a turn it interrupted is signalled to the worker running it.
  */
 @Injectable()
 export class MessagePosting {
   constructor(
-    private readonly conversations: ConversationsService,
+    private readonly writes: ConversationWrites,
+    private readonly log: ConversationLogQueries,
     private readonly budget: ReaderBudget,
     private readonly rateLimiter: PostRateLimiter,
     private readonly enqueuer: TurnEnqueuer,
+    @Inject(CONFIG) private readonly config: AppConfig,
   ) {}
 
   async post(
@@ -29,32 +42,82 @@ export class MessagePosting {
     opts: { idempotencyKey?: string; ifMatch?: number },
   ): Promise<PostedMessage> {
     const key = opts.idempotencyKey;
-    // as kept, or read beside the checks below, which do not depend on it: the post is decided on it
-    const fold = this.conversations.foldForCommand(conversationId);
-    fold.loaded?.catch(() => undefined); // a refused post leaves it unread; a post that reads it meets its error
-    // a retry of a post already made is no new post: it gets its first answer, even at the rate
-    // limit or over budget (its turn may be what spent the budget)
-    const earlier = key ? await this.conversations.earlierPost(user.id, conversationId, key, input) : undefined;
+    // even at the rate limit or over budget (its turn may be what spent the budget)
+    const earlier = key ? await this.earlierPost(user.id, conversationId, key, input) : undefined;
     if (!earlier) {
       await this.budget.assertWithin(user);
       await this.rateLimiter.consume(user.id);
     }
-    const posted = { ...input, ...this.budget.inForce(user) };
-    const result = earlier ?? (await this.conversations.post(user.id, conversationId, posted, { ...opts, ...fold }));
+    const result =
+      earlier ?? (await this.record(user.id, conversationId, { ...input, ...this.budget.inForce(user) }, opts));
     const { interrupted = [], ...answer } = result;
     for (const turnId of interrupted) await this.enqueuer.turnCancelled(conversationId, turnId);
     await this.enqueuer.turnPosted(conversationId, result.turnId);
     return answer;
   }
 
-  /** TurnCancelled, and the cancel signal to its worker; a turn already ended is left as it is. */
-  async cancel(
+  /**
+   * The post's events, decided and appended (no budget, rate limit or enqueue: a batch's prompts
+   * have had theirs). With an Idempotency-Key the ids derive from it: a repeat racing this one
+   * finds (or makes) the same events, and ends with the first answer or a 422.
+   */
+  async record(
     userId: string,
     conversationId: string,
-    turnId: string,
-  ): Promise<{ turnId: string; cancelled: boolean }> {
-    const appended = await this.conversations.cancelTurn(userId, conversationId, turnId);
-    if (appended.length > 0) await this.enqueuer.turnCancelled(conversationId, turnId);
-    return { turnId, cancelled: appended.length > 0 };
+    input: PostInput,
+    opts: { idempotencyKey?: string; ifMatch?: number },
+  ): Promise<PostResult> {
+    assertMessageText(this.config, input.content, 'content', 'content');
+    const key = opts.idempotencyKey;
+    const idFor = key ? postIdFor(userId, conversationId, key) : () => randomUUID();
+    const turnId = idFor('turn');
+    try {
+      const appended = await this.writes.execute(
+        conversationId,
+        {
+          type: 'PostUserMessage',
+          userId,
+          messageId: idFor('message'),
+          turnId,
+          multitask: input.multitask,
+          ...postedFields(input),
+          ...(input.budgetUsdPerMonth !== undefined ? { budgetUsdPerMonth: input.budgetUsdPerMonth } : {}),
+        },
+        {
+          ifMatch: opts.ifMatch,
+          eventId: (e) => idFor(`event:${e.type}:${'turnId' in e.data ? e.data.turnId : ''}`),
+          correlationId: turnId,
+        },
+      );
+      const posted = answerTo(
+        input,
+        appended.find((e) => e.type === 'UserMessagePosted')!,
+      );
+      const interrupted = appended.filter((e) => e.type === 'TurnCancelled').map((e) => e.data.turnId);
+      return { ...posted, interrupted };
+    } catch (e) {
+      // a repeat of this post, racing it, won (this one was then refused, e.g. multitask=reject)
+      const raced = key ? await this.earlierPost(userId, conversationId, key, input) : undefined;
+      if (raced) return raced;
+      throw e;
+    }
+  }
+
+  /**
+   * The first answer to a post made with this Idempotency-Key, if there was one; 422 when that
+   * post had another body (the IETF Idempotency-Key draft's rule).
+   */
+  async earlierPost(
+    userId: string,
+    conversationId: string,
+    key: string,
+    input: PostBody,
+  ): Promise<PostResult | undefined> {
+    const posted = await this.log.findPost(
+      userId,
+      conversationId,
+      postedEventId(postIdFor(userId, conversationId, key)),
+    );
+    return posted && answerTo(input, posted);
   }
 }

@@ -11,6 +11,7 @@ import { ConversationReads } from './conversation-reads.service';
 import { ApiIdempotencyKey, IdempotencyKey } from './idempotency-key';
 import { ApiIfMatch, IfMatch } from './if-match';
 import { MessagePosting } from './message-posting.service';
+import { TurnCancelling } from './turn-cancelling';
 
 /**
  * A conversation's messages: post one (an agent turn answers it), list them, cancel a turn.
@@ -23,6 +24,7 @@ import { MessagePosting } from './message-posting.service';
 export class MessagesController {
   constructor(
     private readonly posting: MessagePosting,
+    private readonly cancelling: TurnCancelling,
     private readonly reads: ConversationReads,
   ) {}
 
@@ -91,6 +93,6 @@ export class MessagesController {
     @Param('id', Uuid('id')) id: string,
     @Param('turnId', Uuid('turnId')) turnId: string,
   ) {
-    return this.posting.cancel(user.id, id, turnId);
+    return this.cancelling.cancel(user.id, id, turnId);
   }
 }

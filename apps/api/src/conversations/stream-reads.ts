@@ -35,17 +35,8 @@ export class StreamReads {
     return [...fromReplica, ...(await this.page(streamId, last))];
   }
 
-  /**
-   * The version of each stream (0 for a stream without events), all in one statement: one
-   * backward probe of the (stream_id, version) index per stream, however long the streams are.
-   */
-  async versions(streamIds: string[]): Promise<Map<string, number>> {
-    if (streamIds.length === 0) return new Map();
-    const { rows } = await this.store.pool.query<{ id: string; version: number | null }>(
-      `SELECT s.id, (SELECT max(version) FROM events WHERE stream_id = s.id) AS version
-         FROM unnest($1::text[]) AS s(id)`,
-      [streamIds],
-    );
-    return new Map(rows.map((r) => [r.id, r.version ?? 0]));
+  /** The version of each stream (0 for a stream without events). */
+  versions(streamIds: string[]): Promise<Map<string, number>> {
+    return this.store.versions(streamIds);
   }
 }

@@ -11,7 +11,6 @@ import {
   StoppedAttempt,
   stoppedAttemptsOf,
   TurnRecord,
-  TurnStep,
   TurnWait,
 } from '@parley/agent';
 import { AppConfig, CONFIG } from '@parley/config';
@@ -149,7 +148,7 @@ export class AgentTurnRunner {
           : await this.perform(loaded, folded, step, signal, keeper, key);
         // the model call is in a provider batch that has not ended: the job comes back later
         if (done.kind === 'wait-model-batch') return done;
-        const { events } = await this.record(conversationId, turnId, done.command, folded);
+        const { events } = await this.record(conversationId, turnId, done.command);
         this.metrics.recorded(loaded.turn, events);
         afterOwnAppend = events.length > 0 ? this.folds.appended(conversationId, events) : undefined;
         outage = { tries: 0, since: 0 };
@@ -174,12 +173,12 @@ export class AgentTurnRunner {
 
   /**
    * The step's command through the one command path: decided on the fold the step was planned on
-   * (and, should the log have moved, on the log), appended at its version, a lost race decided again.
+   * (kept in memory; should the log have moved, on the log), appended at its version, a lost race
+   * decided again.
    */
-  private record(conversationId: string, turnId: string, command: AgentCommand, folded: FoldedConversation) {
+  private record(conversationId: string, turnId: string, command: AgentCommand) {
     return handleCommand(this.store, this.folds, conversationId, [command], {
       decide: decideAgentSteps,
-      kept: folded,
       correlationId: turnId,
     });
   }

@@ -118,6 +118,12 @@ export class ConversationFolds {
     return { version, ...state };
   }
 
+  /** The conversation as this worker last folded it, without reading (it may be behind the log). */
+  kept(conversationId: string): FoldedConversation | undefined {
+    const kept = this.cache.kept(conversationStreamId(conversationId));
+    return kept && { version: kept.version, ...kept.state };
+  }
+
   /** The conversation after this worker's own append, from memory (StreamFoldCache.appended). */
   appended(conversationId: string, events: StoredEvent<ConversationEvent>[]): FoldedConversation | undefined {
     const folded = this.cache.appended(conversationStreamId(conversationId), events);

@@ -14,7 +14,7 @@ import {
   toolResultsRecorded,
 } from './agent-events';
 import { costUsd } from '../llm/pricing';
-import { HistoryCut } from './conversation-history';
+import { HistoryCut } from './history-cut';
 import { evolveTurns, TurnEvent, turnsOf } from './turn-fold';
 
 const usage = { inputTokens: 1200, outputTokens: 35, cacheReadInputTokens: 300, cacheCreationInputTokens: 0 };

@@ -4,7 +4,7 @@ import { addUsage, ChatResult, StoppedAttempt, textsOf, zeroUsage } from '../llm
 import { costUsd } from '../llm/pricing';
 import { ToolOutput } from '../tools/agent-tool';
 import { citedPassages } from './citations';
-import { HistoryCut } from './conversation-history';
+import { HistoryCut } from './history-cut';
 import { ToolCallRecord, TurnRecord } from './turn-fold';
 
 /**

@@ -1,13 +1,8 @@
 import { at, e, invoked, posted, replied, result } from '../../../../test/support/factories/turn-events';
 import { LlmMessage } from '../llm/llm.types';
-import {
-  buildHistory,
-  estimateTokens,
-  historyCutAhead,
-  historyCutOf,
-  historyWindow,
-  turnsStillNeeded,
-} from './conversation-history';
+import { buildHistory } from './conversation-history';
+import { historyCutAhead, historyCutOf, historyWindow, turnsStillNeeded } from './history-cut';
+import { estimateTokens } from './turn-messages';
 import { planTurn, TurnPlanContext } from './turn-plan';
 import { evolveTurns, TurnEvent, TurnRecord, turnsOf } from './turn-fold';
 

@@ -1,4 +1,4 @@
-import { historyCutAhead, historyWindow } from './conversation-history';
+import { historyCutAhead, historyWindow } from './history-cut';
 import { isComplete, ToolCallRecord, TurnRecord } from './turn-fold';
 import { RetrievalMode, TurnSettings } from './turn-settings';
 

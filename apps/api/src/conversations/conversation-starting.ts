@@ -1,0 +1,36 @@
+import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { invalid } from '../http/problem.exception';
+import { ConversationReads } from './conversation-reads.service';
+import { ConversationView } from './conversation-view';
+import { ConversationWrites } from './conversation-writes';
+import { ReadableBooks } from './readable-books';
+
+/** POST /conversations: StartConversation with the reader's ready books. */
+@Injectable()
+export class ConversationStarting {
+  constructor(
+    private readonly writes: ConversationWrites,
+    private readonly books: ReadableBooks,
+    private readonly reads: ConversationReads,
+  ) {}
+
+  async start(
+    userId: string,
+    input: { bookId?: string; bookIds?: string[]; title?: string; readingPosition?: number | null },
+  ): Promise<ConversationView> {
+    if (input.bookId && input.bookIds && (input.bookIds.length !== 1 || input.bookIds[0] !== input.bookId)) {
+      throw invalid('bookIds', 'give bookId (one book) or bookIds, not both');
+    }
+    const books = await this.books.ready(userId, input.bookIds ?? (input.bookId ? [input.bookId] : []));
+    const id = randomUUID();
+    await this.writes.execute(id, {
+      type: 'StartConversation',
+      userId,
+      bookIds: books.map((b) => b.id),
+      title: input.title ?? null,
+      readingPosition: input.readingPosition ?? null,
+    });
+    return this.reads.view(userId, id);
+  }
+}
