@@ -56,6 +56,17 @@ import { TurnEnqueuer } from './turn-enqueuer';
     StreamWatcher,
     LiveDeltas,
   ],
-  exports: [ConversationsService, TurnEnqueuer, PostRateLimiter, ReaderBudget, ErasureModule],
+  exports: [
+    ConversationsService,
+    TurnEnqueuer,
+    PostRateLimiter,
+    ReaderBudget,
+    ErasureModule,
+    // the MCP server (apps/api/src/mcp) calls the same use cases, and follows turns as SSE does
+    MessagePosting,
+    ConversationReads,
+    StreamWatcher,
+    LiveDeltas,
+  ],
 })
 export class ConversationsModule {}
