@@ -35,9 +35,10 @@ function model(req: RecordedRequest): FakeReply {
 }
 
 /** The MCP SDK's own client on the API's /mcp, as Claude Code connects with `--header "Authorization: Bearer …"`. */
-async function mcpClient(base: string, token?: string): Promise<McpClient> {
+async function mcpClient(base: string, token?: string, viaFetch?: typeof fetch): Promise<McpClient> {
   const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
     requestInit: token ? { headers: { authorization: `Bearer ${token}` } } : {},
+    fetch: viaFetch,
   });
   const client = new McpClient({ name: 'parley-e2e', version: '1.0.0' });
   await client.connect(transport);
@@ -48,10 +49,11 @@ const structured = (r: unknown) => (r as CallToolResult).structuredContent as an
 const text = (r: unknown) => ((r as CallToolResult).content[0] as { text: string }).text;
 
 describe('MCP server at /mcp (e2e, the SDK client against the real stack)', () => {
-  const s = useReaderStack({ fake: { defaultResponder: model }, env: { LLM_MODEL: 'claude-sonnet-5-5' } });
+  // two API replicas: /mcp is stateless, and a cancel may reach another replica than its ask
+  const s = useReaderStack({ apis: 2, fake: { defaultResponder: model }, env: { LLM_MODEL: 'claude-sonnet-5-5' } });
   const clients: McpClient[] = [];
-  const connect = async (token?: string) => {
-    const c = await mcpClient(s.stack.base, token);
+  const connect = async (token?: string, viaFetch?: typeof fetch) => {
+    const c = await mcpClient(s.stack.base, token, viaFetch);
     clients.push(c);
     return c;
   };
@@ -147,26 +149,24 @@ describe('MCP server at /mcp (e2e, the SDK client against the real stack)', () =
     expect(transcript).toContain('brass telescope');
   });
 
-  it('cancels the turn when the request is cancelled (TurnCancelled, the model call aborted)', async () => {
-    const alice = await connect(s.alice.token);
+  /** Asks a slow question, cancels the request while the answer streams, and checks the turn was cancelled. */
+  async function cancelsTheTurn(label: string, viaFetch?: typeof fetch): Promise<void> {
+    const alice = await connect(s.alice.token, viaFetch);
     const clientErrors: Error[] = [];
     alice.onerror = (e) => clientErrors.push(e);
     const abortedBefore = s.fake.aborted;
     const controller = new AbortController();
     let asked: string | undefined;
-    const call = alice.callTool(
-      { name: 'ask', arguments: { question: 'SLOW: tell me everything', bookId: s.bookId } },
-      undefined,
-      {
-        signal: controller.signal,
-        onprogress: (p) => {
-          asked ??= /^asked in conversation (\S+) \(turn (\S+)\)/.exec(p.message ?? '')?.[0];
-        },
+    const slow = `SLOW ${label}: tell me everything`;
+    const call = alice.callTool({ name: 'ask', arguments: { question: slow, bookId: s.bookId } }, undefined, {
+      signal: controller.signal,
+      onprogress: (p) => {
+        asked ??= /^asked in conversation (\S+) \(turn (\S+)\)/.exec(p.message ?? '')?.[0];
       },
-    );
+    });
     call.catch(() => undefined);
     await waitFor('the slow answer to stream', () =>
-      s.fake.requests.some((r) => question(r).startsWith('SLOW') && hasToolResult(r)),
+      s.fake.requests.some((r) => question(r) === slow && hasToolResult(r)),
     );
     controller.abort('the reader stopped it');
     await expect(call).rejects.toThrow(/stopped it/);
@@ -184,6 +184,44 @@ describe('MCP server at /mcp (e2e, the SDK client against the real stack)', () =
     // a progress notification sent while the cancel was on its way may still arrive, as MCP allows
     await new Promise((r) => setTimeout(r, 300));
     expect(clientErrors.filter((e) => !/progress notification for an unknown token/.test(e.message))).toEqual([]);
+  }
+
+  it('cancels the turn when the request is cancelled (TurnCancelled, the model call aborted)', async () => {
+    await cancelsTheTurn('here');
+  });
+
+  it('cancels the turn when the cancel reaches another API replica than the ask', async () => {
+    const [first, second] = s.stack.apis;
+    let cancelsRouted = 0;
+    // a load balancer that sends the notifications/cancelled request to the other replica
+    const balancer: typeof fetch = (url, init) => {
+      const cancel = typeof init?.body === 'string' && init.body.includes('"notifications/cancelled"');
+      if (cancel) cancelsRouted++;
+      return fetch(cancel ? String(url).replace(first.base, second.base) : url, init);
+    };
+    await cancelsTheTurn('elsewhere', balancer);
+    expect(cancelsRouted).toBe(1);
+  });
+
+  it('cancels the turn when the cancel comes before the turn is posted', async () => {
+    const alice = await connect(s.alice.token);
+    const controller = new AbortController();
+    const slow = `SLOW at once ${randomUUID()}`;
+    const call = alice.callTool({ name: 'ask', arguments: { question: slow, bookId: s.bookId } }, undefined, {
+      signal: controller.signal,
+    });
+    call.catch(() => undefined);
+    setImmediate(() => controller.abort('changed my mind')); // the cancel follows the request at once
+    await expect(call).rejects.toThrow(/changed my mind/);
+    // the ask went on to start its conversation and post; the cancel it met ends the turn
+    const conversationId = await waitFor('the conversation to be listed', async () => {
+      const { items } = expectOk(await s.alice.api.GET('/v1/conversations', { params: { query: { limit: 100 } } }));
+      return items.find((c) => c.title === slow)?.id;
+    });
+    const ending = await waitFor('the turn to end', async () =>
+      (await events(conversationId)).find((e) => TURN_ENDING_TYPES.includes(e.type)),
+    );
+    expect(ending.type).toBe('TurnCancelled');
   });
 
   it('is refused without a valid token, as the HTTP API is', async () => {
