@@ -272,6 +272,21 @@ describe('MCP server at /mcp (e2e, the SDK client against the real stack)', () =
     const asked = await client.callTool({ name: 'ask', arguments: { question: 'Anything?', bookId: s.bookId } });
     expect(asked.isError).toBe(true);
     expect(structured(asked)).toMatchObject({ code: 'budget_exceeded' });
+    // refused before anything was recorded: no conversation was started for it
+    const { items } = expectOk(await s.alice.api.GET('/v1/conversations', { params: { query: { limit: 100 } } }));
+    expect(items.filter((c) => c.title === 'Anything?')).toEqual([]);
+  });
+
+  it('refuses a blank question, and bookId with conversationId, with validation_failed', async () => {
+    const alice = await connect(s.alice.token);
+    const asked = await alice.callTool({ name: 'ask', arguments: { question: '   ', bookId: s.bookId } });
+    expect(asked.isError).toBe(true);
+    expect(structured(asked)).toMatchObject({ code: 'validation_failed' });
+    const both = await alice.callTool({
+      name: 'ask',
+      arguments: { question: 'Which?', bookId: s.bookId, conversationId: randomUUID() },
+    });
+    expect(structured(both)).toMatchObject({ code: 'validation_failed' });
   });
 });
 

@@ -1,4 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { AppConfig, CONFIG } from '@parley/config';
 import { LiveDeltas } from '@parley/agent';
 import { AssistantTextDelta, Citation, ConversationEvent, ToolResultRecorded } from '@parley/conversation';
 import { StoredEvent } from '@parley/event-store';
@@ -7,6 +8,7 @@ import { TITLE_MAX } from '../conversations/conversation.dto';
 import { ConversationsService } from '../conversations/conversations.service';
 import { MessagePosting } from '../conversations/message-posting.service';
 import { invalid } from '../http/problem.exception';
+import { ReaderBudget } from '../usage/reader-budget';
 import { AskCancellations, AskRequest } from './ask-cancellations';
 import { TurnFollower } from './turn-follower';
 
@@ -50,6 +52,8 @@ export class McpAsk {
     private readonly follower: TurnFollower,
     private readonly deltas: LiveDeltas,
     private readonly cancellations: AskCancellations,
+    private readonly budget: ReaderBudget,
+    @Inject(CONFIG) private readonly config: AppConfig,
   ) {}
 
   async ask(user: AuthUser, input: AskInput, request: AskRequest, hooks: AskHooks): Promise<AskOutcome> {
@@ -126,8 +130,15 @@ export class McpAsk {
     if (turn) await this.posting.cancel(user.id, turn.conversationId, turn.turnId);
   }
 
-  /** A new conversation on the book (or on none), titled with the question. */
-  private start(user: AuthUser, input: AskInput) {
+  /**
+   * A new conversation on the book (or on none), titled with the question. The question and the
+   * budget are checked first, as the post will check them: a refused ask leaves no empty conversation.
+   */
+  private async start(user: AuthUser, input: AskInput) {
+    if (input.question.trim().length === 0) throw invalid('question', 'question must not be blank');
+    const max = this.config.limits.messageMaxChars;
+    if (input.question.length > max) throw invalid('question', `question must be at most ${max} characters`);
+    await this.budget.assertWithin(user);
     const title = input.question.trim().replace(/\s+/g, ' ').slice(0, TITLE_MAX) || undefined;
     return this.conversations.start(user.id, { bookId: input.bookId, title });
   }
