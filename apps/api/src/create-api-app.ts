@@ -18,6 +18,7 @@ import { validationProblem } from './http/validation-problem';
 import { timeRequests } from './metrics/http-metrics';
 import { MetricsService } from './metrics/metrics.service';
 import { mountQueueBoard } from './queue-board/queue-board';
+import { mountMcp } from './mcp/mcp-endpoint';
 import { EventEnvelopeDto } from './openapi/event-envelope.dto';
 import { envelopeSchemas, eventSchemas } from './openapi/event-schemas';
 
@@ -55,6 +56,7 @@ export async function createApiApp(): Promise<NestFastifyApplication> {
   addBodyHeaders(http);
   timeRequests(http, app.get(MetricsService));
   mountQueueBoard(app); // only when QUEUE_BOARD_PATH is set
+  mountMcp(app); // /mcp, unless MCP_ENABLED=false
   app.setGlobalPrefix('v1', {
     exclude: ['healthz', 'readyz', 'problems', 'problems/:code', '/', 'web/:file'],
   });

@@ -67,6 +67,8 @@ export interface AppConfig {
   queuePrefix: string;
   /** where the API serves the operators' queue board (Bull Board); null: it is not mounted */
   queueBoardPath: string | null;
+  /** the MCP server at /mcp (docs/mcp.md); off: the path is a 404 like any unknown route */
+  mcp: { enabled: boolean };
   limits: { postsPerMinute: number; messageMaxChars: number };
   /** each reader's spend per calendar month (UTC), in USD; null: no budget. A token's claim may override it. */
   budgetUsdPerMonth: number | null;
@@ -118,6 +120,7 @@ export function toAppConfig(e: Env, auth: AppConfig['auth']): AppConfig {
     erasureJournalUrl: e.ERASURE_JOURNAL_URL ?? null,
     queuePrefix: e.QUEUE_PREFIX,
     queueBoardPath: e.QUEUE_BOARD_PATH ?? null,
+    mcp: { enabled: e.MCP_ENABLED },
     limits: { postsPerMinute: e.RATE_LIMIT_POSTS_PER_MIN, messageMaxChars: e.MESSAGE_MAX_CHARS },
     budgetUsdPerMonth: e.BUDGET_USD_PER_MONTH ?? null,
     sse: { pingMs: e.SSE_PING_MS, retryMs: e.SSE_RETRY_MS, slowClientMs: e.SSE_SLOW_CLIENT_MS },

@@ -8,7 +8,18 @@ import { z } from 'zod';
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 const positiveInt = z.coerce.number().int().positive();
 /** First path segments the API's own routes use: the queue board must not shadow them. */
-const RESERVED_ROOTS = ['v1', 'docs', 'docs-json', 'docs-yaml', 'web', 'healthz', 'readyz', 'metrics', 'problems'];
+const RESERVED_ROOTS = [
+  'v1',
+  'docs',
+  'docs-json',
+  'docs-yaml',
+  'web',
+  'healthz',
+  'readyz',
+  'metrics',
+  'problems',
+  'mcp',
+];
 const HOST_PORT_LIST = /^\s*[^\s,:]+:\d{1,5}\s*(,\s*[^\s,:]+:\d{1,5}\s*)*$/;
 const port = z.coerce.number().int().min(0).max(65535);
 
@@ -107,6 +118,8 @@ const envSchema = tracingSchema.extend({
       message: `must not start with a path the API serves (${RESERVED_ROOTS.map((r) => '/' + r).join(', ')})`,
     })
     .optional(),
+  // the MCP server at /mcp (docs/mcp.md); on unless turned off
+  MCP_ENABLED: bool.default(true),
   RATE_LIMIT_POSTS_PER_MIN: positiveInt.default(60),
   // what one reader may spend a calendar month (UTC); unset: no budget (docs/configuration.md, "Budgets")
   BUDGET_USD_PER_MONTH: z.coerce

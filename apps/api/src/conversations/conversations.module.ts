@@ -69,6 +69,7 @@ import { TurnEnqueuer } from './turn-enqueuer';
     LiveDeltas,
   ],
   exports: [
+    // the MCP server (apps/api/src/mcp) calls the same use cases, and follows turns as SSE does
     ConversationReads,
     MessagePosting,
     TurnCancelling,
@@ -77,6 +78,8 @@ import { TurnEnqueuer } from './turn-enqueuer';
     PostRateLimiter,
     ReaderBudget,
     ErasureModule,
+    StreamWatcher,
+    LiveDeltas,
   ],
 })
 export class ConversationsModule {}

@@ -13,7 +13,7 @@ export const DATABASE_RETRY_AFTER_S = 5;
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
-interface Described {
+export interface Described {
   code: ProblemCode;
   detail: string;
   extras?: ProblemExtras;
@@ -71,7 +71,8 @@ const DOMAIN_CODES: Record<DomainError['code'], ProblemCode> = {
   version_not_found: 'version_not_found',
 };
 
-function describe(e: unknown): Described {
+/** The problem an error is answered with over HTTP: its code, detail and extras (MCP tools report the same). */
+export function describe(e: unknown): Described {
   if (e instanceof ProblemException) return { code: e.code, detail: e.detail, extras: e.extras };
   if (isTransientDbError(e)) {
     return {

@@ -1,0 +1,20 @@
+import { Module } from '@nestjs/common';
+import { BooksModule } from '@parley/books';
+import { ConversationsModule } from '../conversations/conversations.module';
+import { AskCancellations } from './ask-cancellations';
+import { McpAsk } from './mcp-ask';
+import { McpRequests } from './mcp-endpoint';
+import { ParleyMcpServer } from './parley-mcp-server';
+import { TurnFollower } from './turn-follower';
+
+/**
+ * The MCP server's parts over the API's own use cases (ConversationsModule, BooksModule); the
+ * route itself is mounted by mountMcp (mcp-endpoint.ts), outside Nest's controllers, as /mcp
+ * speaks JSON-RPC rather than the API's REST and problems.
+ */
+@Module({
+  imports: [ConversationsModule, BooksModule],
+  providers: [ParleyMcpServer, McpAsk, TurnFollower, AskCancellations, McpRequests],
+  exports: [ParleyMcpServer, McpRequests],
+})
+export class McpModule {}
