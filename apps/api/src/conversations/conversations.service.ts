@@ -16,7 +16,7 @@ import {
   PolicyPatch,
   ReaderCommand,
 } from '@parley/conversation';
-import { priceOf } from '@parley/agent';
+import { modelRefusal, priceTable } from '@parley/agent';
 import { BooksRepository } from '@parley/books';
 import { ConversationLogQueries } from '@parley/read-models';
 import { AppendNotifier, EventStore, StoredEvent } from '@parley/event-store';
@@ -144,12 +144,18 @@ export class ConversationsService implements OnModuleDestroy {
       throw invalid(field, `${what} must be at most ${this.config.limits.messageMaxChars} characters`);
   }
 
+  /** The provider a conversation's model runs on (the scripted stand-in's, when it answers every call). */
+  private providerOf(model: string | undefined): string {
+    const { llm } = this.config;
+    if (llm.provider === 'scripted') return 'scripted';
+    return priceTable().providerOf(model ?? llm.model) ?? llm.provider;
+  }
+
   /** The limits of a policy that depend on the server: its models and its cap on model calls. */
   private assertPolicyAllowed(policy: PolicyPatch): void {
     const { model, maxIterations } = policy;
-    if (typeof model === 'string' && model !== this.config.llm.model && !priceOf(model)) {
-      throw invalid('policy.model', `unknown model ${model}: use one the server prices, or ${this.config.llm.model}`);
-    }
+    const refusal = typeof model === 'string' ? modelRefusal(model, this.config.llm, priceTable()) : undefined;
+    if (refusal && model !== this.config.llm.model) throw invalid('policy.model', refusal);
     if (typeof maxIterations === 'number' && maxIterations > this.config.agent.maxIterations) {
       throw invalid(
         'policy.maxIterations',
@@ -224,15 +230,13 @@ export class ConversationsService implements OnModuleDestroy {
         'via',
         'message-batches answers independent batches only: a sequential turn waits on the one before',
       );
-    if (via === 'message-batches' && this.config.llm.provider !== 'anthropic')
-      throw invalid(
-        'via',
-        `message-batches needs the anthropic provider (this server runs ${this.config.llm.provider})`,
-      );
     // all of them before anything is recorded: an independent batch forks a conversation per prompt
     input.prompts.forEach((p, i) => this.assertMessageText(p, `prompts.${i}`, 'a prompt'));
     const { state } = await this.folds.load(conversationId);
     assertVisible(state, userId);
+    const provider = this.providerOf(state.policy.model);
+    if (via === 'message-batches' && provider !== 'anthropic')
+      throw invalid('via', `message-batches needs an Anthropic model (this conversation's runs on ${provider})`);
     const batchId = randomUUID();
     const items =
       input.mode === 'sequential'

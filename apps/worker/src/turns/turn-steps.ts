@@ -19,6 +19,7 @@ import { LoadedTurn } from './conversation-folds';
 import { HistorySummary } from './history-summary';
 import { ModelReply, StepResult } from './model-reply';
 import { runToolCalls } from './tool-calls';
+import { retrievesAfterToolRefusal } from './tool-refusal';
 
 const eventsOf = (events: NewEvent<ConversationEvent>[]): StepResult => ({ kind: 'events', events });
 
@@ -42,7 +43,7 @@ export class TurnSteps {
   ) {
     const bookNames = new BookNames(books);
     this.model = new ModelReply(llm, deltas, bookNames);
-    this.history = new HistorySummary(llm, bookNames);
+    this.history = new HistorySummary(llm, bookNames, config.llm.summaryModel);
     this.retrieval = new AlwaysRetrieveSteps(llm, this.model, bookNames, config);
   }
 
@@ -51,7 +52,7 @@ export class TurnSteps {
     return {
       settings: loaded.settings,
       searchOffered: !!loaded.ctx.bookId && this.tools.specsFor(loaded.ctx).some((t) => t.name === 'search_book'),
-      providerSupportsTools: this.llm.supportsTools,
+      providerSupportsTools: this.llm.supportsToolsFor?.(loaded.settings.model) ?? this.llm.supportsTools,
       deleted: loaded.deleted,
     };
   }
@@ -64,7 +65,13 @@ export class TurnSteps {
   async callLlm(loaded: LoadedTurn, iteration: number, allowTools: boolean, signal: AbortSignal): Promise<StepResult> {
     const { messages, prefixEnd } = buildHistory(loaded.turns, loaded.turn!.turnId, loaded.settings.budgetTokens);
     const tools = this.tools.specsFor(loaded.ctx);
-    return this.model.reply(loaded, { messages, prefixEnd, tools, iteration, allowTools, signal });
+    try {
+      return await this.model.reply(loaded, { messages, prefixEnd, tools, iteration, allowTools, signal });
+    } catch (e) {
+      // the model refused tools (now known to all workers): this turn searches first instead
+      if (retrievesAfterToolRefusal(e, loaded, iteration)) return this.reformulate(loaded, signal);
+      throw e;
+    }
   }
 
   async cutHistory(loaded: LoadedTurn, cut: HistoryCutStep, signal: AbortSignal): Promise<StepResult> {
