@@ -39,7 +39,9 @@ export class ModelToolSupport {
   async learnRefusal(model: string, message: string): Promise<void> {
     if (this.refused.has(model)) return;
     this.refused.add(model);
-    this.logger.warn(`model ${model} refused tool use (${message}): its turns with a book now search first (always-retrieve)`);
+    this.logger.warn(
+      `model ${model} refused tool use (${message}): its turns with a book now search first (always-retrieve)`,
+    );
     await this.pool.query(
       'INSERT INTO model_tool_refusals (model, message) VALUES ($1, $2) ON CONFLICT (model) DO NOTHING',
       [model, message.slice(0, 2000)],

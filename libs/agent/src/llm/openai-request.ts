@@ -46,11 +46,23 @@ function toMessages(m: LlmMessage): ChatCompletionMessageParam[] {
         ? [{ id: b.id, type: 'function' as const, function: { name: b.name, arguments: JSON.stringify(b.input) } }]
         : [],
     );
-    return [{ role: 'assistant', content: text || (calls.length ? null : ''), ...(calls.length ? { tool_calls: calls } : {}) }];
+    return [
+      {
+        role: 'assistant',
+        content: text || (calls.length ? null : ''),
+        ...(calls.length ? { tool_calls: calls } : {}),
+      },
+    ];
   }
   const results: ChatCompletionMessageParam[] = m.content.flatMap((b) =>
     b.type === 'tool_result'
-      ? [{ role: 'tool' as const, tool_call_id: b.toolUseId, content: (b.isError ? TOOL_ERROR_PREFIX : '') + b.content }]
+      ? [
+          {
+            role: 'tool' as const,
+            tool_call_id: b.toolUseId,
+            content: (b.isError ? TOOL_ERROR_PREFIX : '') + b.content,
+          },
+        ]
       : [],
   );
   // one string: every compatible server takes that, not all take an array of parts

@@ -65,7 +65,12 @@ export class ChatCompletionStreamed {
       ...(this.text ? [{ type: 'text' as const, text: this.text }] : []),
       ...this.calls
         .filter((c) => c !== undefined)
-        .map((c) => ({ type: 'tool_use' as const, id: c.id || newCallId(), name: c.name, input: parseArguments(c.args) })),
+        .map((c) => ({
+          type: 'tool_use' as const,
+          id: c.id || newCallId(),
+          name: c.name,
+          input: parseArguments(c.args),
+        })),
     ];
     const stopReason =
       this.calls.length > 0 ? 'tool_use' : (STOP_REASONS[this.finishReason ?? 'stop'] ?? this.finishReason!);
@@ -87,7 +92,8 @@ export class ChatCompletionStreamed {
 
   private billedUsage(): { usage: Usage; estimated: boolean } {
     if (this.usage) return { usage: usageOf(this.usage), estimated: false };
-    const written = this.text.length + this.calls.reduce((n, c) => n + (c?.name.length ?? 0) + (c?.args.length ?? 0), 0);
+    const written =
+      this.text.length + this.calls.reduce((n, c) => n + (c?.name.length ?? 0) + (c?.args.length ?? 0), 0);
     return {
       usage: {
         inputTokens: Math.ceil(this.requestChars / CHARS_PER_TOKEN),

@@ -26,7 +26,8 @@ export const TOOLS_UNSUPPORTED = 'llm_tools_unsupported';
  * tools"), vLLM without a tool parser ("… tool choice requires --enable-auto-tool-choice …"),
  * llama.cpp's server without templates ("tools param requires --jinja flag").
  */
-const TOOLS_REFUSAL = /does not support (tools|tool use|function calling)|tool choice requires|tools param requires|tools? (is|are) not supported/i;
+const TOOLS_REFUSAL =
+  /does not support (tools|tool use|function calling)|tool choice requires|tools param requires|tools? (is|are) not supported/i;
 
 /**
  * The Chat Completions adapter on the official `openai` SDK: OpenAI itself, Azure OpenAI's v1
@@ -65,7 +66,12 @@ export class OpenAiLlm implements LlmClient {
   chatWithTools(messages: LlmMessage[], tools: LlmToolSpec[], options: ChatOptions): Promise<ChatOutcome> {
     const params = this.request(messages, tools, options);
     const attributes = providerRequestAttributes(
-      { provider: this.provider, model: params.model, maxTokens: params.max_completion_tokens!, system: options.system },
+      {
+        provider: this.provider,
+        model: params.model,
+        maxTokens: params.max_completion_tokens!,
+        system: options.system,
+      },
       messages,
       { baseUrl: this.client.baseURL, captureContent: this.opts.captureContent ?? false },
     );

@@ -48,7 +48,11 @@ export class ProviderRouter implements LlmClient {
         false,
       );
     if (tools.length && !(await this.toolSupport.stillSupports(model)))
-      throw new LlmError(`model ${model} does not support tools (learned from an earlier refusal)`, TOOLS_UNSUPPORTED, false);
+      throw new LlmError(
+        `model ${model} does not support tools (learned from an earlier refusal)`,
+        TOOLS_UNSUPPORTED,
+        false,
+      );
     // a provider without a batch API answers a batch's call as any other
     const viaBatch = client.supportsBatches ? options.viaBatch : undefined;
     try {
