@@ -1,3 +1,5 @@
+import path from 'node:path';
+import { projectRoot } from '@parley/platform';
 import { Envelope, expectEvent, expectOk, isEvent, turnOf } from '../support/api';
 import {
   chatApiError,
@@ -8,6 +10,7 @@ import {
   RecordedChatRequest,
 } from '../support/fake-openai/fake-openai.server';
 import { openStream } from '../support/sse-client';
+import { startProcess } from '../support/stack';
 import { useReaderStack } from '../support/use-stack';
 import { waitFor } from '../support/wait-for';
 
@@ -222,4 +225,54 @@ describe('agent turns over OpenAI (e2e, the openai SDK against the fake Chat Com
     expect(JSON.stringify(unpriced.error)).toMatch(/unknown model gpt-7-turbo/);
     expect((await setModel(id, 'acme-local-llama')).response.status).toBe(200);
   });
+
+  // last: it kills the suite's worker
+  it('finishes a turn whose worker was killed mid-call: the call is made again by the next worker, the answer recorded once', async () => {
+    const id = await conversation();
+    const asked = 'SLOW answer, then a crash';
+    const { turnId } = await post(id, asked);
+    const cut = await waitFor('the slow stream to start', () =>
+      openai.requests.find((r) => lastUserText(r.body.messages) === asked),
+    );
+    const [victim] = s.stack.workers;
+    victim.child.kill('SIGKILL');
+    await waitFor(
+      'the killed worker to exit',
+      () => victim.child.exitCode !== null || victim.child.signalCode !== null,
+    );
+    await waitFor('the fake to see the stream cut', () => cut.aborted === true, 2_000);
+    await s.stack.startWorker();
+    const reply = expectEvent(await untilEnded(id, turnId, 40_000), 'AssistantReplied');
+    expect(reply.data.model).toBe(MODEL);
+    const log = (await events(id)).filter((e) => turnOf(e) === turnId);
+    expect(log.filter((e) => e.type === 'AssistantReplied')).toHaveLength(1);
+    // the cut call, then the one the next worker made: a killed worker records nothing, nothing else was bought
+    expect(openai.requests.filter((r) => lastUserText(r.body.messages) === asked)).toHaveLength(2);
+  }, 60_000);
+});
+
+describe('start-up refusals of the price table (e2e, the built processes)', () => {
+  const exitOf = async (script: string, env: Record<string, string>) => {
+    const proc = startProcess('refused', [path.join(projectRoot(), script)], {
+      NODE_ENV: 'production',
+      AUTH_JWT_SECRET: 'x'.repeat(32),
+      ...env,
+    });
+    await waitFor(`${script} to exit`, () => proc.child.exitCode !== null, 15_000);
+    return { code: proc.child.exitCode, output: proc.output() };
+  };
+
+  it.each(['dist/apps/api/src/main.js', 'dist/apps/worker/src/main.js'])(
+    '%s stops on a malformed LLM_PRICES, and on an LLM_MODEL it has no price for',
+    async (script) => {
+      const openaiEnv = { LLM_PROVIDER: 'openai', OPENAI_API_KEY: 'sk-x' };
+      const malformed = await exitOf(script, { ...openaiEnv, LLM_PRICES: '{"acme": {"provider": "openai"}}' });
+      expect(malformed.code).toBe(1);
+      expect(malformed.output).toMatch(/LLM_PRICES\.acme\.input/);
+      const unpriced = await exitOf(script, { ...openaiEnv, LLM_MODEL: 'acme-chat-1' });
+      expect(unpriced.code).toBe(1);
+      expect(unpriced.output).toMatch(/LLM_MODEL: unknown model acme-chat-1/);
+    },
+    40_000,
+  );
 });
