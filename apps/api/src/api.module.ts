@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { modelTableProvider } from '@parley/agent';
 import { ConfigModule } from '@parley/config';
 import { EventStoreModule } from '@parley/event-store';
 import { DatabaseModule, loggerModule, queueRootModule, RedisModule, TracingShutdown } from '@parley/platform';
@@ -31,6 +32,8 @@ import { McpModule } from './mcp/mcp.module';
   controllers: [HealthController, ProblemsController],
   providers: [
     TracingShutdown,
+    // LLM_PRICES over the shipped prices, for policy checks and usage reports
+    modelTableProvider,
     { provide: APP_GUARD, useClass: AuthGuard },
     { provide: APP_FILTER, useClass: HttpExceptionFilter },
   ],

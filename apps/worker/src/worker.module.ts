@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { BullModule } from '@nestjs/bullmq';
-import { AGENT_TURNS_QUEUE, LiveDeltas, ToolRegistry } from '@parley/agent';
+import { AGENT_TURNS_QUEUE, LiveDeltas, modelTableProvider, ToolRegistry } from '@parley/agent';
 import { BOOK_INGEST_QUEUE, BooksModule, SearchBookTool } from '@parley/books';
 import { ConfigModule } from '@parley/config';
 import { EventStoreModule } from '@parley/event-store';
@@ -48,6 +48,7 @@ BullModule.workerClass = TakingWorker;
     TracingShutdown,
     LiveDeltas,
     ProjectionsService,
+    modelTableProvider,
     llmProvider,
     {
       provide: ToolRegistry,

@@ -7,6 +7,7 @@ import {
   EmbeddingsConfig,
 } from './books-config';
 import { Env } from './env';
+import { llmConfig, LlmConfig } from './llm-config';
 import { redisTopology, RedisTopology } from './redis-topology';
 import { tracingConfig, TracingConfig } from './tracing-config';
 
@@ -31,19 +32,7 @@ export interface AppConfig {
     /** the identity provider's RS256/ES256 keys; `issuer`/`audience` are checked when set */
     jwks?: { url: string; issuer?: string; audience?: string; cooldownMs: number };
   };
-  llm: {
-    provider: 'anthropic' | 'scripted';
-    model: string;
-    maxTokens: number;
-    maxRetries: number;
-    apiKey?: string;
-    baseUrl?: string;
-    retrievalMode: Env['LLM_RETRIEVAL_MODE'];
-    /** always-retrieve also searches with a hypothetical answer passage the model writes (HyDE) */
-    hyde: boolean;
-    /** how often a turn waiting on a Message Batches API batch looks at it */
-    batchPollMs: number;
-  };
+  llm: LlmConfig;
   agent: { maxIterations: number; contextTokens: number };
   worker: {
     concurrency: number;
@@ -83,7 +72,6 @@ export interface AppConfig {
 }
 
 export function toAppConfig(e: Env, auth: AppConfig['auth']): AppConfig {
-  const provider = e.LLM_PROVIDER ?? (e.ANTHROPIC_API_KEY ? 'anthropic' : 'scripted');
   return {
     env: e.NODE_ENV,
     databaseUrl: e.DATABASE_URL,
@@ -95,17 +83,7 @@ export function toAppConfig(e: Env, auth: AppConfig['auth']): AppConfig {
     trustProxy: e.TRUST_PROXY ?? false,
     logLevel: e.LOG_LEVEL,
     auth,
-    llm: {
-      provider,
-      model: e.LLM_MODEL,
-      maxTokens: e.LLM_MAX_TOKENS,
-      maxRetries: e.LLM_MAX_RETRIES,
-      apiKey: e.ANTHROPIC_API_KEY,
-      baseUrl: e.ANTHROPIC_BASE_URL,
-      retrievalMode: e.LLM_RETRIEVAL_MODE,
-      hyde: e.RETRIEVAL_HYDE ? e.RETRIEVAL_HYDE === 'true' : provider === 'anthropic',
-      batchPollMs: e.LLM_BATCH_POLL_MS,
-    },
+    llm: llmConfig(e),
     agent: { maxIterations: e.AGENT_MAX_ITERATIONS, contextTokens: e.AGENT_CONTEXT_TOKENS },
     worker: {
       concurrency: e.WORKER_CONCURRENCY,

@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   ConfigError,
   DEV_JWT_SECRET,
@@ -229,5 +232,45 @@ describe('embeddings settings', () => {
     expect(() => loadEmbeddingsConfig({ EMBEDDINGS_PROVIDER: 'openai' })).toThrow(/EMBEDDINGS_API_KEY/);
     expect(() => loadEmbeddingsConfig({ EMBEDDINGS_PROVIDER: 'cohere' })).toThrow(/EMBEDDINGS_PROVIDER/);
     expect(() => loadEmbeddingsConfig({ EMBEDDINGS_DIMENSIONS: '0' })).toThrow(/EMBEDDINGS_DIMENSIONS/);
+  });
+});
+
+describe('LLM_PRICES, LLM_PROVIDERS and the openai provider', () => {
+  const dev = { NODE_ENV: 'development' } as const;
+  const openai = { ...dev, LLM_PROVIDER: 'openai', OPENAI_API_KEY: 'sk-x' } as const;
+
+  it('reads the price table from JSON or from a file', () => {
+    const table = { 'acme-chat-1': { provider: 'openai', input: 2, output: 8, cachedInput: 0.5 } };
+    expect(loadConfig({ ...openai, LLM_PRICES: JSON.stringify(table) }).llm.prices).toEqual(table);
+    const dir = mkdtempSync(join(tmpdir(), 'prices-'));
+    writeFileSync(join(dir, 'prices.json'), JSON.stringify(table));
+    expect(loadConfig({ ...openai, LLM_PRICES: join(dir, 'prices.json') }).llm.prices).toEqual(table);
+  });
+
+  it.each([
+    ['{"acme": {"provider": "openai", "input": 2}}', /LLM_PRICES\.acme\.output/],
+    ['{"acme": {"provider": "azure", "input": 2, "output": 8}}', /LLM_PRICES\.acme\.provider/],
+    ['{"acme": {"provider": "openai", "input": -1, "output": 8}}', /LLM_PRICES\.acme\.input: must be 0 or more/],
+    ['{"acme": {"provider": "openai", "input": 1, "output": 8, "cached": 1}}', /LLM_PRICES/],
+    ['{"acme": ', /LLM_PRICES: not JSON/],
+    ['/nowhere/prices.json', /LLM_PRICES: neither a JSON object nor a readable file/],
+  ])('refuses to start on a malformed LLM_PRICES (%s)', (raw, message) => {
+    expect(() => loadConfig({ ...openai, LLM_PRICES: raw })).toThrow(message);
+  });
+
+  it('needs OPENAI_API_KEY unless OPENAI_BASE_URL names a self-hosted server', () => {
+    expect(() => loadConfig({ ...dev, LLM_PROVIDER: 'openai' })).toThrow(/OPENAI_API_KEY/);
+    const local = loadConfig({ ...dev, LLM_PROVIDER: 'openai', OPENAI_BASE_URL: 'http://127.0.0.1:11434/v1' });
+    expect(local.llm.openai).toEqual({ apiKey: undefined, baseUrl: 'http://127.0.0.1:11434/v1' });
+  });
+
+  it('talks to LLM_PROVIDER alone unless LLM_PROVIDERS names more, which must include it', () => {
+    expect(loadConfig(openai).llm.providers).toEqual(['openai']);
+    expect(loadConfig({ ...openai, LLM_PROVIDERS: 'openai, anthropic' }).llm.providers).toEqual([
+      'openai',
+      'anthropic',
+    ]);
+    expect(() => loadConfig({ ...openai, LLM_PROVIDERS: 'anthropic' })).toThrow(/LLM_PROVIDERS: must name/);
+    expect(() => loadConfig({ ...openai, LLM_PROVIDERS: 'openai,mistral' })).toThrow(/LLM_PROVIDERS/);
   });
 });

@@ -15,6 +15,7 @@ export { AppConfig } from './app-config';
 export { DEV_JWT_SECRET } from './auth-config';
 export { BookLimits, ContextualConfig, EmbeddingsConfig } from './books-config';
 export { ConfigError, Env } from './env';
+export { LlmConfig, LlmProviderName, ModelPriceEntry, parsePrices } from './llm-config';
 export { RedisNode, RedisTopology } from './redis-topology';
 export { TracingConfig } from './tracing-config';
 

@@ -80,7 +80,7 @@ const envSchema = tracingSchema.extend({
   // which peers may set X-Forwarded-For/-Proto/-Host (docs/configuration.md); unset: none
   TRUST_PROXY: trustProxy.optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  LLM_PROVIDER: z.enum(['anthropic', 'scripted']).optional(),
+  LLM_PROVIDER: z.enum(['anthropic', 'openai', 'scripted']).optional(),
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
   ANTHROPIC_BASE_URL: z.string().url().optional(),
   LLM_MODEL: z.string().min(1).default('claude-sonnet-5-5'),
@@ -88,6 +88,16 @@ const envSchema = tracingSchema.extend({
   LLM_MAX_TOKENS: positiveInt.default(1024),
   LLM_RETRIEVAL_MODE: z.enum(['auto', 'tools', 'always-retrieve']).default('auto'),
   RETRIEVAL_HYDE: z.enum(['true', 'false']).optional(),
+  // bring your own model (docs/providers.md): OpenAI's Chat Completions API or a compatible server,
+  // several providers at once, and the price table that ties each model to its provider
+  LLM_PROVIDERS: z
+    .string()
+    .regex(/^\s*(anthropic|openai)\s*(,\s*(anthropic|openai)\s*)*$/, 'anthropic, openai or both, comma-separated')
+    .optional(),
+  OPENAI_API_KEY: z.string().min(1).optional(),
+  OPENAI_BASE_URL: z.string().url().optional(),
+  LLM_PRICES: z.string().min(1).optional(),
+  LLM_SUMMARY_MODEL: z.string().min(1).optional(),
   /** how often a turn waiting on a provider's Message Batches API looks at its batch */
   LLM_BATCH_POLL_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
   AUTH_JWT_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),

@@ -247,6 +247,8 @@ export interface ModelCallStopped {
     batched?: boolean;
     /** what the stopped call was billed in USD; absent on events written before it existed (priced at list price) */
     costUsd?: number;
+    /** true when the provider stopped before it sent the usage (a Chat Completions stream): counted from the request and the text streamed */
+    estimated?: true;
     /** cancelled by the reader; aborted otherwise (the worker stopping); broken: the stream failed midway */
     reason: 'cancelled' | 'aborted' | 'broken';
   };

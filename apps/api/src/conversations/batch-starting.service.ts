@@ -6,7 +6,7 @@ import { AuthUser } from '../auth/auth-user';
 import { invalid } from '../http/problem.exception';
 import { ReaderBudget } from '../usage/reader-budget';
 import { ApiConversationFolds } from './api-conversation-folds';
-import { assertMessageText } from './conversation-limits';
+import { assertMessageText, providerOf } from './conversation-limits';
 import { ConversationForking } from './conversation-forking';
 import { ConversationWrites } from './conversation-writes';
 import { MessagePosting } from './message-posting.service';
@@ -42,13 +42,16 @@ export class BatchStarting {
 
   async start(user: AuthUser, conversationId: string, input: BatchInput): Promise<{ batchId: string }> {
     this.assertBatchAllowed(input);
+    const { state } = await this.folds.load(conversationId);
+    assertVisible(state, user.id);
+    const via = input.via ?? 'messages';
+    const provider = providerOf(this.config, state.policy.model);
+    if (via === 'message-batches' && provider !== 'anthropic')
+      throw invalid('via', `message-batches needs an Anthropic model (this conversation's runs on ${provider})`);
     await this.budget.assertWithin(user); // before the rate limiter: a refused batch uses none of its posts
     await this.rateLimiter.consume(user.id, input.prompts.length);
     const { budgetUsdPerMonth } = this.budget.inForce(user);
-    const { state } = await this.folds.load(conversationId);
-    assertVisible(state, user.id);
     const batchId = randomUUID();
-    const via = input.via ?? 'messages';
     const items =
       input.mode === 'sequential'
         ? input.prompts.map((prompt) => ({ prompt, conversationId, turnId: randomUUID(), messageId: randomUUID() }))
@@ -78,18 +81,13 @@ export class BatchStarting {
     return { batchId };
   }
 
-  /** What is refused before anything is recorded: an independent batch forks a conversation per prompt. */
+  /** What is refused before anything is read: an independent batch forks a conversation per prompt. */
   private assertBatchAllowed(input: BatchInput): void {
     const via = input.via ?? 'messages';
     if (via === 'message-batches' && input.mode !== 'independent')
       throw invalid(
         'via',
         'message-batches answers independent batches only: a sequential turn waits on the one before',
-      );
-    if (via === 'message-batches' && this.config.llm.provider !== 'anthropic')
-      throw invalid(
-        'via',
-        `message-batches needs the anthropic provider (this server runs ${this.config.llm.provider})`,
       );
     input.prompts.forEach((p, i) => assertMessageText(this.config, p, `prompts.${i}`, 'a prompt'));
   }

@@ -23,8 +23,16 @@ export class MeteredLlm implements LlmClient {
     this.supportsBatches = inner.supportsBatches;
   }
 
+  supportsToolsFor(model: string | undefined): boolean {
+    return this.inner.supportsToolsFor?.(model) ?? this.supportsTools;
+  }
+
+  providerFor(model: string | undefined): string {
+    return this.inner.providerFor?.(model) ?? this.provider;
+  }
+
   async chatWithTools(messages: LlmMessage[], tools: LlmToolSpec[], options: ChatOptions): Promise<ChatOutcome> {
-    const labels = { provider: this.provider, model: options.model ?? this.defaultModel };
+    const labels = { provider: this.providerFor(options.model), model: options.model ?? this.defaultModel };
     const started = this.clock();
     const seconds = () => (this.clock() - started) / 1000;
     let outcome: ChatOutcome;

@@ -27,6 +27,8 @@ export class HistorySummary {
   constructor(
     private readonly llm: LlmClient,
     private readonly bookNames: BookNames,
+    /** LLM_SUMMARY_MODEL: a cheaper model for summaries; unset: the turn's own */
+    private readonly summaryModel?: string,
   ) {}
 
   async cut(loaded: LoadedTurn, step: HistoryCutStep, signal: AbortSignal): Promise<AgentCommand> {
@@ -43,7 +45,7 @@ export class HistorySummary {
     try {
       outcome = await this.llm.chatWithTools([{ role: 'user', content: [{ type: 'text', text: prompt }] }], [], {
         system: 'You summarise conversations faithfully and briefly.',
-        model: loaded.settings.model,
+        model: this.summaryModel ?? loaded.settings.model,
         maxTokens: SUMMARY_MAX_TOKENS,
         signal,
       });

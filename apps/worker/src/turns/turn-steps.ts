@@ -17,6 +17,7 @@ import { LoadedTurn } from './conversation-folds';
 import { HistorySummary } from './history-summary';
 import { ModelReply, recordWith, StepResult } from './model-reply';
 import { runToolCalls } from './tool-calls';
+import { retrievesAfterToolRefusal } from './tool-refusal';
 
 /**
  * What each step of a turn does, given the turn as the log says it stands: run the recorded tool
@@ -39,7 +40,7 @@ export class TurnSteps {
   ) {
     const bookNames = new BookNames(books);
     this.model = new ModelReply(llm, deltas, bookNames);
-    this.history = new HistorySummary(llm, bookNames);
+    this.history = new HistorySummary(llm, bookNames, config.llm.summaryModel);
     this.retrieval = new AlwaysRetrieveSteps(llm, this.model, bookNames, config);
   }
 
@@ -48,7 +49,7 @@ export class TurnSteps {
     return {
       settings: loaded.settings,
       searchOffered: !!loaded.ctx.bookId && this.tools.specsFor(loaded.ctx).some((t) => t.name === 'search_book'),
-      providerSupportsTools: this.llm.supportsTools,
+      providerSupportsTools: this.llm.supportsToolsFor?.(loaded.settings.model) ?? this.llm.supportsTools,
       deleted: loaded.deleted,
     };
   }
@@ -70,7 +71,7 @@ export class TurnSteps {
   }
 
   /** The agent's call: the history rebuilt from the log, the tools offered unless this is the last call. */
-  private callLlm(
+  private async callLlm(
     loaded: LoadedTurn,
     iteration: number,
     allowTools: boolean,
@@ -78,7 +79,14 @@ export class TurnSteps {
   ): Promise<StepResult> {
     const { messages, prefixEnd } = buildHistory(loaded.turns, loaded.turn!.turnId, loaded.settings.budgetTokens);
     const tools = this.tools.specsFor(loaded.ctx);
-    return this.model.reply(loaded, { messages, prefixEnd, tools, iteration, allowTools, signal });
+    try {
+      return await this.model.reply(loaded, { messages, prefixEnd, tools, iteration, allowTools, signal });
+    } catch (e) {
+      // the model refused tools (now known to all workers): this turn searches first instead
+      if (retrievesAfterToolRefusal(e, loaded, iteration))
+        return recordWith(await this.retrieval.reformulate(loaded, signal));
+      throw e;
+    }
   }
 }
 

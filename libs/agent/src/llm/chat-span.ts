@@ -37,11 +37,39 @@ export function chatRequestAttributes(
   };
 }
 
+/**
+ * The request attributes of a call to a provider other than Anthropic (the Chat Completions API):
+ * the same names, the provider's own `gen_ai.provider.name`.
+ */
+export function providerRequestAttributes(
+  request: { provider: string; model: string; maxTokens: number; system: string },
+  messages: LlmMessage[],
+  opts: { baseUrl: string; captureContent: boolean },
+): Attributes {
+  const server = safeUrl(opts.baseUrl);
+  return {
+    'gen_ai.operation.name': 'chat',
+    'gen_ai.system': request.provider,
+    'gen_ai.provider.name': request.provider,
+    'gen_ai.request.model': request.model,
+    'gen_ai.request.max_tokens': request.maxTokens,
+    ...(server
+      ? { 'server.address': server.hostname, 'server.port': Number(server.port || defaultPort(server.protocol)) }
+      : {}),
+    ...(opts.captureContent
+      ? {
+          'gen_ai.system_instructions': JSON.stringify([{ type: 'text', content: request.system }]),
+          'gen_ai.input.messages': JSON.stringify(messages.map(inputMessage)),
+        }
+      : {}),
+  };
+}
+
 export function chatResultAttributes(result: ChatResult, captureContent: boolean): Attributes {
   const cacheRead = result.usage.cacheReadInputTokens;
   const cacheWrite = result.usage.cacheCreationInputTokens;
   return {
-    'gen_ai.response.model': result.model,
+    'gen_ai.response.model': result.responseModel ?? result.model,
     'gen_ai.response.finish_reasons': [result.stopReason],
     // as Anthropic counts them: input_tokens leaves out the tokens read from and written to the cache
     'gen_ai.usage.input_tokens': result.usage.inputTokens,

@@ -44,6 +44,8 @@ export interface ChatResult {
   stopReason: string;
   usage: Usage;
   model: string;
+  /** the model the provider says answered, when not the id asked for (which prices the call) */
+  responseModel?: string;
   /** answered through the Message Batches API (priced at half) */
   batched?: boolean;
   /** earlier attempts of this call broken off midway (then asked again): billed all the same */
@@ -79,6 +81,8 @@ export interface StoppedAttempt {
   usage: Usage;
   /** 'aborted': by the caller's signal; 'broken': the stream failed midway */
   cause: 'aborted' | 'broken';
+  /** the provider stopped before it sent the usage: counted from the request and the text streamed */
+  estimated?: true;
 }
 
 /** The billed attempts an error of chatWithTools carries (none for a call that was never billed). */
@@ -94,6 +98,10 @@ export interface LlmClient {
   readonly provider: string;
   /** false for providers without tool use: the agent then always retrieves first */
   readonly supportsTools: boolean;
+  /** per model, where the client serves several (a model may lack tool use); absent: supportsTools */
+  supportsToolsFor?(model: string | undefined): boolean;
+  /** the provider a model's calls go to, where the client serves several; absent: provider */
+  providerFor?(model: string | undefined): string;
   /** true where ChatOptions.viaBatch works (the provider has a batch API) */
   readonly supportsBatches: boolean;
   chatWithTools(messages: LlmMessage[], tools: LlmToolSpec[], options: ChatOptions): Promise<ChatOutcome>;

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Usage } from '@parley/conversation';
-import { BATCH_PRICE_FACTOR, costUsd, priceOf, PRICES } from './pricing';
+import { BATCH_PRICE_FACTOR, costUsd, installPrices, priceOf, PRICES } from './pricing';
 
 /** A million tokens of each kind, or only those given. */
 const million = (only?: Partial<Usage>): Usage =>
@@ -27,6 +27,10 @@ describe(priceOf.name, () => {
     ['claude-3-5-haiku-latest', 0.8, 4],
     ['claude-3-haiku-20240307', 0.25, 1.25],
     ['scripted-1', 0, 0],
+    ['gpt-5.5', 5, 30],
+    ['gpt-5.4-mini', 0.75, 4.5],
+    ['gpt-4.1', 2, 8],
+    ['gpt-4o-mini-2024-07-18', 0.15, 0.6],
   ])('prices %s at %d/%d per million tokens in and out', (model, input, output) => {
     expect(priceOf(model)).toMatchObject({ input, output });
   });
@@ -41,6 +45,8 @@ describe(priceOf.name, () => {
     'Claude-Sonnet-4-5',
     ' claude-sonnet-4-5',
     'unknown-model',
+    'gpt-5.5-turbo',
+    'gpt-4',
     'constructor',
     '',
   ])('does not price %j: ids are matched whole', (model) => {
@@ -49,7 +55,7 @@ describe(priceOf.name, () => {
 
   it('names only models with a provider and non-negative prices', () => {
     for (const [id, p] of PRICES) {
-      expect([id, p.provider]).toEqual([id, expect.stringMatching(/^(anthropic|scripted)$/)]);
+      expect([id, p.provider]).toEqual([id, expect.stringMatching(/^(anthropic|openai|scripted)$/)]);
       for (const n of [p.input, p.output, p.cacheWrite ?? 0, p.cachedInput ?? 0]) expect(n).toBeGreaterThanOrEqual(0);
     }
   });
@@ -106,5 +112,34 @@ describe(costUsd.name, () => {
       expect(costUsd('claude-opus-4-1x', million())).toBe(0);
       expect(warn).toHaveBeenCalledWith(expect.stringContaining('claude-opus-4-1x'));
     });
+  });
+});
+
+describe(installPrices.name, () => {
+  afterEach(() => installPrices({}));
+
+  it("puts the operator's prices over the shipped ones, by exact id or an explicit pattern", () => {
+    installPrices({
+      'acme-chat-1': { provider: 'openai', input: 2, output: 8, cachedInput: 0.5 },
+      'gpt-4.1': { provider: 'openai', input: 1, output: 4 },
+      'llama*': { provider: 'openai', input: 0, output: 0 },
+      'llama-70b*': { provider: 'openai', input: 0.5, output: 0.5 },
+    });
+    expect(priceOf('acme-chat-1')).toMatchObject({ provider: 'openai', input: 2 });
+    expect(priceOf('gpt-4.1')).toMatchObject({ input: 1, output: 4 });
+    expect(priceOf('llama3.1:8b')).toMatchObject({ input: 0 });
+    expect(priceOf('llama-70b-instruct')).toMatchObject({ input: 0.5 }); // the longer pattern wins
+    expect(priceOf('acme-chat-10')).toBeUndefined();
+    expect(priceOf('claude-sonnet-5-5')).toMatchObject({ provider: 'anthropic' });
+  });
+
+  it('prices cached input at its own price, and at the whole input price for an OpenAI model without one', () => {
+    installPrices({
+      'acme-chat-1': { provider: 'openai', input: 2, output: 8, cachedInput: 0.5 },
+      'acme-plain': { provider: 'openai', input: 2, output: 8 },
+    });
+    expect(costUsd('acme-chat-1', million({ cacheReadInputTokens: 1e6 }))).toBe(0.5);
+    expect(costUsd('acme-plain', million({ cacheReadInputTokens: 1e6 }))).toBe(2);
+    expect(costUsd('gpt-5.5', million({ cacheReadInputTokens: 1e6 }))).toBe(0.5);
   });
 });

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Usage } from '@parley/conversation';
+import { PriceTable } from './price-table';
 
 /**
  * A model's list price in USD per million tokens. `cacheWrite` (a 5-minute cache write) and
@@ -12,11 +13,43 @@ export interface Price {
   output: number;
   cacheWrite?: number;
   cachedInput?: number;
+  /** false: the model answers without tool use (its turns run the always-retrieve plan) */
+  tools?: boolean;
 }
 
 /** Anthropic's usual 5-minute cache write and cache read, as multiples of the input price. */
 export const CACHE_WRITE_FACTOR = 1.25;
 export const CACHE_READ_FACTOR = 0.1;
+
+const openai = (input: number, cachedInput: number, output: number): Price => ({
+  provider: 'openai',
+  input,
+  output,
+  cachedInput,
+});
+
+/**
+ * OpenAI's models on the Chat Completions API, as on OpenAI's pricing page (standard tier, June
+ * 2026; https://developers.openai.com/api/docs/pricing): input, cached input, output. OpenAI
+ * caches prompts by itself and charges no cache writes. The GPT-5.4 and 5.5 rates are those of
+ * prompts under 272k tokens (above, input costs 2×): a turn's prompt is held to its context
+ * budget (AGENT_CONTEXT_TOKENS, a policy's contextBudgetTokens), far below that. Dated snapshots
+ * are listed where the API names them, though Parley prices a call by the id it asked for.
+ */
+const OPENAI_MODELS: Array<[ids: string[], price: Price]> = [
+  [['gpt-5.5'], openai(5, 0.5, 30)],
+  [['gpt-5.4'], openai(2.5, 0.25, 15)],
+  [['gpt-5.4-mini'], openai(0.75, 0.075, 4.5)],
+  [['gpt-5.4-nano'], openai(0.2, 0.02, 1.25)],
+  [['gpt-5', 'gpt-5-2025-08-07'], openai(1.25, 0.125, 10)],
+  [['gpt-5-mini', 'gpt-5-mini-2025-08-07'], openai(0.25, 0.025, 2)],
+  [['gpt-5-nano', 'gpt-5-nano-2025-08-07'], openai(0.05, 0.005, 0.4)],
+  [['gpt-4.1', 'gpt-4.1-2025-04-14'], openai(2, 0.5, 8)],
+  [['gpt-4.1-mini', 'gpt-4.1-mini-2025-04-14'], openai(0.4, 0.1, 1.6)],
+  [['gpt-4.1-nano', 'gpt-4.1-nano-2025-04-14'], openai(0.1, 0.025, 0.4)],
+  [['gpt-4o', 'gpt-4o-2024-08-06'], openai(2.5, 1.25, 10)],
+  [['gpt-4o-mini', 'gpt-4o-mini-2024-07-18'], openai(0.15, 0.075, 0.6)],
+];
 
 const anthropic = (input: number, output: number, cache: Pick<Price, 'cacheWrite' | 'cachedInput'> = {}): Price => ({
   provider: 'anthropic',
@@ -56,6 +89,7 @@ const MODELS: Array<[ids: string[], price: Price]> = [
   [['claude-haiku-4-5-20251001', 'claude-haiku-4-5'], anthropic(1, 5)],
   [['claude-3-5-haiku-20241022', 'claude-3-5-haiku-latest'], anthropic(0.8, 4)],
   [['claude-3-haiku-20240307'], anthropic(0.25, 1.25, { cacheWrite: 0.3, cachedInput: 0.03 })],
+  ...OPENAI_MODELS,
   // the scripted model the tests and the development setup answer with
   [['scripted', 'scripted-1'], { provider: 'scripted', input: 0, output: 0 }],
 ];
@@ -65,9 +99,24 @@ export const PRICES: ReadonlyMap<string, Price> = new Map(
   MODELS.flatMap(([ids, price]) => ids.map((id) => [id, price] as const)),
 );
 
-/** The model's price, or undefined for a model the table does not name exactly. */
+/** The table in force: the shipped one, with the operator's LLM_PRICES over it (installPrices). */
+let active: PriceTable = new PriceTable(PRICES);
+
+/**
+ * Puts the operator's entries (LLM_PRICES) over the shipped table for this process: an id in
+ * both takes the operator's price. Called once at boot, before any call is priced.
+ */
+export function installPrices(overrides: Record<string, Price>): PriceTable {
+  active = new PriceTable(new Map([...PRICES, ...Object.entries(overrides)]));
+  return active;
+}
+
+/** The table in force in this process. */
+export const priceTable = (): PriceTable => active;
+
+/** The model's price, or undefined for a model the table names neither exactly nor by an explicit pattern. */
 export function priceOf(model: string): Price | undefined {
-  return PRICES.get(model);
+  return active.priceOf(model);
 }
 
 /** USD rounded to a millionth of a dollar, as every recorded price is. */
@@ -95,15 +144,21 @@ export function costUsd(model: string, usage: Usage, { batched = false } = {}): 
   const cost =
     usage.inputTokens * perToken(p.input) +
     usage.cacheCreationInputTokens * perToken(p.cacheWrite ?? p.input * CACHE_WRITE_FACTOR) +
-    usage.cacheReadInputTokens * perToken(p.cachedInput ?? p.input * CACHE_READ_FACTOR) +
+    usage.cacheReadInputTokens * perToken(p.cachedInput ?? cacheReadFallback(p)) +
     usage.outputTokens * perToken(p.output);
   return roundUsd(cost * (batched ? BATCH_PRICE_FACTOR : 1));
 }
+
+/**
+ * A cache read's price when the table gives none: Anthropic's 0.1× input; for another provider
+ * the whole input price, since its discounts differ by model and a guess too low would hide spend.
+ */
+const cacheReadFallback = (p: Price): number => (p.provider === 'anthropic' ? p.input * CACHE_READ_FACTOR : p.input);
 
 function warnUnpriced(model: string): void {
   if (warned.has(model)) return;
   warned.add(model);
   logger.warn(
-    `model ${model} has no price (libs/agent/src/llm/pricing.ts names models by exact id): its calls are recorded at $0, so usage and budgets leave them out`,
+    `model ${model} has no price (neither libs/agent/src/llm/pricing.ts nor LLM_PRICES names it): its calls are recorded at $0, so usage and budgets leave them out`,
   );
 }

@@ -61,6 +61,7 @@ export function modelCallStopped(
         model: a.model,
         usage: a.usage,
         costUsd: costUsd(a.model, a.usage),
+        ...(a.estimated ? { estimated: true as const } : {}),
         reason: a.cause === 'broken' ? 'broken' : cancelled ? 'cancelled' : 'aborted',
       },
       deterministicId('ModelCallStopped', turnId, String(iteration), a.messageId),

@@ -1,0 +1,46 @@
+import { loadConfig } from '@parley/config';
+import { installModelTable, modelRefusal } from './model-table';
+import { installPrices } from './pricing';
+
+const env = (more: Record<string, string>) => loadConfig({ NODE_ENV: 'development', ...more });
+const openai = { LLM_PROVIDER: 'openai', OPENAI_API_KEY: 'sk-x' };
+
+describe(installModelTable.name, () => {
+  afterEach(() => installPrices({}));
+
+  it('refuses to start when LLM_MODEL has no price', () => {
+    expect(() => installModelTable(env({ ...openai, LLM_MODEL: 'acme-chat-1' }))).toThrow(
+      /LLM_MODEL: unknown model acme-chat-1/,
+    );
+  });
+
+  it('refuses to start when LLM_MODEL runs on a provider the server does not talk to', () => {
+    expect(() => installModelTable(env({ ...openai, LLM_MODEL: 'claude-sonnet-5-5' }))).toThrow(
+      /LLM_MODEL: model claude-sonnet-5-5 runs on anthropic/,
+    );
+    expect(() =>
+      installModelTable(env({ ...openai, LLM_MODEL: 'gpt-5.4', LLM_SUMMARY_MODEL: 'claude-haiku-4-5' })),
+    ).toThrow(/LLM_SUMMARY_MODEL/);
+  });
+
+  it('starts with a model LLM_PRICES names, and with two providers for models of both', () => {
+    const prices = JSON.stringify({ 'acme-chat-1': { provider: 'openai', input: 2, output: 8 } });
+    const config = env({
+      ...openai,
+      ANTHROPIC_API_KEY: 'k',
+      LLM_PROVIDERS: 'openai,anthropic',
+      LLM_MODEL: 'acme-chat-1',
+      LLM_SUMMARY_MODEL: 'claude-haiku-4-5',
+      LLM_PRICES: prices,
+    });
+    const table = installModelTable(config);
+    expect(table.providerOf('acme-chat-1')).toBe('openai');
+    expect(modelRefusal('claude-opus-5', config.llm, table)).toBeUndefined();
+    expect(modelRefusal('gpt-7', config.llm, table)).toMatch(/unknown model gpt-7/);
+  });
+
+  it('checks nothing with the scripted stand-in, which answers for any priced model', () => {
+    const config = env({ LLM_MODEL: 'not-priced' });
+    expect(modelRefusal('claude-haiku-4-5', config.llm, installModelTable(config))).toBeUndefined();
+  });
+});

@@ -1,0 +1,52 @@
+import { Provider } from '@nestjs/common';
+import { AppConfig, CONFIG, ConfigError, LlmConfig } from '@parley/config';
+import { PriceTable } from './price-table';
+import { installPrices } from './pricing';
+
+export const MODEL_TABLE = 'MODEL_TABLE';
+
+/** The model table of the process, installed as it boots (the API's and the worker's root modules list it). */
+export const modelTableProvider: Provider = {
+  provide: MODEL_TABLE,
+  inject: [CONFIG],
+  useFactory: (config: AppConfig) => installModelTable(config),
+};
+
+/**
+ * The deployment's models at boot: LLM_PRICES put over the shipped prices for this process, and
+ * the models it answers with checked. LLM_MODEL and LLM_SUMMARY_MODEL must be priced and run on a
+ * provider the deployment talks to (LLM_PROVIDERS), else boot stops: nothing is ever recorded as
+ * free by mistake. The scripted stand-in answers every call itself, so it checks nothing.
+ */
+export function installModelTable({ llm }: Pick<AppConfig, 'llm'>): PriceTable {
+  const table = installPrices(llm.prices);
+  if (llm.provider === 'scripted') return table;
+  const problems = [
+    ['LLM_MODEL', llm.model],
+    ['LLM_SUMMARY_MODEL', llm.summaryModel],
+  ].flatMap(([name, model]) => {
+    const refusal = model === undefined ? undefined : modelRefusal(model, llm, table);
+    return refusal ? [`  ${name}: ${refusal}`] : [];
+  });
+  if (problems.length) throw new ConfigError(`Invalid environment:\n${problems.join('\n')}`);
+  return table;
+}
+
+/**
+ * Why a conversation may not run on `model` (its `policy.model`), or undefined when it may: the
+ * model must be priced, and its provider one this deployment talks to.
+ */
+export function modelRefusal(
+  model: string,
+  llm: Pick<LlmConfig, 'provider' | 'providers'>,
+  table: PriceTable,
+): string | undefined {
+  const price = table.priceOf(model);
+  if (!price)
+    return `unknown model ${model}: it has no price (the shipped table or LLM_PRICES names models by exact id or an explicit pattern)`;
+  // the scripted stand-in answers for any priced model
+  if (llm.provider === 'scripted') return undefined;
+  if (!(llm.providers as string[]).includes(price.provider))
+    return `model ${model} runs on ${price.provider}, which this server does not talk to (LLM_PROVIDERS: ${llm.providers.join(', ')})`;
+  return undefined;
+}
