@@ -14,7 +14,7 @@ module.exports = {
   transform: { '^.+\\.ts$': ['@swc/jest', swc] },
   moduleNameMapper: {
     '^@parley/([a-z-]+)$': '<rootDir>/libs/$1/src',
-    '^@parley/(platform|config)/(tracing|config)$': '<rootDir>/libs/$1/src/$2',
+    '^@parley/(platform|config)/(tracing|config|supported-node)$': '<rootDir>/libs/$1/src/$2',
   },
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
