@@ -2,6 +2,8 @@
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# the client package (libs/api-client) is an npm workspace: npm ci needs its package.json
+COPY libs/api-client/package.json libs/api-client/
 RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build && npm prune --omit=dev

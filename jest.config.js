@@ -15,6 +15,8 @@ module.exports = {
   moduleNameMapper: {
     '^@parley/([a-z-]+)$': '<rootDir>/libs/$1/src',
     '^@parley/(platform|config)/(tracing|config|supported-node)$': '<rootDir>/libs/$1/src/$2',
+    // the installable client (libs/api-client), from its source as the other libs
+    '^@parley/client$': '<rootDir>/libs/api-client/src',
   },
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
