@@ -132,3 +132,31 @@ describe('followBook', () => {
     }
   });
 });
+
+describe('a conversation stream, opened when made', () => {
+  it('connects before a loop asks, and `opened` settles when the server accepted it', async () => {
+    const server = await scriptedServer([(res) => sse(res, event(1, 'ConversationStarted'))]);
+    try {
+      const stream = createParleyClient({ baseUrl: server.base }).streamConversation('c1');
+      await stream.opened; // no loop yet
+      expect(server.requests).toHaveLength(1);
+      for await (const item of stream) {
+        expect(summary(item)).toBe('ConversationStarted 1');
+        break;
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('rejects `opened` with the refusal', async () => {
+    const server = await scriptedServer([(res) => res.writeHead(401).end('{"code":"token_invalid"}')]);
+    try {
+      const stream = createParleyClient({ baseUrl: server.base, token: 'bad' }).streamConversation('c1');
+      await expect(stream.opened).rejects.toMatchObject({ status: 401, code: 'token_invalid' });
+      stream.close();
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -33,6 +33,12 @@ export interface StreamOptions {
 export type ConversationStreamItem = ConversationEvent | TextDeltaItem;
 
 export interface ConversationStream extends AsyncIterable<ConversationStreamItem> {
+  /**
+   * Settles once the server accepted the stream (or refused it: then it rejects as the iteration
+   * throws). The connection opens when the stream is made, so a message posted after this is seen
+   * live, its text deltas included.
+   */
+  readonly opened: Promise<void>;
   /** the version of the last event yielded (0 before any): a later stream resumes after it */
   readonly lastEventId: number;
   /** ends the stream: a `for await` over it finishes after the item it is on */
@@ -56,9 +62,16 @@ type Connection = Pick<SseOptions, 'headers' | 'fetch'> & { baseUrl: string };
 export function streamConversation(c: Connection, id: string, options: StreamOptions = {}): ConversationStream {
   const stop = linkedAbort(options.signal);
   let last = Number(options.lastEventId ?? 0);
+  let accepted!: { resolve(): void; reject(e: unknown): void };
+  const opened = new Promise<void>((resolve, reject) => (accepted = { resolve, reject }));
+  opened.catch(() => undefined); // a caller that never waits for it must not see an unhandled rejection
   async function* items(): AsyncGenerator<ConversationStreamItem> {
     const frames = sseFrames({
       ...connection(c, `/v1/conversations/${encodeURIComponent(id)}/stream`, options, stop.signal),
+      onStatus: (status, error) => {
+        if (status === 'open') accepted.resolve();
+        options.onStatus?.(status, error);
+      },
       lastEventId: options.lastEventId === undefined ? undefined : String(options.lastEventId),
     });
     try {
@@ -75,13 +88,18 @@ export function streamConversation(c: Connection, id: string, options: StreamOpt
         yield event;
         if (STREAM_ENDING_TYPES.includes(event.type)) return;
       }
+    } catch (e) {
+      accepted.reject(e);
+      throw e;
     } finally {
+      accepted.resolve(); // closed before it opened: nothing more to wait for
       stop.abort();
     }
   }
-  const iterator = items();
+  const iterator = eager(items(), stop);
   return {
     [Symbol.asyncIterator]: () => iterator,
+    opened,
     get lastEventId() {
       return last;
     },
@@ -121,6 +139,28 @@ function connection(c: Connection, path: string, options: StreamOptions, signal:
     retryMs: options.retryMs ?? 2_000,
     signal,
     onStatus: options.onStatus,
+  };
+}
+
+/**
+ * The iterator with its first step already under way, so the connection opens when the stream is
+ * made rather than when a loop first asks (stored events would be replayed anyway; live text
+ * deltas sent before would be lost).
+ */
+function eager<T>(iterator: AsyncGenerator<T>, stop: AbortController): AsyncIterator<T> {
+  let first: Promise<IteratorResult<T>> | undefined = iterator.next();
+  first.catch(() => undefined); // thrown again to the loop that asks for it
+  return {
+    next: () => {
+      const step = first ?? iterator.next();
+      first = undefined;
+      return step;
+    },
+    return: (value?: unknown) => {
+      first = undefined;
+      stop.abort();
+      return iterator.return(value as T);
+    },
   };
 }
 
