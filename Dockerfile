@@ -1,12 +1,14 @@
 # One image for api, worker and migrate; docker-compose picks the command.
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# the client package (libs/api-client) is an npm workspace: npm ci needs its package.json
+COPY libs/api-client/package.json libs/api-client/
 RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 # jemalloc instead of glibc's malloc: glibc's main arena keeps what a busy worker frees, and its
 # RSS grows for hours (docs/operations.md, "A process's memory")
 RUN apt-get update && apt-get install -y --no-install-recommends libjemalloc2 && rm -rf /var/lib/apt/lists/* \

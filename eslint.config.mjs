@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'dist-*/**', 'node_modules/**', 'coverage/**', '**/*.js', '**/*.mjs', 'libs/api-client/src/schema.ts'] },
+  { ignores: ['dist/**', 'libs/*/dist/**', 'dist-*/**', 'node_modules/**', 'coverage/**', '**/*.js', '**/*.mjs', 'libs/api-client/src/schema.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   prettier,

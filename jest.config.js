@@ -14,7 +14,9 @@ module.exports = {
   transform: { '^.+\\.ts$': ['@swc/jest', swc] },
   moduleNameMapper: {
     '^@parley/([a-z-]+)$': '<rootDir>/libs/$1/src',
-    '^@parley/(platform|config)/(tracing|config)$': '<rootDir>/libs/$1/src/$2',
+    '^@parley/(platform|config)/(tracing|config|supported-node)$': '<rootDir>/libs/$1/src/$2',
+    // the installable client (libs/api-client), from its source as the other libs
+    '^@parley/client$': '<rootDir>/libs/api-client/src',
   },
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',

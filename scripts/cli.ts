@@ -4,6 +4,8 @@
  * PARLEY_URL; `token`, `projections rebuild`, `embeddings reembed` and `erasures replay` are local
  * admin tools (a secret, the database).
  */
+// first: refuse a Node.js older than package.json's engines, with what to do
+import '../libs/platform/src/supported-node';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { connect, type Api } from './cli/api';
 import { CliError, EXIT, UsageError } from './cli/errors';

@@ -2,6 +2,8 @@
  * `npm run migrate`: creates the database named in DATABASE_URL when it is missing, then applies
  * migrations/ with node-pg-migrate (idempotent: applied files are recorded in pgmigrations).
  */
+// first: refuse a Node.js older than package.json's engines, with what to do
+import '../libs/platform/src/supported-node';
 import path from 'node:path';
 import { Client } from 'pg';
 import { runner } from 'node-pg-migrate';

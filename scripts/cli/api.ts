@@ -2,7 +2,7 @@
  * The client's one door to the server: the generated typed client over PARLEY_URL, and `call`,
  * which turns each answer into its body or a one-line CliError carrying the exit code.
  */
-import { createParleyClient, formatUsd, readBudgetExceeded, readProblem, type ParleyClient } from '@parley/api-client';
+import { createParleyClient, formatUsd, readBudgetExceeded, readProblem, type ParleyClient } from '@parley/client';
 import { CliError, EXIT, exitCodeOf } from './errors';
 import type { Target } from './env';
 

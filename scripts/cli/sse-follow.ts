@@ -1,13 +1,13 @@
 /**
- * Follows a conversation's SSE stream (docs/sse.md) with the `eventsource` package, which
- * reconnects by itself and sends Last-Event-ID: the last stored event's version. Deltas carry no
- * id, so they never move that point. Each stored event reaches the handler once, even if a
- * server replays one after a reconnect, because versions at or below the last one are dropped.
+ * Follows a conversation's SSE stream (docs/sse.md) through the client's `streamConversation`,
+ * which reconnects by itself with Last-Event-ID (the last stored event's version; deltas carry no
+ * id, so they never move that point) and hands each stored event over once, even when a server
+ * replays one after a reconnect. Here: the chat's handlers, and a word to the user when the
+ * connection stays down for a while.
  */
-import { EventSource } from 'eventsource';
-import { CONVERSATION_EVENT_TYPES } from '@parley/api-client';
+import { ParleyApiError } from '@parley/client';
 import { apiError, unreachable, type Api } from './api';
-import type { CliError } from './errors';
+import { CliError } from './errors';
 import type { EventEnvelope, TextDelta } from './types';
 
 export /** How long a dropped connection stays quiet before the user is told (most come back at once). */
@@ -31,9 +31,7 @@ export interface Follower {
 }
 
 export function followConversation(api: Api, conversationId: string, after: number, h: FollowHandlers): Follower {
-  const { baseUrl, token } = api.target;
-  const url = `${baseUrl}/v1/conversations/${encodeURIComponent(conversationId)}/stream?after=${after}`;
-  let last = after;
+  const { baseUrl } = api.target;
   let everOpened = false;
   let lostTimer: NodeJS.Timeout | undefined;
   let toldLost = false;
@@ -41,69 +39,54 @@ export function followConversation(api: Api, conversationId: string, after: numb
   const opened = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
   opened.catch(() => undefined); // a caller that stopped waiting must not see an unhandled rejection
 
-  const es = new EventSource(url, {
-    fetch: (input, init) =>
-      fetch(input, {
-        ...init,
-        headers: { ...(init?.headers as Record<string, string>), authorization: `Bearer ${token}` },
-      }),
+  const stream = api.client.streamConversation(conversationId, {
+    lastEventId: after,
+    onStatus: (status, error) => {
+      if (status === 'open') {
+        clearTimeout(lostTimer);
+        lostTimer = undefined;
+        if (!everOpened) settle.resolve();
+        else if (toldLost) h.onBack?.();
+        everOpened = true;
+        toldLost = false;
+        return;
+      }
+      if (!everOpened) return fatal(unreachable(baseUrl, error ?? new Error('the stream closed')));
+      // a network drop: the client retries after the server's `retry:` delay, with Last-Event-ID
+      if (!lostTimer && !toldLost) {
+        lostTimer = setTimeout(() => {
+          toldLost = true;
+          h.onLost?.();
+        }, QUIET_RECONNECT_MS);
+      }
+    },
   });
 
-  const fatal = (e: CliError) => {
-    es.close();
+  function fatal(e: CliError): void {
+    stream.close();
     clearTimeout(lostTimer);
     if (!everOpened) settle.reject(e);
     else h.onFatal(e);
-  };
-
-  es.addEventListener('open', () => {
-    clearTimeout(lostTimer);
-    lostTimer = undefined;
-    if (!everOpened) settle.resolve();
-    else if (toldLost) h.onBack?.();
-    everOpened = true;
-    toldLost = false;
-  });
-  es.addEventListener('error', (ev) => {
-    const code = (ev as { code?: number }).code;
-    if (code !== undefined) return fatal(apiError(api.target, `conversation ${conversationId}`, code, undefined));
-    if (!everOpened) return fatal(unreachable(baseUrl, new Error((ev as { message?: string }).message ?? 'stream')));
-    // a network drop: EventSource retries after the server's `retry:` delay, with Last-Event-ID
-    if (!lostTimer && !toldLost) {
-      lostTimer = setTimeout(() => {
-        toldLost = true;
-        h.onLost?.();
-      }, QUIET_RECONNECT_MS);
-    }
-  });
-
-  for (const type of CONVERSATION_EVENT_TYPES) {
-    es.addEventListener(type, (m: MessageEvent) => {
-      const e = parse<EventEnvelope>(m.data);
-      if (!e || typeof e.version !== 'number' || e.version <= last) return;
-      last = e.version;
-      h.onEvent(e);
-    });
   }
-  es.addEventListener('AssistantTextDelta', (m: MessageEvent) => {
-    const d = parse<TextDelta>(m.data);
-    if (d) h.onDelta(d);
-  });
+
+  void (async () => {
+    try {
+      for await (const item of stream) {
+        if (item.type === 'AssistantTextDelta') h.onDelta(item.data);
+        else h.onEvent(item);
+      }
+    } catch (e) {
+      if (e instanceof ParleyApiError) fatal(apiError(api.target, `conversation ${conversationId}`, e.status, e.body));
+      else fatal(unreachable(baseUrl, e));
+    }
+  })();
 
   return {
     opened,
-    lastVersion: () => last,
+    lastVersion: () => stream.lastEventId,
     close: () => {
       clearTimeout(lostTimer);
-      es.close();
+      stream.close();
     },
   };
-}
-
-function parse<T>(data: string): T | undefined {
-  try {
-    return JSON.parse(data) as T;
-  } catch {
-    return undefined;
-  }
 }

@@ -3,7 +3,7 @@
  * OpenAPI document. Readers ignore fields they do not know (docs/events.md: new optional fields
  * appear over time).
  */
-import type { AssistantTextDelta, Schemas } from '@parley/api-client';
+import type { AssistantTextDelta, Schemas } from '@parley/client';
 
 export type Book = Schemas['BookDto'];
 /** a conversation as shown, or as listed (the list leaves out its turns) */

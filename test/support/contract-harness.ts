@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createParleyClient, ParleyClient } from '@parley/api-client';
+import { createParleyClient, ParleyClient } from '@parley/client';
 import { tinyBookMarkdown } from './factories/books';
 import { PrismProxy, servedDocument, startPrism, Violation, violationsOf } from './prism';
 import { clientFor, Client, startStack, Stack } from './stack';

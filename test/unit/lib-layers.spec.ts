@@ -72,7 +72,7 @@ describe('lib layers', () => {
     expect(imports).toContainEqual({ lib: 'books', file: 'libs/books/src/search-book.tool.ts', imports: 'agent' });
     expect(imports).toContainEqual({
       lib: 'api-client',
-      file: 'libs/api-client/src/index.ts',
+      file: 'libs/api-client/src/events.spec.ts',
       imports: 'conversation',
     });
   });

@@ -1,6 +1,7 @@
 /**
- * The page's calls to the API, through the generated typed client (@parley/api-client) where it
- * has the operation, and XMLHttpRequest for the upload (fetch reports no upload progress).
+ * The page's calls to the API, through the typed client (@parley/client, libs/api-client) where it
+ * has the operation, its SSE streams included, and XMLHttpRequest for the upload (fetch reports no
+ * upload progress).
  * Every failure becomes an ApiError whose message is the problem's `detail` (or `message`).
  */
 import {
@@ -8,9 +9,12 @@ import {
   formatUsd,
   readBudgetExceeded,
   readProblem,
+  type BookProgressStream,
+  type ConversationStream,
   type ParleyClient,
   type Schemas,
-} from '@parley/api-client';
+  type StreamOptions,
+} from '@parley/client';
 import type { EventEnvelope } from './model';
 
 export type Book = Schemas['BookDto'];
@@ -146,10 +150,14 @@ export class Api {
     return all;
   }
 
-  /** URL of an SSE endpoint with the token as `access_token` (EventSource cannot send headers). */
-  sseUrl(path: string, query: Record<string, string> = {}): string {
-    const q = new URLSearchParams({ ...query, access_token: this.token() ?? '' });
-    return `${this.baseUrl}${path}?${q}`;
+  /** The conversation's SSE stream after `lastEventId`, resumed with Last-Event-ID after each drop (the client's). */
+  stream(id: string, options: StreamOptions): ConversationStream {
+    return this.client.streamConversation(id, options);
+  }
+
+  /** The book's reading progress over SSE, until it is ready or failed. */
+  followBook(id: string): BookProgressStream {
+    return this.client.followBook(id);
   }
 
   /** POST /v1/books as multipart, reporting upload progress (0..1); resolves with the accepted book. */

@@ -30,28 +30,25 @@ async function uploadBook(file: File): Promise<void> {
   label.textContent = `Reading ${book.title}…`;
   bar.value = 0;
   await refreshBooks();
-  const source = new EventSource(api.sseUrl(`/v1/books/${book.id}/events`));
-  const progress = (e: MessageEvent) => {
-    const b = JSON.parse(e.data) as Book;
-    const p = b.progress;
-    if (p?.chunksTotal) bar.value = p.chunksWritten / p.chunksTotal;
-    label.textContent = `Reading ${b.title}: ${p?.phase ?? ''}`;
-  };
-  source.addEventListener('progress', progress);
-  source.addEventListener('ready', (e) => {
-    source.close();
-    const b = JSON.parse((e as MessageEvent).data) as Book;
-    bar.value = 1;
-    label.textContent = `${b.title} is ready: ${b.chapters.length} chapter${b.chapters.length === 1 ? '' : 's'}.`;
-    state.selectedBook = b.id;
-    void refreshBooks().then(renderConversations);
-  });
-  source.addEventListener('failed', (e) => {
-    source.close();
-    const b = JSON.parse((e as MessageEvent).data) as Book;
-    label.textContent = `${b.title} could not be read: ${b.error?.message ?? 'unknown error'}`;
-    void refreshBooks();
-  });
+  try {
+    for await (const { type, book: b } of api.followBook(book.id)) {
+      if (type === 'progress') {
+        const p = b.progress;
+        if (p?.chunksTotal) bar.value = p.chunksWritten / p.chunksTotal;
+        label.textContent = `Reading ${b.title}: ${p?.phase ?? ''}`;
+      } else if (type === 'ready') {
+        bar.value = 1;
+        label.textContent = `${b.title} is ready: ${b.chapters.length} chapter${b.chapters.length === 1 ? '' : 's'}.`;
+        state.selectedBook = b.id;
+        void refreshBooks().then(renderConversations);
+      } else {
+        label.textContent = `${b.title} could not be read: ${b.error?.message ?? 'unknown error'}`;
+        void refreshBooks();
+      }
+    }
+  } catch (e) {
+    label.textContent = `Reading ${book.title}: ${errText(e)}`;
+  }
 }
 
 export function wireUpload(): void {

@@ -23,7 +23,7 @@ export function closeConversation(): void {
   const open = state.open;
   if (!open) return;
   open.closed = true;
-  open.source?.close();
+  open.stream?.close();
   clearTimeout(open.reconnectTimer);
   state.open = undefined;
   state.rendered.clear();

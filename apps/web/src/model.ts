@@ -3,7 +3,7 @@
  * AssistantTextDelta frames. Pure: no DOM, so the same fold serves the live view and the
  * timeline's view of an earlier version.
  */
-import type { AssistantTextDelta, Schemas } from '@parley/api-client';
+import type { AssistantTextDelta, Schemas } from '@parley/client';
 
 export interface EventEnvelope {
   id: string;

@@ -2,6 +2,7 @@
  * What the page holds, in one object every module imports: the signed-in token, the books and
  * conversations listed, the open conversation, and the timers that must not run twice.
  */
+import type { ConversationStream } from '@parley/client';
 import { Api, type Book, type ConversationSummary } from './api';
 import type { ConversationLog, Passage } from './model';
 
@@ -9,7 +10,7 @@ import type { ConversationLog, Passage } from './model';
 export interface OpenConversation {
   id: string;
   log: ConversationLog;
-  source?: EventSource;
+  stream?: ConversationStream;
   /** the version shown by the timeline, or undefined for the present */
   past?: number;
   closed: boolean;

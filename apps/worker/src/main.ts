@@ -1,4 +1,6 @@
-// first: tracing patches http, Nest, pg and ioredis as they load (off without OTEL_EXPORTER_OTLP_ENDPOINT)
+// first: refuse a Node.js older than package.json's engines, with what to do
+import '@parley/platform/supported-node';
+// then tracing, which patches http, Nest, pg and ioredis as they load (off without OTEL_EXPORTER_OTLP_ENDPOINT)
 import { startTracing } from '@parley/platform/tracing';
 startTracing('parley-worker');
 import 'reflect-metadata';

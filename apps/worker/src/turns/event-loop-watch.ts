@@ -1,10 +1,10 @@
 import { Logger } from '@nestjs/common';
-import { IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
+import { type ELDHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 
 const RESOLUTION_MS = 20;
 
 /** What the watch reads of Node's event-loop delay histogram (a test hands it one it controls). */
-export type DelayHistogram = Pick<IntervalHistogram, 'enable' | 'disable' | 'reset' | 'max' | 'percentile'>;
+export type DelayHistogram = Pick<ELDHistogram, 'enable' | 'disable' | 'reset' | 'max' | 'percentile'>;
 
 /**
  * Watches how long this process's event loop goes without running its timers. The job locks are
