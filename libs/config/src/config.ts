@@ -17,6 +17,7 @@ export { BookLimits, ContextualConfig, EmbeddingsConfig } from './books-config';
 export { ConfigError, Env } from './env';
 export { RedisNode, RedisTopology } from './redis-topology';
 export { TracingConfig } from './tracing-config';
+export { CorsConfig, WebhooksConfig } from './integrations-config';
 
 /**
  * The tracing settings alone, read before anything else is loaded (tracing must patch modules

@@ -13,6 +13,7 @@ import { ConversationReads } from './conversation-reads.service';
 import { ConversationsService } from './conversations.service';
 import { EventStreamService } from './event-stream.service';
 import { parseLastEventId } from './last-event-id';
+import { carryReplyHeaders } from '../http/cors';
 
 /**
  * A conversation's event log: as JSON pages, and as a live SSE stream.
@@ -69,6 +70,7 @@ export class ConversationEventsController {
   ): Promise<void> {
     const after = parseLastEventId(req.headers['last-event-id']) ?? q.after ?? 0;
     await this.conversations.view(user.id, id);
+    carryReplyHeaders(reply); // the CORS headers, which the raw response would not send
     reply.hijack(); // the stream writes to the raw response itself
     await this.streams.serve(id, after, req.raw, reply.raw);
   }
