@@ -11,6 +11,7 @@ import { HealthController } from './health/health.controller';
 import { HttpExceptionFilter } from './http/http-exception.filter';
 import { ProblemsController } from './http/problems.controller';
 import { WebModule } from './web/web.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
 
 /** The HTTP root: controllers call services; it enqueues, never consumes. */
 @Module({
@@ -25,6 +26,7 @@ import { WebModule } from './web/web.module';
     ConversationsModule,
     BooksHttpModule,
     WebModule,
+    WebhooksModule,
   ],
   controllers: [HealthController, ProblemsController],
   providers: [
