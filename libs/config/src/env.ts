@@ -73,6 +73,7 @@ const corsOrigins = z.string().transform((raw, ctx): string[] => {
 });
 
 function isOrigin(entry: string): boolean {
+  if (entry.includes('*')) return false; // no wildcard subdomains: exact origins only
   try {
     const url = new URL(entry);
     return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === entry;
