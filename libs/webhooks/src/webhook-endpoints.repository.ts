@@ -47,7 +47,8 @@ export class WebhookEndpoints {
     endpoint: { url: string; events: WebhookKind[]; secret: string },
     max: number,
   ): Promise<WebhookEndpoint | null> {
-    // one statement: two registrations at once cannot both pass the count (the owner's rows are locked)
+    // one statement, the owner's rows locked: registrations at once wait for each other's count
+    // (a reader's very first two race unlocked, which a limit of 20 can bear)
     const { rows } = await this.db.query<EndpointRow>(
       `WITH mine AS (SELECT id FROM webhook_endpoints WHERE owner_id = $1 FOR UPDATE),
             e AS (

@@ -43,7 +43,7 @@ export class WebhookOutbox {
          JOIN events s ON s.stream_id = m.stream_id AND s.version = 1
          JOIN webhook_endpoints ep ON ep.owner_id = s.data->>'ownerId' AND m.type = ANY (ep.events)
                                   AND ep.disabled_at IS NULL AND ep.created_at <= m.occurred_at
-        WHERE NOT (jsonb_typeof(s.data->'forkedFrom') = 'object' AND s.transaction_id::text = m.transaction_id)
+        WHERE (jsonb_typeof(s.data->'forkedFrom') IS DISTINCT FROM 'object' OR s.transaction_id::text <> m.transaction_id)
        ON CONFLICT DO NOTHING`,
       [JSON.stringify(rows)],
     );
