@@ -4,8 +4,8 @@ import { AppConfig, CONFIG } from '@parley/config';
 import { AppendNotifier, CheckpointedConsumerRunner, EventStore, Wakeup } from '@parley/event-store';
 import { DueDelivery, retryDelayMs, WebhookDeliveriesConsumer, WebhookOutbox, WebhookSender } from '@parley/webhooks';
 
-/** Deliveries one sender takes at a time (sent in parallel). */
-const TAKE = 20;
+/** Deliveries one worker sends at once: a slow receiver holds one slot, not the others' deliveries. */
+const IN_FLIGHT = 32;
 /** A delivery's lease beyond its timeout: another sender takes it only after a sender died holding it. */
 const LEASE_MARGIN_MS = 30_000;
 /** After the log consumer wrote deliveries, how long before looking (its transaction commits meanwhile). */
@@ -58,20 +58,36 @@ export class WebhookDeliveries implements OnApplicationBootstrap, OnApplicationS
     await Promise.all([this.runner.stop(), this.loop]);
   }
 
-  /** Sends what is due until stopped; a full take looks again at once, else after a poll period or a poke. */
+  /**
+   * Sends what is due until stopped, up to IN_FLIGHT at once: free slots take more as soon as a
+   * delivery ends (it pokes), else after a poll period; a full take looks again at once.
+   */
   private async send(): Promise<void> {
+    const inFlight = new Set<Promise<void>>();
     while (this.running) {
       this.wakeup.reset();
-      let taken = 0;
+      let full = false;
       try {
-        const due = await this.outbox.takeDue(TAKE, this.config.webhooks.timeoutMs + LEASE_MARGIN_MS);
-        taken = due.length;
-        await Promise.all(due.map((d) => this.deliver(d)));
+        const free = IN_FLIGHT - inFlight.size;
+        if (free > 0) {
+          const due = await this.outbox.takeDue(free, this.config.webhooks.timeoutMs + LEASE_MARGIN_MS);
+          full = due.length === free;
+          for (const delivery of due) {
+            const sending: Promise<void> = this.deliver(delivery)
+              .catch((e: Error) => this.logger.warn(`webhook delivery ${delivery.messageId}: ${e.message}`))
+              .finally(() => {
+                inFlight.delete(sending);
+                this.wakeup.poke();
+              });
+            inFlight.add(sending);
+          }
+        }
       } catch (e) {
         this.logger.warn(`webhook deliveries: ${(e as Error).message}`);
       }
-      if (taken < TAKE && this.running) await this.wakeup.wait(this.config.eventPollMs);
+      if (!full && this.running) await this.wakeup.wait(this.config.eventPollMs);
     }
+    await Promise.all(inFlight); // a delivery cut off here is taken again once its lease ends
   }
 
   private async deliver(delivery: DueDelivery): Promise<void> {
