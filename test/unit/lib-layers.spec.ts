@@ -12,7 +12,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['platform'],
   ['event-store'],
   ['conversation'],
-  ['read-models', 'agent', 'api-client'],
+  ['read-models', 'agent', 'api-client', 'webhooks'],
   ['books'],
   ['erasure'],
 ];

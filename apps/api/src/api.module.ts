@@ -13,6 +13,7 @@ import { HttpExceptionFilter } from './http/http-exception.filter';
 import { ProblemsController } from './http/problems.controller';
 import { WebModule } from './web/web.module';
 import { McpModule } from './mcp/mcp.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
 
 /** The HTTP root: controllers call services; it enqueues, never consumes. */
 @Module({
@@ -28,6 +29,7 @@ import { McpModule } from './mcp/mcp.module';
     BooksHttpModule,
     WebModule,
     McpModule,
+    WebhooksModule,
   ],
   controllers: [HealthController, ProblemsController],
   providers: [

@@ -7,11 +7,12 @@ import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Logger } from 'nestjs-pino';
-import { loadTrustProxy } from '@parley/config';
+import { AppConfig, CONFIG, loadTrustProxy } from '@parley/config';
 import { SHUTDOWN_SIGNALS } from '@parley/platform';
 import { ApiModule } from './api.module';
 import { authenticateBeforeBody } from './auth/auth-before-body';
 import { addBodyHeaders } from './http/body-headers';
+import { enableCors } from './http/cors';
 import { sendProblem } from './http/http-exception.filter';
 import { readJsonBody } from './http/json-body';
 import { validationProblem } from './http/validation-problem';
@@ -50,6 +51,7 @@ export async function createApiApp(): Promise<NestFastifyApplication> {
   app.useLogger(app.get(Logger));
   const http = app.getHttpAdapter().getInstance();
   http.server.removeAllListeners('clientError'); // malformed HTTP is answered by Node itself, as before
+  await enableCors(app, app.get<AppConfig>(CONFIG).cors); // before auth: a 401 carries CORS headers, a preflight needs no token
   authenticateBeforeBody(app); // first: a request without a valid token is answered before its body is read
   parseBodies(http);
   closeOnUnreadBody(http);

@@ -25,6 +25,7 @@ import { MeteredToolRegistry } from './metrics/metered-tool-registry';
 import { WorkerMetrics } from './metrics/worker-metrics';
 import { WorkerMetricsModule } from './metrics/worker-metrics.module';
 import { TakingWorker } from './turns/taking-worker';
+import { WebhookDeliveries } from './webhooks/webhook-deliveries.service';
 
 // the processors' workers say when they take a job (the agent's starts the turn's read then)
 BullModule.workerClass = TakingWorker;
@@ -67,6 +68,7 @@ BullModule.workerClass = TakingWorker;
     BookIngestProcessor,
     BookIngestSweeper,
     ErasureSweeper,
+    WebhookDeliveries,
   ],
 })
 export class WorkerModule {}

@@ -388,6 +388,44 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/webhooks': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The caller's endpoints, disabled ones included (with why) */
+    get: operations['WebhooksController_list'];
+    put?: never;
+    /**
+     * Register an endpoint for turn.ended, batch.completed or book.ready deliveries
+     * @description Deliveries follow Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature; body {type, timestamp, data}), at least once, for the caller's own conversations and books. The answer holds the signing secret, shown only here.
+     */
+    post: operations['WebhooksController_register'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/webhooks/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /** Delete an endpoint and its pending deliveries */
+    delete: operations['WebhooksController_delete'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -401,6 +439,7 @@ export interface components {
       | 'malformed_json'
       | 'book_invalid'
       | 'book_no_text'
+      | 'webhook_url_refused'
       | 'token_missing'
       | 'token_invalid'
       | 'token_expired'
@@ -411,11 +450,13 @@ export interface components {
       | 'book_not_found'
       | 'turn_not_found'
       | 'batch_not_found'
+      | 'webhook_not_found'
       | 'version_not_found'
       | 'version_conflict'
       | 'turn_in_progress'
       | 'already_exists'
       | 'book_not_ready'
+      | 'webhook_limit_reached'
       | 'payload_too_large'
       | 'book_too_large'
       | 'book_too_large_when_expanded'
@@ -917,6 +958,57 @@ export interface components {
       /** @description seconds the token is valid */
       expiresIn: number;
     };
+    CreateWebhookDto: {
+      /**
+       * @description where deliveries are POSTed: http(s), no credentials; its host must be public (not loopback, link-local or private) unless the server sets WEBHOOKS_ALLOW_PRIVATE_URLS=true
+       * @example https://app.example.com/parley/webhooks
+       */
+      url: string;
+      /** @description the kinds to deliver (at least one) */
+      events: ('turn.ended' | 'batch.completed' | 'book.ready')[];
+    };
+    CreatedWebhookDto: {
+      /** Format: uuid */
+      id: string;
+      url: string;
+      events: ('turn.ended' | 'batch.completed' | 'book.ready')[];
+      /** Format: date-time */
+      createdAt: string;
+      /**
+       * Format: date-time
+       * @description when it was disabled after a delivery failed every try; null: enabled
+       */
+      disabledAt: string | null;
+      /** @description why it was disabled (the last error) */
+      disabledReason: string | null;
+      /** @description deliveries waiting to be sent or retried */
+      pendingDeliveries: number;
+      /**
+       * @description the signing secret (Standard Webhooks, `whsec_…`): shown only here, keep it to verify deliveries
+       * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+       */
+      secret: string;
+    };
+    WebhookDto: {
+      /** Format: uuid */
+      id: string;
+      url: string;
+      events: ('turn.ended' | 'batch.completed' | 'book.ready')[];
+      /** Format: date-time */
+      createdAt: string;
+      /**
+       * Format: date-time
+       * @description when it was disabled after a delivery failed every try; null: enabled
+       */
+      disabledAt: string | null;
+      /** @description why it was disabled (the last error) */
+      disabledReason: string | null;
+      /** @description deliveries waiting to be sent or retried */
+      pendingDeliveries: number;
+    };
+    WebhookListDto: {
+      items: components['schemas']['WebhookDto'][];
+    };
     EventMetadataDto: {
       userId: string;
       /** @description the turn id for agent events */
@@ -1148,6 +1240,11 @@ export interface components {
         batched?: boolean;
         /** @description what the stopped call was billed in USD; absent on events written before it existed (priced at list price) */
         costUsd?: number;
+        /**
+         * @description true when the provider stopped before it sent the usage (a Chat Completions stream): counted from the request and the text streamed
+         * @enum {boolean}
+         */
+        estimated?: true;
         /** @description the model call of the turn it was an attempt of (as in ToolInvoked.iteration) */
         iteration: number;
         model: string;
@@ -3696,6 +3793,242 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'] & {
             /** @enum {string} */
             code?: 'internal_error';
+          };
+        };
+      };
+    };
+  };
+  WebhooksController_list: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookListDto'];
+        };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
+          };
+        };
+      };
+    };
+  };
+  WebhooksController_register: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreateWebhookDto'];
+      };
+    };
+    responses: {
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CreatedWebhookDto'];
+        };
+      };
+      /** @description `validation_failed`: The request is not valid; `malformed_json`: The body is not valid JSON; `webhook_url_refused`: The webhook URL is refused */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'validation_failed' | 'malformed_json' | 'webhook_url_refused';
+          };
+        };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `webhook_limit_reached`: Too many webhook endpoints */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'webhook_limit_reached';
+          };
+        };
+      };
+      /** @description `payload_too_large`: The request is too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
+          };
+        };
+      };
+    };
+  };
+  WebhooksController_delete: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description deleted */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `validation_failed`: The request is not valid */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'validation_failed';
+          };
+        };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `webhook_not_found`: Webhook endpoint not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'webhook_not_found';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
           };
         };
       };

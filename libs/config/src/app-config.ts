@@ -7,6 +7,7 @@ import {
   EmbeddingsConfig,
 } from './books-config';
 import { Env } from './env';
+import { corsConfig, CorsConfig, webhooksConfig, WebhooksConfig } from './integrations-config';
 import { llmConfig, LlmConfig } from './llm-config';
 import { redisTopology, RedisTopology } from './redis-topology';
 import { tracingConfig, TracingConfig } from './tracing-config';
@@ -69,6 +70,9 @@ export interface AppConfig {
   contextual: ContextualConfig | null;
   /** null: tracing is off (OTEL_EXPORTER_OTLP_ENDPOINT unset) */
   tracing: TracingConfig | null;
+  /** browser origins allowed to call the API (none: CORS off) */
+  cors: CorsConfig;
+  webhooks: WebhooksConfig;
 }
 
 export function toAppConfig(e: Env, auth: AppConfig['auth']): AppConfig {
@@ -107,5 +111,7 @@ export function toAppConfig(e: Env, auth: AppConfig['auth']): AppConfig {
     embeddings: embeddingsConfig(e),
     contextual: contextualConfig(e),
     tracing: tracingConfig(e),
+    cors: corsConfig(e),
+    webhooks: webhooksConfig(e),
   };
 }

@@ -18,6 +18,7 @@ export { ConfigError, Env } from './env';
 export { LlmConfig, LlmProviderName, ModelPriceEntry, parsePrices } from './llm-config';
 export { RedisNode, RedisTopology } from './redis-topology';
 export { TracingConfig } from './tracing-config';
+export { CorsConfig, WebhooksConfig } from './integrations-config';
 
 /**
  * The tracing settings alone, read before anything else is loaded (tracing must patch modules

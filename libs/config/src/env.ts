@@ -65,6 +65,34 @@ const tracingSchema = z.object({
   OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: bool.default(false),
 });
 
+/**
+ * CORS_ORIGINS: exact origins (`https://app.example.com`, scheme, host and port, no path) separated
+ * by commas, or `*` for any origin, an explicit choice.
+ */
+const corsOrigins = z.string().transform((raw, ctx): string[] => {
+  const entries = raw
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
+  const bad = entries.filter((e) => e !== '*' && !isOrigin(e));
+  if (bad.length === 0) return entries;
+  ctx.addIssue({
+    code: 'custom',
+    message: `${bad.map((b) => `"${b}"`).join(', ')}: expected origins such as https://app.example.com (scheme, host, port; no path), or *`,
+  });
+  return z.NEVER;
+});
+
+function isOrigin(entry: string): boolean {
+  if (entry.includes('*')) return false; // no wildcard subdomains: exact origins only
+  try {
+    const url = new URL(entry);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === entry;
+  } catch {
+    return false;
+  }
+}
+
 const envSchema = tracingSchema.extend({
   // unset means production: only an explicit development may use the public DEV_JWT_SECRET
   NODE_ENV: z.enum(['development', 'production', 'test']).default('production'),
@@ -172,6 +200,18 @@ const envSchema = tracingSchema.extend({
   CONTEXTUAL_MAX_BOOK_TOKENS: positiveInt.default(150_000),
   CONTEXTUAL_MAX_OUTPUT_TOKENS: positiveInt.default(150),
   CONTEXTUAL_TIMEOUT_MS: positiveInt.default(120_000),
+  // apps on other origins (docs/cors.md, docs/webhooks.md)
+  // browser origins allowed to call the API, exact, comma-separated (`*`: any); unset: none
+  CORS_ORIGINS: corsOrigins.optional(),
+  // webhook URLs may name loopback, link-local and private addresses (an operator's own network)
+  WEBHOOKS_ALLOW_PRIVATE_URLS: bool.default(false),
+  // tries of one delivery before it is given up and its endpoint disabled
+  WEBHOOKS_MAX_ATTEMPTS: positiveInt.max(30).default(8),
+  // the pause after a delivery's first failed try, doubling after each next one
+  WEBHOOKS_RETRY_BASE_MS: positiveInt.default(30_000),
+  WEBHOOKS_RETRY_MAX_MS: positiveInt.default(3_600_000),
+  // how long a receiver has to answer one delivery
+  WEBHOOKS_TIMEOUT_MS: positiveInt.max(60_000).default(10_000),
 });
 
 export type Env = z.infer<typeof envSchema>;

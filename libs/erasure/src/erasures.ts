@@ -7,6 +7,7 @@ import { BOOK_INGEST_QUEUE, BooksRepository, ingestJobId } from '@parley/books';
 import { DomainError, ErasureSubject } from '@parley/conversation';
 import { EventStore } from '@parley/event-store';
 import { ConversationLogQueries, UsageLedger } from '@parley/read-models';
+import { WebhookEndpoints } from '@parley/webhooks';
 import { ConversationEraser, ErasedConversation } from './conversation-eraser';
 import { ErasedJobs } from './erased-jobs';
 import { ErasureJournal, JournalEntry } from './erasure-journal';
@@ -115,6 +116,7 @@ export class Erasures {
     const conversations = await this.eraseAll(await this.log.conversationsOf(userId), userId, 'account', erasureId);
     let books = 0;
     for (const book of await this.books.list(userId)) if (await this.eraseBook(userId, book.id)) books++;
+    await new WebhookEndpoints(this.pool).deleteOwnedBy(userId); // their URLs, secrets and pending deliveries
     await this.ledger.forgetReader(userId);
     await this.complete(erasureId, conversations);
     return { conversations, books };

@@ -51,6 +51,7 @@ import { ApiEventStream } from '../openapi/api-event-stream';
 import { BookIngestDispatch } from './book-ingest-dispatch';
 import { BookEventStream } from './book-event-stream';
 import { BookDto, BookListDto, CreateBookDto, SearchBookQueryDto, SearchResultDto, UploadBookDto } from './book.dto';
+import { carryReplyHeaders } from '../http/cors';
 
 /** base64 once whitespace is removed (a regex with overlapping \s classes backtracks badly) */
 const isBase64 = (s: string): boolean => /^[A-Za-z0-9+/]*={0,2}$/.test(s.replace(/\s+/g, ''));
@@ -143,6 +144,7 @@ export class BooksController {
     @Res() reply: FastifyReply,
   ): Promise<void> {
     await this.books.get(user.id, id); // 404 before the stream starts
+    carryReplyHeaders(reply); // the CORS headers, which the raw response would not send
     reply.hijack(); // the stream writes to the raw response itself
     await this.events.serve(user.id, id, req.raw, reply.raw);
   }

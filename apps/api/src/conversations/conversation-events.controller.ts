@@ -12,6 +12,7 @@ import { EventPageDto } from './conversation-responses.dto';
 import { ConversationReads } from './conversation-reads.service';
 import { EventStreamService } from './event-stream.service';
 import { parseLastEventId } from './last-event-id';
+import { carryReplyHeaders } from '../http/cors';
 
 /**
  * A conversation's event log: as JSON pages, and as a live SSE stream.
@@ -67,6 +68,7 @@ export class ConversationEventsController {
   ): Promise<void> {
     const after = parseLastEventId(req.headers['last-event-id']) ?? q.after ?? 0;
     await this.reads.assertVisible(user.id, id);
+    carryReplyHeaders(reply); // the CORS headers, which the raw response would not send
     reply.hijack(); // the stream writes to the raw response itself
     await this.streams.serve(id, after, req.raw, reply.raw);
   }

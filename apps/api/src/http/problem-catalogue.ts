@@ -22,6 +22,13 @@ export const PROBLEM_CATALOGUE = {
     description: 'The upload is empty, or its title or author is too long or holds control characters.',
   },
   book_no_text: { status: 400, title: 'The book has no text', description: 'Nothing readable was found in the file.' },
+  webhook_url_refused: {
+    status: 400,
+    title: 'The webhook URL is refused',
+    description:
+      'It is not an http(s) URL, holds credentials, does not resolve, or leads to a loopback, link-local or private ' +
+      'address (allowed only with WEBHOOKS_ALLOW_PRIVATE_URLS=true); `detail` says which.',
+  },
   token_missing: {
     status: 401,
     title: 'A bearer token is required',
@@ -62,6 +69,11 @@ export const PROBLEM_CATALOGUE = {
     title: 'Batch not found',
     description: 'The conversation has no batch with this id.',
   },
+  webhook_not_found: {
+    status: 404,
+    title: 'Webhook endpoint not found',
+    description: 'No webhook endpoint with this id belongs to the caller (deleted, foreign or never created).',
+  },
   version_not_found: {
     status: 404,
     title: 'Version not found',
@@ -82,6 +94,11 @@ export const PROBLEM_CATALOGUE = {
     status: 409,
     title: 'The book is not ready',
     description: 'It is still being ingested (wait for `ready`) or its ingestion failed (upload it again).',
+  },
+  webhook_limit_reached: {
+    status: 409,
+    title: 'Too many webhook endpoints',
+    description: 'The caller has the most endpoints a reader may have (20); delete one first.',
   },
   payload_too_large: {
     status: 413,

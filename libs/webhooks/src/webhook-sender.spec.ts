@@ -1,0 +1,89 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import { DueDelivery } from './webhook-outbox';
+import { newWebhookSecret } from './webhook-secret';
+import { WebhookSender } from './webhook-sender';
+import { Resolver } from './webhook-url';
+
+describe(WebhookSender.name, () => {
+  let server: http.Server;
+  let port = 0;
+  let answer: (res: http.ServerResponse) => void = (res) => res.writeHead(204).end();
+  const got: Array<{ headers: http.IncomingHttpHeaders; body: string }> = [];
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        got.push({ headers: req.headers, body });
+        answer(res);
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  beforeEach(() => {
+    got.length = 0;
+    answer = (res) => res.writeHead(204).end();
+  });
+
+  const secret = newWebhookSecret();
+  const delivery = (url: string): DueDelivery => ({
+    id: '1',
+    endpointId: 'e',
+    url,
+    secret,
+    messageId: 'msg_0a4c5b1e-7d7a-4c55-9a43-1d1f0f6c4b9e',
+    payload: { type: 'turn.ended', timestamp: '2026-01-02T03:04:05.000Z', data: { turnId: 't', status: 'replied' } },
+    attempt: 1,
+  });
+  /** Every name resolves to this machine, as a rebinding DNS would make a registered name do. */
+  const rebinding: Resolver = async () => [{ address: '127.0.0.1', family: 4 }];
+
+  it('posts the message signed as Standard Webhooks says, verifiable with the secret', async () => {
+    const sut = new WebhookSender({ allowPrivateUrls: true, timeoutMs: 2_000 });
+    const outcome = await sut.send(delivery(`http://127.0.0.1:${port}/hook`));
+    expect(outcome).toEqual({ delivered: true, status: 204 });
+    const [{ headers, body }] = got;
+    expect(headers['content-type']).toBe('application/json');
+    expect(headers['webhook-id']).toBe('msg_0a4c5b1e-7d7a-4c55-9a43-1d1f0f6c4b9e');
+    const verified = new Webhook(secret).verify(body, {
+      'webhook-id': String(headers['webhook-id']),
+      'webhook-timestamp': String(headers['webhook-timestamp']),
+      'webhook-signature': String(headers['webhook-signature']),
+    });
+    expect(verified).toEqual(delivery('').payload);
+  });
+
+  it('counts anything but 2xx as a failure, and follows no redirect', async () => {
+    const sut = new WebhookSender({ allowPrivateUrls: true, timeoutMs: 2_000 });
+    answer = (res) => res.writeHead(500).end('nope');
+    expect(await sut.send(delivery(`http://127.0.0.1:${port}/hook`))).toEqual({ delivered: false, error: 'HTTP 500' });
+    answer = (res) => res.writeHead(302, { location: 'http://169.254.169.254/' }).end();
+    expect(await sut.send(delivery(`http://127.0.0.1:${port}/hook`))).toEqual({ delivered: false, error: 'HTTP 302' });
+    expect(got).toHaveLength(2);
+  });
+
+  it('gives up on a receiver that does not answer in time', async () => {
+    const sut = new WebhookSender({ allowPrivateUrls: true, timeoutMs: 200 });
+    answer = () => undefined;
+    const outcome = await sut.send(delivery(`http://127.0.0.1:${port}/hook`));
+    expect(outcome).toEqual({ delivered: false, error: 'no answer within 200 ms' });
+  });
+
+  it('checks the addresses again at delivery: a name now resolving inside is not connected to', async () => {
+    const sut = new WebhookSender({ allowPrivateUrls: false, timeoutMs: 2_000 }, rebinding);
+    const outcome = await sut.send(delivery(`http://hooks.example.com:${port}/hook`));
+    expect(outcome).toEqual({ delivered: false, error: expect.stringMatching(/^refused: .*127\.0\.0\.1/) });
+    expect(await sut.send(delivery(`http://127.0.0.1:${port}/hook`))).toEqual({
+      delivered: false,
+      error: 'refused: 127.0.0.1 is not a public address',
+    });
+    expect(got).toEqual([]);
+  });
+});

@@ -1,0 +1,144 @@
+import { randomUUID } from 'node:crypto';
+import { CheckpointedConsumerRunner, EventStore } from '@parley/event-store';
+import { WebhookDeliveriesConsumer, WebhookEndpoints, WebhookOutbox, WEBHOOKS_CONSUMER } from '@parley/webhooks';
+import {
+  assistantReplied,
+  conversationStarted,
+  givenConversation,
+  turnCancelled,
+  turnFailed,
+  userMessagePosted,
+} from '../support/factories/events';
+import { createTestDatabase, TestDatabase } from '../support/test-database';
+
+/**
+ * The webhook outbox written from the log (migration 027): a delivery per turn's end for the
+ * owner's endpoints, none twice when the log is read again, none for a fork's copied history, an
+ * endpoint registered later, a disabled one or another reader's; and gone with an erasure.
+ */
+describe(WebhookOutbox.name, () => {
+  let db: TestDatabase;
+  let store: EventStore;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    store = new EventStore(db.pool);
+  });
+  afterAll(() => db.drop());
+
+  const endpointFor = async (ownerId: string, events = ['turn.ended' as const]) =>
+    (await new WebhookEndpoints(db.pool).create(
+      ownerId,
+      { url: 'https://hooks.example.com/', events, secret: 'whsec_x' },
+      20,
+    ))!;
+  const deliveriesOf = async (endpointId: string) =>
+    (
+      await db.pool.query<{ message_id: string; payload: any; attempts: number }>(
+        'SELECT message_id, payload, attempts FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY id',
+        [endpointId],
+      )
+    ).rows;
+  const drain = () => new CheckpointedConsumerRunner(store, new WebhookDeliveriesConsumer()).drain();
+
+  /** A conversation of `ownerId` with turns ended each way: replied, failed, cancelled. */
+  async function conversationWithTurns(ownerId: string) {
+    const id = randomUUID();
+    const [a, b, c] = [randomUUID(), randomUUID(), randomUUID()];
+    const appended = await givenConversation(store, id, [
+      conversationStarted({ ownerId }),
+      userMessagePosted({ content: 'one', turnId: a }),
+      assistantReplied({ turnId: a, content: 'answer' }),
+      userMessagePosted({ content: 'two', turnId: b }),
+      turnFailed({ turnId: b }),
+      userMessagePosted({ content: 'three', turnId: c }),
+      turnCancelled(c),
+    ]);
+    return { id, turns: [a, b, c], events: appended.events };
+  }
+
+  it("writes one delivery per turn's end, once however often the log is read", async () => {
+    const owner = `reader-${randomUUID()}`;
+    const endpoint = await endpointFor(owner);
+    const other = await endpointFor(`reader-${randomUUID()}`);
+    const { id, turns, events } = await conversationWithTurns(owner);
+    await drain();
+    const got = await deliveriesOf(endpoint.id);
+    expect(got.map((d) => d.payload.data)).toEqual([
+      expect.objectContaining({ conversationId: id, turnId: turns[0], status: 'replied', version: 3 }),
+      expect.objectContaining({
+        turnId: turns[1],
+        status: 'failed',
+        error: { code: 'llm_error', message: 'the model failed', retryable: false },
+      }),
+      expect.objectContaining({ turnId: turns[2], status: 'cancelled', version: 7 }),
+    ]);
+    expect(got.map((d) => d.message_id)).toEqual([2, 4, 6].map((i) => `msg_${events[i].id}`));
+    expect(await deliveriesOf(other.id)).toEqual([]);
+
+    // the checkpoint lost: the whole log read again writes nothing more
+    await db.pool.query(`DELETE FROM consumer_checkpoints WHERE consumer = $1`, [WEBHOOKS_CONSUMER]);
+    await drain();
+    expect(await deliveriesOf(endpoint.id)).toHaveLength(3);
+  });
+
+  it("tells a fork's own turns, not the history it copied", async () => {
+    const owner = `reader-${randomUUID()}`;
+    const endpoint = await endpointFor(owner);
+    const source = await conversationWithTurns(owner);
+    await drain();
+    const forkId = randomUUID();
+    const forkedTurn = randomUUID();
+    // a fork's stream as forkEvents writes it: the start naming its source and the copies, in one append
+    await givenConversation(store, forkId, [
+      conversationStarted({ ownerId: owner, forkedFrom: { conversationId: source.id, version: 7 } }),
+      ...source.events.slice(1).map((e) => ({ ...e, id: randomUUID(), metadata: { causationId: e.id } }) as any),
+    ]);
+    await givenConversation(
+      store,
+      forkId,
+      [
+        userMessagePosted({ content: 'four', turnId: forkedTurn }),
+        assistantReplied({ turnId: forkedTurn, content: 'x' }),
+      ],
+      7,
+    );
+    await drain();
+    const ofFork = (await deliveriesOf(endpoint.id)).filter((d) => d.payload.data.conversationId === forkId);
+    expect(ofFork.map((d) => d.payload.data.turnId)).toEqual([forkedTurn]);
+  });
+
+  it('writes nothing for an endpoint registered after the event, or disabled', async () => {
+    const owner = `reader-${randomUUID()}`;
+    await conversationWithTurns(owner);
+    const late = await endpointFor(owner);
+    await drain();
+    expect(await deliveriesOf(late.id)).toEqual([]);
+    await db.pool.query('UPDATE webhook_endpoints SET disabled_at = now() WHERE id = $1', [late.id]);
+    await conversationWithTurns(owner);
+    await drain();
+    expect(await deliveriesOf(late.id)).toEqual([]);
+  });
+
+  it('hands each due delivery to one sender at a time, and backs off', async () => {
+    const owner = `reader-${randomUUID()}`;
+    const endpoint = await endpointFor(owner);
+    await conversationWithTurns(owner);
+    await drain();
+    const outbox = new WebhookOutbox(db.pool);
+    const [first, second] = await Promise.all([outbox.takeDue(1000, 60_000), outbox.takeDue(1000, 60_000)]);
+    const mine = [...first, ...second].filter((d) => d.endpointId === endpoint.id);
+    expect(mine).toHaveLength(3);
+    expect(new Set(mine.map((d) => d.id)).size).toBe(3);
+    expect(mine.every((d) => d.attempt === 1)).toBe(true);
+    // leased: taken again only once the lease (or a retry's pause) is over
+    expect((await outbox.takeDue(1000, 60_000)).filter((d) => d.endpointId === endpoint.id)).toEqual([]);
+    await outbox.retryLater(mine[0].id, 'HTTP 500', 0);
+    await outbox.delivered(mine[1].id);
+    const again = (await outbox.takeDue(1000, 60_000)).filter((d) => d.endpointId === endpoint.id);
+    expect(again.map((d) => [d.id, d.attempt])).toEqual([[mine[0].id, 2]]);
+    await outbox.giveUp(again[0], 'HTTP 500');
+    const [listed] = await new WebhookEndpoints(db.pool).list(owner);
+    expect(listed.disabledReason).toMatch(/failed 2 times; last: HTTP 500/);
+    expect(listed.pendingDeliveries).toBe(2);
+  });
+});
