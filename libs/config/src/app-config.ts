@@ -39,6 +39,8 @@ export interface AppConfig {
     apiKey?: string;
     baseUrl?: string;
     retrievalMode: Env['LLM_RETRIEVAL_MODE'];
+    /** whole-book retrieval: the largest book `auto` sends whole, and how long its cache entry lives */
+    wholeBook: { maxTokens: number; cacheTtl: '5m' | '1h' };
     /** always-retrieve also searches with a hypothetical answer passage the model writes (HyDE) */
     hyde: boolean;
     /** how often a turn waiting on a Message Batches API batch looks at it */
@@ -101,6 +103,7 @@ export function toAppConfig(e: Env, auth: AppConfig['auth']): AppConfig {
       apiKey: e.ANTHROPIC_API_KEY,
       baseUrl: e.ANTHROPIC_BASE_URL,
       retrievalMode: e.LLM_RETRIEVAL_MODE,
+      wholeBook: { maxTokens: e.WHOLE_BOOK_MAX_TOKENS, cacheTtl: e.WHOLE_BOOK_CACHE_TTL },
       hyde: e.RETRIEVAL_HYDE ? e.RETRIEVAL_HYDE === 'true' : provider === 'anthropic',
       batchPollMs: e.LLM_BATCH_POLL_MS,
     },

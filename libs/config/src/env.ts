@@ -75,7 +75,10 @@ const envSchema = tracingSchema.extend({
   LLM_MODEL: z.string().min(1).default('claude-sonnet-5-5'),
   LLM_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
   LLM_MAX_TOKENS: positiveInt.default(1024),
-  LLM_RETRIEVAL_MODE: z.enum(['auto', 'tools', 'always-retrieve']).default('auto'),
+  LLM_RETRIEVAL_MODE: z.enum(['auto', 'tools', 'always-retrieve', 'whole-book']).default('auto'),
+  // whole-book retrieval (docs/books.md, "Whole-book answers"): the book in the prompt, held in the prompt cache
+  WHOLE_BOOK_MAX_TOKENS: positiveInt.default(120_000),
+  WHOLE_BOOK_CACHE_TTL: z.enum(['5m', '1h']).default('5m'),
   RETRIEVAL_HYDE: z.enum(['true', 'false']).optional(),
   /** how often a turn waiting on a provider's Message Batches API looks at its batch */
   LLM_BATCH_POLL_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),

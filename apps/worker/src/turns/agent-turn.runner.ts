@@ -120,7 +120,7 @@ export class AgentTurnRunner {
         const folded = afterOwnAppend && !signal.aborted ? afterOwnAppend : await this.folds.load(conversationId);
         const loaded = turnOf(folded, conversationId, turnId, signal, this.config);
         afterOwnAppend = undefined;
-        const step = planTurn(loaded.turns, turnId, this.steps.planContext(loaded));
+        const step = planTurn(loaded.turns, turnId, await this.steps.planContext(loaded));
         if (loaded.erased && keeper.kept) await this.recordSpendOfErased(conversationId, keeper.kept.events);
         if (step.kind === 'ended') return { kind: 'ended', folded };
         if (step.kind === 'wait') return step;
@@ -181,7 +181,9 @@ export class AgentTurnRunner {
             ? await this.steps.cutHistory(loaded, step, signal)
             : step.kind === 'reformulate'
               ? await this.steps.reformulate(loaded, signal)
-              : await this.steps.answerFromPassages(loaded, signal);
+              : step.kind === 'answer-from-book'
+                ? await this.steps.answerFromBook(loaded, step.iteration, signal)
+                : await this.steps.answerFromPassages(loaded, signal);
     } catch (e) {
       // cancelled, aborted or failed midway: what the provider billed is recorded all the same
       await this.recordStopped(

@@ -1,6 +1,7 @@
 import {
   answerOf,
   ChatOptions,
+  ChatResult,
   LiveDeltas,
   LlmClient,
   LlmMessage,
@@ -9,7 +10,7 @@ import {
   modelReplied,
   TurnRecord,
 } from '@parley/agent';
-import { ConversationEvent } from '@parley/conversation';
+import { Citation, ConversationEvent } from '@parley/conversation';
 import { NewEvent } from '@parley/event-store';
 import { BookNames } from './book-names';
 import { LoadedTurn, stepOrigin } from './conversation-folds';
@@ -26,6 +27,8 @@ export interface LlmCall {
   /** false on the last allowed call: it must answer with what it has */
   allowTools: boolean;
   signal: AbortSignal;
+  /** whole-book retrieval: its own system prompt, and the answer's citations from the provider's */
+  wholeBook?: { system: string; cite: (result: ChatResult) => { content: string; citations: Citation[] } };
 }
 
 /** What a step came to: its events, or its model call still waiting in the provider's batch. */
@@ -52,7 +55,7 @@ export class ModelReply {
     let step: StepResult;
     try {
       const outcome = await this.llm.chatWithTools(messages, tools, {
-        system: await this.systemFor(loaded),
+        system: call.wholeBook?.system ?? (await this.systemFor(loaded)),
         model: loaded.settings.model,
         prefixEnd,
         toolChoice: allowTools ? 'auto' : 'none',
@@ -74,7 +77,7 @@ export class ModelReply {
   /** What the call's outcome makes of the step: wait for the provider's batch, or events. */
   private stepOf(
     loaded: LoadedTurn,
-    { iteration, allowTools }: LlmCall,
+    { iteration, allowTools, wholeBook }: LlmCall,
     viaBatch: ChatOptions['viaBatch'],
     outcome: Awaited<ReturnType<LlmClient['chatWithTools']>>,
   ): StepResult {
@@ -86,7 +89,8 @@ export class ModelReply {
       return { kind: 'events', events: [modelBatchSubmitted(stepOrigin(loaded), turn.turnId, submitted)] };
     }
     const result = answerOf(outcome);
-    return { kind: 'events', events: modelReplied(stepOrigin(loaded), turn, { iteration, allowTools }, result) };
+    const events = modelReplied(stepOrigin(loaded), turn, { iteration, allowTools }, result, wholeBook?.cite);
+    return { kind: 'events', events };
   }
 
   /**

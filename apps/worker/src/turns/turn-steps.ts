@@ -9,7 +9,7 @@ import {
   ToolRegistry,
   TurnPlanContext,
 } from '@parley/agent';
-import { BooksRepository } from '@parley/books';
+import { BooksRepository, WholeBooks } from '@parley/books';
 import { AppConfig, CONFIG } from '@parley/config';
 import { ConversationEvent } from '@parley/conversation';
 import { NewEvent } from '@parley/event-store';
@@ -19,6 +19,7 @@ import { LoadedTurn } from './conversation-folds';
 import { HistorySummary } from './history-summary';
 import { ModelReply, StepResult } from './model-reply';
 import { runToolCalls } from './tool-calls';
+import { WholeBookSteps } from './whole-book-steps';
 
 const eventsOf = (events: NewEvent<ConversationEvent>[]): StepResult => ({ kind: 'events', events });
 
@@ -32,6 +33,7 @@ export class TurnSteps {
   private readonly model: ModelReply;
   private readonly history: HistorySummary;
   private readonly retrieval: AlwaysRetrieveSteps;
+  private readonly wholeBook: WholeBookSteps;
 
   constructor(
     @Inject(LLM_CLIENT) private readonly llm: LlmClient,
@@ -39,20 +41,23 @@ export class TurnSteps {
     deltas: LiveDeltas,
     books: BooksRepository,
     @Inject(CONFIG) config: AppConfig,
+    wholeBooks: WholeBooks,
   ) {
     const bookNames = new BookNames(books);
     this.model = new ModelReply(llm, deltas, bookNames);
     this.history = new HistorySummary(llm, bookNames);
     this.retrieval = new AlwaysRetrieveSteps(llm, this.model, bookNames, config);
+    this.wholeBook = new WholeBookSteps(llm, this.model, wholeBooks, config);
   }
 
   /** What the plan goes by besides the turns: the turn's settings, the search offered, the provider's tool use. */
-  planContext(loaded: LoadedTurn): TurnPlanContext {
+  async planContext(loaded: LoadedTurn): Promise<TurnPlanContext> {
     return {
       settings: loaded.settings,
       searchOffered: !!loaded.ctx.bookId && this.tools.specsFor(loaded.ctx).some((t) => t.name === 'search_book'),
       providerSupportsTools: this.llm.supportsTools,
       deleted: loaded.deleted,
+      wholeBook: !loaded.deleted && (await this.wholeBook.reads(loaded)),
     };
   }
 
@@ -77,5 +82,9 @@ export class TurnSteps {
 
   answerFromPassages(loaded: LoadedTurn, signal: AbortSignal): Promise<StepResult> {
     return this.retrieval.answerFromPassages(loaded, signal);
+  }
+
+  answerFromBook(loaded: LoadedTurn, iteration: number, signal: AbortSignal): Promise<StepResult> {
+    return this.wholeBook.answer(loaded, iteration, signal);
   }
 }

@@ -1,4 +1,4 @@
-import { ConversationEvent, ConversationEventType } from '@parley/conversation';
+import { Citation, ConversationEvent, ConversationEventType } from '@parley/conversation';
 import { deterministicId, NewEvent, traceMetadata } from '@parley/event-store';
 import {
   addUsage,
@@ -105,6 +105,8 @@ export function modelReplied(
   turn: TurnRecord,
   { iteration, allowTools }: { iteration: number; allowTools: boolean },
   result: ChatResult,
+  /** the answer as the provider's citations make it (whole-book retrieval) */
+  cite?: (result: ChatResult) => { content: string; citations: Citation[] },
 ): Events {
   const stopped = modelCallStopped(at, turn.turnId, iteration, result.stoppedAttempts ?? []);
   const asksForTools = allowTools && result.content.some((b) => b.type === 'tool_use');
@@ -112,7 +114,7 @@ export function modelReplied(
     ...stopped,
     ...(asksForTools
       ? toolsInvoked(at, turn.turnId, iteration, result)
-      : [assistantReplied(at, turn, iteration, result)]),
+      : [assistantReplied(at, turn, iteration, result, cite?.(result))]),
   ];
 }
 
@@ -156,11 +158,13 @@ export function assistantReplied(
   turn: TurnRecord,
   iteration: number,
   result: ChatResult,
+  /** the answer as whole-book retrieval cites it (the provider's citations); otherwise its [n] of the turn's searches */
+  cited?: { content: string; citations: Citation[] },
 ): NewEvent<ConversationEvent> {
-  const text = textsOf(result).join('');
+  const text = cited?.content ?? textsOf(result).join('');
   const earlier = turn.iterations.reduce((sum, it) => (it.usage ? addUsage(sum, it.usage) : sum), zeroUsage());
   const usage = addUsage(earlier, result.usage);
-  const citations = citedPassages(text, turn);
+  const citations = cited?.citations ?? citedPassages(text, turn);
   return turnEvent(
     at,
     turn.turnId,
