@@ -23,6 +23,11 @@ describe('withoutOverlap', () => {
     expect(withoutOverlap([p(a), p(same, 2)]).map((x) => x.text)).toEqual([a, same]);
   });
 
+  it('takes no repeat longer than the chunker overlaps for an overlap: a book may repeat itself', () => {
+    const refrain = 'Row, row, row your boat, gently down the stream. '.repeat(12);
+    expect(overlapLength(refrain, refrain + 'Merrily.')).toBeLessThanOrEqual(450);
+  });
+
   it('takes no chance match shorter than 20 characters for an overlap', () => {
     expect(overlapLength('ends with the cat.', 'the cat. sat down')).toBe(0);
   });

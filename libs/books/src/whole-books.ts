@@ -24,6 +24,11 @@ const CHARS_PER_TOKEN = 4;
 const BLOCK_OVERHEAD_CHARS = 30;
 /** the shortest repeated text taken for the chunker's overlap (shorter matches may be chance) */
 const MIN_OVERLAP_CHARS = 20;
+/**
+ * the longest overlap the chunker makes (overlapChars, 300, or one sentence, at most
+ * maxChars − minChars = 400), with room: a longer repeat is the book's own text, not overlap
+ */
+const MAX_OVERLAP_CHARS = 450;
 
 export const passageTokens = (chars: number, passages: number): number =>
   Math.ceil((chars + passages * BLOCK_OVERHEAD_CHARS) / CHARS_PER_TOKEN);
@@ -134,7 +139,8 @@ export function withoutOverlap(passages: WholeBookPassage[]): WholeBookPassage[]
 export function overlapLength(before: string, after: string): number {
   const head = after.slice(0, MIN_OVERLAP_CHARS);
   if (head.length < MIN_OVERLAP_CHARS) return 0;
-  for (let at = before.indexOf(head); at >= 0; at = before.indexOf(head, at + 1)) {
+  const from = Math.max(0, before.length - MAX_OVERLAP_CHARS);
+  for (let at = before.indexOf(head, from); at >= 0; at = before.indexOf(head, at + 1)) {
     const tail = before.slice(at);
     if (after.startsWith(tail)) return tail.length;
   }

@@ -10,6 +10,7 @@ export class MeteredLlm implements LlmClient {
   readonly provider: string;
   readonly supportsTools: boolean;
   readonly supportsBatches: boolean;
+  readonly supportsDocuments: boolean;
 
   constructor(
     private readonly inner: LlmClient,
@@ -21,6 +22,7 @@ export class MeteredLlm implements LlmClient {
     this.provider = inner.provider;
     this.supportsTools = inner.supportsTools;
     this.supportsBatches = inner.supportsBatches;
+    this.supportsDocuments = inner.supportsDocuments ?? false;
   }
 
   async chatWithTools(messages: LlmMessage[], tools: LlmToolSpec[], options: ChatOptions): Promise<ChatOutcome> {
