@@ -6,7 +6,20 @@ import { useFakeStack } from '../support/use-stack';
 import { waitFor } from '../support/wait-for';
 
 /** A bird per chapter: a question naming one finds its chapter's passage. */
-const BIRDS = ['albatross', 'barnacle', 'cormorant', 'dolphin', 'egret', 'flamingo', 'gannet', 'heron', 'ibis', 'jackdaw', 'kestrel', 'lapwing'];
+const BIRDS = [
+  'albatross',
+  'barnacle',
+  'cormorant',
+  'dolphin',
+  'egret',
+  'flamingo',
+  'gannet',
+  'heron',
+  'ibis',
+  'jackdaw',
+  'kestrel',
+  'lapwing',
+];
 const FILLER = 'The tide went out and came back, and the keeper wrote the weather in the log. ';
 
 /** A Markdown book of `chapters` chapters, each about `charsPerChapter` long, its bird named in its first passage. */
@@ -14,7 +27,12 @@ function birdBook(title: string, chapters: number, charsPerChapter: number): str
   const lines = [`# ${title}`, ''];
   for (let c = 1; c <= chapters; c++) {
     const bird = BIRDS[(c - 1) % BIRDS.length];
-    lines.push(`## Chapter ${c}: The ${bird}`, '', `In chapter ${c} the keeper saw a ${bird} marker${c}x over the rocks.`, '');
+    lines.push(
+      `## Chapter ${c}: The ${bird}`,
+      '',
+      `In chapter ${c} the keeper saw a ${bird} marker${c}x over the rocks.`,
+      '',
+    );
     for (let n = 0; n * FILLER.length * 4 < charsPerChapter; n++) lines.push(FILLER.repeat(4), '');
   }
   return lines.join('\n');
@@ -32,7 +50,9 @@ async function upload(c: Client, title: string, chapters: number, charsPerChapte
 }
 
 const documentsOf = (r: RecordedRequest): any[] =>
-  (r.body.messages as any[]).flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b) => b.type === 'document');
+  (r.body.messages as any[])
+    .flatMap((m) => (Array.isArray(m.content) ? m.content : []))
+    .filter((b) => b.type === 'document');
 const bookTokens = (r: RecordedRequest) => Math.ceil(JSON.stringify(documentsOf(r)).length / 4);
 const markers = (text: string) => [...text.matchAll(/marker(\d+)x/g)].map((m) => Number(m[1]));
 /** the chapters of the documents of a request, by their marker */
@@ -89,7 +109,11 @@ describe('whole-book retrieval (e2e)', () => {
     for (const r of calls) {
       const docs = documentsOf(r);
       expect(docs).toHaveLength(8); // one per chapter, 1..8
-      expect(docs.every((d) => d.citations?.enabled === true && d.source.type === 'content' && d.title === 'Birds of the Sea')).toBe(true);
+      expect(
+        docs.every(
+          (d) => d.citations?.enabled === true && d.source.type === 'content' && d.title === 'Birds of the Sea',
+        ),
+      ).toBe(true);
       expect(Math.max(...markers(r.rawBody))).toBe(8); // nothing past the reading position, anywhere
       expect(markersIn(r)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]); // the book once
       expect(r.body.tools).toBeUndefined();
@@ -100,9 +124,13 @@ describe('whole-book retrieval (e2e)', () => {
     expect(u2.cacheReadInputTokens).toBeGreaterThanOrEqual(0.9 * book);
     console.log(`whole-book: turn 2 read ${u2.cacheReadInputTokens} tokens from the cache; the book is ${book}`);
 
-    expect(first.citations).toEqual([expect.objectContaining({ chapterIndex: 3, quote: expect.stringContaining('cormorant marker3x') })]);
+    expect(first.citations).toEqual([
+      expect.objectContaining({ chapterIndex: 3, quote: expect.stringContaining('cormorant marker3x') }),
+    ]);
     expect(first.content).toMatch(/\[1\]$/);
-    expect(second.citations).toEqual([expect.objectContaining({ chapterIndex: 8, quote: expect.stringContaining('heron marker8x') })]);
+    expect(second.citations).toEqual([
+      expect.objectContaining({ chapterIndex: 8, quote: expect.stringContaining('heron marker8x') }),
+    ]);
 
     // the ledger holds what the provider reported
     const usage = (await alice.req('GET', `/v1/conversations/${id}/usage`)).body;
@@ -140,9 +168,9 @@ describe('whole-book retrieval (e2e)', () => {
     const [first, ...rest] = s.fake.requests;
     expect(documentsOf(first).length).toBe(12);
     expect(rest.length).toBeGreaterThan(0);
-    expect(rest.every((r) => documentsOf(r).length === 0 && r.body.tools?.some((t: any) => t.name === 'search_book'))).toBe(
-      true,
-    );
+    expect(
+      rest.every((r) => documentsOf(r).length === 0 && r.body.tools?.some((t: any) => t.name === 'search_book')),
+    ).toBe(true);
   }, 90_000);
 
   it('sends several books, one document per chapter each, and names the book of each citation', async () => {
@@ -151,7 +179,12 @@ describe('whole-book retrieval (e2e)', () => {
     const reply = await ask(id, 'What about the barnacle?');
 
     const docs = documentsOf(s.fake.requests[0]);
-    expect(docs.map((d) => d.title)).toEqual(['Birds of the Sea', 'Birds of the Sea', 'Birds of the Lake', 'Birds of the Lake']);
+    expect(docs.map((d) => d.title)).toEqual([
+      'Birds of the Sea',
+      'Birds of the Sea',
+      'Birds of the Lake',
+      'Birds of the Lake',
+    ]);
     expect(reply.citations[0]).toMatchObject({ bookId: sea, chapterIndex: 2 });
   });
 
@@ -160,7 +193,9 @@ describe('whole-book retrieval (e2e)', () => {
     await ask(id, 'What about the dolphin?');
     const searched = s.fake.requests.length;
     expect(s.fake.requests.every((r) => documentsOf(r).length === 0)).toBe(true);
-    expect((await alice.req('PATCH', `/v1/conversations/${id}`, { policy: { retrievalMode: 'whole-book' } })).status).toBe(200);
+    expect(
+      (await alice.req('PATCH', `/v1/conversations/${id}`, { policy: { retrievalMode: 'whole-book' } })).status,
+    ).toBe(200);
     const reply = await ask(id, 'And the cormorant?');
 
     const call = s.fake.requests[searched];
@@ -174,7 +209,9 @@ describe('whole-book retrieval (e2e)', () => {
     const id = await conversation({ bookId: sea, readingPosition: 6 }, { retrievalMode: 'whole-book' });
     await ask(id, 'What about the flamingo?');
     const events = (await alice.req('GET', `/v1/conversations/${id}/events`)).body.items as any[];
-    const fork = await alice.req('POST', `/v1/conversations/${id}/fork`, { version: events[events.length - 1].version });
+    const fork = await alice.req('POST', `/v1/conversations/${id}/fork`, {
+      version: events[events.length - 1].version,
+    });
     expect(fork.status).toBe(201);
     const forked = await ask(fork.body.id, 'And the egret?');
     expect(forked.citations[0]).toMatchObject({ chapterIndex: 5 });

@@ -54,7 +54,9 @@ export class WholeBooks {
     for (const bookId of bookIds) {
       const book = await this.books.find(ownerId, bookId);
       if (!book || book.status !== 'ready') return null;
-      const sizes = (await this.chapterSizes(bookId)).filter((s) => maxChapter === null || s.chapterIndex <= maxChapter);
+      const sizes = (await this.chapterSizes(bookId)).filter(
+        (s) => maxChapter === null || s.chapterIndex <= maxChapter,
+      );
       tokens += passageTokens(
         sizes.reduce((n, s) => n + s.chars, 0),
         sizes.reduce((n, s) => n + s.passages, 0),

@@ -46,7 +46,8 @@ export function documentViolation(block: Record<string, any>, at: string): strin
       if (source.content.length === 0) return `${at}.source.content.content: List should have at least 1 item`;
       for (const [i, inner] of source.content.entries()) {
         const where = `${at}.source.content.content.${i}`;
-        if (inner?.type !== 'text' && inner?.type !== 'image') return `${where}: Input tag '${inner?.type}' is not 'text' or 'image'`;
+        if (inner?.type !== 'text' && inner?.type !== 'image')
+          return `${where}: Input tag '${inner?.type}' is not 'text' or 'image'`;
         if (inner.type === 'text') {
           if (typeof inner.text !== 'string') return `${where}.text: Input should be a valid string`;
           if (inner.text.trim() === '') return `${where}: text content blocks must contain non-whitespace text`;
@@ -84,15 +85,23 @@ export function citableDocuments(body: any): RequestDocument[] {
     .map((d) => {
       const title = typeof d.title === 'string' ? d.title : null;
       if (d.source.type === 'text') return { title, kind: 'text' as const, blocks: [d.source.data as string] };
-      const content = typeof d.source.content === 'string' ? [{ type: 'text', text: d.source.content }] : d.source.content;
-      return { title, kind: 'content' as const, blocks: content.filter((b: any) => b.type === 'text').map((b: any) => b.text) };
+      const content =
+        typeof d.source.content === 'string' ? [{ type: 'text', text: d.source.content }] : d.source.content;
+      return {
+        title,
+        kind: 'content' as const,
+        blocks: content.filter((b: any) => b.type === 'text').map((b: any) => b.text),
+      };
     });
 }
 
 /** The citation the API would return for `cite` (a scripted pointer must point into what was sent). */
 export function citationOf(documents: RequestDocument[], cite: FakeCite): Record<string, unknown> {
   const doc = documents[cite.document];
-  if (!doc) throw new Error(`fake-anthropic: a scripted citation names document ${cite.document}, the request has ${documents.length}`);
+  if (!doc)
+    throw new Error(
+      `fake-anthropic: a scripted citation names document ${cite.document}, the request has ${documents.length}`,
+    );
   if (doc.kind === 'text') {
     const text = doc.blocks[0];
     const start = cite.start ?? 0;
@@ -110,7 +119,9 @@ export function citationOf(documents: RequestDocument[], cite: FakeCite): Record
   const start = cite.start ?? 0;
   const end = cite.end ?? start + 1;
   if (start < 0 || end <= start || end > doc.blocks.length)
-    throw new Error(`fake-anthropic: blocks [${start}, ${end}) are outside document ${cite.document} (${doc.blocks.length} blocks)`);
+    throw new Error(
+      `fake-anthropic: blocks [${start}, ${end}) are outside document ${cite.document} (${doc.blocks.length} blocks)`,
+    );
   return {
     type: 'content_block_location',
     cited_text: doc.blocks.slice(start, end).join(''),

@@ -70,7 +70,11 @@ describe('FakeAnthropic documents and citations', () => {
   it('numbers documents over the whole request and cites plain text by characters', async () => {
     const plain = {
       type: 'document' as const,
-      source: { type: 'text' as const, media_type: 'text/plain' as const, data: 'The grass is green. The sky is blue.' },
+      source: {
+        type: 'text' as const,
+        media_type: 'text/plain' as const,
+        data: 'The grass is green. The sky is blue.',
+      },
       title: 'Colours',
       citations: { enabled: true },
     };
@@ -101,13 +105,17 @@ describe('FakeAnthropic documents and citations', () => {
     );
     expect(await rejected(ask([chapter('A', ['one', '  ']), { type: 'text', text: 'q' }]))).toMatch(/non-whitespace/);
     const badSource = { type: 'document', source: { type: 'html', data: '<p>' } } as never;
-    expect(await rejected(ask([badSource, { type: 'text', text: 'q' }]))).toMatch(/does not match any of the expected tags/);
+    expect(await rejected(ask([badSource, { type: 'text', text: 'q' }]))).toMatch(
+      /does not match any of the expected tags/,
+    );
   });
 
   it('counts breakpoints on documents within the 4 allowed, and wants 1-hour entries before 5-minute ones', async () => {
     const cc = { type: 'ephemeral' as const };
     const five = [1, 2, 3, 4, 5].map((n) => chapter(`C${n}`, ['x'], cc));
-    expect(await rejected(ask([...five, { type: 'text', text: 'q' }]))).toMatch(/maximum of 4 blocks with cache_control/);
+    expect(await rejected(ask([...five, { type: 'text', text: 'q' }]))).toMatch(
+      /maximum of 4 blocks with cache_control/,
+    );
     const order = [chapter('A', ['one'], cc), chapter('B', ['two'], { type: 'ephemeral', ttl: '1h' })];
     expect(await rejected(ask([...order, { type: 'text', text: 'q' }]))).toMatch(/ttl '1h' may not come after/);
   });

@@ -125,7 +125,9 @@ function checkBody(body: unknown, modern: boolean): void {
   if (mixed) fail(mixed);
   const breakpoints = cacheControls(body);
   if (breakpoints.length > MAX_CACHE_BREAKPOINTS) {
-    fail(`A maximum of ${MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. Found ${breakpoints.length}.`);
+    fail(
+      `A maximum of ${MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. Found ${breakpoints.length}.`,
+    );
   }
   // the prompt is cached in order: an entry that lives an hour cannot follow one that lives 5 minutes
   const firstShort = breakpoints.findIndex((cc) => (cc.ttl ?? '5m') === '5m');

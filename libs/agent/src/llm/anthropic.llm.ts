@@ -211,7 +211,13 @@ function chatResult(final: Message): ChatResult {
   return {
     content: final.content.flatMap((b): ChatResult['content'] =>
       b.type === 'text'
-        ? [{ type: 'text' as const, text: b.text, ...(b.citations?.length ? { citations: citationsOf(b.citations) } : {}) }]
+        ? [
+            {
+              type: 'text' as const,
+              text: b.text,
+              ...(b.citations?.length ? { citations: citationsOf(b.citations) } : {}),
+            },
+          ]
         : b.type === 'tool_use'
           ? [{ type: 'tool_use' as const, id: b.id, name: b.name, input: b.input }]
           : [],

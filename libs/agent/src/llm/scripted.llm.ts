@@ -31,7 +31,9 @@ export class ScriptedLlm implements LlmClient {
     const last = messages[messages.length - 1];
     const results = last.role === 'user' ? last.content.filter((b) => b.type === 'tool_result') : [];
     const question = lastQuestion(messages);
-    const documents = messages.flatMap((m) => (m.role === 'user' ? m.content.filter((b) => b.type === 'document') : []));
+    const documents = messages.flatMap((m) =>
+      m.role === 'user' ? m.content.filter((b) => b.type === 'document') : [],
+    );
     if (documents.length > 0) return this.citeDocument(documents, question, messages, options);
     const search = tools.find((t) => t.name === 'search_book');
     if (search && results.length === 0 && options.toolChoice !== 'none') {

@@ -105,7 +105,7 @@ describe('citedFromDocuments', () => {
       },
     );
     const { content, citations, stray } = citedFromDocuments(result, sources, { severalBooks: false });
-    expect(content).toBe('It begins with passage one. [1, 2] And again here. [2]');
+    expect(content).toBe('It begins with passage one. [1][2] And again here. [2]');
     expect(citations).toEqual([
       {
         chunkId: 'c2-0',

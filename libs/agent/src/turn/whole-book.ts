@@ -48,7 +48,11 @@ export const CHECKPOINT_EVERY_DOCUMENTS = 16;
  */
 export function wholeBookLimit(
   mode: 'whole-book' | 'auto',
-  { maxTokens, historyBudgetTokens, answerTokens }: { maxTokens: number; historyBudgetTokens: number; answerTokens: number },
+  {
+    maxTokens,
+    historyBudgetTokens,
+    answerTokens,
+  }: { maxTokens: number; historyBudgetTokens: number; answerTokens: number },
 ): number {
   const window = MODEL_CONTEXT_TOKENS - historyBudgetTokens - answerTokens - PROMPT_RESERVE_TOKENS;
   return mode === 'auto' ? Math.min(maxTokens, window) : window;
@@ -77,7 +81,8 @@ export function bookDocuments(books: WholeBookText[], cacheTtl?: '5m' | '1h'): B
   }
   const last = documents.length - 1;
   const checkpoint = Math.floor(last / CHECKPOINT_EVERY_DOCUMENTS) * CHECKPOINT_EVERY_DOCUMENTS - 1;
-  const cached = (i: number) => (documents[i] = { ...documents[i], cacheBreakpoint: true, ...(cacheTtl ? { cacheTtl } : {}) });
+  const cached = (i: number) =>
+    (documents[i] = { ...documents[i], cacheBreakpoint: true, ...(cacheTtl ? { cacheTtl } : {}) });
   if (checkpoint >= 0) cached(checkpoint);
   if (last >= 0) cached(last);
   return { documents, sources };
@@ -146,7 +151,11 @@ export function citedFromDocuments(
     for (const c of block.citations ?? []) {
       const source = sources[c.documentIndex];
       const passages =
-        c.type === 'block' && source && c.startBlock >= 0 && c.endBlock > c.startBlock && c.endBlock <= source.passages.length
+        c.type === 'block' &&
+        source &&
+        c.startBlock >= 0 &&
+        c.endBlock > c.startBlock &&
+        c.endBlock <= source.passages.length
           ? source.passages.slice(c.startBlock, c.endBlock)
           : null;
       if (!passages) {
@@ -173,7 +182,8 @@ export function citedFromDocuments(
         if (!cited.includes(n)) cited.push(n);
       }
     }
-    content += cited.length ? `${block.text.replace(/\s+$/, '')} [${cited.join(', ')}]${trailingSpace(block.text)}` : block.text;
+    const marks = cited.map((n) => `[${n}]`).join('');
+    content += cited.length ? `${block.text.replace(/\s+$/, '')} ${marks}${trailingSpace(block.text)}` : block.text;
   }
   return { content, citations, stray };
 }
