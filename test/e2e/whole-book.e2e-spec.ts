@@ -64,7 +64,7 @@ const markersIn = (r: RecordedRequest) => markers(JSON.stringify(documentsOf(r))
  * answer's; `auto` choosing it when the book fits WHOLE_BOOK_MAX_TOKENS.
  */
 describe('whole-book retrieval (e2e)', () => {
-  const s = useFakeStack({ env: { WHOLE_BOOK_MAX_TOKENS: '20000' } });
+  const s = useFakeStack({ env: { LLM_RETRIEVAL_MODE: 'auto', WHOLE_BOOK_MAX_TOKENS: '20000' } });
   let alice: Client;
   let sea: string;
 
@@ -132,13 +132,21 @@ describe('whole-book retrieval (e2e)', () => {
       expect.objectContaining({ chapterIndex: 8, quote: expect.stringContaining('heron marker8x') }),
     ]);
 
-    // the ledger holds what the provider reported
-    const usage = (await alice.req('GET', `/v1/conversations/${id}/usage`)).body;
-    expect(usage).toMatchObject({
+    // the ledger holds what the provider reported (once the projection has caught up)
+    const expected = {
       inputTokens: u1.inputTokens + u2.inputTokens,
       cacheReadInputTokens: u2.cacheReadInputTokens,
       cacheCreationInputTokens: u1.cacheCreationInputTokens + u2.cacheCreationInputTokens,
-    });
+    };
+    const usage = await waitFor(
+      'the usage ledger to count both turns',
+      async () => {
+        const u = (await alice.req('GET', `/v1/conversations/${id}/usage`)).body;
+        return u.turns === 2 ? u : undefined;
+      },
+      10_000,
+    );
+    expect(usage).toMatchObject(expected);
   });
 
   it('reads the earlier chapters from the cache when the reader moves forward', async () => {
