@@ -26,12 +26,14 @@ export function citationLabel(c: Citation): string {
 
 /**
  * The answer's sources, each with the [n] the answer uses for it when the turn's search results
- * say which number that passage had (`numbers`: chunkId → n).
+ * say which number that passage had (`numbers`: chunkId → n); a passage the provider cited from
+ * the whole book (it has a `quote`) is [its place in the list], with the words quoted.
  */
 export function citationLines(citations: Citation[], numbers: Map<string, number>): string[] {
-  return citations.map((c) => {
-    const n = numbers.get(c.chunkId);
-    return `  ${n !== undefined ? `[${n}]` : '•'} ${citationLabel(c)}`;
+  return citations.map((c, i) => {
+    const n = numbers.get(c.chunkId) ?? (c.quote !== undefined ? i + 1 : undefined);
+    const quote = c.quote !== undefined ? ` "${oneLine(c.quote, 80)}"` : '';
+    return `  ${n !== undefined ? `[${n}]` : '•'} ${citationLabel(c)}${quote}`;
   });
 }
 

@@ -91,6 +91,9 @@ export async function startStack(
     AUTH_JWT_SECRET: TEST_JWT_SECRET,
     QUEUE_PREFIX: `t${randomBytes(4).toString('hex')}`,
     LLM_PROVIDER: 'scripted',
+    // the suites test the tool-use loop on small books, which `auto` (the default) would send
+    // whole; test/e2e/whole-book.e2e-spec.ts sets `auto` itself
+    LLM_RETRIEVAL_MODE: 'tools',
     LOG_LEVEL: 'warn',
     EVENT_POLL_MS: '500',
     SSE_RETRY_MS: '20',

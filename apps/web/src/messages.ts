@@ -50,7 +50,8 @@ function renderItem(item: Item, past: boolean): HTMLElement {
   });
   li.append(el('h3', { class: 'sr-only' }, 'Parley'));
   for (const tool of item.tools) li.append(toolDetails(tool));
-  if (item.text) li.append(answerText(item.text, item.passages));
+  // a whole-book answer has no search results: its [n] are its cited passages
+  if (item.text) li.append(answerText(item.text, item.passages.length ? item.passages : item.cited));
   if (item.status === 'working') {
     li.append(
       el('p', { class: 'working' }, item.text ? 'writing…' : item.tools.length ? 'reading the book…' : 'thinking…'),

@@ -184,7 +184,15 @@ export function fold(events: EventEnvelope[], streamed: (turnId: string) => stri
           turn.version = e.version;
           turn.text = d.content;
           const cited = (d.citations ?? []) as Citation[];
-          turn.cited = cited.map((c) => turn.passages.find((p) => p.chunkId === c.chunkId) ?? { ...c, n: 0, text: '' });
+          // a whole-book answer's citations come from the provider: [n] is their place, the text what was quoted
+          turn.cited = cited.map(
+            (c, i) =>
+              turn.passages.find((p) => p.chunkId === c.chunkId) ?? {
+                ...c,
+                n: c.quote !== undefined ? i + 1 : 0,
+                text: c.quote ?? '',
+              },
+          );
         }
         break;
       case 'TurnFailed':

@@ -23,3 +23,4 @@ export * from './turn/turn-plan';
 export * from './turn/citations';
 export * from './prompts';
 export * from './live-deltas';
+export * from './turn/whole-book';

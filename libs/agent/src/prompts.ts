@@ -3,7 +3,12 @@ import path from 'node:path';
 import { projectRoot } from '@parley/platform';
 
 export type PromptName =
-  'conversation_system_prompt' | 'reformulation_prompt' | 'hyde_passage' | 'always_retrieve_answer' | 'history_summary';
+  | 'conversation_system_prompt'
+  | 'reformulation_prompt'
+  | 'hyde_passage'
+  | 'always_retrieve_answer'
+  | 'history_summary'
+  | 'whole_book_system_prompt';
 
 const cache = new Map<PromptName, string>();
 

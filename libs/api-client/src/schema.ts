@@ -539,7 +539,7 @@ export interface components {
       model?: string;
       maxIterations?: number;
       /** @enum {string} */
-      retrievalMode?: 'tools' | 'always-retrieve';
+      retrievalMode?: 'tools' | 'always-retrieve' | 'whole-book' | 'auto';
       contextBudgetTokens?: number;
       instructions?: string;
     };
@@ -614,7 +614,7 @@ export interface components {
       /** @description model calls a turn may make; at most the server cap AGENT_MAX_ITERATIONS */
       maxIterations?: number | null;
       /** @enum {string|null} */
-      retrievalMode?: 'tools' | 'always-retrieve' | null;
+      retrievalMode?: 'tools' | 'always-retrieve' | 'whole-book' | 'auto' | null;
       contextBudgetTokens?: number | null;
       /** @description appended to the system prompt of every turn posted after the change */
       instructions?: string | null;
@@ -1135,6 +1135,8 @@ export interface components {
       chapterIndex?: number;
       chunkId: string;
       page: number | null;
+      /** @description the text the model quoted from the passage (whole-book answers, cited by the provider) */
+      quote?: string;
       score: number;
       section: string | null;
     };
@@ -1165,11 +1167,8 @@ export interface components {
       maxIterations?: number;
       /** @description the model of the conversation's calls (LLM_MODEL otherwise) */
       model?: string;
-      /**
-       * @description the tool-use loop, or search first and answer with the passages (LLM_RETRIEVAL_MODE otherwise)
-       * @enum {string}
-       */
-      retrievalMode?: 'tools' | 'always-retrieve';
+      /** @description the tool-use loop, search first and answer with the passages, the whole book up to the reading position in the prompt, or `auto` (the whole book when it fits, else by what the provider supports); LLM_RETRIEVAL_MODE otherwise */
+      retrievalMode?: components['schemas']['RetrievalMode'];
     };
     ConversationRenamed: {
       data: {
@@ -1274,6 +1273,8 @@ export interface components {
       /** @enum {string} */
       type: 'ReadingPositionChanged';
     };
+    /** @enum {string} */
+    RetrievalMode: 'tools' | 'always-retrieve' | 'whole-book' | 'auto';
     /** @description The conversation's books from now on (the whole list), and their titles as the agent is told them. */
     SourcesChanged: {
       data: {

@@ -11,6 +11,7 @@ import { BookEmbeddings } from './embeddings/book-embeddings';
 import { createEmbedder } from './embeddings/embedder';
 import { EmbeddingsRepository } from './embeddings/embeddings.repository';
 import { SearchBookTool } from './search-book.tool';
+import { WholeBooks } from './whole-books';
 
 /**
  * Books: ingestion (BookIngest), the reader's books (BookQueries), search (BookSearch) and the
@@ -24,6 +25,7 @@ import { SearchBookTool } from './search-book.tool';
     BookQueries,
     BookSearch,
     SearchBookTool,
+    WholeBooks,
     { provide: BOOK_LIMITS, inject: [CONFIG], useFactory: (c: AppConfig) => c.books },
     {
       provide: BOOK_EMBEDDINGS,
@@ -40,6 +42,6 @@ import { SearchBookTool } from './search-book.tool';
         c.contextual ? contextsOf(c.contextual, pool, c.budgetUsdPerMonth) : null,
     },
   ],
-  exports: [BooksRepository, BookIngest, BookQueries, BookSearch, SearchBookTool],
+  exports: [BooksRepository, BookIngest, BookQueries, BookSearch, SearchBookTool, WholeBooks],
 })
 export class BooksModule {}

@@ -21,3 +21,4 @@ export * from './contexts/contextual-prompt';
 export * from './contexts/contexts.repository';
 export * from './contexts/book-contexts';
 export * from './contexts/book-spending';
+export * from './whole-books';

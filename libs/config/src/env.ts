@@ -114,7 +114,10 @@ const envSchema = tracingSchema.extend({
   LLM_MODEL: z.string().min(1).default('claude-sonnet-5-5'),
   LLM_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
   LLM_MAX_TOKENS: positiveInt.default(1024),
-  LLM_RETRIEVAL_MODE: z.enum(['auto', 'tools', 'always-retrieve']).default('auto'),
+  LLM_RETRIEVAL_MODE: z.enum(['auto', 'tools', 'always-retrieve', 'whole-book']).default('auto'),
+  // whole-book retrieval (docs/books.md, "Whole-book answers"): the book in the prompt, held in the prompt cache
+  WHOLE_BOOK_MAX_TOKENS: positiveInt.default(120_000),
+  WHOLE_BOOK_CACHE_TTL: z.enum(['5m', '1h']).default('5m'),
   RETRIEVAL_HYDE: z.enum(['true', 'false']).optional(),
   // bring your own model (docs/providers.md): OpenAI's Chat Completions API or a compatible server,
   // several providers at once, and the price table that ties each model to its provider

@@ -55,6 +55,8 @@ export interface LlmConfig {
   /** the operator's price table (LLM_PRICES), merged over the shipped one at boot */
   prices: Record<string, ModelPriceEntry>;
   retrievalMode: Env['LLM_RETRIEVAL_MODE'];
+  /** whole-book retrieval: the largest book `auto` sends whole, and how long its cache entry lives */
+  wholeBook: { maxTokens: number; cacheTtl: '5m' | '1h' };
   /** always-retrieve also searches with a hypothetical answer passage the model writes (HyDE) */
   hyde: boolean;
   /** how often a turn waiting on a Message Batches API batch looks at it */
@@ -80,6 +82,7 @@ export function llmConfig(e: Env): LlmConfig {
     openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL },
     prices: e.LLM_PRICES ? parsePrices(e.LLM_PRICES) : {},
     retrievalMode: e.LLM_RETRIEVAL_MODE,
+    wholeBook: { maxTokens: e.WHOLE_BOOK_MAX_TOKENS, cacheTtl: e.WHOLE_BOOK_CACHE_TTL },
     hyde: e.RETRIEVAL_HYDE ? e.RETRIEVAL_HYDE === 'true' : provider === 'anthropic',
     batchPollMs: e.LLM_BATCH_POLL_MS,
   };

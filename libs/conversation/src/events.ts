@@ -18,6 +18,8 @@ export interface Citation {
   section: string | null;
   page: number | null;
   score: number;
+  /** the text the model quoted from the passage (whole-book answers, cited by the provider) */
+  quote?: string;
 }
 
 export interface ConversationStarted {
@@ -33,14 +35,21 @@ export interface ConversationStarted {
     forkedFrom?: { conversationId: string; version: number };
   };
 }
+/** How a turn finds the book's text (docs/books.md, "Retrieval modes"). */
+export const RETRIEVAL_MODES = ['tools', 'always-retrieve', 'whole-book', 'auto'] as const;
+export type RetrievalMode = (typeof RETRIEVAL_MODES)[number];
 /** A conversation's own settings; a field left out follows the server's configuration. */
 export interface ConversationPolicy {
   /** the model of the conversation's calls (LLM_MODEL otherwise) */
   model?: string;
   /** model calls a turn may make (AGENT_MAX_ITERATIONS otherwise, and never more) */
   maxIterations?: number;
-  /** the tool-use loop, or search first and answer with the passages (LLM_RETRIEVAL_MODE otherwise) */
-  retrievalMode?: 'tools' | 'always-retrieve';
+  /**
+   * the tool-use loop, search first and answer with the passages, the whole book up to the
+   * reading position in the prompt, or `auto` (the whole book when it fits, else by what the
+   * provider supports); LLM_RETRIEVAL_MODE otherwise
+   */
+  retrievalMode?: RetrievalMode;
   /** the token budget of a request's messages (AGENT_CONTEXT_TOKENS otherwise) */
   contextBudgetTokens?: number;
   /** appended to the system prompt */

@@ -1,9 +1,11 @@
 /**
  * What the fake answers when no step is scripted: one search-style tool call for a fresh
  * question, then an answer citing [1] once tool results came back. Enough for a product's
- * agent loop to run a whole turn without a script.
+ * agent loop to run a whole turn without a script. Given documents with citations enabled, it
+ * quotes the passage closest to the question and cites it (content_block_location).
  */
 import type { FakeReply, RecordedRequest } from './fake-anthropic.types';
+import { citableDocuments, closestBlock } from './documents';
 import { asBlocks } from './validate-request';
 
 const SUMMARY_CHARS = 80;
@@ -14,6 +16,18 @@ export function defaultReply(req: RecordedRequest): FakeReply {
   const question = textOf(blocks.filter((b) => b.type === 'text'));
   const results = blocks.filter((b) => b.type === 'tool_result');
   const firstTool = req.body.tools?.[0];
+  const documents = citableDocuments(req.body);
+  if (documents.length > 0 && results.length === 0) {
+    // documents with citations: quote the passage closest to the question and cite it
+    const cite = closestBlock(documents, question)!;
+    const quoted = documents[cite.document].blocks.slice(cite.start ?? 0, cite.end ?? 1).join('');
+    return {
+      content: [
+        { type: 'text', text: 'The book says: ' },
+        { type: 'text', text: `"${summarize(quoted)}"`, cite: [cite] },
+      ],
+    };
+  }
 
   if (firstTool && results.length === 0) {
     const takesQuery = Boolean(firstTool.input_schema?.properties?.query);

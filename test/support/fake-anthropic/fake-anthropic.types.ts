@@ -1,7 +1,17 @@
 /** Shapes used by both the fake Anthropic server and its helpers. */
 
+import type { FakeCite } from './documents';
+
+export type { FakeCite } from './documents';
+
+/**
+ * A reply block. A text block may cite the request's documents: `cite` points at them (the fake
+ * makes the citation the API would, `content_block_location` or `char_location`, with the text
+ * pointed at); `citations` are sent as given (for a reply the real API would never make).
+ */
 export type FakeBlock =
-  { type: 'text'; text: string } | { type: 'tool_use'; id?: string; name: string; input: unknown };
+  | { type: 'text'; text: string; cite?: FakeCite[]; citations?: unknown[] }
+  | { type: 'tool_use'; id?: string; name: string; input: unknown };
 
 export interface FakeUsage {
   input_tokens: number;

@@ -11,11 +11,15 @@ export interface CacheUsage {
   input_tokens: number;
   cache_read_input_tokens: number;
   cache_creation_input_tokens: number;
+  /** of cache_creation_input_tokens, those written for an hour (the rest for 5 minutes) */
+  cache_creation_1h_input_tokens?: number;
 }
 
 interface Segment {
   json: string;
   breakpoint: boolean;
+  /** the breakpoint's entry lives an hour (`ttl: '1h'`), else 5 minutes */
+  hour?: boolean;
 }
 
 const LOOKBACK_BLOCKS = 20;
@@ -58,9 +62,18 @@ export class PromptCache {
     const read = hit < 0 ? 0 : tokensUpTo[hit];
     const lastBreakpoint = breakpoints[breakpoints.length - 1];
     const cached = Math.max(read, lastBreakpoint === undefined ? 0 : tokensUpTo[lastBreakpoint]);
+    // what is written up to each breakpoint past the part read lives as long as that breakpoint says
+    let covered = read;
+    let hour = 0;
+    for (const b of breakpoints) {
+      if (tokensUpTo[b] <= covered) continue;
+      if (segments[b].hour) hour += tokensUpTo[b] - covered;
+      covered = tokensUpTo[b];
+    }
     return {
       cache_read_input_tokens: read,
       cache_creation_input_tokens: cached - read,
+      ...(hour ? { cache_creation_1h_input_tokens: hour } : {}),
       input_tokens: Math.max(1, estimateTokens(chars) - cached),
     };
   }
@@ -74,7 +87,11 @@ export class PromptCache {
 export function promptSegments(body: any): Segment[] {
   const segments: Segment[] = [];
   const push = (kind: string, block: any) =>
-    segments.push({ json: canonicalJson({ kind, block }), breakpoint: hasCacheControl(block) });
+    segments.push({
+      json: canonicalJson({ kind, block }),
+      breakpoint: hasCacheControl(block),
+      hour: block?.cache_control?.ttl === '1h',
+    });
   for (const tool of body.tools ?? []) push('tool', tool);
   for (const block of asBlocks(body.system)) push('system', block);
   for (const m of body.messages ?? []) for (const block of asBlocks(m.content)) push(m.role, block);

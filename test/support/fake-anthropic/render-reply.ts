@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { CacheUsage } from './prompt-cache';
 import { estimateTokens } from './prompt-cache';
 import type { FakeReply } from './fake-anthropic.types';
+import { citationOf, type RequestDocument } from './documents';
 
 export type StreamEvent = { type: string } & Record<string, unknown>;
 
@@ -16,10 +17,16 @@ export function newId(prefix: string): string {
   return prefix + randomBytes(18).toString('base64url').replace(/[-_]/g, 'x');
 }
 
-export function renderMessage(reply: FakeReply, model: string, cache: CacheUsage) {
+export function renderMessage(reply: FakeReply, model: string, cache: CacheUsage, documents: RequestDocument[] = []) {
   const content = reply.content.map((b) =>
     b.type === 'text'
-      ? { type: 'text' as const, text: b.text }
+      ? {
+          type: 'text' as const,
+          text: b.text,
+          ...(b.cite || b.citations
+            ? { citations: [...(b.cite ?? []).map((c) => citationOf(documents, c)), ...(b.citations ?? [])] }
+            : {}),
+        }
       : {
           type: 'tool_use' as const,
           id: b.id ?? newId('toolu_'),
@@ -29,6 +36,7 @@ export function renderMessage(reply: FakeReply, model: string, cache: CacheUsage
         },
   );
   const outputChars = content.reduce((n, b) => n + (b.type === 'text' ? b.text : JSON.stringify(b.input)).length, 0);
+  // cited_text is not counted as output
   const usage = {
     input_tokens: cache.input_tokens,
     output_tokens: Math.max(1, estimateTokens(outputChars)),
@@ -36,6 +44,7 @@ export function renderMessage(reply: FakeReply, model: string, cache: CacheUsage
     cache_read_input_tokens: cache.cache_read_input_tokens,
     ...reply.usage,
   };
+  const hour = Math.min(cache.cache_creation_1h_input_tokens ?? 0, usage.cache_creation_input_tokens);
   return {
     id: newId('msg_'),
     type: 'message' as const,
@@ -48,7 +57,10 @@ export function renderMessage(reply: FakeReply, model: string, cache: CacheUsage
     container: null,
     usage: {
       ...usage,
-      cache_creation: { ephemeral_5m_input_tokens: usage.cache_creation_input_tokens, ephemeral_1h_input_tokens: 0 },
+      cache_creation: {
+        ephemeral_5m_input_tokens: usage.cache_creation_input_tokens - hour,
+        ephemeral_1h_input_tokens: hour,
+      },
       service_tier: 'standard',
     },
   };
@@ -68,9 +80,15 @@ export function streamEvents(message: RenderedMessage): StreamEvent[] {
   ];
   message.content.forEach((block, index) => {
     if (block.type === 'text') {
-      events.push({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
+      const cited = 'citations' in block ? (block.citations as unknown[]) : undefined;
+      // a block that cites starts with an empty list; each citation comes as a citations_delta
+      const start = cited ? { type: 'text', text: '', citations: [] } : { type: 'text', text: '' };
+      events.push({ type: 'content_block_start', index, content_block: start });
       for (const text of textChunks(block.text)) {
         events.push({ type: 'content_block_delta', index, delta: { type: 'text_delta', text } });
+      }
+      for (const citation of cited ?? []) {
+        events.push({ type: 'content_block_delta', index, delta: { type: 'citations_delta', citation } });
       }
     } else {
       events.push({ type: 'content_block_start', index, content_block: { ...block, input: {} } });

@@ -4,6 +4,8 @@
  * Version-specific rules follow anthropic-version 2026-10-21 (what SDK 1.x sends).
  */
 
+import { documentViolation, mixedCitations } from './documents';
+
 export interface Violation {
   status: number;
   type: string;
@@ -119,9 +121,21 @@ function checkBody(body: unknown, modern: boolean): void {
   checkTools(body.tools, body.tool_choice);
   checkSystem(body.system);
   checkMessages(body.messages, modern);
-  const breakpoints = countCacheControl(body);
-  if (breakpoints > MAX_CACHE_BREAKPOINTS) {
-    fail(`A maximum of ${MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. Found ${breakpoints}.`);
+  const mixed = mixedCitations(body);
+  if (mixed) fail(mixed);
+  const breakpoints = cacheControls(body);
+  if (breakpoints.length > MAX_CACHE_BREAKPOINTS) {
+    fail(
+      `A maximum of ${MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. Found ${breakpoints.length}.`,
+    );
+  }
+  // the prompt is cached in order: an entry that lives an hour cannot follow one that lives 5 minutes
+  const firstShort = breakpoints.findIndex((cc) => (cc.ttl ?? '5m') === '5m');
+  if (firstShort >= 0 && breakpoints.slice(firstShort).some((cc) => cc.ttl === '1h')) {
+    fail(
+      "cache_control: a breakpoint with ttl '1h' may not come after one with ttl '5m': " +
+        'longer-lived cache entries must appear before shorter-lived ones (tools, then system, then messages)',
+    );
   }
 }
 
@@ -200,6 +214,10 @@ function checkBlock(block: unknown, at: string, role: string, modern: boolean): 
   if (!BLOCKS_BY_ROLE[role].has(block.type))
     fail(`${at}: \`${block.type}\` blocks are not permitted in \`${role}\` messages`);
   checkCacheControl(block.cache_control, at);
+  if (block.type === 'document') {
+    const problem = documentViolation(block, at);
+    if (problem) fail(problem);
+  }
   const root = at.split('.')[0];
   const noCitations = modern && role === 'user';
   if (block.type === 'text') checkText(block, at, root, noCitations);
@@ -297,14 +315,23 @@ function checkToolPairing(messages: any[]): void {
   });
 }
 
-/** Breakpoints across tools, system and messages (nested blocks too) plus the top-level one. */
-function countCacheControl(body: Record<string, any>): number {
-  const count = (blocks: unknown): number =>
-    Array.isArray(blocks)
-      ? blocks.reduce((n: number, b) => n + (isObject(b) ? (b.cache_control ? 1 : 0) + count(b.content) : 0), 0)
-      : 0;
-  const messages = (body.messages as any[]).reduce((n: number, m) => n + count(m.content), 0);
-  return (body.cache_control ? 1 : 0) + count(body.tools) + count(body.system) + messages;
+/** The cache_control of every breakpoint in prompt order (tools, system, messages, nested blocks too), then the top-level one. */
+function cacheControls(body: Record<string, any>): Array<{ ttl?: string }> {
+  const found: Array<{ ttl?: string }> = [];
+  const walk = (blocks: unknown): void => {
+    if (!Array.isArray(blocks)) return;
+    for (const b of blocks) {
+      if (!isObject(b)) continue;
+      if (b.cache_control) found.push(b.cache_control);
+      walk(b.content);
+      walk(b.source?.content); // a custom content document's blocks
+    }
+  };
+  walk(body.tools);
+  walk(body.system);
+  for (const m of body.messages as any[]) walk(asBlocks(m.content));
+  if (body.cache_control) found.push(body.cache_control);
+  return found;
 }
 
 /** String content is shorthand for one text block ('' for none). */

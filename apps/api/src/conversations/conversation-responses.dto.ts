@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, ApiPropertyOptions, getSchemaPath } from '@nestjs/swagger';
+import { RETRIEVAL_MODES, RetrievalMode } from '@parley/conversation';
 
 /** OpenAPI shapes of the conversation routes' answers (what the services return, as served). */
 /**
@@ -23,7 +24,7 @@ export class TurnDto {
 export class PolicyDto {
   @ApiPropertyOptional({ description: "the model of the conversation's calls" }) model?: string;
   @ApiPropertyOptional({ type: 'integer' }) maxIterations?: number;
-  @ApiPropertyOptional({ enum: ['tools', 'always-retrieve'] }) retrievalMode?: 'tools' | 'always-retrieve';
+  @ApiPropertyOptional({ enum: RETRIEVAL_MODES }) retrievalMode?: RetrievalMode;
   @ApiPropertyOptional({ type: 'integer' }) contextBudgetTokens?: number;
   @ApiPropertyOptional() instructions?: string;
 }

@@ -1,6 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
+import { RETRIEVAL_MODES, RetrievalMode } from '@parley/conversation';
 import {
   ArrayMaxSize,
   ArrayMinSize,
@@ -101,11 +102,11 @@ export class PolicyPatchDto {
   @Min(1)
   maxIterations?: number | null;
 
-  @ApiPropertyOptional({ enum: ['tools', 'always-retrieve'], nullable: true })
+  @ApiPropertyOptional({ enum: RETRIEVAL_MODES, nullable: true })
   @IsOptional()
   @ValidateIf((_, v) => v !== null)
-  @IsIn(['tools', 'always-retrieve'])
-  retrievalMode?: 'tools' | 'always-retrieve' | null;
+  @IsIn(RETRIEVAL_MODES)
+  retrievalMode?: RetrievalMode | null;
 
   @ApiPropertyOptional({ type: 'integer', minimum: POLICY_BUDGET_MIN, maximum: POLICY_BUDGET_MAX, nullable: true })
   @IsOptional()

@@ -10,6 +10,7 @@ export class MeteredLlm implements LlmClient {
   readonly provider: string;
   readonly supportsTools: boolean;
   readonly supportsBatches: boolean;
+  readonly supportsDocuments: boolean;
 
   constructor(
     private readonly inner: LlmClient,
@@ -21,10 +22,15 @@ export class MeteredLlm implements LlmClient {
     this.provider = inner.provider;
     this.supportsTools = inner.supportsTools;
     this.supportsBatches = inner.supportsBatches;
+    this.supportsDocuments = inner.supportsDocuments ?? false;
   }
 
   supportsToolsFor(model: string | undefined): boolean {
     return this.inner.supportsToolsFor?.(model) ?? this.supportsTools;
+  }
+
+  supportsDocumentsFor(model: string | undefined): boolean {
+    return this.inner.supportsDocumentsFor?.(model) ?? this.supportsDocuments;
   }
 
   providerFor(model: string | undefined): string {

@@ -129,7 +129,7 @@ export class AgentTurnRunner {
         const folded = afterOwnAppend && !signal.aborted ? afterOwnAppend : await this.folds.load(conversationId);
         const loaded = turnOf(folded, conversationId, turnId, signal, this.config);
         afterOwnAppend = undefined;
-        const step = planTurn(loaded.turns, turnId, this.steps.planContext(loaded));
+        const step = planTurn(loaded.turns, turnId, await this.steps.planContext(loaded));
         if (loaded.erased && keeper.kept) await this.recordSpendOfErased(conversationId, keeper.kept.events);
         if (step.kind === 'ended') return { kind: 'ended', folded };
         if (step.kind === 'wait') return step;

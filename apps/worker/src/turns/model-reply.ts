@@ -2,6 +2,7 @@ import {
   AgentCommand,
   answerOf,
   ChatOptions,
+  ChatResult,
   LiveDeltas,
   LlmClient,
   LlmMessage,
@@ -9,6 +10,7 @@ import {
   newStep,
   TurnRecord,
 } from '@parley/agent';
+import { Citation } from '@parley/conversation';
 import { BookNames } from './book-names';
 import { LoadedTurn } from './conversation-folds';
 import { DeltaBatcher } from './delta-batcher';
@@ -24,6 +26,8 @@ export interface LlmCall {
   /** false on the last allowed call: it must answer with what it has */
   allowTools: boolean;
   signal: AbortSignal;
+  /** whole-book retrieval: its own system prompt, and the answer's citations from the provider's */
+  wholeBook?: { system: string; cite: (result: ChatResult) => { content: string; citations: Citation[] } };
 }
 
 /** What a step came to: the command that records it, or its model call still waiting in the provider's batch. */
@@ -52,7 +56,7 @@ export class ModelReply {
     let step: StepResult;
     try {
       const outcome = await this.llm.chatWithTools(messages, tools, {
-        system: await this.systemFor(loaded),
+        system: call.wholeBook?.system ?? (await this.systemFor(loaded)),
         model: loaded.settings.model,
         prefixEnd,
         toolChoice: allowTools ? 'auto' : 'none',
@@ -74,7 +78,7 @@ export class ModelReply {
   /** What the call's outcome makes of the step: wait for the provider's batch, or a command. */
   private stepOf(
     loaded: LoadedTurn,
-    { iteration, allowTools }: LlmCall,
+    { iteration, allowTools, wholeBook }: LlmCall,
     viaBatch: ChatOptions['viaBatch'],
     outcome: Awaited<ReturnType<LlmClient['chatWithTools']>>,
   ): StepResult {
@@ -86,7 +90,17 @@ export class ModelReply {
       return recordWith({ type: 'RecordModelBatchSubmission', turnId: turn.turnId, ...newStep(), submitted });
     }
     const result = answerOf(outcome);
-    return recordWith({ type: 'RecordModelReply', turnId: turn.turnId, ...newStep(), iteration, allowTools, result });
+    // whole-book: the answer as the provider's citations of the documents sent say it (resolved here, where they are known)
+    const cited = wholeBook?.cite(result);
+    return recordWith({
+      type: 'RecordModelReply',
+      turnId: turn.turnId,
+      ...newStep(),
+      iteration,
+      allowTools,
+      result,
+      ...(cited ? { cited } : {}),
+    });
   }
 
   /**

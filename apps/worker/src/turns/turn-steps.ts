@@ -9,7 +9,7 @@ import {
   TurnStep,
   TurnWait,
 } from '@parley/agent';
-import { BooksRepository } from '@parley/books';
+import { BooksRepository, WholeBooks } from '@parley/books';
 import { AppConfig, CONFIG } from '@parley/config';
 import { AlwaysRetrieveSteps } from './always-retrieve-steps';
 import { BookNames } from './book-names';
@@ -18,6 +18,7 @@ import { HistorySummary } from './history-summary';
 import { ModelReply, recordWith, StepResult } from './model-reply';
 import { runToolCalls } from './tool-calls';
 import { retrievesAfterToolRefusal } from './tool-refusal';
+import { WholeBookSteps } from './whole-book-steps';
 
 /**
  * What each step of a turn does, given the turn as the log says it stands: run the recorded tool
@@ -30,6 +31,7 @@ export class TurnSteps {
   private readonly model: ModelReply;
   private readonly history: HistorySummary;
   private readonly retrieval: AlwaysRetrieveSteps;
+  private readonly wholeBook: WholeBookSteps;
 
   constructor(
     @Inject(LLM_CLIENT) private readonly llm: LlmClient,
@@ -37,20 +39,23 @@ export class TurnSteps {
     deltas: LiveDeltas,
     books: BooksRepository,
     @Inject(CONFIG) config: AppConfig,
+    wholeBooks: WholeBooks,
   ) {
     const bookNames = new BookNames(books);
     this.model = new ModelReply(llm, deltas, bookNames);
     this.history = new HistorySummary(llm, bookNames, config.llm.summaryModel);
     this.retrieval = new AlwaysRetrieveSteps(llm, this.model, bookNames, config);
+    this.wholeBook = new WholeBookSteps(llm, this.model, wholeBooks, config);
   }
 
   /** What the plan goes by besides the turns: the turn's settings, the search offered, the provider's tool use. */
-  planContext(loaded: LoadedTurn): TurnPlanContext {
+  async planContext(loaded: LoadedTurn): Promise<TurnPlanContext> {
     return {
       settings: loaded.settings,
       searchOffered: !!loaded.ctx.bookId && this.tools.specsFor(loaded.ctx).some((t) => t.name === 'search_book'),
       providerSupportsTools: this.llm.supportsToolsFor?.(loaded.settings.model) ?? this.llm.supportsTools,
       deleted: loaded.deleted,
+      wholeBook: !loaded.deleted && (await this.wholeBook.reads(loaded)),
     };
   }
 
@@ -67,6 +72,8 @@ export class TurnSteps {
         return recordWith(await this.retrieval.reformulate(loaded, signal));
       case 'answer':
         return this.retrieval.answerFromPassages(loaded, signal);
+      case 'answer-from-book':
+        return this.wholeBook.answer(loaded, step.iteration, signal);
     }
   }
 

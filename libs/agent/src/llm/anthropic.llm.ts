@@ -8,6 +8,8 @@ import type {
   MessageParam,
   Tool,
   TextBlockParam,
+  TextCitation,
+  DocumentBlockParam,
 } from '@anthropic-ai/sdk/resources/messages';
 import { Usage } from '@parley/conversation';
 import {
@@ -15,6 +17,8 @@ import {
   ChatOutcome,
   ChatResult,
   LlmClient,
+  LlmCitation,
+  LlmDocumentBlock,
   LlmError,
   LlmMessage,
   LlmToolSpec,
@@ -36,6 +40,7 @@ export class AnthropicLlm implements LlmClient {
   readonly provider = 'anthropic';
   readonly supportsTools = true;
   readonly supportsBatches = true;
+  readonly supportsDocuments = true;
   private readonly client: Anthropic;
 
   constructor(
@@ -183,7 +188,12 @@ export class AnthropicLlm implements LlmClient {
       input_schema: t.inputSchema,
       ...(i === tools.length - 1 ? { cache_control: EPHEMERAL } : {}),
     }));
-    const system: TextBlockParam[] = [{ type: 'text', text: options.system, cache_control: EPHEMERAL }];
+    // documents with their own breakpoints (a whole book) come right after the system prompt and
+    // cache it with them: its breakpoint goes to them, so the request keeps within 4
+    const documentsCached = messages.some((m) => m.content.some((b) => b.type === 'document' && b.cacheBreakpoint));
+    const system: TextBlockParam[] = [
+      { type: 'text', text: options.system, ...(documentsCached ? {} : { cache_control: EPHEMERAL }) },
+    ];
     const breakpoints = new Set([messages.length - 1]);
     if (options.prefixEnd !== undefined && options.prefixEnd >= 0) breakpoints.add(options.prefixEnd);
     return {
@@ -201,7 +211,13 @@ function chatResult(final: Message): ChatResult {
   return {
     content: final.content.flatMap((b): ChatResult['content'] =>
       b.type === 'text'
-        ? [{ type: 'text' as const, text: b.text }]
+        ? [
+            {
+              type: 'text' as const,
+              text: b.text,
+              ...(b.citations?.length ? { citations: citationsOf(b.citations) } : {}),
+            },
+          ]
         : b.type === 'tool_use'
           ? [{ type: 'tool_use' as const, id: b.id, name: b.name, input: b.input }]
           : [],
@@ -222,6 +238,8 @@ function toParam(m: LlmMessage, breakpoint: boolean): MessageParam {
     switch (b.type) {
       case 'text':
         return { type: 'text' as const, text: b.text };
+      case 'document':
+        return documentParam(b);
       case 'tool_use':
         return { type: 'tool_use' as const, id: b.id, name: b.name, input: b.input as Record<string, unknown> };
       case 'tool_result':
@@ -236,6 +254,45 @@ function toParam(m: LlmMessage, breakpoint: boolean): MessageParam {
   if (breakpoint && blocks.length)
     blocks[blocks.length - 1] = { ...blocks[blocks.length - 1], cache_control: EPHEMERAL } as never;
   return { role: m.role, content: blocks } as MessageParam;
+}
+
+/** A custom content document: one text block per passage, so a citation names passages by index. */
+function documentParam(d: LlmDocumentBlock): DocumentBlockParam {
+  return {
+    type: 'document',
+    source: { type: 'content', content: d.passages.map((text) => ({ type: 'text' as const, text })) },
+    title: d.title,
+    ...(d.context ? { context: d.context } : {}),
+    citations: { enabled: true },
+    ...(d.cacheBreakpoint ? { cache_control: d.cacheTtl ? { ...EPHEMERAL, ttl: d.cacheTtl } : EPHEMERAL } : {}),
+  };
+}
+
+/** The citations of an answer's text block that point into documents of the request (others are not Parley's). */
+function citationsOf(citations: TextCitation[] | null | undefined): LlmCitation[] {
+  return (citations ?? []).flatMap((c): LlmCitation[] =>
+    c.type === 'content_block_location'
+      ? [
+          {
+            type: 'block',
+            documentIndex: c.document_index,
+            startBlock: c.start_block_index,
+            endBlock: c.end_block_index,
+            citedText: c.cited_text,
+          },
+        ]
+      : c.type === 'char_location'
+        ? [
+            {
+              type: 'char',
+              documentIndex: c.document_index,
+              startChar: c.start_char_index,
+              endChar: c.end_char_index,
+              citedText: c.cited_text,
+            },
+          ]
+        : [],
+  );
 }
 
 /** The API's usage in Parley's terms (the same fields, camelCase, absent counts as 0). */

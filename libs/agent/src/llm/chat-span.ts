@@ -93,7 +93,10 @@ function inputMessage(m: LlmMessage) {
         ? { type: 'text', content: b.text }
         : b.type === 'tool_use'
           ? { type: 'tool_call', id: b.id, name: b.name, arguments: b.input }
-          : { type: 'tool_call_response', id: b.toolUseId, response: b.content },
+          : b.type === 'document'
+            ? // a whole book on every span would swamp the trace backend: its title and size say enough
+              { type: 'document', title: b.title, passages: b.passages.length }
+            : { type: 'tool_call_response', id: b.toolUseId, response: b.content },
     ),
   };
 }

@@ -1,12 +1,39 @@
 import { Usage } from '@parley/conversation';
 
 /** The provider-neutral LLM port. Adapters: Anthropic (official SDK) and the offline scripted one. */
-export type LlmTextBlock = { type: 'text'; text: string };
+export type LlmTextBlock = {
+  type: 'text';
+  text: string;
+  /** in a model's answer: the passages of the documents it sent that this text cites */
+  citations?: LlmCitation[];
+};
+/**
+ * A document the model may cite, one text block per passage (the Messages API's custom content
+ * document with citations enabled). `cacheBreakpoint`: the prompt cache keeps the prompt up to
+ * here (written for `cacheTtl`, the provider's default otherwise).
+ */
+export type LlmDocumentBlock = {
+  type: 'document';
+  title: string;
+  /** told to the model, not citable: where the document sits (a chapter's heading) */
+  context?: string;
+  passages: string[];
+  cacheBreakpoint?: boolean;
+  cacheTtl?: '5m' | '1h';
+};
+/**
+ * What an answer cites: passages [startBlock, endBlock) of the request's document number
+ * `documentIndex` (counted over all documents of the request, in order), or for a plain text
+ * document characters [startChar, endChar); `citedText` is the text cited.
+ */
+export type LlmCitation =
+  | { type: 'block'; documentIndex: number; startBlock: number; endBlock: number; citedText: string }
+  | { type: 'char'; documentIndex: number; startChar: number; endChar: number; citedText: string };
 export type LlmToolUseBlock = { type: 'tool_use'; id: string; name: string; input: unknown };
 export type LlmToolResultBlock = { type: 'tool_result'; toolUseId: string; content: string; isError: boolean };
 
 export type LlmMessage =
-  | { role: 'user'; content: Array<LlmTextBlock | LlmToolResultBlock> }
+  | { role: 'user'; content: Array<LlmTextBlock | LlmToolResultBlock | LlmDocumentBlock> }
   | { role: 'assistant'; content: Array<LlmTextBlock | LlmToolUseBlock> };
 
 export interface LlmToolSpec {
@@ -104,6 +131,10 @@ export interface LlmClient {
   providerFor?(model: string | undefined): string;
   /** true where ChatOptions.viaBatch works (the provider has a batch API) */
   readonly supportsBatches: boolean;
+  /** true where user messages may hold document blocks the model cites (whole-book retrieval) */
+  readonly supportsDocuments?: boolean;
+  /** per model, where the client serves several; absent: supportsDocuments */
+  supportsDocumentsFor?(model: string | undefined): boolean;
   chatWithTools(messages: LlmMessage[], tools: LlmToolSpec[], options: ChatOptions): Promise<ChatOutcome>;
 }
 

@@ -16,6 +16,8 @@ export class ProviderRouter implements LlmClient {
   /** true only where every model surely uses tools: a Chat Completions server may refuse them */
   readonly supportsTools: boolean;
   readonly supportsBatches: boolean;
+  /** true only where every provider takes document blocks (whole-book retrieval): ask per model */
+  readonly supportsDocuments: boolean;
 
   constructor(
     private readonly clients: ReadonlyMap<string, LlmClient>,
@@ -26,6 +28,11 @@ export class ProviderRouter implements LlmClient {
     this.provider = defaults.provider;
     this.supportsTools = [...clients.keys()].every((p) => p === 'anthropic');
     this.supportsBatches = [...clients.values()].some((c) => c.supportsBatches);
+    this.supportsDocuments = [...clients.values()].every((c) => c.supportsDocuments === true);
+  }
+
+  supportsDocumentsFor(model: string | undefined): boolean {
+    return this.clients.get(this.providerFor(model))?.supportsDocuments === true;
   }
 
   providerFor(model: string | undefined): string {

@@ -1,15 +1,26 @@
 import { randomBytes } from 'node:crypto';
-import { ChatOptions, ChatOutcome, ChatResult, LlmClient, LlmMessage, LlmToolSpec } from './llm.types';
+import {
+  ChatOptions,
+  ChatOutcome,
+  ChatResult,
+  LlmCitation,
+  LlmClient,
+  LlmDocumentBlock,
+  LlmMessage,
+  LlmToolSpec,
+} from './llm.types';
 
 /**
  * The offline provider (LLM_PROVIDER=scripted): deterministic, same port. With a search tool it
  * searches the book for the question, then answers from the passages it got, citing them; so
- * the whole service works without a network and demos are repeatable.
+ * the whole service works without a network and demos are repeatable. Given documents (whole-book
+ * retrieval), it quotes the passage closest to the question and cites it as the provider would.
  */
 export class ScriptedLlm implements LlmClient {
   readonly provider = 'scripted';
   readonly supportsTools = true;
   readonly supportsBatches = false;
+  readonly supportsDocuments = true;
   readonly model = 'scripted-1';
 
   async chatWithTools(messages: LlmMessage[], tools: LlmToolSpec[], options: ChatOptions): Promise<ChatOutcome> {
@@ -20,6 +31,10 @@ export class ScriptedLlm implements LlmClient {
     const last = messages[messages.length - 1];
     const results = last.role === 'user' ? last.content.filter((b) => b.type === 'tool_result') : [];
     const question = lastQuestion(messages);
+    const documents = messages.flatMap((m) =>
+      m.role === 'user' ? m.content.filter((b) => b.type === 'document') : [],
+    );
+    if (documents.length > 0) return this.citeDocument(documents, question, messages, options);
     const search = tools.find((t) => t.name === 'search_book');
     if (search && results.length === 0 && options.toolChoice !== 'none') {
       return this.reply(
@@ -44,6 +59,41 @@ export class ScriptedLlm implements LlmClient {
       await new Promise((r) => setImmediate(r));
     }
     return this.reply([{ type: 'text', text }], 'end_turn', messages);
+  }
+
+  /** Whole-book retrieval: quotes the passage of the documents that shares the most words with the question, and cites it. */
+  private async citeDocument(
+    documents: LlmDocumentBlock[],
+    question: string,
+    messages: LlmMessage[],
+    options: ChatOptions,
+  ): Promise<ChatResult> {
+    const best = bestPassage(documents, question);
+    if (!best) {
+      const text = 'The chapters you have read do not say.';
+      options.onTextDelta?.(text);
+      return this.reply([{ type: 'text', text }], 'end_turn', messages);
+    }
+    const passage = documents[best.documentIndex].passages[best.block];
+    const quote = `"${passage.replace(/\s+/g, ' ').trim().slice(0, 280)}"`;
+    const intro = 'According to the book: ';
+    options.onTextDelta?.(intro);
+    options.onTextDelta?.(quote);
+    const citation: LlmCitation = {
+      type: 'block',
+      documentIndex: best.documentIndex,
+      startBlock: best.block,
+      endBlock: best.block + 1,
+      citedText: passage,
+    };
+    return this.reply(
+      [
+        { type: 'text', text: intro },
+        { type: 'text', text: quote, citations: [citation] },
+      ],
+      'end_turn',
+      messages,
+    );
   }
 
   private reply(content: ChatResult['content'], stopReason: string, messages: LlmMessage[]): ChatResult {
@@ -75,6 +125,19 @@ function lastUserText(messages: LlmMessage[]): string {
     if (texts.length) return texts[texts.length - 1];
   }
   return '';
+}
+
+/** The passage sharing the most words (of 4 letters or more) with the question; the first one when none does. */
+function bestPassage(documents: LlmDocumentBlock[], question: string): { documentIndex: number; block: number } | null {
+  const words = new Set((question.toLowerCase().match(/[a-z]{4,}/g) ?? []).map((w) => w));
+  let best: { documentIndex: number; block: number; score: number } | null = null;
+  documents.forEach((d, documentIndex) =>
+    d.passages.forEach((text, block) => {
+      const score = new Set((text.toLowerCase().match(/[a-z]{4,}/g) ?? []).filter((w) => words.has(w))).size;
+      if (!best || score > best.score) best = { documentIndex, block, score };
+    }),
+  );
+  return best;
 }
 
 /** Quotes the opening of the first numbered passage and cites it. */

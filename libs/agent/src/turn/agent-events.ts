@@ -1,4 +1,4 @@
-import { ConversationEvent, ConversationEventType, DecidedEvent } from '@parley/conversation';
+import { Citation, ConversationEvent, ConversationEventType, DecidedEvent } from '@parley/conversation';
 import { deterministicId } from '@parley/event-store';
 import { addUsage, ChatResult, StoppedAttempt, textsOf, zeroUsage } from '../llm/llm.types';
 import { costUsd } from '../llm/pricing';
@@ -79,6 +79,8 @@ export function modelReplied(
   turn: TurnRecord,
   { iteration, allowTools }: { iteration: number; allowTools: boolean },
   result: ChatResult,
+  /** the answer as the provider's citations make it (whole-book retrieval) */
+  cited?: CitedAnswer,
 ): Events {
   const stopped = modelCallStopped(turn.turnId, iteration, result.stoppedAttempts ?? []);
   const asksForTools = allowTools && result.content.some((b) => b.type === 'tool_use');
@@ -86,7 +88,7 @@ export function modelReplied(
     ...stopped,
     ...(asksForTools
       ? toolsInvoked(made, turn.turnId, iteration, result)
-      : [assistantReplied(made, turn, iteration, result)]),
+      : [assistantReplied(made, turn, iteration, result, cited)]),
   ];
 }
 
@@ -122,17 +124,25 @@ export function toolsInvoked(made: StepMade, turnId: string, iteration: number, 
   );
 }
 
+/** An answer as the provider's citations of the documents sent make it: its text with [n] marks, and those passages. */
+export interface CitedAnswer {
+  content: string;
+  citations: Citation[];
+}
+
 /** The turn's answer: its citations, the usage and cost of all its calls, its latency since the question. */
 export function assistantReplied(
   made: StepMade,
   turn: TurnRecord,
   iteration: number,
   result: ChatResult,
+  /** the answer as whole-book retrieval cites it (the provider's citations); otherwise its [n] of the turn's searches */
+  cited?: CitedAnswer,
 ): DecidedEvent {
-  const text = textsOf(result).join('');
+  const text = cited?.content ?? textsOf(result).join('');
   const earlier = turn.iterations.reduce((sum, it) => (it.usage ? addUsage(sum, it.usage) : sum), zeroUsage());
   const usage = addUsage(earlier, result.usage);
-  const citations = citedPassages(text, turn);
+  const citations = cited?.citations ?? citedPassages(text, turn);
   return agentEvent(
     'AssistantReplied',
     {

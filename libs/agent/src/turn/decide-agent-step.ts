@@ -3,6 +3,7 @@ import { ConversationEvent, DecidedEvent, findTurn, FoldedForCommands } from '@p
 import { NewEvent } from '@parley/event-store';
 import { ChatResult, StoppedAttempt } from '../llm/llm.types';
 import {
+  CitedAnswer,
   CutVersions,
   historySummarized,
   historyTrimmed,
@@ -29,6 +30,8 @@ export type AgentCommand =
       /** false on the last allowed call: whatever it asked for, it is the answer */
       allowTools: boolean;
       result: ChatResult;
+      /** whole-book retrieval: the answer as the provider cited the documents sent */
+      cited?: CitedAnswer;
     })
   | (StepCommand & {
       type: 'RecordModelBatchSubmission';
@@ -89,7 +92,9 @@ export function decideAgentStep(command: AgentCommand, { state, turns }: AgentFo
   }
   switch (command.type) {
     case 'RecordModelReply':
-      return command.iteration === nextCall(turn) ? modelReplied(made!, turn, command, command.result) : [];
+      return command.iteration === nextCall(turn)
+        ? modelReplied(made!, turn, command, command.result, command.cited)
+        : [];
     case 'RecordModelBatchSubmission':
       return turn.modelBatches?.[command.submitted.step]
         ? []

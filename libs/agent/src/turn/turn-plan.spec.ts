@@ -1,5 +1,5 @@
 import { e, invoked, posted, replied, result } from '../../../../test/support/factories/turn-events';
-import { planTurn, TurnPlanContext } from './turn-plan';
+import { planTurn, TurnPlanContext, usesAlwaysRetrieve } from './turn-plan';
 import { TurnEvent, turnsOf } from './turn-fold';
 
 /** A conversation with a book, on a provider with tool use, in `auto` mode: the tool-use loop. */
@@ -123,6 +123,38 @@ describe(planTurn.name, () => {
       });
       const events = [...longTurns.slice(0, 4), batchTurn, replied('c', 'r'.repeat(550))];
       expect(given(...events).when('c', small)).toEqual({ kind: 'ended' });
+    });
+  });
+
+  describe('whole-book', () => {
+    const wholeBook: TurnPlanContext = {
+      ...toolUse,
+      settings: { ...toolUse.settings, retrievalMode: 'whole-book' },
+      wholeBook: true,
+    };
+
+    it('answers in one call with the book when the turn reads it, whatever the mode asked', () => {
+      expect(given(posted('t1')).when('t1', wholeBook)).toEqual({ kind: 'answer-from-book', iteration: 1 });
+      expect(given(posted('t1')).when('t1', { ...toolUse, wholeBook: true })).toEqual({
+        kind: 'answer-from-book',
+        iteration: 1,
+      });
+    });
+
+    it('cuts a long history before the book is sent, counting it without tool exchanges', () => {
+      const cut = given(...longTurns, posted('d')).when('d', { ...small, wholeBook: true });
+      expect(cut).toMatchObject({ kind: 'cut-history' });
+    });
+
+    it('leaves turns of the modes stored before it exactly as they were planned (no wholeBook in their context)', () => {
+      expect(given(posted('t1')).when('t1', toolUse)).toEqual({ kind: 'call-llm', iteration: 1, allowTools: true });
+      expect(given(posted('t1')).when('t1', alwaysRetrieve)).toEqual({ kind: 'reformulate' });
+    });
+
+    it('searches as auto does when the book is not read whole: tools, or always-retrieve without tool use', () => {
+      expect(given(posted('t1')).when('t1', { ...wholeBook, wholeBook: false })).toMatchObject({ kind: 'call-llm' });
+      expect(usesAlwaysRetrieve('whole-book', false)).toBe(true);
+      expect(usesAlwaysRetrieve('whole-book', true)).toBe(false);
     });
   });
 });

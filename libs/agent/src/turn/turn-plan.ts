@@ -16,7 +16,9 @@ export type TurnStep =
   /** always-retrieve: the question turned into one search */
   | { kind: 'reformulate' }
   /** always-retrieve: the answer with the passages found in the prompt */
-  | { kind: 'answer' };
+  | { kind: 'answer' }
+  /** whole-book: the answer with the book up to the reading position in the prompt, no tools */
+  | { kind: 'answer-from-book'; iteration: number };
 
 /** The tool calls of the iteration recorded without results. */
 export type RunToolsStep = { kind: 'run-tools'; iteration: number; calls: ToolCallRecord[] };
@@ -39,6 +41,8 @@ export interface TurnPlanContext {
   providerSupportsTools: boolean;
   /** the conversation was deleted or erased: none of its turns goes on */
   deleted: boolean;
+  /** the turn reads the whole book (whole-book retrieval, or `auto` with a book that fits): see wholeBookChoice */
+  wholeBook?: boolean;
 }
 
 const ENDED = { kind: 'ended' } as const;
@@ -55,9 +59,11 @@ export function planTurn(turns: TurnRecord[], turnId: string, context: TurnPlanC
   const turn = turns[index];
   if (context.deleted || !turn) return ENDED;
   const { maxIterations, budgetTokens, retrievalMode } = context.settings;
-  const retrieveFirst = context.searchOffered && usesAlwaysRetrieve(retrievalMode, context.providerSupportsTools);
-  // the always-retrieve plan's histories carry no tool exchanges
-  const withTools = !retrieveFirst;
+  const wholeBook = context.wholeBook ?? false;
+  const retrieveFirst =
+    !wholeBook && context.searchOffered && usesAlwaysRetrieve(retrievalMode, context.providerSupportsTools);
+  // the always-retrieve and whole-book plans' histories carry no tool exchanges
+  const withTools = !retrieveFirst && !wholeBook;
   if (turn.ending) {
     const ahead = turn.batch ? undefined : historyCutAhead(turns, index, budgetTokens, withTools);
     return ahead ? { kind: 'cut-history', ...ahead } : ENDED;
@@ -86,6 +92,7 @@ export function planTurn(turns: TurnRecord[], turnId: string, context: TurnPlanC
     };
   }
   const iteration = turn.iterations.length + 1;
+  if (wholeBook) return { kind: 'answer-from-book', iteration };
   if (retrieveFirst) return iteration === 1 ? { kind: 'reformulate' } : { kind: 'answer' };
   return { kind: 'call-llm', iteration, allowTools: iteration < maxIterations };
 }
@@ -99,10 +106,11 @@ export function citationStartFor(turn: TurnRecord, toolUseId: string): number {
 }
 
 /**
- * Whether turns with a book run the always-retrieve plan: with LLM_RETRIEVAL_MODE=always-retrieve,
- * or in `auto` with a provider without tool use. Its answers send histories without tool
+ * Whether turns with a book run the always-retrieve plan (when they do not read the whole book):
+ * with LLM_RETRIEVAL_MODE=always-retrieve, or in `auto` (or `whole-book`) with a provider without tool use. Its answers send histories without tool
  * exchanges; the tool-use loop sends them with.
  */
 export function usesAlwaysRetrieve(mode: RetrievalMode, providerSupportsTools: boolean): boolean {
-  return mode === 'always-retrieve' || (mode === 'auto' && !providerSupportsTools);
+  // whole-book turns that do not read the book (it does not fit, or the provider takes no documents) search as `auto` does
+  return mode === 'always-retrieve' || ((mode === 'auto' || mode === 'whole-book') && !providerSupportsTools);
 }

@@ -1,6 +1,6 @@
-import { ConversationPolicy } from '@parley/conversation';
+import { ConversationPolicy, RetrievalMode } from '@parley/conversation';
 
-export type RetrievalMode = 'auto' | 'tools' | 'always-retrieve';
+export type { RetrievalMode };
 
 /** What a turn runs by. */
 export interface TurnSettings {
