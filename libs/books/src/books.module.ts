@@ -5,6 +5,7 @@ import { Pool } from 'pg';
 import { BookIngest } from './book-ingest';
 import { BookQueries } from './book-queries';
 import { BookSearch } from './book-search';
+import { BookShelf } from './catalogue/book-shelf.repository';
 import { BOOK_CONTEXTS, BOOK_EMBEDDINGS, BOOK_LIMITS } from './book.tokens';
 import { contextsOf } from './contexts/book-contexts';
 import { BookEmbeddings } from './embeddings/book-embeddings';
@@ -20,6 +21,7 @@ import { SearchBookTool } from './search-book.tool';
 @Module({
   providers: [
     BooksRepository,
+    BookShelf,
     BookIngest,
     BookQueries,
     BookSearch,
@@ -40,6 +42,6 @@ import { SearchBookTool } from './search-book.tool';
         c.contextual ? contextsOf(c.contextual, pool, c.budgetUsdPerMonth) : null,
     },
   ],
-  exports: [BooksRepository, BookIngest, BookQueries, BookSearch, SearchBookTool],
+  exports: [BooksRepository, BookShelf, BookIngest, BookQueries, BookSearch, SearchBookTool],
 })
 export class BooksModule {}

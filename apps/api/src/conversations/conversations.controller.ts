@@ -42,7 +42,7 @@ export class ConversationsController {
   @ApiCreatedResponse({ type: ConversationDto })
   @ApiProblems(BODY_PROBLEMS, 'book_not_found', 'book_not_ready')
   create(@CurrentUser() user: AuthUser, @Body() body: CreateConversationDto) {
-    return this.conversations.start(user.id, body);
+    return this.conversations.start(user.id, body, user.tenant);
   }
 
   @Get()
@@ -77,7 +77,7 @@ export class ConversationsController {
     @Body() body: UpdateConversationDto,
     @IfMatch() ifMatch?: number,
   ) {
-    return this.conversations.update(user.id, id, body, ifMatch);
+    return this.conversations.update(user.id, id, body, ifMatch, user.tenant);
   }
 
   @Delete(':id')

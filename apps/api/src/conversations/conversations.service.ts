@@ -17,7 +17,7 @@ import {
   ReaderCommand,
 } from '@parley/conversation';
 import { priceOf } from '@parley/agent';
-import { BooksRepository } from '@parley/books';
+import { BookQueries, readerOf } from '@parley/books';
 import { ConversationLogQueries } from '@parley/read-models';
 import { AppendNotifier, EventStore, StoredEvent } from '@parley/event-store';
 import { batchView, BatchView } from './batch-view';
@@ -55,7 +55,7 @@ export class ConversationsService implements OnModuleDestroy {
 
   constructor(
     private readonly store: EventStore,
-    private readonly books: BooksRepository,
+    private readonly books: BookQueries,
     private readonly log: ConversationLogQueries,
     @Inject(CONFIG) private readonly config: AppConfig,
     private readonly notifier: AppendNotifier,
@@ -90,14 +90,16 @@ export class ConversationsService implements OnModuleDestroy {
     });
   }
 
+  /** tenant: the caller's token's parley_tenant, whose catalogue's books they may use */
   async start(
     userId: string,
     input: { bookId?: string; bookIds?: string[]; title?: string; readingPosition?: number | null },
+    tenant?: string,
   ): Promise<ConversationView> {
     if (input.bookId && input.bookIds && (input.bookIds.length !== 1 || input.bookIds[0] !== input.bookId)) {
       throw invalid('bookIds', 'give bookId (one book) or bookIds, not both');
     }
-    const books = await this.booksVisible(userId, input.bookIds ?? (input.bookId ? [input.bookId] : []));
+    const books = await this.booksVisible(userId, tenant, input.bookIds ?? (input.bookId ? [input.bookId] : []));
     const id = randomUUID();
     await this.execute(id, {
       type: 'StartConversation',
@@ -114,6 +116,7 @@ export class ConversationsService implements OnModuleDestroy {
     conversationId: string,
     input: { title?: string; readingPosition?: number | null; policy?: PolicyPatch; bookIds?: string[] },
     ifMatch?: number,
+    tenant?: string,
   ): Promise<ConversationView> {
     if (Object.values(input).every((v) => v === undefined)) {
       throw problem('validation_failed', 'nothing to change: give title, readingPosition, bookIds and/or policy', {
@@ -121,7 +124,7 @@ export class ConversationsService implements OnModuleDestroy {
       });
     }
     if (input.policy) this.assertPolicyAllowed(input.policy);
-    const books = input.bookIds ? await this.booksVisible(userId, input.bookIds) : undefined;
+    const books = input.bookIds ? await this.booksVisible(userId, tenant, input.bookIds) : undefined;
     await this.execute(
       conversationId,
       [
@@ -330,10 +333,17 @@ export class ConversationsService implements OnModuleDestroy {
     return posted && answerTo(input, posted);
   }
 
-  /** The caller's ready books, in the order given: 404 for one that is not theirs, 409 for one not ready. */
-  private async booksVisible(userId: string, bookIds: string[]): Promise<Array<{ id: string; title: string }>> {
+  /**
+   * The caller's ready books (their own or their tenant's catalogue), in the order given: 404 for
+   * one they may not see, 409 for one not ready.
+   */
+  private async booksVisible(
+    userId: string,
+    tenant: string | undefined,
+    bookIds: string[],
+  ): Promise<Array<{ id: string; title: string }>> {
     if (bookIds.length === 0) return [];
-    const found = new Map((await this.books.titlesIfOwnedBy(userId, bookIds)).map((b) => [b.id, b]));
+    const found = new Map((await this.books.titlesVisibleTo(readerOf(userId, tenant), bookIds)).map((b) => [b.id, b]));
     return bookIds.map((id) => {
       const book = found.get(id);
       if (!book) throw problem('book_not_found', `book ${id} not found`);

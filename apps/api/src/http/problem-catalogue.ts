@@ -45,6 +45,13 @@ export const PROBLEM_CATALOGUE = {
     title: 'Operators only',
     description: 'The queue board opens only to a token whose `parley_roles` claim holds `"operator"`.',
   },
+  forbidden: {
+    status: 403,
+    title: 'Not allowed',
+    description:
+      'The caller may see the resource but not do this: publish a catalogue book without the `publisher` role, or ' +
+      'rename or withdraw a catalogue book without being a publisher of its tenant.',
+  },
   not_found: { status: 404, title: 'No such resource', description: 'No route answers this method and path.' },
   conversation_not_found: {
     status: 404,
