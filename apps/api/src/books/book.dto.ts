@@ -41,9 +41,8 @@ export class CreateBookDto {
 
   @ApiPropertyOptional({
     enum: BOOK_VISIBILITIES,
-    default: 'private',
     description:
-      "catalogue: publish it for every reader of the caller's tenant (a token whose parley_roles holds publisher; else 403 forbidden)",
+      "private (the default): the caller's own; catalogue: publish it for every reader of the caller's tenant (a token whose parley_roles holds publisher; else 403 forbidden)",
   })
   @IsOptional()
   @IsIn(BOOK_VISIBILITIES)
@@ -70,8 +69,7 @@ export class UploadBookDto {
 
   @ApiPropertyOptional({
     enum: BOOK_VISIBILITIES,
-    default: 'private',
-    description: 'catalogue: publish it (publishers only)',
+    description: 'private (the default), or catalogue: publish it (publishers only)',
   })
   visibility?: BookVisibility;
 }

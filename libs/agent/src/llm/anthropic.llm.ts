@@ -183,7 +183,11 @@ export class AnthropicLlm implements LlmClient {
       input_schema: t.inputSchema,
       ...(i === tools.length - 1 ? { cache_control: EPHEMERAL } : {}),
     }));
-    const system: TextBlockParam[] = [{ type: 'text', text: options.system, cache_control: EPHEMERAL }];
+    // the breakpoint ends the part every reader of a book shares; the reader's tail is cached with their messages
+    const system: TextBlockParam[] = [
+      { type: 'text', text: options.system, cache_control: EPHEMERAL },
+      ...(options.systemTail ? [{ type: 'text' as const, text: options.systemTail }] : []),
+    ];
     const breakpoints = new Set([messages.length - 1]);
     if (options.prefixEnd !== undefined && options.prefixEnd >= 0) breakpoints.add(options.prefixEnd);
     return {
