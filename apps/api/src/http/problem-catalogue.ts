@@ -61,7 +61,8 @@ export const PROBLEM_CATALOGUE = {
   book_not_found: {
     status: 404,
     title: 'Book not found',
-    description: 'No book with this id belongs to the caller (deleted, foreign or never uploaded).',
+    description:
+      "No book with this id is the caller's or in their tenant's catalogue (deleted, withdrawn, foreign or never uploaded).",
   },
   turn_not_found: { status: 404, title: 'Turn not found', description: 'The conversation has no turn with this id.' },
   batch_not_found: {
