@@ -55,6 +55,7 @@ export class SearchBookTool implements AgentTool {
   };
 
   private readonly titles = new Map<string, string>();
+  private titlesSince = Date.now();
 
   constructor(
     private readonly bookSearch: BookSearch,
@@ -123,8 +124,12 @@ export class SearchBookTool implements AgentTool {
     };
   }
 
-  /** Book titles, read once each (all missing ones in one statement): they never change. */
+  /** Book titles, read once each (all missing ones in one statement) and again a minute later (a book may be renamed). */
   private async titlesOf(userId: string, bookIds: string[]): Promise<Map<string, string>> {
+    if (Date.now() - this.titlesSince > 60_000) {
+      this.titles.clear();
+      this.titlesSince = Date.now();
+    }
     const missing = bookIds.filter((b) => !this.titles.has(b));
     if (missing.length > 0)
       for (const book of await this.books.titlesVisibleTo(sourcesReader(userId), missing))
