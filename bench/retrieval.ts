@@ -22,6 +22,7 @@ import { Pool } from 'pg';
 import { ConfigError, loadContextualConfig, loadDatabaseUrl, loadEmbeddingsConfig } from '../libs/config/src';
 import { projectRoot } from '../libs/platform/src/project-root';
 import { BooksRepository } from '../libs/books/src/books.repository';
+import { BookShelf } from '../libs/books/src/catalogue/book-shelf.repository';
 import { BookIngest } from '../libs/books/src/book-ingest';
 import { BookSearch } from '../libs/books/src/book-search';
 import { BookEmbeddings } from '../libs/books/src/embeddings/book-embeddings';
@@ -108,7 +109,7 @@ export async function runRetrievalBench(log: (line: string) => void = console.lo
   const pool = new Pool({ connectionString: url.toString(), max: 4 });
   try {
     const bookIngest = new BookIngest(new BooksRepository(pool));
-    const lexical = new BookSearch(new BooksRepository(pool));
+    const lexical = new BookSearch(new BooksRepository(pool), new BookShelf(pool));
     const dataDir = path.join(projectRoot(), 'data/books');
 
     const report: RetrievalReport = { ingest: [], recallAt5: 0, tuningRecallAt5: 0, heldOutRecallAt5: 0, sets: [] };
@@ -176,7 +177,7 @@ export async function runRetrievalBench(log: (line: string) => void = console.lo
     } else {
       log(`\nHybrid (${embeddings.model}): embedding the books`);
       for (const file of BOOKS) await embeddings.embedBook(ids[file]);
-      const hybrid = new BookSearch(new BooksRepository(pool), embeddings);
+      const hybrid = new BookSearch(new BooksRepository(pool), new BookShelf(pool), embeddings);
       report.hybrid = await modeRows(hybrid, ids, dataDir);
       printBeside(log, 'hybrid', report.sets, report.hybrid);
     }
@@ -254,11 +255,15 @@ async function measureContextual(
     const { state } = await contexts.contextualizeBook(ids[file]);
     log(`  ${file.padEnd(26)} contexts written, $${state.usage.usd.toFixed(4)}`);
   }
-  const withContexts = await modeRows(new BookSearch(new BooksRepository(pool)), ids, dataDir);
+  const withContexts = await modeRows(new BookSearch(new BooksRepository(pool), new BookShelf(pool)), ids, dataDir);
   printBeside(log, 'contextual lexical', lexical, withContexts);
   if ('notMeasured' in embeddings) return { lexical: withContexts, hybrid: null };
   for (const file of BOOKS) await embeddings.embedBook(ids[file]); // the passages that gained a context
-  const hybrid = await modeRows(new BookSearch(new BooksRepository(pool), embeddings), ids, dataDir);
+  const hybrid = await modeRows(
+    new BookSearch(new BooksRepository(pool), new BookShelf(pool), embeddings),
+    ids,
+    dataDir,
+  );
   printBeside(log, 'contextual hybrid', lexical, hybrid);
   return { lexical: withContexts, hybrid };
 }

@@ -16,10 +16,10 @@ type Command = (argv: string[]) => Promise<number | void>;
 
 const USAGE = `usage: npm run cli -- <command>
   chat [<bookId>] [--conversation <id>] [--new] [--verbose] [--position <chapter>|all]
-  books list [--json] | show <id> [--json] | add <file> [--title t] [--author a] [--json] | delete <id> [--yes]
+  books list [--json] | show <id> [--json] | add <file> [--title t] [--author a] [--catalogue] [--json] | delete <id> [--yes]
   conversations list [--book <id>] [--limit n] [--json] | show <id> [--json] | rename <id> <title> | delete <id>
   replay <conversationId> [--json]
-  token --user <id> [--ttl <seconds>] [--budget <usd per month>] [--operator]
+  token --user <id> [--ttl <seconds>] [--budget <usd per month>] [--operator] [--publisher] [--tenant <id>]
   projections rebuild
   embeddings reembed
   erasures replay [--json]
@@ -81,6 +81,7 @@ const commands: Record<string, Command> = {
       json: { type: 'boolean' },
       title: { type: 'string' },
       author: { type: 'string' },
+      catalogue: { type: 'boolean' },
       yes: { type: 'boolean', short: 'y' },
     });
     const [sub, arg] = positionals;
@@ -90,7 +91,7 @@ const commands: Record<string, Command> = {
     if (sub === 'show' && arg) return books.booksShow(await api(values.user), arg, json);
     if (sub === 'add' && arg) {
       const [title, author] = [values.title, values.author] as Array<string | undefined>;
-      return books.booksAdd(await api(values.user), { file: arg, title, author, json });
+      return books.booksAdd(await api(values.user), { file: arg, title, author, json, catalogue: values.catalogue });
     }
     if (sub === 'delete' && arg) {
       const { openTerminal } = await import('./cli/terminal');
@@ -136,6 +137,8 @@ const commands: Record<string, Command> = {
       ttl: { type: 'string' },
       budget: { type: 'string' },
       operator: { type: 'boolean' },
+      publisher: { type: 'boolean' },
+      tenant: { type: 'string' },
     });
     if (!values.user) throw new UsageError('token needs --user <id>');
     const ttl = values.ttl ? Number(values.ttl) : 24 * 3600;
@@ -146,7 +149,9 @@ const commands: Record<string, Command> = {
     const { loadConfig } = await import('@parley/config');
     const { mintToken } = await import('../apps/api/src/auth/auth.guard');
     const { BUDGET_CLAIM } = await import('../apps/api/src/auth/budget-claim');
-    const { OPERATOR_ROLE, ROLES_CLAIM } = await import('../apps/api/src/auth/roles-claim');
+    const { OPERATOR_ROLE, PUBLISHER_ROLE, ROLES_CLAIM } = await import('../apps/api/src/auth/roles-claim');
+    const { TENANT_CLAIM } = await import('../apps/api/src/auth/tenant-claim');
+    const roles = [...(values.operator ? [OPERATOR_ROLE] : []), ...(values.publisher ? [PUBLISHER_ROLE] : [])];
     const secret = loadConfig().auth.jwtSecret;
     if (!secret)
       throw new UsageError(
@@ -154,7 +159,8 @@ const commands: Record<string, Command> = {
       );
     const claims = {
       ...(budget === undefined ? {} : { [BUDGET_CLAIM]: budget }),
-      ...(values.operator ? { [ROLES_CLAIM]: [OPERATOR_ROLE] } : {}),
+      ...(roles.length ? { [ROLES_CLAIM]: roles } : {}),
+      ...(typeof values.tenant === 'string' ? { [TENANT_CLAIM]: values.tenant } : {}),
     };
     console.log(await mintToken(values.user as string, secret, ttl, claims));
   },

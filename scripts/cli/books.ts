@@ -16,8 +16,9 @@ const POLL_MS = 300;
 
 export function bookLine(b: Book): string {
   const status = b.status && b.status !== 'ready' ? ` [${b.status}]` : '';
+  const kind = b.visibility === 'catalogue' ? ' [catalogue]' : '';
   const by = b.author ? ` by ${b.author}` : '';
-  return `${b.id}  ${b.title}${by}${status} ${dim(`· ${b.chapters.length} chapters · ${b.chunkCount} passages`)}`;
+  return `${b.id}  ${b.title}${by}${kind}${status} ${dim(`· ${b.chapters.length} chapters · ${b.chunkCount} passages`)}`;
 }
 
 export async function booksList(api: Api, json: boolean): Promise<void> {
@@ -37,7 +38,7 @@ export async function booksShow(api: Api, id: string, json: boolean): Promise<vo
 
 export async function booksAdd(
   api: Api,
-  args: { file: string; title?: string; author?: string; json: boolean },
+  args: { file: string; title?: string; author?: string; json: boolean; catalogue?: boolean },
 ): Promise<void> {
   let content: Buffer;
   try {
@@ -52,6 +53,7 @@ export async function booksAdd(
   form.append('file', new Blob([content]), basename(args.file)); // the API tells the format from the name
   if (args.title) form.append('title', args.title);
   if (args.author) form.append('author', args.author);
+  if (args.catalogue) form.append('visibility', 'catalogue'); // a publisher's token only (403 otherwise)
   const accepted = await call(api, `upload of ${basename(args.file)}`, () =>
     api.client.POST('/v1/books', { body: {}, bodySerializer: () => form }),
   );

@@ -5,7 +5,9 @@ import type { Conversation, EventEnvelope, Page } from './types';
 
 const short = (id: string) => id.slice(0, 8);
 
-export const listBooks = (api: Api) => call(api, 'books', () => api.client.GET('/v1/books'));
+/** The caller's own books and their tenant's catalogue, newest first (the first 500). */
+export const listBooks = (api: Api) =>
+  call(api, 'books', () => api.client.GET('/v1/books', { params: { query: { limit: 500 } } }));
 
 export const getBook = (api: Api, id: string) =>
   call(api, `book ${short(id)}`, () => api.client.GET('/v1/books/{id}', { params: { path: { id } } }));

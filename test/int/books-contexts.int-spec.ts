@@ -5,6 +5,7 @@ import {
   BookIngest,
   BookSearch,
   BooksRepository,
+  BookShelf,
   ContextsRepository,
   EmbeddingsRepository,
   type ContextualizationState,
@@ -62,7 +63,7 @@ describe('contextual retrieval (a context per passage, written by the model, ind
     contextsOf(config(over), db.pool, serverBudgetUsd);
   const ingestion = (c: BookContexts | null) => new BookIngest(new BooksRepository(db.pool), undefined, null, c);
   const search = (...args: Parameters<BookSearch['search']>) =>
-    new BookSearch(new BooksRepository(db.pool)).search(...args);
+    new BookSearch(new BooksRepository(db.pool), new BookShelf(db.pool)).search(...args);
   const state = async (id: string) => (await new ContextsRepository(db.pool).state(id)) as ContextualizationState;
   const contextOf = async (id: string) =>
     (

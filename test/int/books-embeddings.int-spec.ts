@@ -5,6 +5,8 @@ import {
   BookIngest,
   BookSearch,
   BooksRepository,
+  BookShelf,
+  readerOf,
   createEmbedder,
   EmbeddingsRepository,
   fuseRankings,
@@ -58,11 +60,11 @@ describe('semantic retrieval (embeddings fused with full text)', () => {
     const embeddings = new BookEmbeddings(createEmbedder(cfg)!, new EmbeddingsRepository(db.pool), storeBatch);
     return {
       ingester: new BookIngest(repo, undefined, embeddings),
-      searcher: new BookSearch(repo, embeddings),
+      searcher: new BookSearch(repo, new BookShelf(db.pool), embeddings),
       embeddings,
     };
   };
-  const lexicalOnly = () => new BookSearch(new BooksRepository(db.pool));
+  const lexicalOnly = () => new BookSearch(new BooksRepository(db.pool), new BookShelf(db.pool));
 
   beforeAll(async () => {
     HttpEmbedder.backoffMs = 20; // retries in milliseconds, not seconds
@@ -180,8 +182,8 @@ describe('semantic retrieval (embeddings fused with full text)', () => {
     const { rows } = await db.pool.query('SELECT embedding_status FROM books WHERE id = $1', [book.id]);
     expect(rows[0].embedding_status).toBe('failed');
     expect(voyage.rejected.length).toBe(3); // the first try and two retries
-    const lexical = await lexicalOnly().search(owner, book.id, 'queen gardeners roses');
-    expect(await books.searcher.search(owner, book.id, 'queen gardeners roses')).toEqual(lexical);
+    const lexical = await lexicalOnly().search(readerOf(owner), book.id, 'queen gardeners roses');
+    expect(await books.searcher.search(readerOf(owner), book.id, 'queen gardeners roses')).toEqual(lexical);
     expect(lexical.items[0].text).toContain('The queen ordered');
 
     // embedded while up; down at query time: the full-text ranking alone
@@ -189,7 +191,7 @@ describe('semantic retrieval (embeddings fused with full text)', () => {
     await books.ingester.reembed();
     expect(await books.embeddings.ready(book.id)).toBe(true);
     voyage.down = true;
-    const during = await books.searcher.search(owner, book.id, 'queen gardeners roses', { k: 3 });
+    const during = await books.searcher.search(readerOf(owner), book.id, 'queen gardeners roses', { k: 3 });
     expect(during.items).toEqual(lexical.items.slice(0, 3));
   });
 

@@ -72,6 +72,7 @@ describe('books HTTP API', () => {
       title: 'Two Chapters',
       author: 'Anon',
       format: 'text',
+      visibility: 'private',
       status: 'ingesting',
       chapters: [],
       chunkCount: 0,

@@ -11,6 +11,8 @@ import {
   BookQueries,
   BookSearch,
   BooksRepository,
+  BookShelf,
+  readerOf,
   MAX_BOOK_BYTES,
   SearchBookTool,
 } from '@parley/books';
@@ -43,8 +45,8 @@ describe('books: ingest, queries, search', () => {
     db = await createTestDatabase();
     repo = new BooksRepository(db.pool);
     ingest = new BookIngest(repo);
-    books = new BookQueries(repo);
-    bookSearch = new BookSearch(repo);
+    books = new BookQueries(new BookShelf(db.pool));
+    bookSearch = new BookSearch(repo, new BookShelf(db.pool));
     alice = await ingest.ingest(reader, {
       title: "Alice's Adventures in Wonderland",
       author: 'Lewis Carroll',
@@ -61,6 +63,7 @@ describe('books: ingest, queries, search', () => {
         title: "Alice's Adventures in Wonderland",
         author: 'Lewis Carroll',
         format: 'text',
+        visibility: 'private',
         status: 'ready',
         chapters: expect.any(Array),
         chunkCount: expect.any(Number),
@@ -97,15 +100,15 @@ describe('books: ingest, queries, search', () => {
         { index: 1, title: 'One' },
         { index: 2, title: 'Two' },
       ]);
-      expect((await books.list(other)).map((b) => b.id)).toEqual([mine.id]);
-      expect((await books.list(reader)).map((b) => b.id)).toContain(alice.id);
-      expect((await books.list(reader)).map((b) => b.id)).not.toContain(mine.id);
-      expect(await books.get(other, mine.id)).toEqual(mine);
-      await expect(books.get(other, 'not-a-uuid')).rejects.toBeInstanceOf(BookNotFoundError);
-      await expect(books.get(reader, mine.id)).rejects.toBeInstanceOf(BookNotFoundError);
-      await expect(bookSearch.search(reader, mine.id, 'hat')).rejects.toBeInstanceOf(BookNotFoundError);
+      expect((await books.list(readerOf(other), { limit: 100 })).items.map((b) => b.id)).toEqual([mine.id]);
+      expect((await books.list(readerOf(reader), { limit: 100 })).items.map((b) => b.id)).toContain(alice.id);
+      expect((await books.list(readerOf(reader), { limit: 100 })).items.map((b) => b.id)).not.toContain(mine.id);
+      expect(await books.get(readerOf(other), mine.id)).toEqual(mine);
+      await expect(books.get(readerOf(other), 'not-a-uuid')).rejects.toBeInstanceOf(BookNotFoundError);
+      await expect(books.get(readerOf(reader), mine.id)).rejects.toBeInstanceOf(BookNotFoundError);
+      await expect(bookSearch.search(readerOf(reader), mine.id, 'hat')).rejects.toBeInstanceOf(BookNotFoundError);
       expect(await repo.delete(reader, mine.id)).toBe(false);
-      expect((await bookSearch.search(other, mine.id, 'hat')).items).toHaveLength(1);
+      expect((await bookSearch.search(readerOf(other), mine.id, 'hat')).items).toHaveLength(1);
       expect(await count('book_chunks', mine.id)).toBe(2);
     });
 
@@ -122,7 +125,7 @@ describe('books: ingest, queries, search', () => {
       expect(await count('books', book.id)).toBe(0);
       expect(await count('book_chunks', book.id)).toBe(0);
       expect(await count('book_terms', book.id)).toBe(0);
-      await expect(books.get(owner, book.id)).rejects.toBeInstanceOf(BookNotFoundError);
+      await expect(books.get(readerOf(owner), book.id)).rejects.toBeInstanceOf(BookNotFoundError);
       expect(await repo.delete(owner, book.id)).toBe(false);
     });
 
@@ -140,7 +143,7 @@ describe('books: ingest, queries, search', () => {
       expect(error).toBeInstanceOf(BookRejectedError);
       expect((error as BookRejectedError).status).toBe(status);
       expect([await count('books'), await count('book_chunks'), await count('book_terms')]).toEqual(before);
-      expect(await books.list(owner)).toEqual([]);
+      expect((await books.list(readerOf(owner), { limit: 100 })).items).toEqual([]);
     });
 
     it('keeps the page of each chunk of a PDF', async () => {
@@ -150,14 +153,14 @@ describe('books: ingest, queries, search', () => {
       ]);
       const book = await ingest.ingest(reader, { title: 'Lamp', format: 'pdf', content: pdf });
       expect(book.chapters.map((c) => c.title)).toEqual(['Chapter 1', 'Chapter 2']);
-      const { items } = await bookSearch.search(reader, book.id, 'lamp storm harbour');
+      const { items } = await bookSearch.search(readerOf(reader), book.id, 'lamp storm harbour');
       expect(items[0]).toMatchObject({ chapter: 'Chapter 2', chapterIndex: 2, page: 2 });
     });
   });
 
   describe('search', () => {
     it('ranks the passage about the Cheshire Cat’s grin in chapter VI first', async () => {
-      const { items } = await bookSearch.search(reader, alice.id, 'Cheshire Cat grin');
+      const { items } = await bookSearch.search(readerOf(reader), alice.id, 'Cheshire Cat grin');
       expect(items).toHaveLength(5);
       expect(items[0].chapter).toBe('CHAPTER VI. Pig and Pepper');
       expect(squash(items[0].text)).toContain('cheshire cat');
@@ -179,7 +182,7 @@ describe('books: ingest, queries, search', () => {
 
     it('answers a reader’s question in their own words', async () => {
       const { items } = await bookSearch.search(
-        reader,
+        readerOf(reader),
         alice.id,
         'What did they use as balls and mallets in the Queen’s game?',
       );
@@ -188,22 +191,25 @@ describe('books: ingest, queries, search', () => {
     });
 
     it('finds a misspelt name by trigram similarity', async () => {
-      const { items } = await bookSearch.search(reader, alice.id, 'Cheshre');
+      const { items } = await bookSearch.search(readerOf(reader), alice.id, 'Cheshre');
       expect(items.length).toBeGreaterThan(0);
       expect(items.every((i) => squash(i.text).includes('cheshire'))).toBe(true);
-      const typo = await bookSearch.search(reader, alice.id, 'the Cheshre Cat grinning');
+      const typo = await bookSearch.search(readerOf(reader), alice.id, 'the Cheshre Cat grinning');
       expect(typo.items.slice(0, 3).some((i) => i.chapterIndex === 6 && squash(i.text).includes('cheshire'))).toBe(
         true,
       );
     });
 
     it('never returns passages from chapters after maxChapter', async () => {
-      const everywhere = await bookSearch.search(reader, alice.id, 'the Queen playing croquet', { k: 20 });
+      const everywhere = await bookSearch.search(readerOf(reader), alice.id, 'the Queen playing croquet', { k: 20 });
       expect(everywhere.items.some((i) => i.chapterIndex > 7)).toBe(true);
-      const upTo7 = await bookSearch.search(reader, alice.id, 'the Queen playing croquet', { k: 20, maxChapter: 7 });
+      const upTo7 = await bookSearch.search(readerOf(reader), alice.id, 'the Queen playing croquet', {
+        k: 20,
+        maxChapter: 7,
+      });
       expect(upTo7.items.length).toBeGreaterThan(0);
       expect(upTo7.items.every((i) => i.chapterIndex <= 7)).toBe(true);
-      const upTo1 = await bookSearch.search(reader, alice.id, 'Cheshire Cat grin', { maxChapter: 1 });
+      const upTo1 = await bookSearch.search(readerOf(reader), alice.id, 'Cheshire Cat grin', { maxChapter: 1 });
       expect(upTo1.items.every((i) => i.chapterIndex === 1)).toBe(true);
       expect(upTo1.items.some((i) => squash(i.text).includes('cheshire'))).toBe(false);
     });
@@ -227,18 +233,20 @@ describe('books: ingest, queries, search', () => {
         { index: 1, title: 'Chapter 1' },
         { index: 2, title: 'Chapter 2' },
       ]);
-      const upTo1 = await bookSearch.search(reader, book.id, 'lighthouse keeper gulls storm lamp', { maxChapter: 1 });
+      const upTo1 = await bookSearch.search(readerOf(reader), book.id, 'lighthouse keeper gulls storm lamp', {
+        maxChapter: 1,
+      });
       expect(upTo1.items.map((i) => i.chapter)).toContain('Chapter 1');
       expect(upTo1.items.map((i) => i.chapter)).not.toContain('Chapter 2');
     });
 
     it('bounds k to 1..20 and answers nothing for a question without words', async () => {
-      expect((await bookSearch.search(reader, alice.id, 'Alice', { k: 50 })).items).toHaveLength(20);
-      expect((await bookSearch.search(reader, alice.id, 'Alice', { k: 0 })).items).toHaveLength(1);
-      expect((await bookSearch.search(reader, alice.id, 'Alice')).items).toHaveLength(5);
-      expect((await bookSearch.search(reader, alice.id, '?!… --')).items).toEqual([]);
-      expect((await bookSearch.search(reader, alice.id, 'the of and')).items).toEqual([]);
-      expect((await bookSearch.search(reader, alice.id, 'xylophonist quantum')).items).toEqual([]);
+      expect((await bookSearch.search(readerOf(reader), alice.id, 'Alice', { k: 50 })).items).toHaveLength(20);
+      expect((await bookSearch.search(readerOf(reader), alice.id, 'Alice', { k: 0 })).items).toHaveLength(1);
+      expect((await bookSearch.search(readerOf(reader), alice.id, 'Alice')).items).toHaveLength(5);
+      expect((await bookSearch.search(readerOf(reader), alice.id, '?!… --')).items).toEqual([]);
+      expect((await bookSearch.search(readerOf(reader), alice.id, 'the of and')).items).toEqual([]);
+      expect((await bookSearch.search(readerOf(reader), alice.id, 'xylophonist quantum')).items).toEqual([]);
     });
 
     it('keeps each book’s search to its own passages', async () => {
@@ -247,7 +255,7 @@ describe('books: ingest, queries, search', () => {
         format: 'text',
         content: sampleBook('pride_and_prejudice.txt'),
       });
-      const { items } = await bookSearch.search(reader, pp.id, 'Cheshire Cat grin Mr. Darcy');
+      const { items } = await bookSearch.search(readerOf(reader), pp.id, 'Cheshire Cat grin Mr. Darcy');
       const ids = new Set(
         (await db.pool.query('SELECT id FROM book_chunks WHERE book_id = $1', [pp.id])).rows.map((r) => r.id),
       );

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
-import { BooksRepository } from '@parley/books';
+import { BookQueries, BookShelf } from '@parley/books';
 import { AppConfig, loadConfig } from '@parley/config';
 import { ConversationEvent, conversationStreamId, DomainError } from '@parley/conversation';
 import { AppendNotifier, EventStore, StoredEvent, WrongExpectedVersionError } from '@parley/event-store';
@@ -47,7 +47,7 @@ describe('conversation use cases (in process, real EventStore)', () => {
     const folds = new ApiConversationFolds(store, new AppendNotifier(db.url));
     const writes = new ConversationWrites(store, folds);
     const log = new ConversationLogQueries(db.pool);
-    const books = new ReadableBooks(new BooksRepository(db.pool));
+    const books = new ReadableBooks(new BookQueries(new BookShelf(db.pool)));
     const reads = new ConversationReads(folds, log, null as never, store, null as never, null as never);
     const posting = new MessagePosting(writes, log, null as never, null as never, null as never, config);
     const enqueuer = { turnCancelled: async () => undefined } as unknown as TurnEnqueuer;

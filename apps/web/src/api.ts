@@ -91,8 +91,9 @@ export class Api {
     }
   }
 
+  /** The reader's own books and their tenant's catalogue (the newest 500). */
   books(): Promise<{ items: Book[] }> {
-    return ok(this.client.GET('/v1/books'));
+    return ok(this.client.GET('/v1/books', { params: { query: { limit: 500 } } }));
   }
 
   book(id: string): Promise<Book> {

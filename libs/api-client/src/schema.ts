@@ -299,12 +299,15 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List the caller's books, newest first */
+    /**
+     * List the caller's own books and their tenant's catalogue, newest first, a page at a time
+     * @description Each book says its `visibility`; `?visibility=private` or `catalogue` lists one kind.
+     */
     get: operations['BooksController_list'];
     put?: never;
     /**
      * Upload a book (JSON, or multipart with a file for anything over the JSON body limit); it ingests in the background
-     * @description Text (Project Gutenberg headers and licence are dropped), Markdown or PDF, at most 20 MB. Answers 202 with the book `ingesting`; follow it on GET /books/{id} or GET /books/{id}/events until `ready` or `failed` (with `error.code`). 429 with Retry-After when the caller or the service has too many books ingesting.
+     * @description Text (Project Gutenberg headers and licence are dropped), Markdown or PDF, at most 20 MB. Answers 202 with the book `ingesting`; follow it on GET /books/{id} or GET /books/{id}/events until `ready` or `failed` (with `error.code`). 429 with Retry-After when the caller or the service has too many books ingesting. With `visibility: catalogue` (a publisher's token only, else 403 `forbidden`) the book is published for every reader of the publisher's tenant (`parley_tenant`), ingested and paid for once, by the publisher.
      */
     post: operations['BooksController_create'];
     delete?: never;
@@ -326,12 +329,16 @@ export interface paths {
     post?: never;
     /**
      * Erase a book, its upload and passages, and every conversation that ever had it as a source
-     * @description Each conversation is erased as DELETE /conversations/{id} erases one (docs/erasure.md).
+     * @description Each conversation is erased as DELETE /conversations/{id} erases one (docs/erasure.md). A catalogue book is withdrawn by a publisher of its tenant (anyone else: 403): its data is erased, its readers' conversations stay.
      */
     delete: operations['BooksController_remove'];
     options?: never;
     head?: never;
-    patch?: never;
+    /**
+     * Rename a book
+     * @description The caller's own book, or a catalogue book of their tenant by a publisher (anyone else: 403).
+     */
+    patch: operations['BooksController_rename'];
     trace?: never;
   };
   '/v1/books/{id}/events': {
@@ -445,6 +452,7 @@ export interface components {
       | 'token_expired'
       | 'budget_exceeded'
       | 'operator_role_required'
+      | 'forbidden'
       | 'not_found'
       | 'conversation_not_found'
       | 'book_not_found'
@@ -848,6 +856,11 @@ export interface components {
       format?: 'text' | 'markdown' | 'pdf';
       /** @description the book: text or Markdown as is, a PDF base64-encoded; required without a file */
       content?: string;
+      /**
+       * @description private (the default): the caller's own; catalogue: publish it for every reader of the caller's tenant (a token whose parley_roles holds publisher; else 403 forbidden)
+       * @enum {string}
+       */
+      visibility?: 'private' | 'catalogue';
     };
     UploadBookDto: {
       /**
@@ -863,6 +876,11 @@ export interface components {
        * @enum {string}
        */
       format?: 'text' | 'markdown' | 'pdf';
+      /**
+       * @description private (the default), or catalogue: publish it (publishers only)
+       * @enum {string}
+       */
+      visibility?: 'private' | 'catalogue';
     };
     ChapterDto: {
       /** @description the book's own chapter number, what readingPosition counts: 0 before chapter 1 (front matter, a preface) */
@@ -911,6 +929,11 @@ export interface components {
       /** @enum {string} */
       format: 'text' | 'markdown' | 'pdf';
       /**
+       * @description private: the uploader's own; catalogue: published for every reader of its tenant
+       * @enum {string}
+       */
+      visibility: 'private' | 'catalogue';
+      /**
        * @description only a ready book can be searched or discussed
        * @enum {string}
        */
@@ -927,8 +950,11 @@ export interface components {
     };
     BookListDto: {
       items: components['schemas']['BookDto'][];
-      /** @description always null: every book is listed */
+      /** @description the cursor of the next page; null on the last */
       nextCursor: string | null;
+    };
+    UpdateBookDto: {
+      title: string;
     };
     SearchHitDto: {
       /** Format: uuid */
@@ -3199,7 +3225,13 @@ export interface operations {
   };
   BooksController_list: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description only this kind (default: both) */
+        visibility?: 'private' | 'catalogue';
+        limit?: number;
+        /** @description the nextCursor of the previous page */
+        cursor?: string;
+      };
       header?: never;
       path?: never;
       cookie?: never;
@@ -3212,6 +3244,18 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['BookListDto'];
+        };
+      };
+      /** @description `validation_failed`: The request is not valid */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'validation_failed';
+          };
         };
       };
       /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
@@ -3311,6 +3355,18 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'] & {
             /** @enum {string} */
             code?: 'budget_exceeded';
+          };
+        };
+      };
+      /** @description `forbidden`: Not allowed */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'forbidden';
           };
         };
       };
@@ -3505,6 +3561,18 @@ export interface operations {
           };
         };
       };
+      /** @description `forbidden`: Not allowed */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'forbidden';
+          };
+        };
+      };
       /** @description `book_not_found`: Book not found */
       404: {
         headers: {
@@ -3514,6 +3582,117 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'] & {
             /** @enum {string} */
             code?: 'book_not_found';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
+          };
+        };
+      };
+    };
+  };
+  BooksController_rename: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['UpdateBookDto'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['BookDto'];
+        };
+      };
+      /** @description `validation_failed`: The request is not valid; `malformed_json`: The body is not valid JSON */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'validation_failed' | 'malformed_json';
+          };
+        };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `forbidden`: Not allowed */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'forbidden';
+          };
+        };
+      };
+      /** @description `book_not_found`: Book not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'book_not_found';
+          };
+        };
+      };
+      /** @description `payload_too_large`: The request is too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'payload_too_large';
           };
         };
       };

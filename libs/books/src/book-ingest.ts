@@ -3,7 +3,7 @@ import { BookLimits, loadBookLimits } from '@parley/config';
 import { BookNotFoundError, BookRejectedError } from './book.errors';
 import { Book, BookProgress, IngestBookInput } from './book.types';
 import { BOOK_CONTEXTS, BOOK_EMBEDDINGS, BOOK_LIMITS } from './book.tokens';
-import { BooksRepository, IngestCaps, INGEST_BATCH } from './books.repository';
+import { BooksRepository, IngestCaps, INGEST_BATCH, NewBook } from './books.repository';
 import { BookContexts } from './contexts/book-contexts';
 import { BookEmbeddings } from './embeddings/book-embeddings';
 import { parseBounded } from './parsing/bounded-parse';
@@ -47,11 +47,11 @@ export class BookIngest {
     ownerId: string,
     input: IngestBookInput,
     caps: IngestCaps | null = this.caps(),
-    budget: { budgetUsdPerMonth?: number } = {},
+    options: Pick<NewBook, 'budgetUsdPerMonth' | 'catalogue'> = {},
   ): Promise<Book> {
     const upload = checkUpload(input);
     await this.repo.discardAbandoned();
-    return this.repo.create({ ownerId, ...upload, ...budget }, upload.bytes, caps);
+    return this.repo.create({ ownerId, ...upload, ...options }, upload.bytes, caps);
   }
 
   /**

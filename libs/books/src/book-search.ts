@@ -3,6 +3,8 @@ import { BookNotFoundError, BookNotReadyError } from './book.errors';
 import { SearchOptions, SearchResult } from './book.types';
 import { BOOK_EMBEDDINGS } from './book.tokens';
 import { BooksRepository } from './books.repository';
+import { BookReader } from './catalogue/book-reader';
+import { BookShelf } from './catalogue/book-shelf.repository';
 import { BookEmbeddings } from './embeddings/book-embeddings';
 import { FUSION_CANDIDATES, fuseRankings } from './search/hybrid-search';
 import { queryText } from './search/query-text';
@@ -18,6 +20,7 @@ export class BookSearch {
 
   constructor(
     private readonly repo: BooksRepository,
+    private readonly shelf: BookShelf,
     @Optional() @Inject(BOOK_EMBEDDINGS) embeddings?: BookEmbeddings | null,
   ) {
     this.embeddings = embeddings ?? null;
@@ -25,10 +28,15 @@ export class BookSearch {
 
   /**
    * The passages that best answer a reader's question, from chapters up to maxChapter.
-   * ownerId null skips the ownership check (trusted callers such as the benchmark).
+   * reader null skips the check that they may see it (trusted callers such as the benchmark).
    */
-  async search(ownerId: string | null, bookId: string, query: string, opts: SearchOptions = {}): Promise<SearchResult> {
-    await this.assertReady(ownerId, bookId);
+  async search(
+    reader: BookReader | null,
+    bookId: string,
+    query: string,
+    opts: SearchOptions = {},
+  ): Promise<SearchResult> {
+    await this.assertReady(reader, bookId);
     const k = Math.min(Math.max(Math.trunc(opts.k ?? DEFAULT_SEARCH_K), 1), MAX_SEARCH_K);
     const maxChapter = opts.maxChapter ?? null;
     const text = queryText(query);
@@ -39,8 +47,8 @@ export class BookSearch {
   }
 
   /** BookNotFoundError, or BookNotReadyError while the book ingests or when it failed. */
-  private async assertReady(ownerId: string | null, id: string): Promise<void> {
-    const book = await this.repo.find(ownerId, id);
+  private async assertReady(reader: BookReader | null, id: string): Promise<void> {
+    const book = reader ? (await this.shelf.find(reader, id))?.book : await this.repo.find(null, id);
     if (!book) throw new BookNotFoundError(id);
     if (book.status !== 'ready') throw new BookNotReadyError(id, book.status);
   }

@@ -25,6 +25,10 @@ export interface ChapterRef {
 
 export type BookStatus = 'ingesting' | 'ready' | 'failed';
 
+/** A reader's own book, or one of a tenant's catalogue that every reader of the tenant may use. */
+export const BOOK_VISIBILITIES = ['private', 'catalogue'] as const;
+export type BookVisibility = (typeof BOOK_VISIBILITIES)[number];
+
 /** How far an ingestion got: written by the worker as it goes, read by GET /books/:id and its SSE. */
 export interface BookProgress {
   phase: 'queued' | 'scanning' | 'parsing' | 'storing' | 'embedding' | 'done' | 'failed';
@@ -46,6 +50,8 @@ export interface Book {
   title: string;
   author: string | null;
   format: BookFormat;
+  /** 'private': the uploader's own; 'catalogue': published for every reader of its tenant */
+  visibility: BookVisibility;
   /** only a 'ready' book can be searched or talked about */
   status: BookStatus;
   chapters: ChapterRef[];

@@ -5,6 +5,7 @@ import { Pool } from 'pg';
 import { BookIngest } from './book-ingest';
 import { BookQueries } from './book-queries';
 import { BookSearch } from './book-search';
+import { BookShelf } from './catalogue/book-shelf.repository';
 import { BOOK_CONTEXTS, BOOK_EMBEDDINGS, BOOK_LIMITS } from './book.tokens';
 import { contextsOf } from './contexts/book-contexts';
 import { BookEmbeddings } from './embeddings/book-embeddings';
@@ -21,6 +22,7 @@ import { WholeBooks } from './whole-books';
 @Module({
   providers: [
     BooksRepository,
+    BookShelf,
     BookIngest,
     BookQueries,
     BookSearch,
@@ -42,6 +44,6 @@ import { WholeBooks } from './whole-books';
         c.contextual ? contextsOf(c.contextual, pool, c.budgetUsdPerMonth) : null,
     },
   ],
-  exports: [BooksRepository, BookIngest, BookQueries, BookSearch, SearchBookTool, WholeBooks],
+  exports: [BooksRepository, BookShelf, BookIngest, BookQueries, BookSearch, SearchBookTool, WholeBooks],
 })
 export class BooksModule {}

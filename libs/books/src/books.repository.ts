@@ -2,14 +2,15 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Pool } from 'pg';
 import { ChunkDraft } from './chunking/chunker';
 import { IngestBusyError } from './book.errors';
-import { Book, BookFormat, BookProgress, BookStatus, ChapterRef, SearchHit } from './book.types';
+import { Book, BookFormat, BookProgress, BookStatus, BookVisibility, ChapterRef, SearchHit } from './book.types';
 import { SEARCH_SQL, searchParams } from './search/search-query';
 
-interface BookRow {
+export interface BookRow {
   id: string;
   title: string;
   author: string | null;
   format: BookFormat;
+  visibility: BookVisibility;
   status: BookStatus;
   chapters: ChapterRef[];
   chunk_count: number;
@@ -20,15 +21,16 @@ interface BookRow {
   created_at: Date;
 }
 
-const BOOK_COLUMNS =
-  'id, title, author, format, status, chapters, chunk_count, progress, error, embedding_status, embedding_model, created_at';
+export const BOOK_COLUMNS =
+  'id, title, author, format, visibility, status, chapters, chunk_count, progress, error, embedding_status, embedding_model, created_at';
 
-function toBook(r: BookRow): Book {
+export function toBook(r: BookRow): Book {
   return {
     id: r.id,
     title: r.title,
     author: r.author,
     format: r.format,
+    visibility: r.visibility,
     status: r.status,
     chapters: r.chapters,
     chunkCount: r.chunk_count,
@@ -48,6 +50,8 @@ export interface NewBook {
   format: BookFormat;
   /** the uploader's monthly budget in force (contextual retrieval is held to it); absent: none set */
   budgetUsdPerMonth?: number;
+  /** published to this catalogue (a tenant id, '' the deployment's own); absent: the uploader's private book */
+  catalogue?: string;
 }
 
 /** Ingestions in flight allowed per user and over the service; null: no cap (the CLI). */
@@ -115,8 +119,8 @@ export class BooksRepository {
       const progress: BookProgress = { phase: 'queued', bytesTotal: content.length, chunksWritten: 0 };
       const { rows } = await client.query<BookRow>(
         `INSERT INTO books (owner_id, title, author, format, chapters, chunk_count, avg_chunk_bytes, size_bytes, status, progress,
-                            budget_usd_per_month)
-         VALUES ($1, $2, $3, $4, '[]', 0, 0, $5, 'ingesting', $6, $7)
+                            budget_usd_per_month, visibility, tenant)
+         VALUES ($1, $2, $3, $4, '[]', 0, 0, $5, 'ingesting', $6, $7, $8, $9)
          RETURNING ${BOOK_COLUMNS}`,
         [
           book.ownerId,
@@ -126,6 +130,8 @@ export class BooksRepository {
           content.length,
           JSON.stringify(progress),
           book.budgetUsdPerMonth ?? null,
+          book.catalogue === undefined ? 'private' : 'catalogue',
+          book.catalogue ?? null,
         ],
       );
       await client.query('INSERT INTO book_uploads (book_id, content) VALUES ($1, $2)', [rows[0].id, content]);
@@ -254,14 +260,6 @@ export class BooksRepository {
     ]);
   }
 
-  async list(ownerId: string): Promise<Book[]> {
-    const { rows } = await this.pool.query<BookRow>(
-      `SELECT ${BOOK_COLUMNS} FROM books WHERE owner_id = $1 ORDER BY created_at DESC, id DESC`,
-      [ownerId],
-    );
-    return rows.map(toBook);
-  }
-
   /** The book in any state when it exists and (unless ownerId is null) belongs to ownerId. */
   async find(ownerId: string | null, id: string): Promise<Book | null> {
     if (!UUID.test(id)) return null;
@@ -270,20 +268,6 @@ export class BooksRepository {
       [id, ownerId],
     );
     return rows.length ? toBook(rows[0]) : null;
-  }
-
-  /** The owner's books among `ids`, with their titles and status (ids of other owners, or none, left out). */
-  async titlesIfOwnedBy(
-    ownerId: string,
-    ids: string[],
-  ): Promise<Array<{ id: string; title: string; status: 'ingesting' | 'ready' | 'failed' }>> {
-    const valid = ids.filter((id) => UUID.test(id));
-    if (valid.length === 0) return [];
-    const { rows } = await this.pool.query<{ id: string; title: string; status: 'ingesting' | 'ready' | 'failed' }>(
-      'SELECT id, title, status FROM books WHERE id = ANY($1::uuid[]) AND owner_id = $2',
-      [valid, ownerId],
-    );
-    return rows;
   }
 
   /** Deletes the book with its chunks and vocabulary (cascade); false when there was none to delete. */

@@ -5,6 +5,8 @@ export * from './books.repository';
 export * from './book.tokens';
 export * from './book-ingest';
 export * from './book-queries';
+export * from './catalogue/book-reader';
+export * from './catalogue/book-shelf.repository';
 export * from './book-search';
 export * from './upload-check';
 export * from './books.module';

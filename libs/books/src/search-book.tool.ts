@@ -5,6 +5,7 @@ import { BookNotFoundError } from './book.errors';
 import { SearchHit } from './book.types';
 import { BookQueries } from './book-queries';
 import { BookSearch } from './book-search';
+import { sourcesReader } from './catalogue/book-reader';
 
 export const SEARCH_BOOK_MAX_K = 10;
 export const SEARCH_BOOK_DEFAULT_K = 5;
@@ -54,6 +55,7 @@ export class SearchBookTool implements AgentTool {
   };
 
   private readonly titles = new Map<string, string>();
+  private titlesSince = Date.now();
 
   constructor(
     private readonly bookSearch: BookSearch,
@@ -82,13 +84,13 @@ export class SearchBookTool implements AgentTool {
     const found = await Promise.all(
       searched.map(async (bookId) => {
         try {
-          const { items } = await this.bookSearch.search(ctx.userId, bookId, parsed.query, {
+          const { items } = await this.bookSearch.search(sourcesReader(ctx.userId), bookId, parsed.query, {
             k: Math.min(parsed.k + exclude.size, SEARCH_BOOK_MAX_K * 3),
             maxChapter: ctx.readingPosition,
           });
           return items.map((h) => ({ ...h, bookId }));
         } catch (e) {
-          if (e instanceof BookNotFoundError) return null; // deleted since: the other books still answer
+          if (e instanceof BookNotFoundError) return null; // deleted or withdrawn since: the other books still answer
           throw e;
         }
       }),
@@ -96,7 +98,7 @@ export class SearchBookTool implements AgentTool {
     if (found.every((f) => f === null)) {
       return {
         isError: true,
-        content: `the book${searched.length > 1 ? 's' : ''} of this conversation no longer exist${searched.length > 1 ? '' : 's'}`,
+        content: noLongerThere(searched.length),
       };
     }
     const hits: Array<SearchHit & { bookId: string }> = found
@@ -122,14 +124,31 @@ export class SearchBookTool implements AgentTool {
     };
   }
 
-  /** Book titles, read once each (all missing ones in one statement): they never change. */
+  /** Book titles, read once each (all missing ones in one statement) and again a minute later (a book may be renamed). */
   private async titlesOf(userId: string, bookIds: string[]): Promise<Map<string, string>> {
+    if (Date.now() - this.titlesSince > 60_000) {
+      this.titles.clear();
+      this.titlesSince = Date.now();
+    }
     const missing = bookIds.filter((b) => !this.titles.has(b));
     if (missing.length > 0)
-      for (const book of await this.books.titlesIfOwnedBy(userId, missing)) this.titles.set(book.id, book.title);
+      for (const book of await this.books.titlesVisibleTo(sourcesReader(userId), missing))
+        this.titles.set(book.id, book.title);
     if (this.titles.size > 10_000) this.titles.clear();
     return new Map(bookIds.flatMap((id) => (this.titles.has(id) ? [[id, this.titles.get(id)!] as const] : [])));
   }
+}
+
+/**
+ * What the model reads when every book searched is gone (its reader deleted it, or its publisher
+ * withdrew it from the catalogue): enough to tell the reader so rather than fail or guess.
+ */
+function noLongerThere(books: number): string {
+  const the = books > 1 ? 'the books of this conversation are' : 'the book of this conversation is';
+  return (
+    `${the} no longer available (deleted, or withdrawn from the catalogue by its publisher), so its text cannot be ` +
+    'searched. Tell the reader that plainly, and answer only from what this conversation already holds.'
+  );
 }
 
 function locate(h: SearchHit): string {

@@ -3,7 +3,7 @@ import { InjectQueue } from '@nestjs/bullmq';
 import { Queue } from 'bullmq';
 import { Pool } from 'pg';
 import { AGENT_TURNS_QUEUE } from '@parley/agent';
-import { BOOK_INGEST_QUEUE, BooksRepository, ingestJobId } from '@parley/books';
+import { BOOK_INGEST_QUEUE, BookShelf, BooksRepository, ingestJobId } from '@parley/books';
 import { DomainError, ErasureSubject } from '@parley/conversation';
 import { EventStore } from '@parley/event-store';
 import { ConversationLogQueries, UsageLedger } from '@parley/read-models';
@@ -53,6 +53,7 @@ export class Erasures {
   private readonly eraser: ConversationEraser;
   private readonly jobs: ErasedJobs;
   private readonly log: ConversationLogQueries;
+  private readonly shelf: BookShelf;
 
   constructor(
     store: EventStore,
@@ -67,6 +68,7 @@ export class Erasures {
     this.repo = new ErasureRepository(pool);
     this.ledger = new UsageLedger(pool);
     this.log = new ConversationLogQueries(pool);
+    this.shelf = new BookShelf(pool);
     this.eraser = new ConversationEraser(store);
     this.jobs = new ErasedJobs(
       this.repo,
@@ -90,12 +92,16 @@ export class Erasures {
     }
   }
 
-  /** Erases the book's data and every conversation of the reader's that ever had it as a source. */
+  /**
+   * Erases the book's data and every conversation of the reader's that ever had it as a source;
+   * a catalogue book (its publisher's request, checked by the caller) is withdrawn instead.
+   */
   async book(userId: string, bookId: string): Promise<ErasureResult> {
     return this.eraseBookAs(await this.repo.begin('book', bookId, userId), userId, bookId);
   }
 
   private async eraseBookAs(erasureId: string, userId: string, bookId: string): Promise<ErasureResult> {
+    if (await this.shelf.isCatalogue(bookId)) return this.withdrawAs(erasureId, bookId);
     const conversations = await this.eraseAll(
       await this.log.conversationsAbout(userId, bookId),
       userId,
@@ -107,7 +113,22 @@ export class Erasures {
     return { conversations, books };
   }
 
-  /** Erases everything of the reader's: conversations, books with their uploads, and their name on the ledger. */
+  /**
+   * A catalogue book withdrawn: its data goes as a deleted book's does, but the readers'
+   * conversations with it are theirs and stay (their later turns find it gone). Audited and
+   * journaled as a book erasure; a replay finds the restored book in the catalogue and withdraws it again.
+   */
+  private async withdrawAs(erasureId: string, bookId: string): Promise<ErasureResult> {
+    await this.repo.addPendingJobs([{ queue: BOOK_INGEST_QUEUE, jobId: ingestJobId(bookId) }]);
+    const books = (await this.shelf.withdraw(bookId)) ? 1 : 0;
+    await this.complete(erasureId, []);
+    return { conversations: [], books };
+  }
+
+  /**
+   * Erases everything of the reader's: conversations, their private books with their uploads, and
+   * their name on the ledger. Catalogue books they published are the tenant's and stay.
+   */
   async account(userId: string): Promise<ErasureResult> {
     return this.eraseAccountAs(await this.repo.begin('account', userId, userId), userId);
   }
@@ -115,7 +136,7 @@ export class Erasures {
   private async eraseAccountAs(erasureId: string, userId: string): Promise<ErasureResult> {
     const conversations = await this.eraseAll(await this.log.conversationsOf(userId), userId, 'account', erasureId);
     let books = 0;
-    for (const book of await this.books.list(userId)) if (await this.eraseBook(userId, book.id)) books++;
+    for (const bookId of await this.shelf.privateBookIds(userId)) if (await this.eraseBook(userId, bookId)) books++;
     await new WebhookEndpoints(this.pool).deleteOwnedBy(userId); // their URLs, secrets and pending deliveries
     await this.ledger.forgetReader(userId);
     await this.complete(erasureId, conversations);

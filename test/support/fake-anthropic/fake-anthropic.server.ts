@@ -150,7 +150,12 @@ export class FakeAnthropic {
     const body = recorded.body;
     const answer = body.max_tokens === 0 ? cacheWarmup() : this.nextAnswer(recorded);
     if (isFakeError(answer)) return sendError(res, answer.error, requestId);
-    const message = renderMessage(answer, body.model, this.inputUsage(recorded), citableDocuments(body));
+    const message = renderMessage(
+      answer,
+      body.model,
+      (recorded.usage = this.inputUsage(recorded)),
+      citableDocuments(body),
+    );
     if (!body.stream) return sendJson(res, 200, message);
 
     const clientGone = new AbortController();
@@ -210,7 +215,12 @@ export class FakeAnthropic {
       this.requests.push(recorded);
       const answer = this.nextAnswer(recorded);
       if (isFakeError(answer)) return { custom_id, result: erroredResult(answer.error.type, answer.error.message) };
-      const message = renderMessage(answer, params.model, this.inputUsage(recorded), citableDocuments(params));
+      const message = renderMessage(
+        answer,
+        params.model,
+        (recorded.usage = this.inputUsage(recorded)),
+        citableDocuments(params),
+      );
       return { custom_id, result: { type: 'succeeded' as const, message } };
     });
     batch.endedAt = Date.now();

@@ -53,6 +53,8 @@ export interface RecordedRequest {
   aborted?: boolean;
   /** Set on a request that came in a Message Batch (answered when the batch ended). */
   batchId?: string;
+  /** The input counts it was answered with (the prompt-cache simulation's reads and writes). */
+  usage?: Omit<FakeUsage, 'output_tokens'>;
 }
 
 export interface RejectedRequest {

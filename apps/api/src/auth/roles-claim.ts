@@ -4,6 +4,9 @@ export const ROLES_CLAIM = 'parley_roles';
 /** The role that opens the operators' queue board (QUEUE_BOARD_PATH; docs/security.md, "Operators"). */
 export const OPERATOR_ROLE = 'operator';
 
+/** The role that may publish books to its tenant's catalogue, rename and withdraw them (docs/books.md, "The catalogue"). */
+export const PUBLISHER_ROLE = 'publisher';
+
 /**
  * The roles a token's payload names. Anything but an array of strings names none: roles only add
  * rights, so a claim that cannot be read grants nothing (unlike a budget, whose fallback would be looser).

@@ -6,6 +6,7 @@ import { AppConfig } from '@parley/config';
 import { AuthUser } from './auth-user';
 import { budgetClaim } from './budget-claim';
 import { rolesClaim } from './roles-claim';
+import { tenantClaim } from './tenant-claim';
 import { VerifiedTokens } from './verified-tokens';
 
 /** What an identity provider may sign with; `none` and the HMAC family never come from its keys. */
@@ -22,7 +23,7 @@ export const JWKS_ALGORITHMS = ['RS256', 'ES256'];
  *
  * Every token needs `exp` and a `sub` of 1..200 characters; `parley_budget_usd_per_month`, when
  * present, must be a number ≥ 0 (see budgetClaim); `parley_roles`, an array of strings, is carried
- * when it names any (see rolesClaim).
+ * when it names any (see rolesClaim); `parley_tenant`, when present, a string (see tenantClaim).
  */
 export class TokenVerifier {
   /** imported once: jose would otherwise import the secret's bytes as a key on every verification */
@@ -70,10 +71,12 @@ export class TokenVerifier {
     }
     const budgetUsdPerMonth = budgetClaim(payload);
     const roles = rolesClaim(payload);
+    const tenant = tenantClaim(payload);
     const user: AuthUser = {
       id: sub,
       ...(budgetUsdPerMonth === undefined ? {} : { budgetUsdPerMonth }),
       ...(roles.length > 0 ? { roles } : {}),
+      ...(tenant === undefined ? {} : { tenant }),
     };
     // shared by every request carrying this token until it is dropped: nobody may change it
     this.verified.remember(token, Object.freeze(user), payload.exp!); // exp is a required claim

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Book, BookQueries } from '@parley/books';
+import { Book, BookQueries, BookReader } from '@parley/books';
 import { AppConfig, CONFIG } from '@parley/config';
 
 /** How often the book's row is read while it ingests (the worker writes progress at most every 250 ms). */
@@ -19,7 +19,7 @@ export class BookEventStream {
   ) {}
 
   /** Writes to the raw response (the caller has taken it from the framework). */
-  async serve(ownerId: string, bookId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async serve(reader: BookReader, bookId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
@@ -35,7 +35,7 @@ export class BookEventStream {
     while (!closed) {
       let book: Book;
       try {
-        book = await this.books.get(ownerId, bookId);
+        book = await this.books.get(reader, bookId);
       } catch {
         break; // deleted meanwhile (or the database is away): the client may reconnect
       }

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
-import { BOOK_FORMATS, BookFormat, MAX_BOOK_BYTES } from '@parley/books';
+import { BOOK_FORMATS, BOOK_VISIBILITIES, BookFormat, BookVisibility, MAX_BOOK_BYTES } from '@parley/books';
 
 export const BOOK_TITLE_MAX = 200;
 export const SEARCH_QUERY_MAX = 500;
@@ -38,6 +38,15 @@ export class CreateBookDto {
   @IsOptional()
   @IsString()
   content?: string;
+
+  @ApiPropertyOptional({
+    enum: BOOK_VISIBILITIES,
+    description:
+      "private (the default): the caller's own; catalogue: publish it for every reader of the caller's tenant (a token whose parley_roles holds publisher; else 403 forbidden)",
+  })
+  @IsOptional()
+  @IsIn(BOOK_VISIBILITIES)
+  visibility?: BookVisibility;
 }
 
 /** The multipart form, for the OpenAPI document only. */
@@ -57,6 +66,43 @@ export class UploadBookDto {
 
   @ApiPropertyOptional({ enum: BOOK_FORMATS, description: 'defaults to what the file name or content type says' })
   format?: BookFormat;
+
+  @ApiPropertyOptional({
+    enum: BOOK_VISIBILITIES,
+    description: 'private (the default), or catalogue: publish it (publishers only)',
+  })
+  visibility?: BookVisibility;
+}
+
+/** PATCH /books/:id */
+export class UpdateBookDto {
+  @ApiProperty({ minLength: 1, maxLength: BOOK_TITLE_MAX })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(BOOK_TITLE_MAX)
+  title!: string;
+}
+
+/** GET /books: the caller's own books and their tenant's catalogue, newest first, a page at a time. */
+export class ListBooksQueryDto {
+  @ApiPropertyOptional({ enum: BOOK_VISIBILITIES, description: 'only this kind (default: both)' })
+  @IsOptional()
+  @IsIn(BOOK_VISIBILITIES)
+  visibility?: BookVisibility;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: 500, default: 100 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(500)
+  limit?: number;
+
+  @ApiPropertyOptional({ description: 'the nextCursor of the previous page' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  cursor?: string;
 }
 
 export class SearchBookQueryDto {
@@ -149,6 +195,12 @@ export class BookDto {
   format!: BookFormat;
 
   @ApiProperty({
+    enum: BOOK_VISIBILITIES,
+    description: "private: the uploader's own; catalogue: published for every reader of its tenant",
+  })
+  visibility!: BookVisibility;
+
+  @ApiProperty({
     enum: ['ingesting', 'ready', 'failed'],
     description: 'only a ready book can be searched or discussed',
   })
@@ -180,7 +232,7 @@ export class BookListDto {
   @ApiProperty({ type: [BookDto] })
   items!: BookDto[];
 
-  @ApiProperty({ type: String, nullable: true, description: 'always null: every book is listed' })
+  @ApiProperty({ type: String, nullable: true, description: 'the cursor of the next page; null on the last' })
   nextCursor!: string | null;
 }
 

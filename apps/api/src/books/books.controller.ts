@@ -6,6 +6,7 @@ import {
   HttpCode,
   Inject,
   Param,
+  Patch,
   Post,
   Query,
   Req,
@@ -30,8 +31,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   Book,
   BookIngest,
+  BookPage,
   BookQueries,
   BookSearch,
+  BookShelf,
   formatOfFile,
   IngestBookInput,
   MAX_BOOK_BYTES,
@@ -43,6 +46,7 @@ import { Erasures } from '@parley/erasure';
 import { TurnEnqueuer } from '../conversations/turn-enqueuer';
 import { FileUpload, UploadedFileBuffer } from '../http/file-upload.interceptor';
 import { ReaderBudget } from '../usage/reader-budget';
+import { InvalidCursorError } from '@parley/read-models';
 import { invalid, problem } from '../http/problem.exception';
 import { Uuid } from '../http/uuid-param';
 import { ApiIdParams } from '../openapi/api-id-params';
@@ -50,7 +54,17 @@ import { AUTH_PROBLEMS, ApiProblems, BODY_PROBLEMS } from '../openapi/api-proble
 import { ApiEventStream } from '../openapi/api-event-stream';
 import { BookIngestDispatch } from './book-ingest-dispatch';
 import { BookEventStream } from './book-event-stream';
-import { BookDto, BookListDto, CreateBookDto, SearchBookQueryDto, SearchResultDto, UploadBookDto } from './book.dto';
+import { assertMayChange, bookReaderOf, catalogueToPublishIn } from './book-permissions';
+import {
+  BookDto,
+  BookListDto,
+  CreateBookDto,
+  ListBooksQueryDto,
+  SearchBookQueryDto,
+  SearchResultDto,
+  UpdateBookDto,
+  UploadBookDto,
+} from './book.dto';
 import { carryReplyHeaders } from '../http/cors';
 
 /** base64 once whitespace is removed (a regex with overlapping \s classes backtracks badly) */
@@ -64,6 +78,7 @@ const isBase64 = (s: string): boolean => /^[A-Za-z0-9+/]*={0,2}$/.test(s.replace
 export class BooksController {
   constructor(
     private readonly books: BookQueries,
+    private readonly shelf: BookShelf,
     private readonly bookIngest: BookIngest,
     private readonly bookSearch: BookSearch,
     private readonly erasures: Erasures,
@@ -82,7 +97,9 @@ export class BooksController {
     description:
       `Text (Project Gutenberg headers and licence are dropped), Markdown or PDF, at most ${MAX_BOOK_BYTES / 1024 / 1024} MB. ` +
       'Answers 202 with the book `ingesting`; follow it on GET /books/{id} or GET /books/{id}/events until `ready` or ' +
-      '`failed` (with `error.code`). 429 with Retry-After when the caller or the service has too many books ingesting.',
+      '`failed` (with `error.code`). 429 with Retry-After when the caller or the service has too many books ingesting. ' +
+      "With `visibility: catalogue` (a publisher's token only, else 403 `forbidden`) the book is published for every " +
+      "reader of the publisher's tenant (`parley_tenant`), ingested and paid for once, by the publisher.",
   })
   @ApiConsumes('application/json', 'multipart/form-data')
   @ApiBody({ schema: { anyOf: [{ $ref: getSchemaPath(CreateBookDto) }, { $ref: getSchemaPath(UploadBookDto) }] } })
@@ -95,6 +112,7 @@ export class BooksController {
     'book_unsupported_type',
     'book_ingest_busy',
     'budget_exceeded',
+    'forbidden',
   )
   @UseInterceptors(FileUpload('file', { fileSize: MAX_BOOK_BYTES, files: 1, fields: 10 }))
   async create(
@@ -102,20 +120,38 @@ export class BooksController {
     @Body() body: CreateBookDto,
     @UploadedFileBuffer() file?: UploadedFileBuffer,
   ): Promise<Book> {
+    const catalogue = body.visibility === 'catalogue' ? catalogueToPublishIn(user) : undefined;
     const input = file ? fromFile(body, file) : fromJson(body);
-    // contextual retrieval makes model calls at ingestion: the uploader pays, within their budget
+    // contextual retrieval makes model calls at ingestion: the uploader (the publisher) pays, within their budget
     const spends = this.config.contextual !== null;
     if (spends) await this.budget.assertWithin(user);
-    const book = await this.bookIngest.accept(user.id, input, undefined, spends ? this.budget.inForce(user) : {});
+    const book = await this.bookIngest.accept(user.id, input, undefined, {
+      ...(spends ? this.budget.inForce(user) : {}),
+      ...(catalogue === undefined ? {} : { catalogue }),
+    });
     await this.ingest.enqueue(book.id);
     return book;
   }
 
   @Get()
-  @ApiOperation({ summary: "List the caller's books, newest first" })
+  @ApiOperation({
+    summary: "List the caller's own books and their tenant's catalogue, newest first, a page at a time",
+    description: 'Each book says its `visibility`; `?visibility=private` or `catalogue` lists one kind.',
+  })
   @ApiOkResponse({ type: BookListDto })
-  async list(@CurrentUser() user: AuthUser): Promise<{ items: Book[]; nextCursor: null }> {
-    return { items: await this.books.list(user.id), nextCursor: null };
+  @ApiProblems('validation_failed')
+  async list(@CurrentUser() user: AuthUser, @Query() q: ListBooksQueryDto): Promise<BookPage> {
+    try {
+      return await this.books.list(bookReaderOf(user), {
+        visibility: q.visibility,
+        limit: q.limit ?? 100,
+        cursor: q.cursor,
+      });
+    } catch (e) {
+      if (e instanceof InvalidCursorError)
+        throw invalid('cursor', 'cursor is not valid: pass the nextCursor of a previous page unchanged');
+      throw e;
+    }
   }
 
   @Get(':id')
@@ -124,7 +160,26 @@ export class BooksController {
   @ApiOkResponse({ type: BookDto })
   @ApiProblems('validation_failed', 'book_not_found')
   show(@CurrentUser() user: AuthUser, @Param('id', Uuid('id')) id: string): Promise<Book> {
-    return this.books.get(user.id, id);
+    return this.books.get(bookReaderOf(user), id);
+  }
+
+  @Patch(':id')
+  @ApiIdParams('id')
+  @ApiOperation({
+    summary: 'Rename a book',
+    description: "The caller's own book, or a catalogue book of their tenant by a publisher (anyone else: 403).",
+  })
+  @ApiOkResponse({ type: BookDto })
+  @ApiProblems(BODY_PROBLEMS, 'book_not_found', 'forbidden')
+  async rename(
+    @CurrentUser() user: AuthUser,
+    @Param('id', Uuid('id')) id: string,
+    @Body() body: UpdateBookDto,
+  ): Promise<Book> {
+    assertMayChange(user, await this.books.shelved(bookReaderOf(user), id));
+    const renamed = await this.shelf.rename(id, body.title.trim());
+    if (!renamed) throw problem('book_not_found', `book ${id} not found`);
+    return renamed;
   }
 
   @Get(':id/events')
@@ -143,10 +198,11 @@ export class BooksController {
     @Req() req: FastifyRequest,
     @Res() reply: FastifyReply,
   ): Promise<void> {
-    await this.books.get(user.id, id); // 404 before the stream starts
+    const reader = bookReaderOf(user);
+    await this.books.get(reader, id); // 404 before the stream starts
     carryReplyHeaders(reply); // the CORS headers, which the raw response would not send
     reply.hijack(); // the stream writes to the raw response itself
-    await this.events.serve(user.id, id, req.raw, reply.raw);
+    await this.events.serve(reader, id, req.raw, reply.raw);
   }
 
   @Delete(':id')
@@ -154,12 +210,15 @@ export class BooksController {
   @HttpCode(204)
   @ApiOperation({
     summary: 'Erase a book, its upload and passages, and every conversation that ever had it as a source',
-    description: 'Each conversation is erased as DELETE /conversations/{id} erases one (docs/erasure.md).',
+    description:
+      'Each conversation is erased as DELETE /conversations/{id} erases one (docs/erasure.md). A catalogue book is ' +
+      "withdrawn by a publisher of its tenant (anyone else: 403): its data is erased, its readers' conversations stay.",
   })
   @ApiNoContentResponse({ description: 'deleted' })
-  @ApiProblems('validation_failed', 'book_not_found')
+  @ApiProblems('validation_failed', 'book_not_found', 'forbidden')
   async remove(@CurrentUser() user: AuthUser, @Param('id', Uuid('id')) id: string): Promise<void> {
-    await this.books.get(user.id, id); // 404 before touching anything (any status)
+    // 404 before touching anything (any status); 403 for a catalogue book the caller may only read
+    assertMayChange(user, await this.books.shelved(bookReaderOf(user), id));
     const { conversations } = await this.erasures.book(user.id, id);
     for (const erased of conversations) await this.enqueuer.conversationErased(erased);
   }
@@ -172,7 +231,7 @@ export class BooksController {
   @ApiOkResponse({ type: SearchResultDto })
   @ApiProblems('validation_failed', 'book_not_found', 'book_not_ready')
   search(@CurrentUser() user: AuthUser, @Param('id', Uuid('id')) id: string, @Query() query: SearchBookQueryDto) {
-    return this.bookSearch.search(user.id, id, query.q, { k: query.k });
+    return this.bookSearch.search(bookReaderOf(user), id, query.q, { k: query.k });
   }
 }
 

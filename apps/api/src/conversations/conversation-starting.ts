@@ -18,11 +18,13 @@ export class ConversationStarting {
   async start(
     userId: string,
     input: { bookId?: string; bookIds?: string[]; title?: string; readingPosition?: number | null },
+    /** the caller's token's parley_tenant, whose catalogue's books they may use */
+    tenant?: string,
   ): Promise<ConversationView> {
     if (input.bookId && input.bookIds && (input.bookIds.length !== 1 || input.bookIds[0] !== input.bookId)) {
       throw invalid('bookIds', 'give bookId (one book) or bookIds, not both');
     }
-    const books = await this.books.ready(userId, input.bookIds ?? (input.bookId ? [input.bookId] : []));
+    const books = await this.books.ready(userId, tenant, input.bookIds ?? (input.bookId ? [input.bookId] : []));
     const id = randomUUID();
     await this.writes.execute(id, {
       type: 'StartConversation',

@@ -23,6 +23,8 @@ export class ConversationUpdating {
     conversationId: string,
     input: { title?: string; readingPosition?: number | null; policy?: PolicyPatch; bookIds?: string[] },
     ifMatch?: number,
+    /** the caller's token's parley_tenant, whose catalogue's books they may use */
+    tenant?: string,
   ): Promise<ConversationView> {
     if (Object.values(input).every((v) => v === undefined)) {
       throw problem('validation_failed', 'nothing to change: give title, readingPosition, bookIds and/or policy', {
@@ -30,7 +32,7 @@ export class ConversationUpdating {
       });
     }
     if (input.policy) assertPolicyAllowed(this.config, input.policy);
-    const books = input.bookIds ? await this.books.ready(userId, input.bookIds) : undefined;
+    const books = input.bookIds ? await this.books.ready(userId, tenant, input.bookIds) : undefined;
     await this.writes.execute(
       conversationId,
       [

@@ -46,7 +46,7 @@ export class ConversationsController {
   @ApiCreatedResponse({ type: ConversationDto })
   @ApiProblems(BODY_PROBLEMS, 'book_not_found', 'book_not_ready')
   create(@CurrentUser() user: AuthUser, @Body() body: CreateConversationDto) {
-    return this.starting.start(user.id, body);
+    return this.starting.start(user.id, body, user.tenant);
   }
 
   @Get()
@@ -81,7 +81,7 @@ export class ConversationsController {
     @Body() body: UpdateConversationDto,
     @IfMatch() ifMatch?: number,
   ) {
-    return this.updating.update(user.id, id, body, ifMatch);
+    return this.updating.update(user.id, id, body, ifMatch, user.tenant);
   }
 
   @Delete(':id')

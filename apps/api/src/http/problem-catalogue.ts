@@ -52,6 +52,13 @@ export const PROBLEM_CATALOGUE = {
     title: 'Operators only',
     description: 'The queue board opens only to a token whose `parley_roles` claim holds `"operator"`.',
   },
+  forbidden: {
+    status: 403,
+    title: 'Not allowed',
+    description:
+      'The caller may see the resource but not do this: publish a catalogue book without the `publisher` role, or ' +
+      'rename or withdraw a catalogue book without being a publisher of its tenant.',
+  },
   not_found: { status: 404, title: 'No such resource', description: 'No route answers this method and path.' },
   conversation_not_found: {
     status: 404,
@@ -61,7 +68,8 @@ export const PROBLEM_CATALOGUE = {
   book_not_found: {
     status: 404,
     title: 'Book not found',
-    description: 'No book with this id belongs to the caller (deleted, foreign or never uploaded).',
+    description:
+      "No book with this id is the caller's or in their tenant's catalogue (deleted, withdrawn, foreign or never uploaded).",
   },
   turn_not_found: { status: 404, title: 'Turn not found', description: 'The conversation has no turn with this id.' },
   batch_not_found: {

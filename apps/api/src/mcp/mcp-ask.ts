@@ -142,7 +142,7 @@ export class McpAsk {
     if (input.question.length > max) throw invalid('question', `question must be at most ${max} characters`);
     await this.budget.assertWithin(user);
     const title = input.question.trim().replace(/\s+/g, ' ').slice(0, TITLE_MAX) || undefined;
-    return this.starting.start(user.id, { bookId: input.bookId, title });
+    return this.starting.start(user.id, { bookId: input.bookId, title }, user.tenant);
   }
 }
 

@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { BookQueries, BookSearch, MAX_SEARCH_K } from '@parley/books';
 import { MessageView } from '@parley/read-models';
 import { AuthUser } from '../auth/auth-user';
+import { bookReaderOf } from '../books/book-permissions';
 import { ConversationReads } from '../conversations/conversation-reads.service';
 import { describe } from '../http/http-exception.filter';
 import { AskRequest } from './ask-cancellations';
@@ -44,6 +45,9 @@ export interface McpCaller {
  * rate limit, reading position and isolation are the API's own. A use case's problem (404, 402,
  * 409, 429 …) comes back as a tool error naming its code, as docs/errors.md lists them.
  */
+/** list_books lists as many as the web page and the CLI ask GET /v1/books for. */
+const MAX_LISTED_BOOKS = 500;
+
 @Injectable()
 export class ParleyMcpServer {
   private readonly log = new Logger('Mcp');
@@ -75,12 +79,14 @@ export class ParleyMcpServer {
       },
       () =>
         this.tool(async () => {
-          const books = await this.books.list(user.id);
+          // the reader's own books and their tenant's catalogue, as GET /v1/books lists them
+          const { items: books } = await this.books.list(bookReaderOf(user), { limit: MAX_LISTED_BOOKS });
           const items = books.map((b) => ({
             id: b.id,
             title: b.title,
             author: b.author,
             status: b.status,
+            visibility: b.visibility,
             chapters: b.chapters.map((c) => ({ index: c.index, title: c.title })),
           }));
           return { text: booksText(books), data: { books: items } };
@@ -103,7 +109,7 @@ export class ParleyMcpServer {
       },
       ({ bookId, query, k }) =>
         this.tool(async () => {
-          const { items } = await this.search.search(user.id, bookId, query, { k });
+          const { items } = await this.search.search(bookReaderOf(user), bookId, query, { k });
           const results = items.map((h) => ({
             chapter: h.chapter,
             chapterIndex: h.chapterIndex,

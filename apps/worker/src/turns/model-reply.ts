@@ -56,7 +56,7 @@ export class ModelReply {
     let step: StepResult;
     try {
       const outcome = await this.llm.chatWithTools(messages, tools, {
-        system: call.wholeBook?.system ?? (await this.systemFor(loaded)),
+        ...(call.wholeBook ? { system: call.wholeBook.system } : await this.systemFor(loaded)),
         model: loaded.settings.model,
         prefixEnd,
         toolChoice: allowTools ? 'auto' : 'none',
@@ -113,7 +113,7 @@ export class ModelReply {
     return { callId, providerBatchId: turn.modelBatches?.[callId] };
   }
 
-  private async systemFor(loaded: LoadedTurn): Promise<string> {
+  private async systemFor(loaded: LoadedTurn): Promise<{ system: string; systemTail: string }> {
     return systemPrompt(await this.bookNames.of(loaded), loaded.ctx.readingPosition, loaded.settings.instructions);
   }
 }

@@ -28,6 +28,16 @@ describe(AnthropicLlm.name, () => {
     ]);
   });
 
+  it("sends the reader's system tail after the cached system block, without a breakpoint of its own", () => {
+    const body = sut.request(messages, tools, { system: 'book', systemTail: 'reader', prefixEnd: 3 });
+    expect(body.system).toEqual([
+      { type: 'text', text: 'book', cache_control: { type: 'ephemeral' } },
+      { type: 'text', text: 'reader' },
+    ]);
+    expect(JSON.stringify(body).match(/cache_control/g)).toHaveLength(4);
+    expect(sut.request(messages, tools, { system: 'book' }).system).toHaveLength(1);
+  });
+
   it('sends no sampling parameters (API 2026-10-21) and keeps tools with tool_choice none for the final call', () => {
     const body = sut.request(messages, tools, { system: 'sys', toolChoice: 'none' }) as unknown as Record<
       string,

@@ -189,10 +189,12 @@ export class AnthropicLlm implements LlmClient {
       ...(i === tools.length - 1 ? { cache_control: EPHEMERAL } : {}),
     }));
     // documents with their own breakpoints (a whole book) come right after the system prompt and
-    // cache it with them: its breakpoint goes to them, so the request keeps within 4
+    // cache it with them: its breakpoint goes to them, so the request keeps within 4. Otherwise the
+    // breakpoint ends the part every reader of a book shares; the reader's tail is cached with their messages
     const documentsCached = messages.some((m) => m.content.some((b) => b.type === 'document' && b.cacheBreakpoint));
     const system: TextBlockParam[] = [
       { type: 'text', text: options.system, ...(documentsCached ? {} : { cache_control: EPHEMERAL }) },
+      ...(options.systemTail ? [{ type: 'text' as const, text: options.systemTail }] : []),
     ];
     const breakpoints = new Set([messages.length - 1]);
     if (options.prefixEnd !== undefined && options.prefixEnd >= 0) breakpoints.add(options.prefixEnd);

@@ -44,6 +44,12 @@ export interface LlmToolSpec {
 
 export interface ChatOptions {
   system: string;
+  /**
+   * the reader's part of the system prompt (reading position, instructions), sent after `system`
+   * and outside its cache breakpoint, so every reader of a book shares the cached `system`;
+   * an adapter without system blocks appends it to `system`
+   */
+  systemTail?: string;
   /** the model of this call, when not the client's configured one (a conversation's policy) */
   model?: string;
   /** index of the last message of the stable prefix (earlier turns), for a cache breakpoint */

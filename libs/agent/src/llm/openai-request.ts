@@ -27,7 +27,11 @@ export function chatCompletionRequest(
     model,
     // max_tokens is refused by OpenAI's reasoning models; compatible servers take both or ignore it
     max_completion_tokens: options.maxTokens ?? maxTokens,
-    messages: [{ role: 'system', content: options.system }, ...messages.flatMap(toMessages)],
+    messages: [
+      // the reader's part of the system prompt after the book's (Chat Completions caches a common prefix by itself)
+      { role: 'system', content: options.systemTail ? `${options.system}\n\n${options.systemTail}` : options.system },
+      ...messages.flatMap(toMessages),
+    ],
     ...(tools.length ? { tools: tools.map(toTool), tool_choice: options.toolChoice ?? 'auto' } : {}),
     stream: true,
     stream_options: { include_usage: true },

@@ -1,0 +1,248 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
+import { Envelope } from '../support/api';
+import { conversationHelpers } from '../support/conversation-helpers';
+import { RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
+import { newBook, waitForBook } from '../support/factories/books';
+import { Client, clientFor } from '../support/stack';
+import { useFakeStack } from '../support/use-stack';
+
+const run = promisify(execFile);
+const strip = (x: unknown) => JSON.stringify(x, (k, v) => (k === 'cache_control' ? undefined : v));
+
+/** A word only chapter 3 holds: no reader below it ever has it quoted, so after a withdrawal no row may hold it. */
+const CANARY = `Zephyrine${randomUUID().replace(/-/g, '').slice(0, 10)}`;
+
+const catalogueBook = (): string =>
+  [
+    '# The Harbour Atlas',
+    '',
+    '## Chapter 1: The Chart',
+    '',
+    'Captain Odile unrolled a sea chart of the northern harbour, marked with the wreck of the Silver Gannet.',
+    '',
+    '## Chapter 2: The Tide',
+    '',
+    'At low tide the harbour master counted seven moorings and one drifting buoy painted orange.',
+    '',
+    '## Chapter 3: The Secret',
+    '',
+    `The chart's hidden legend named the cove ${CANARY}, where the Silver Gannet's bell still rings.`,
+  ].join('\n');
+
+/**
+ * A publisher's catalogue: one book published under a tenant, read by every reader of that
+ * tenant (listed, searched, talked about, sharing the prompt cache), hidden from everyone else,
+ * changed only by its publishers, left alone by a reader's account erasure, paid for once by its
+ * publisher, and withdrawn without taking the readers' conversations with it.
+ */
+describe('the catalogue (e2e, real SDK against the fake Messages API)', () => {
+  const s = useFakeStack({ env: { CONTEXTUAL_RETRIEVAL: 'true' } });
+  const tenant = `acme-${randomUUID().slice(0, 8)}`;
+  let publisher: Client;
+  let reader: Client;
+  let secondReader: Client;
+  let otherTenant: Client;
+  let noTenant: Client;
+  let otherPublisher: Client;
+  let bookId: string;
+  let readerOwnBook: string;
+
+  const as = (userId: string, claims: Record<string, unknown>) => clientFor(s.stack.base, userId, { claims });
+
+  beforeAll(async () => {
+    publisher = as(`publisher-${randomUUID()}`, { parley_tenant: tenant, parley_roles: ['publisher'] });
+    reader = as(`reader-${randomUUID()}`, { parley_tenant: tenant });
+    secondReader = as(`reader-${randomUUID()}`, { parley_tenant: tenant });
+    otherTenant = as(`reader-${randomUUID()}`, { parley_tenant: `${tenant}-other` });
+    noTenant = clientFor(s.stack.base, `reader-${randomUUID()}`);
+    otherPublisher = as(`publisher-${randomUUID()}`, { parley_tenant: `${tenant}-other`, parley_roles: ['publisher'] });
+    readerOwnBook = (await newBook(reader)).id;
+  }, 60_000);
+
+  const publish = (c: Client, visibility?: string) =>
+    c.req('POST', '/v1/books', {
+      title: 'The Harbour Atlas',
+      author: 'A. Publisher',
+      format: 'markdown',
+      content: catalogueBook(),
+      ...(visibility ? { visibility } : {}),
+    });
+  const listIds = async (c: Client, query = '') =>
+    ((await c.req('GET', `/v1/books${query}`)).body.items as Array<{ id: string }>).map((b) => b.id);
+  const sql = async <T>(text: string, params: unknown[] = []): Promise<T[]> =>
+    (await s.stack.db.pool.query(text, params)).rows as T[];
+
+  it("refuses a reader's publish with 403 forbidden and stores nothing", async () => {
+    const before = await sql<{ n: number }>('SELECT count(*)::int AS n FROM books');
+    const refused = await publish(reader, 'catalogue');
+    expect(refused.status).toBe(403);
+    expect(refused.body.code).toBe('forbidden');
+    expect(await sql('SELECT count(*)::int AS n FROM books')).toEqual(before);
+    expect((await publish(reader, 'shared')).status).toBe(400);
+  });
+
+  it('publishes a catalogue book once, ingested and paid for under the publisher', async () => {
+    const accepted = await publish(publisher, 'catalogue');
+    expect(accepted.status).toBe(202);
+    expect(accepted.body.visibility).toBe('catalogue');
+    bookId = accepted.body.id;
+    const ready = await waitForBook(publisher, bookId, 60_000);
+    expect(ready.visibility).toBe('catalogue');
+    // contextual retrieval ran once, and its lines are the publisher's
+    const lines = await sql<{ owner_id: string }>(
+      `SELECT owner_id FROM usage_records WHERE book_id = $1 AND kind = 'contextualization'`,
+      [bookId],
+    );
+    expect(lines.length).toBeGreaterThan(0);
+    expect(new Set(lines.map((l) => l.owner_id))).toEqual(new Set([publisher.userId]));
+    expect((await publisher.req('GET', '/v1/usage')).body.costUsd).toBeGreaterThan(0);
+  });
+
+  it("lists it to the tenant's readers beside their own books, filtered by ?visibility=, and shows and searches it", async () => {
+    const mine = (await reader.req('GET', '/v1/books')).body.items as Array<{ id: string; visibility: string }>;
+    expect(mine.map((b) => [b.id, b.visibility])).toEqual(
+      expect.arrayContaining([
+        [bookId, 'catalogue'],
+        [readerOwnBook, 'private'],
+      ]),
+    );
+    expect(await listIds(reader, '?visibility=catalogue')).toEqual([bookId]);
+    expect(await listIds(reader, '?visibility=private')).toEqual([readerOwnBook]);
+    expect((await reader.req('GET', '/v1/books?visibility=everything')).status).toBe(400);
+    expect((await reader.req('GET', `/v1/books/${bookId}`)).body).toMatchObject({ id: bookId, status: 'ready' });
+    const found = await reader.req('GET', `/v1/books/${bookId}/search?q=harbour+moorings`);
+    expect(found.status).toBe(200);
+    expect(found.body.items[0].text).toContain('seven moorings');
+  });
+
+  it('answers 404 on every route to a reader of another tenant and to a reader with no tenant', async () => {
+    for (const outsider of [otherTenant, noTenant, otherPublisher]) {
+      expect(await listIds(outsider)).not.toContain(bookId);
+      const statuses = [
+        (await outsider.req('GET', `/v1/books/${bookId}`)).status,
+        (await outsider.req('GET', `/v1/books/${bookId}/search?q=harbour`)).status,
+        (await outsider.req('GET', `/v1/books/${bookId}/events`)).status,
+        (await outsider.req('PATCH', `/v1/books/${bookId}`, { title: 'Mine now' })).status,
+        (await outsider.req('DELETE', `/v1/books/${bookId}`)).status,
+        (await outsider.req('POST', '/v1/conversations', { bookId })).status,
+        (await outsider.req('POST', '/v1/conversations', { bookIds: [bookId] })).status,
+      ];
+      expect({ user: outsider.userId, statuses }).toEqual({ user: outsider.userId, statuses: statuses.map(() => 404) });
+    }
+  });
+
+  it('lets only a publisher of its tenant rename it: a reader gets 403 on PATCH and DELETE', async () => {
+    const patch = await reader.req('PATCH', `/v1/books/${bookId}`, { title: 'Renamed by a reader' });
+    expect(patch.status).toBe(403);
+    expect(patch.body.code).toBe('forbidden');
+    const del = await reader.req('DELETE', `/v1/books/${bookId}`);
+    expect(del.status).toBe(403);
+    expect(del.body.code).toBe('forbidden');
+    const renamed = await publisher.req('PATCH', `/v1/books/${bookId}`, { title: 'The Harbour Atlas (2nd ed.)' });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body).toMatchObject({ id: bookId, title: 'The Harbour Atlas (2nd ed.)', visibility: 'catalogue' });
+    // a reader renames their own book
+    expect((await reader.req('PATCH', `/v1/books/${readerOwnBook}`, { title: 'Mine' })).body.title).toBe('Mine');
+    expect((await reader.req('PATCH', `/v1/books/${readerOwnBook}`, { title: '' })).status).toBe(400);
+  });
+
+  let readerConversation: string;
+  let readerTurnEvents: Envelope[];
+
+  it("shares the prompt cache: a second reader's first call reads the prefix the first reader's wrote", async () => {
+    const r1 = conversationHelpers(() => reader);
+    const r2 = conversationHelpers(() => secondReader);
+    // different reading positions and instructions: the book's part of the request is still the same
+    readerConversation = (await reader.req('POST', '/v1/conversations', { bookId, readingPosition: 1 })).body.id;
+    const second = await secondReader.req('POST', '/v1/conversations', { bookId, readingPosition: 2 });
+    expect(second.status).toBe(201);
+    await secondReader.req('PATCH', `/v1/conversations/${second.body.id}`, {
+      policy: { instructions: 'Answer like a sailor.' },
+    });
+    const firstCall = (question: string) =>
+      s.fake.requests.find((r: RecordedRequest) => JSON.stringify(r.body.messages).includes(question))!;
+
+    const q1 = `Where is the wreck? ${randomUUID()}`;
+    const a1 = await r1.ask(readerConversation, q1);
+    expect(a1.ending.type).toBe('AssistantReplied');
+    const q2 = `How many moorings? ${randomUUID()}`;
+    const a2 = await r2.ask(second.body.id, q2);
+    expect(a2.ending.type).toBe('AssistantReplied');
+    readerTurnEvents = await r1.events(readerConversation);
+
+    const [one, two] = [firstCall(q1), firstCall(q2)];
+    // byte-identical up to the end of the book's part: tools, then the system prompt's shared block
+    expect(strip(two.body.tools)).toBe(strip(one.body.tools));
+    expect(JSON.stringify(two.body.system[0])).toBe(JSON.stringify(one.body.system[0]));
+    expect(one.body.system[0].text).toContain('The Harbour Atlas');
+    expect(one.body.system[1].text).toContain('chapter 1');
+    expect(two.body.system[1].text).toContain('chapter 2');
+    expect(two.body.system[1].text).toContain('Answer like a sailor.');
+    // and the fake's prompt cache served it: the second reader's first call read it
+    const shared = two.usage!.cache_read_input_tokens;
+    expect(shared).toBeGreaterThan(0);
+    expect(one.usage!.cache_read_input_tokens).toBe(0);
+    expect(one.usage!.cache_creation_input_tokens).toBeGreaterThanOrEqual(shared);
+  });
+
+  it("bills readers' turns to the readers, and none of the catalogue book's ingestion", async () => {
+    const byOwner = await sql<{ owner_id: string; kinds: string[] }>(
+      `SELECT owner_id, array_agg(DISTINCT kind ORDER BY kind) AS kinds FROM usage_records
+        WHERE owner_id = ANY($1) AND conversation_id IS NOT NULL GROUP BY owner_id`,
+      [[reader.userId, secondReader.userId]],
+    );
+    expect(byOwner).toHaveLength(2);
+    for (const row of byOwner) expect(row.kinds).toContain('answer');
+    // the only ingestion a reader paid for is their own book's
+    const ingested = await sql<{ book_id: string }>(
+      `SELECT DISTINCT book_id FROM usage_records WHERE owner_id = ANY($1) AND kind = 'contextualization'`,
+      [[reader.userId, secondReader.userId]],
+    );
+    expect(ingested).toEqual([{ book_id: readerOwnBook }]);
+    expect((await reader.req('GET', '/v1/usage')).body.turns).toBeGreaterThan(0);
+  });
+
+  it('leaves the catalogue alone when a reader erases their account (DELETE /v1/me)', async () => {
+    const erased = await secondReader.req('DELETE', '/v1/me');
+    expect([202, 204]).toContain(erased.status);
+    expect((await reader.req('GET', `/v1/books/${bookId}`)).status).toBe(200);
+    expect((await publisher.req('GET', `/v1/books/${bookId}`)).status).toBe(200);
+    expect(await sql('SELECT 1 FROM book_chunks WHERE book_id = $1 LIMIT 1', [bookId])).toHaveLength(1);
+  });
+
+  it("withdraws it: its data goes, readers' conversations stay readable and a next turn is answered", async () => {
+    expect(readerTurnEvents.some((e) => e.type === 'ToolResultRecorded')).toBe(true);
+    expect((await publisher.req('DELETE', `/v1/books/${bookId}`)).status).toBe(204);
+
+    expect((await reader.req('GET', `/v1/books/${bookId}`)).status).toBe(404);
+    expect(await listIds(reader)).not.toContain(bookId);
+    expect((await reader.req('POST', '/v1/conversations', { bookId })).status).toBe(404);
+    for (const table of ['books', 'book_chunks', 'book_terms', 'book_uploads']) {
+      const where = table === 'books' ? 'id' : 'book_id';
+      expect({ table, rows: await sql(`SELECT 1 FROM ${table} WHERE ${where} = $1`, [bookId]) }).toEqual({
+        table,
+        rows: [],
+      });
+    }
+    const { stdout } = await run('pg_dump', ['--no-owner', s.stack.db.url], { maxBuffer: 512 * 1024 * 1024 });
+    expect(stdout).not.toContain(CANARY);
+
+    // the reader's conversation is theirs: still there, every event of it
+    const shown = await reader.req('GET', `/v1/conversations/${readerConversation}`);
+    expect(shown.status).toBe(200);
+    const r1 = conversationHelpers(() => reader);
+    expect((await r1.events(readerConversation)).slice(0, readerTurnEvents.length)).toEqual(readerTurnEvents);
+    // a later turn cannot search it: the model is told, and the turn is answered
+    const { ending } = await r1.ask(readerConversation, 'What does the chart show?');
+    expect(ending.type).toBe('AssistantReplied');
+    const told = (await r1.events(readerConversation)).filter((e) => e.type === 'ToolResultRecorded').pop()!;
+    expect((told.data as { content: string }).content).toContain('no longer available');
+    expect((ending.data as { content: string }).content).toContain('no longer available');
+    // the ledger keeps what the publisher paid for it
+    expect(
+      await sql(`SELECT 1 FROM usage_records WHERE book_id = $1 AND owner_id = $2 LIMIT 1`, [bookId, publisher.userId]),
+    ).toHaveLength(1);
+  });
+});
