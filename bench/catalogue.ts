@@ -23,6 +23,7 @@ import { Pool } from 'pg';
 import { loadDatabaseUrl } from '../libs/config/src';
 import { projectRoot } from '../libs/platform/src/project-root';
 import { BooksRepository } from '../libs/books/src/books.repository';
+import { PassagesRepository } from '../libs/books/src/search/passages.repository';
 import { BookIngest } from '../libs/books/src/book-ingest';
 import { BookSearch } from '../libs/books/src/book-search';
 import { BookShelf } from '../libs/books/src/catalogue/book-shelf.repository';
@@ -100,7 +101,7 @@ async function search(pool: Pool, shelf: BookShelf, tenant: string): Promise<voi
        FROM generate_series(1, $2) g`,
     [published.id, READERS],
   );
-  const tool = new SearchBookTool(new BookSearch(repo, shelf), new BookQueries(shelf));
+  const tool = new SearchBookTool(new BookSearch(new PassagesRepository(pool), shelf), new BookQueries(shelf));
   const ask = (bookId: string, userId: string) => async () => {
     for (const query of QUESTIONS) {
       const out = await tool.run(
@@ -112,7 +113,7 @@ async function search(pool: Pool, shelf: BookShelf, tenant: string): Promise<voi
   };
   const privately = await timed(REPEAT, ask(own.id, owner));
   const catalogue = await timed(REPEAT, ask(published.id, `reader-${READERS}`));
-  const direct = new BookSearch(repo, shelf);
+  const direct = new BookSearch(new PassagesRepository(pool), shelf);
   const api = await timed(REPEAT, () => direct.search(readerOf('reader-1', tenant), published.id, QUESTIONS[0]));
   console.log(`\n## search_book on one book, ${QUESTIONS.length} questions a run (p50 of ${REPEAT})`);
   console.log(`| book | ms | ratio to private |\n| --- | --- | --- |`);

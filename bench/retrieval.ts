@@ -22,6 +22,7 @@ import { Pool } from 'pg';
 import { ConfigError, loadContextualConfig, loadDatabaseUrl, loadEmbeddingsConfig } from '../libs/config/src';
 import { projectRoot } from '../libs/platform/src/project-root';
 import { BooksRepository } from '../libs/books/src/books.repository';
+import { PassagesRepository } from '../libs/books/src/search/passages.repository';
 import { BookShelf } from '../libs/books/src/catalogue/book-shelf.repository';
 import { BookIngest } from '../libs/books/src/book-ingest';
 import { BookSearch } from '../libs/books/src/book-search';
@@ -109,7 +110,7 @@ export async function runRetrievalBench(log: (line: string) => void = console.lo
   const pool = new Pool({ connectionString: url.toString(), max: 4 });
   try {
     const bookIngest = new BookIngest(new BooksRepository(pool));
-    const lexical = new BookSearch(new BooksRepository(pool), new BookShelf(pool));
+    const lexical = new BookSearch(new PassagesRepository(pool), new BookShelf(pool));
     const dataDir = path.join(projectRoot(), 'data/books');
 
     const report: RetrievalReport = { ingest: [], recallAt5: 0, tuningRecallAt5: 0, heldOutRecallAt5: 0, sets: [] };
@@ -177,7 +178,7 @@ export async function runRetrievalBench(log: (line: string) => void = console.lo
     } else {
       log(`\nHybrid (${embeddings.model}): embedding the books`);
       for (const file of BOOKS) await embeddings.embedBook(ids[file]);
-      const hybrid = new BookSearch(new BooksRepository(pool), new BookShelf(pool), embeddings);
+      const hybrid = new BookSearch(new PassagesRepository(pool), new BookShelf(pool), embeddings);
       report.hybrid = await modeRows(hybrid, ids, dataDir);
       printBeside(log, 'hybrid', report.sets, report.hybrid);
     }
@@ -255,12 +256,12 @@ async function measureContextual(
     const { state } = await contexts.contextualizeBook(ids[file]);
     log(`  ${file.padEnd(26)} contexts written, $${state.usage.usd.toFixed(4)}`);
   }
-  const withContexts = await modeRows(new BookSearch(new BooksRepository(pool), new BookShelf(pool)), ids, dataDir);
+  const withContexts = await modeRows(new BookSearch(new PassagesRepository(pool), new BookShelf(pool)), ids, dataDir);
   printBeside(log, 'contextual lexical', lexical, withContexts);
   if ('notMeasured' in embeddings) return { lexical: withContexts, hybrid: null };
   for (const file of BOOKS) await embeddings.embedBook(ids[file]); // the passages that gained a context
   const hybrid = await modeRows(
-    new BookSearch(new BooksRepository(pool), new BookShelf(pool), embeddings),
+    new BookSearch(new PassagesRepository(pool), new BookShelf(pool), embeddings),
     ids,
     dataDir,
   );

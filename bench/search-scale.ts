@@ -19,6 +19,7 @@ import { Pool } from 'pg';
 import { loadDatabaseUrl } from '../libs/config/src';
 import { projectRoot } from '../libs/platform/src/project-root';
 import { BooksRepository } from '../libs/books/src/books.repository';
+import { PassagesRepository } from '../libs/books/src/search/passages.repository';
 import { BookIngest } from '../libs/books/src/book-ingest';
 import { queryText } from '../libs/books/src/search/query-text';
 import { SEARCH_SQL, searchParams } from '../libs/books/src/search/search-query';
@@ -68,13 +69,13 @@ async function setIndexes(pool: Pool, phase: Phase, current: { phase: Phase }): 
   return Date.now() - started;
 }
 
-async function timeQuestions(repo: BooksRepository, bookId: string, questions: string[]) {
-  for (const q of questions.slice(0, 3)) await repo.search(bookId, queryText(q), K, null); // warm up
+async function timeQuestions(passages: PassagesRepository, bookId: string, questions: string[]) {
+  for (const q of questions.slice(0, 3)) await passages.search(bookId, queryText(q), K, null); // warm up
   const ms: number[] = [];
   for (let r = 0; r < REPEAT; r++) {
     for (const q of questions) {
       const started = process.hrtime.bigint();
-      await repo.search(bookId, queryText(q), K, null);
+      await passages.search(bookId, queryText(q), K, null);
       ms.push(Number(process.hrtime.bigint() - started) / 1e6);
     }
   }
@@ -159,6 +160,7 @@ export async function runSearchScaleBench(log: (line: string) => void = console.
   const pool = new Pool({ connectionString: url.toString(), max: 1 });
   try {
     const repo = new BooksRepository(pool);
+    const passages = new PassagesRepository(pool);
     const bookIngest = new BookIngest(repo);
     const dataDir = path.join(projectRoot(), 'data/books');
     const questions = readFileSync(path.join(dataDir, 'alice.qa.jsonl'), 'utf8')
@@ -181,7 +183,7 @@ export async function runSearchScaleBench(log: (line: string) => void = console.
     const measure = async (library: string) => {
       for (const phase of ['before', 'after'] as Phase[]) {
         const swapMs = await setIndexes(pool, phase, state);
-        const t = await timeQuestions(repo, alice, questions);
+        const t = await timeQuestions(passages, alice, questions);
         const plan = await explain(pool, alice);
         const exec = /Execution Time: ([\d.]+)/.exec(plan)?.[1];
         rows.push(

@@ -9,6 +9,7 @@ import {
   ContextsRepository,
   EmbeddingsRepository,
   type ContextualizationState,
+  PassagesRepository,
 } from '@parley/books';
 import { loadContextualConfig, type ContextualConfig } from '@parley/config';
 import { costUsd } from '@parley/agent';
@@ -63,7 +64,7 @@ describe('contextual retrieval (a context per passage, written by the model, ind
     contextsOf(config(over), db.pool, serverBudgetUsd);
   const ingestion = (c: BookContexts | null) => new BookIngest(new BooksRepository(db.pool), undefined, null, c);
   const search = (...args: Parameters<BookSearch['search']>) =>
-    new BookSearch(new BooksRepository(db.pool), new BookShelf(db.pool)).search(...args);
+    new BookSearch(new PassagesRepository(db.pool), new BookShelf(db.pool)).search(...args);
   const state = async (id: string) => (await new ContextsRepository(db.pool).state(id)) as ContextualizationState;
   const contextOf = async (id: string) =>
     (

@@ -11,6 +11,7 @@ import {
   EmbeddingsRepository,
   fuseRankings,
   HttpEmbedder,
+  PassagesRepository,
 } from '@parley/books';
 import { EmbeddingsConfig, loadEmbeddingsConfig } from '@parley/config';
 import { honestBook } from '../support/hostile-books';
@@ -60,11 +61,11 @@ describe('semantic retrieval (embeddings fused with full text)', () => {
     const embeddings = new BookEmbeddings(createEmbedder(cfg)!, new EmbeddingsRepository(db.pool), storeBatch);
     return {
       ingester: new BookIngest(repo, undefined, embeddings),
-      searcher: new BookSearch(repo, new BookShelf(db.pool), embeddings),
+      searcher: new BookSearch(new PassagesRepository(db.pool), new BookShelf(db.pool), embeddings),
       embeddings,
     };
   };
-  const lexicalOnly = () => new BookSearch(new BooksRepository(db.pool), new BookShelf(db.pool));
+  const lexicalOnly = () => new BookSearch(new PassagesRepository(db.pool), new BookShelf(db.pool));
 
   beforeAll(async () => {
     HttpEmbedder.backoffMs = 20; // retries in milliseconds, not seconds
@@ -129,7 +130,7 @@ describe('semantic retrieval (embeddings fused with full text)', () => {
     expect(items[0].score).toBeGreaterThan(0.5);
     const embeddings = books.embeddings;
     const vector = await embeddings.nearest(book.id, await embeddings.embedder.embedQuery(query), 50, 30);
-    const lexical50 = await new BooksRepository(db.pool).search(book.id, query, 50, 30);
+    const lexical50 = await new PassagesRepository(db.pool).search(book.id, query, 50, 30);
     expect(items.map((h) => h.chunkId)).toEqual(fuseRankings(lexical50, vector, 8).map((h) => h.chunkId));
     expect(lexical.map((h) => h.chunkId)).not.toEqual(items.map((h) => h.chunkId).slice(0, lexical.length));
   }, 120_000);

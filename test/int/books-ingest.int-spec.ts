@@ -1,5 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { Book, BookIngest, BookQueries, BookSearch, BookShelf, BooksRepository, readerOf } from '@parley/books';
+import {
+  Book,
+  BookIngest,
+  BookQueries,
+  BookSearch,
+  BookShelf,
+  BooksRepository,
+  readerOf,
+  PassagesRepository,
+} from '@parley/books';
 import { EventStore } from '@parley/event-store';
 import { honestBook } from '../support/hostile-books';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
@@ -20,7 +29,7 @@ describe('book ingest', () => {
     const repo = new BooksRepository(db.pool);
     ingest = new BookIngest(repo);
     books = new BookQueries(new BookShelf(db.pool));
-    bookSearch = new BookSearch(repo, new BookShelf(db.pool));
+    bookSearch = new BookSearch(new PassagesRepository(db.pool), new BookShelf(db.pool));
   });
   afterAll(() => db.drop());
 

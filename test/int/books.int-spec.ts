@@ -15,6 +15,7 @@ import {
   readerOf,
   MAX_BOOK_BYTES,
   SearchBookTool,
+  PassagesRepository,
 } from '@parley/books';
 import { minimalPdf } from '../support/minimal-pdf';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
@@ -46,7 +47,7 @@ describe('books: ingest, queries, search', () => {
     repo = new BooksRepository(db.pool);
     ingest = new BookIngest(repo);
     books = new BookQueries(new BookShelf(db.pool));
-    bookSearch = new BookSearch(repo, new BookShelf(db.pool));
+    bookSearch = new BookSearch(new PassagesRepository(db.pool), new BookShelf(db.pool));
     alice = await ingest.ingest(reader, {
       title: "Alice's Adventures in Wonderland",
       author: 'Lewis Carroll',

@@ -2,11 +2,11 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { BookNotFoundError, BookNotReadyError } from './book.errors';
 import { SearchOptions, SearchResult } from './book.types';
 import { BOOK_EMBEDDINGS } from './book.tokens';
-import { BooksRepository } from './books.repository';
 import { BookReader } from './catalogue/book-reader';
 import { BookShelf } from './catalogue/book-shelf.repository';
 import { BookEmbeddings } from './embeddings/book-embeddings';
 import { FUSION_CANDIDATES, fuseRankings } from './search/hybrid-search';
+import { PassagesRepository } from './search/passages.repository';
 import { queryText } from './search/query-text';
 
 export const DEFAULT_SEARCH_K = 5;
@@ -19,7 +19,7 @@ export class BookSearch {
   private readonly embeddings: BookEmbeddings | null;
 
   constructor(
-    private readonly repo: BooksRepository,
+    private readonly passages: PassagesRepository,
     private readonly shelf: BookShelf,
     @Optional() @Inject(BOOK_EMBEDDINGS) embeddings?: BookEmbeddings | null,
   ) {
@@ -42,13 +42,13 @@ export class BookSearch {
     const text = queryText(query);
     if (!text) return { items: [] };
     if (!this.embeddings || !(await this.embeddings.ready(bookId)))
-      return { items: await this.repo.search(bookId, text, k, maxChapter) };
+      return { items: await this.passages.search(bookId, text, k, maxChapter) };
     return { items: await this.hybridSearch(bookId, query, text, k, maxChapter, this.embeddings) };
   }
 
   /** BookNotFoundError, or BookNotReadyError while the book ingests or when it failed. */
   private async assertReady(reader: BookReader | null, id: string): Promise<void> {
-    const book = reader ? (await this.shelf.find(reader, id))?.book : await this.repo.find(null, id);
+    const book = (await this.shelf.find(reader, id))?.book;
     if (!book) throw new BookNotFoundError(id);
     if (book.status !== 'ready') throw new BookNotReadyError(id, book.status);
   }
@@ -67,7 +67,7 @@ export class BookSearch {
   ) {
     const n = Math.max(FUSION_CANDIDATES, k);
     const [lexical, vector] = await Promise.all([
-      this.repo.search(bookId, text, n, maxChapter),
+      this.passages.search(bookId, text, n, maxChapter),
       embeddings.embedder
         .embedQuery(query)
         .then((q) => embeddings.nearest(bookId, q, n, maxChapter))

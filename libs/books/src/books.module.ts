@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { AppConfig, CONFIG } from '@parley/config';
 import { BooksRepository } from './books.repository';
+import { PassagesRepository } from './search/passages.repository';
 import { Pool } from 'pg';
 import { BookIngest } from './book-ingest';
 import { BookQueries } from './book-queries';
@@ -22,6 +23,7 @@ import { WholeBooks } from './whole-books';
 @Module({
   providers: [
     BooksRepository,
+    PassagesRepository,
     BookShelf,
     BookIngest,
     BookQueries,

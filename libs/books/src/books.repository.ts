@@ -2,8 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Pool } from 'pg';
 import { ChunkDraft } from './chunking/chunker';
 import { IngestBusyError } from './book.errors';
-import { Book, BookFormat, BookProgress, BookStatus, BookVisibility, ChapterRef, SearchHit } from './book.types';
-import { SEARCH_SQL, searchParams } from './search/search-query';
+import { Book, BookFormat, BookProgress, BookStatus, BookVisibility, ChapterRef } from './book.types';
 
 export interface BookRow {
   id: string;
@@ -82,9 +81,10 @@ export const INGEST_BUSY_RETRY_AFTER_S = 30;
 const INGEST_LOCK = 0x626f6f6b; // 'book'
 
 /**
- * Plain parameterised SQL over books, book_uploads, book_chunks and book_terms. A book is
- * written in short transactions: create (with its upload), addChunks batch by batch, markReady
- * or fail; until ready it is neither searchable nor open to conversations.
+ * A book's record and its ingestion, as plain parameterised SQL over books, book_uploads,
+ * book_chunks and book_terms. A book is written in short transactions: create (with its upload),
+ * addChunks batch by batch, markReady or fail; until ready it is neither searchable nor open to
+ * conversations. Who may see a book is BookShelf's; searching its passages, PassagesRepository's.
  */
 @Injectable()
 export class BooksRepository {
@@ -276,42 +276,4 @@ export class BooksRepository {
     const { rowCount } = await this.pool.query('DELETE FROM books WHERE id = $1 AND owner_id = $2', [id, ownerId]);
     return (rowCount ?? 0) > 0;
   }
-
-  /**
-   * The k best passages for a question, from chapters ≤ maxChapter (null: all), best first,
-   * with scores in 0..1.
-   */
-  async search(bookId: string, query: string, k: number, maxChapter: number | null): Promise<SearchHit[]> {
-    const { rows } = await this.pool.query<PassageRow & { score: number }>({
-      name: 'books-search',
-      text: SEARCH_SQL,
-      values: searchParams(bookId, query, maxChapter, k),
-    });
-    return rows.map((r) => hitOf(r, Math.round(r.score * 10_000) / 10_000));
-  }
-}
-
-/** A passage as book_chunks stores it (the columns of PASSAGE_COLUMNS). */
-export interface PassageRow {
-  id: string;
-  chapter: string;
-  chapter_index: number;
-  section: string | null;
-  page: number | null;
-  text: string;
-}
-
-export const PASSAGE_COLUMNS = 'id, chapter, chapter_index, section, page, text';
-
-/** A stored passage as a search hit with this score. */
-export function hitOf(r: PassageRow, score: number): SearchHit {
-  return {
-    chunkId: r.id,
-    chapter: r.chapter,
-    chapterIndex: r.chapter_index,
-    section: r.section,
-    page: r.page,
-    text: r.text,
-    score,
-  };
 }

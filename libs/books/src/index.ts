@@ -2,6 +2,7 @@ export * from './book.types';
 export * from './book.errors';
 export * from './book-format';
 export * from './books.repository';
+export * from './search/passages.repository';
 export * from './book.tokens';
 export * from './book-ingest';
 export * from './book-queries';

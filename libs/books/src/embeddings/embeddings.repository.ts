@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Pool } from 'pg';
 import { SearchHit } from '../book.types';
-import { hitOf, PASSAGE_COLUMNS, PassageRow } from '../books.repository';
+import { hitOf, PASSAGE_COLUMNS, PassageRow } from '../search/passages.repository';
 
 export interface ChunkToEmbed {
   id: string;
