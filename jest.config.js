@@ -12,11 +12,12 @@ module.exports = {
   testEnvironment: 'node',
   testMatch: ['<rootDir>/{apps,libs,test}/**/*.{spec,int-spec,e2e-spec}.ts'],
   transform: { '^.+\\.ts$': ['@swc/jest', swc] },
+  // the first pattern that matches wins: the client's before the libs' own
   moduleNameMapper: {
-    '^@parley/([a-z-]+)$': '<rootDir>/libs/$1/src',
-    '^@parley/(platform|config)/(tracing|config|supported-node)$': '<rootDir>/libs/$1/src/$2',
     // the installable client (libs/api-client), from its source as the other libs
     '^@parley/client$': '<rootDir>/libs/api-client/src',
+    '^@parley/([a-z-]+)$': '<rootDir>/libs/$1/src',
+    '^@parley/(platform|config)/(tracing|config|supported-node)$': '<rootDir>/libs/$1/src/$2',
   },
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',

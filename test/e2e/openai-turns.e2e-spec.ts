@@ -189,6 +189,10 @@ describe('agent turns over OpenAI (e2e, the openai SDK against the fake Chat Com
   it('answers a model without tool use by searching first, after one refused call, and never offers it tools again', async () => {
     const id = await conversation();
     expect((await setModel(id, NO_TOOLS)).response.status).toBe(200);
+    // `auto` searches first once the model refuses tools (the stacks' default mode is `tools`, which fails instead)
+    const auto = { policy: { retrievalMode: 'auto' as const } };
+    const patched = await s.alice.api.PATCH('/v1/conversations/{id}', { params: { path: { id } }, body: auto });
+    expect(patched.response.status).toBe(200);
     const first = await post(id, 'What did Marisol carry to the island?');
     const reply = expectEvent(await untilEnded(id, first.turnId), 'AssistantReplied');
     expect(reply.data.model).toBe(NO_TOOLS);
