@@ -1,4 +1,5 @@
-import { overlapLength, WholeBookPassage, withoutOverlap } from './whole-books';
+import { WholeBookPassage } from '@parley/agent';
+import { overlapLength, withoutOverlap } from './whole-books';
 
 const p = (text: string, chapterIndex = 1): WholeBookPassage => ({
   chunkId: text.slice(0, 8),

@@ -1,23 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Pool } from 'pg';
+import { WholeBookPassage, WholeBookText } from '@parley/agent';
 import { BooksRepository } from './books.repository';
-
-/** A passage of a book as whole-book retrieval sends it: its text without the overlap it repeats from the one before. */
-export interface WholeBookPassage {
-  chunkId: string;
-  chapter: string;
-  chapterIndex: number;
-  section: string | null;
-  page: number | null;
-  text: string;
-}
-
-/** A book up to a reading position, its passages in book order. */
-export interface BookText {
-  bookId: string;
-  title: string;
-  passages: WholeBookPassage[];
-}
 
 /** ≈ 4 characters a token, as the history budget counts, plus each passage's block wrapping in the request. */
 const CHARS_PER_TOKEN = 4;
@@ -66,8 +50,8 @@ export class WholeBooks {
   }
 
   /** The books' passages up to `maxChapter` (null: whole), in the order of `bookIds`; missing or unready books left out. */
-  async upTo(ownerId: string | null, bookIds: string[], maxChapter: number | null): Promise<BookText[]> {
-    const out: BookText[] = [];
+  async upTo(ownerId: string | null, bookIds: string[], maxChapter: number | null): Promise<WholeBookText[]> {
+    const out: WholeBookText[] = [];
     for (const bookId of bookIds) {
       const book = await this.books.find(ownerId, bookId);
       if (!book || book.status !== 'ready') continue;

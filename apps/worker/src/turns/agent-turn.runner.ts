@@ -5,6 +5,7 @@ import {
   decideAgentSteps,
   isAbort,
   KeptStep,
+  sleepUnlessAborted,
   LlmError,
   modelCallStopped,
   planTurn,
@@ -67,18 +68,6 @@ const stepIteration = (turn: TurnRecord, step: { kind: string; iteration?: numbe
 function buysModelCall(turn: TurnRecord, step: WorkStep): boolean {
   if (step.kind === 'run-tools') return false;
   return !turn.modelBatches?.[replyCallId(turn.turnId, stepIteration(turn, step))];
-}
-
-function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 /** A kept step's command: what it did, or (kept by a release before 0.3) the events it made. */
@@ -266,7 +255,7 @@ export class AgentTurnRunner {
     if (outage.tries === 1)
       this.logger.warn(`turn ${turnId}: database unavailable, retrying (${(e as Error).message})`);
     if (Date.now() - outage.since > this.config.worker.dbOutageMaxMs) throw e; // BullMQ retries the job later
-    await abortableSleep(backoffMs(outage.tries, DB_RETRY_MAX_MS), signal);
+    await sleepUnlessAborted(backoffMs(outage.tries, DB_RETRY_MAX_MS), signal);
   }
 
   /** Records TurnFailed unless the turn already ended (FailTurn, through the one command path). */

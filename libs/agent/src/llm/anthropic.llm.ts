@@ -27,6 +27,7 @@ import {
 } from './llm.types';
 import { StreamedUsage } from './streamed-usage';
 import { chatRequestAttributes, chatResultAttributes } from './chat-span';
+import { midStreamBackoffMs, sleepUnlessAborted } from './mid-stream-retry';
 
 const EPHEMERAL = { type: 'ephemeral' as const };
 
@@ -331,24 +332,6 @@ function classify(e: unknown): Error {
     return new LlmError(e.message, code, retryable);
   }
   return e instanceof Error ? e : new Error(String(e));
-}
-
-/** 1 s, 2 s, 4 s … with jitter, at most 16 s: an overloaded API needs a breath, not a hammering. */
-function midStreamBackoffMs(attempt: number): number {
-  const base = Math.min(16_000, 1_000 * 2 ** (attempt - 1));
-  return Math.round(base * (0.75 + Math.random() / 2));
-}
-
-function sleepUnlessAborted(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
 }
 
 export const isAbort = (e: unknown): boolean =>

@@ -17,6 +17,7 @@ import {
 } from './llm.types';
 import { chatCompletionRequest } from './openai-request';
 import { ChatCompletionStreamed } from './openai-stream';
+import { midStreamBackoffMs, sleepUnlessAborted } from './mid-stream-retry';
 
 /** The code of a call refused because the model has no tool use: the turn turns to always-retrieve. */
 export const TOOLS_UNSUPPORTED = 'llm_tools_unsupported';
@@ -169,21 +170,3 @@ function classify(e: unknown): Error {
 }
 
 const isAbort = (e: unknown): boolean => (e as Error)?.name === 'AbortError';
-
-/** 1 s, 2 s, 4 s … with jitter, at most 16 s. */
-function midStreamBackoffMs(attempt: number): number {
-  const base = Math.min(16_000, 1_000 * 2 ** (attempt - 1));
-  return Math.round(base * (0.75 + Math.random() / 2));
-}
-
-function sleepUnlessAborted(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}
