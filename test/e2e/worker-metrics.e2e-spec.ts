@@ -22,7 +22,13 @@ describe('worker metrics (e2e, scraped by a real Prometheus)', () => {
   });
   afterAll(() => prometheus?.stop());
   const s = useReaderStack({
-    env: () => ({ WORKER_METRICS_PORT: String(workerPort), METRICS_PORT: String(apiMetricsPort), LLM_MODEL: MODEL }),
+    env: () => ({
+      WORKER_METRICS_PORT: String(workerPort),
+      METRICS_PORT: String(apiMetricsPort),
+      LLM_MODEL: MODEL,
+      // a model of this test's own: priced, as every LLM_MODEL must be
+      LLM_PRICES: JSON.stringify({ [MODEL]: { provider: 'anthropic', input: 2, output: 10 } }),
+    }),
   });
 
   it('serves Prometheus text on the worker port, and nothing else there', async () => {

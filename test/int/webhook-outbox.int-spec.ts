@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { CheckpointedConsumerRunner, EventStore } from '@parley/event-store';
+import { CheckpointedConsumerRunner, EventStore, reached } from '@parley/event-store';
 import { WebhookDeliveriesConsumer, WebhookEndpoints, WebhookOutbox, WEBHOOKS_CONSUMER } from '@parley/webhooks';
 import {
   assistantReplied,
@@ -10,6 +10,7 @@ import {
   userMessagePosted,
 } from '../support/factories/events';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
+import { waitFor } from '../support/wait-for';
 
 /**
  * The webhook outbox written from the log (migration 027): a delivery per turn's end for the
@@ -38,7 +39,19 @@ describe(WebhookOutbox.name, () => {
         [endpointId],
       )
     ).rows;
-  const drain = () => new CheckpointedConsumerRunner(store, new WebhookDeliveriesConsumer()).drain();
+  /**
+   * Runs the consumer until it has reached the log's head as it is now: one drain can stop short
+   * while another database's transaction on this cluster is still open (the consumer waits for
+   * older transactions, so it never skips one), as happens beside the other suites.
+   */
+  const drain = async () => {
+    const runner = new CheckpointedConsumerRunner(store, new WebhookDeliveriesConsumer());
+    const head = await store.head();
+    await waitFor('the webhooks consumer to reach the log head', async () => {
+      await runner.drain();
+      return reached(await runner.checkpoint(), head);
+    });
+  };
 
   /** A conversation of `ownerId` with turns ended each way: replied, failed, cancelled. */
   async function conversationWithTurns(ownerId: string) {
