@@ -19,7 +19,14 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Pool } from 'pg';
-import { ConfigError, loadContextualConfig, loadDatabaseUrl, loadEmbeddingsConfig } from '../libs/config/src';
+import {
+  ConfigError,
+  loadContextualConfig,
+  loadDatabaseUrl,
+  loadEmbeddingsConfig,
+  loadLlmPrices,
+} from '../libs/config/src';
+import { installPrices } from '../libs/agent/src/llm/pricing';
 import { projectRoot } from '../libs/platform/src/project-root';
 import { BooksRepository } from '../libs/books/src/books.repository';
 import { PassagesRepository } from '../libs/books/src/search/passages.repository';
@@ -240,14 +247,16 @@ async function measureContextual(
   embeddings: BookEmbeddings | { notMeasured: string },
 ): Promise<RetrievalReport['contextual']> {
   let config;
+  let contexts;
   try {
     config = loadContextualConfig();
+    if (!config) return notMeasured(log, 'no LLM configured for it: CONTEXTUAL_RETRIEVAL is off');
+    // the benchmark spends on no reader's budget; LLM_PRICES names the model's provider and price
+    contexts = contextsOf(config, pool, null, installPrices(loadLlmPrices()));
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
     return notMeasured(log, e.message.replace(/\s+/g, ' '));
   }
-  if (!config) return notMeasured(log, 'no LLM configured for it: CONTEXTUAL_RETRIEVAL is off');
-  const contexts = contextsOf(config, pool, null); // the benchmark spends on no reader's budget
   log(`\nContextual retrieval (${config.model}): estimate`);
   for (const file of BOOKS) log(`  ${file.padEnd(26)} ${describeEstimate(await contexts.estimate(ids[file]))}`);
   if (process.env.BENCH_CONTEXTUAL !== '1')

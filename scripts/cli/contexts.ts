@@ -1,12 +1,20 @@
 /**
  * `contexts estimate|add [<bookId>]`: contextual retrieval for books already ingested, an admin
- * tool on the database of DATABASE_URL with the CONTEXTUAL_* and ANTHROPIC_* settings. `estimate`
+ * tool on the database of DATABASE_URL with the CONTEXTUAL_* settings, LLM_PRICES, and the
+ * ANTHROPIC_* or OPENAI_* settings of the contextual model's provider. `estimate`
  * prints what the calls would cost and sends nothing; `add` prints the same estimate, then writes
  * the missing contexts (a re-run asks only for passages without one) and, with an embeddings
  * provider configured, embeds those passages again with their context.
  */
 import { Pool } from 'pg';
-import { loadBudgetUsdPerMonth, loadContextualConfig, loadDatabaseUrl, loadEmbeddingsConfig } from '@parley/config';
+import { installPrices } from '@parley/agent';
+import {
+  loadBudgetUsdPerMonth,
+  loadContextualConfig,
+  loadDatabaseUrl,
+  loadEmbeddingsConfig,
+  loadLlmPrices,
+} from '@parley/config';
 import { BookEmbeddings, contextsOf, createEmbedder, describeEstimate, EmbeddingsRepository } from '@parley/books';
 import { EXIT } from './errors';
 
@@ -20,7 +28,8 @@ export async function contexts(action: 'estimate' | 'add', bookId: string | unde
   }
   const pool = new Pool({ connectionString: loadDatabaseUrl() });
   try {
-    const c = contextsOf(config, pool, loadBudgetUsdPerMonth());
+    // the operator's prices, as the worker has them: they price the calls and name the model's provider
+    const c = contextsOf(config, pool, loadBudgetUsdPerMonth(), installPrices(loadLlmPrices()));
     const embedder = createEmbedder(loadEmbeddingsConfig());
     const embeddings = embedder ? new BookEmbeddings(embedder, new EmbeddingsRepository(pool)) : null;
     const books = bookId ? [{ id: bookId, title: bookId }] : await c.booksToSituate();

@@ -86,7 +86,9 @@ describe('contextual retrieval (a context per passage, written by the model, ind
 
   it('off by default: no config, no calls', () => {
     expect(loadContextualConfig({})).toBeNull();
-    expect(() => loadContextualConfig({ CONTEXTUAL_RETRIEVAL: 'true' })).toThrow(/ANTHROPIC_API_KEY/);
+    // on, an Anthropic model (the default CONTEXTUAL_MODEL) needs its key before anything runs
+    const keyless = loadContextualConfig({ CONTEXTUAL_RETRIEVAL: 'true' })!;
+    expect(() => contextsOf(keyless, db.pool, null)).toThrow(/ANTHROPIC_API_KEY: required/);
   });
 
   it("bills every call to the uploader in the usage ledger, and stops at the uploader's budget", async () => {

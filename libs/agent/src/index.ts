@@ -7,6 +7,7 @@ export * from './llm/pricing';
 export * from './llm/anthropic.llm';
 export * from './llm/scripted.llm';
 export * from './llm/openai.llm';
+export { chatCompletionUsage } from './llm/openai-stream';
 export * from './llm/price-table';
 export * from './llm/model-table';
 export * from './llm/model-tool-support';

@@ -3,8 +3,13 @@ import { ConfigError, Env } from './env';
 /** Contextual retrieval: the model that writes each passage's context, and how it is called. */
 export interface ContextualConfig {
   model: string;
-  apiKey?: string;
-  baseUrl?: string;
+  /**
+   * Both providers' credentials: the model's entry in the price table says which one it runs on,
+   * and that one's key is required when contextual retrieval starts (libs/books context-writer.ts).
+   */
+  anthropic: { apiKey?: string; baseUrl?: string };
+  /** the Chat Completions API: OpenAI's, or a compatible server's (OPENAI_BASE_URL) */
+  openai: { apiKey?: string; baseUrl?: string };
   /** requests in flight at once, after the first (which writes the book to the cache alone) */
   concurrency: number;
   /** the SDK's retries of 429, 5xx and 529 (with its backoff) before a passage counts as failed */
@@ -91,12 +96,10 @@ export function embeddingsConfig(e: Env): EmbeddingsConfig {
 
 export function contextualConfig(e: Env): ContextualConfig | null {
   if (!e.CONTEXTUAL_RETRIEVAL) return null;
-  if (!e.ANTHROPIC_API_KEY)
-    throw new ConfigError('Invalid environment:\n  ANTHROPIC_API_KEY: required with CONTEXTUAL_RETRIEVAL=true');
   return {
     model: e.CONTEXTUAL_MODEL,
-    apiKey: e.ANTHROPIC_API_KEY,
-    baseUrl: e.ANTHROPIC_BASE_URL,
+    anthropic: { apiKey: e.ANTHROPIC_API_KEY, baseUrl: e.ANTHROPIC_BASE_URL },
+    openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL },
     concurrency: e.CONTEXTUAL_CONCURRENCY,
     maxRetries: e.CONTEXTUAL_MAX_RETRIES,
     maxBookTokens: e.CONTEXTUAL_MAX_BOOK_TOKENS,

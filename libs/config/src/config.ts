@@ -9,6 +9,7 @@ import {
   EmbeddingsConfig,
 } from './books-config';
 import { parseEnv, parseTracingEnv } from './env';
+import { ModelPriceEntry, parsePrices } from './llm-config';
 import { tracingConfig, TracingConfig } from './tracing-config';
 
 export { AppConfig } from './app-config';
@@ -31,6 +32,12 @@ export function loadTracingConfig(source: NodeJS.ProcessEnv = process.env): Trac
 /** The contextual retrieval settings alone (null: off), for the CLI and the benchmark. */
 export function loadContextualConfig(source: NodeJS.ProcessEnv = process.env): ContextualConfig | null {
   return contextualConfig(parseEnv(source));
+}
+
+/** LLM_PRICES alone ({} when unset), for the CLI and the benchmark, which price contextual retrieval's calls. */
+export function loadLlmPrices(source: NodeJS.ProcessEnv = process.env): Record<string, ModelPriceEntry> {
+  const raw = parseEnv(source).LLM_PRICES;
+  return raw ? parsePrices(raw) : {};
 }
 
 /** The embeddings settings alone, for the CLI's `embeddings reembed` (which needs no JWT secret). */

@@ -91,7 +91,7 @@ export class ChatCompletionStreamed {
   }
 
   private billedUsage(): { usage: Usage; estimated: boolean } {
-    if (this.usage) return { usage: usageOf(this.usage), estimated: false };
+    if (this.usage) return { usage: chatCompletionUsage(this.usage), estimated: false };
     const written =
       this.text.length + this.calls.reduce((n, c) => n + (c?.name.length ?? 0) + (c?.args.length ?? 0), 0);
     return {
@@ -110,7 +110,7 @@ export class ChatCompletionStreamed {
  * Chat Completions usage in Parley's terms: `prompt_tokens` counts the cached tokens too, so
  * those are taken out of the input and counted as cache reads (OpenAI bills no cache writes).
  */
-export function usageOf(u: CompletionUsage): Usage {
+export function chatCompletionUsage(u: CompletionUsage): Usage {
   const cached = u.prompt_tokens_details?.cached_tokens ?? 0;
   return {
     inputTokens: Math.max(0, (u.prompt_tokens ?? 0) - cached),

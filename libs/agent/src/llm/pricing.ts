@@ -107,8 +107,13 @@ let active: PriceTable = new PriceTable(PRICES);
  * both takes the operator's price. Called once at boot, before any call is priced.
  */
 export function installPrices(overrides: Record<string, Price>): PriceTable {
-  active = new PriceTable(new Map([...PRICES, ...Object.entries(overrides)]));
+  active = priceTableWith(overrides);
   return active;
+}
+
+/** The shipped table with the operator's entries (LLM_PRICES) over it, without installing it. */
+export function priceTableWith(overrides: Record<string, Price>): PriceTable {
+  return new PriceTable(new Map([...PRICES, ...Object.entries(overrides)]));
 }
 
 /** The table in force in this process. */

@@ -1,16 +1,9 @@
-import Anthropic from '@anthropic-ai/sdk';
 import { Logger } from '@nestjs/common';
 import { Pool } from 'pg';
 import type { ContextualConfig } from '@parley/config';
-import { addUsage, costUsd, roundUsd, toUsage, zeroUsage } from '@parley/agent';
-import {
-  bookPrefix,
-  cleanContext,
-  ContextEstimate,
-  contextRequest,
-  describeEstimate,
-  estimateCost,
-} from './contextual-prompt';
+import { addUsage, costUsd, priceTable, PriceTable, roundUsd, zeroUsage } from '@parley/agent';
+import { bookPrefix, cleanContext, ContextEstimate, describeEstimate, estimateCost } from './contextual-prompt';
+import { ContextWriter, contextWriterFor } from './context-writer';
 import { BookSpending } from './book-spending';
 import { ContextsRepository, ContextualizationState, PassageToSituate } from './contexts.repository';
 
@@ -40,12 +33,7 @@ export class BookContexts {
     readonly config: ContextualConfig,
     private readonly repo: ContextsRepository,
     private readonly spending: BookSpending,
-    private readonly client = new Anthropic({
-      apiKey: config.apiKey,
-      baseURL: config.baseUrl,
-      maxRetries: config.maxRetries,
-      timeout: config.timeoutMs,
-    }),
+    private readonly writer: ContextWriter,
   ) {}
 
   /** What contextualising the book's remaining passages would cost; nothing is sent. */
@@ -63,6 +51,7 @@ export class BookContexts {
       this.config.model,
       prefix,
       pending.map((p) => p.text),
+      this.writer.provider,
     );
     return { prefix: prefix.text, pending, estimate, total: passages.length };
   }
@@ -100,18 +89,17 @@ export class BookContexts {
 
     const situate = async (p: PassageToSituate) => {
       await this.spending.assertCanCall(bookId);
-      const reply = await this.client.messages.create(
-        contextRequest(this.config.model, this.config.maxOutputTokens, prefix, p.text),
-      );
-      usage = addUsage(usage, toUsage(reply.usage));
-      await this.spending.record(bookId, {
-        messageId: reply.id,
-        model: this.config.model,
-        usage: toUsage(reply.usage),
-      });
-      const text = reply.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join(' ');
-      const context = cleanContext(text);
-      if (!context) throw new Error(`the model wrote no context for passage ${p.id}`);
+      const reply = await this.writer.situate(prefix, p.text);
+      usage = addUsage(usage, reply.usage);
+      await this.spending.record(bookId, { messageId: reply.messageId, model: this.config.model, usage: reply.usage });
+      const context = cleanContext(reply.text);
+      if (!context)
+        throw new Error(
+          `the model wrote no context for passage ${p.id}` +
+            (reply.stoppedAtMaxTokens
+              ? ` before CONTEXTUAL_MAX_OUTPUT_TOKENS (${this.config.maxOutputTokens}) ran out (a reasoning model thinks within that limit)`
+              : ''),
+        );
       if (!(await this.repo.store(bookId, p.id, context)) && !(await this.repo.title(bookId)))
         throw Object.assign(new Error(`book ${bookId} was deleted`), { code: '23503' }); // stop paying for it
       done++;
@@ -169,8 +157,17 @@ export async function pool<T>(items: T[], limit: number, work: (item: T) => Prom
   if (failure) throw (failure as { error: unknown }).error;
 }
 
-/** Contextual retrieval over the database, its spending held to the uploaders' budgets (server's: `serverBudgetUsd`). */
-export function contextsOf(config: ContextualConfig, pool: Pool, serverBudgetUsd: number | null): BookContexts {
+/**
+ * Contextual retrieval over the database, its spending held to the uploaders' budgets (server's:
+ * `serverBudgetUsd`), its calls to the provider `table` ties CONTEXTUAL_MODEL to (ConfigError when
+ * that provider's credentials are missing).
+ */
+export function contextsOf(
+  config: ContextualConfig,
+  pool: Pool,
+  serverBudgetUsd: number | null,
+  table: PriceTable = priceTable(),
+): BookContexts {
   const repo = new ContextsRepository(pool);
-  return new BookContexts(config, repo, new BookSpending(pool, repo, serverBudgetUsd));
+  return new BookContexts(config, repo, new BookSpending(pool, repo, serverBudgetUsd), contextWriterFor(config, table));
 }

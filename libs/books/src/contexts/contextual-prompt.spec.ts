@@ -1,4 +1,13 @@
-import { bookPrefix, cleanContext, contextRequest, estimateCost, tokensOf } from './contextual-prompt';
+import {
+  bookPrefix,
+  chatContextRequest,
+  cleanContext,
+  CONTEXT_INSTRUCTIONS,
+  contextRequest,
+  describeEstimate,
+  estimateCost,
+  tokensOf,
+} from './contextual-prompt';
 import { pool } from './book-contexts';
 
 const passages = [
@@ -47,6 +56,40 @@ describe('contextual retrieval, pure parts', () => {
     expect(e.usd).toBeCloseTo(usd, 5);
     expect(estimateCost('claude-haiku-4-5', prefix, []).usd).toBe(0);
     expect(estimateCost('unknown-model', prefix, ['p']).usd).toBe(0);
+  });
+
+  it('the Chat Completions request: the book first as the system message, the passage after, no sampling parameters', () => {
+    const r = chatContextRequest('gpt-4.1-mini', 100, '<book/>', 'the passage');
+    expect(r).toEqual({
+      model: 'gpt-4.1-mini',
+      max_completion_tokens: 100,
+      messages: [
+        { role: 'system', content: expect.stringMatching(/\n\n<book\/>$/) },
+        { role: 'user', content: `<passage>\nthe passage\n</passage>\n\n${CONTEXT_INSTRUCTIONS}` },
+      ],
+    });
+    // the same system message for every passage: the prefix OpenAI's cache reads
+    expect(chatContextRequest('gpt-4.1-mini', 100, '<book/>', 'another').messages[0]).toEqual(r.messages[0]);
+  });
+
+  it('the estimate on OpenAI: no cache write; later requests read the whole 128-token steps of the book at the cached price', () => {
+    const prefix = { text: 'x'.repeat(400_100), truncated: false }; // 100,025 tokens
+    const passages = Array.from({ length: 100 }, () => 'p'.repeat(2_000));
+    const e = estimateCost('gpt-4.1-mini', prefix, passages, 'openai');
+    const cached = 781 * 128; // 99,968 of the 100,025
+    expect(e.bookTokens).toBe(100_025);
+    expect(e.tokens.cacheCreationInputTokens).toBe(0);
+    expect(e.tokens.cacheReadInputTokens).toBe(99 * cached);
+    const asks = estimateCost('gpt-4.1-mini', prefix, passages).tokens.inputTokens;
+    expect(e.tokens.inputTokens).toBe(asks + 100_025 + 99 * (100_025 - cached));
+    // gpt-4.1-mini: $0.40/M input, $0.10/M cached input, $1.60/M output
+    const usd = (e.tokens.inputTokens * 0.4 + e.tokens.cacheReadInputTokens * 0.1 + e.tokens.outputTokens * 1.6) / 1e6;
+    expect(e.usd).toBeCloseTo(usd, 5);
+    expect(describeEstimate(e)).not.toContain('written to the cache');
+    // a book under 1,024 tokens is never cached
+    const short = estimateCost('gpt-4.1-mini', { text: 'x'.repeat(4_000), truncated: false }, ['a', 'b'], 'openai');
+    expect(short.tokens.cacheReadInputTokens).toBe(0);
+    expect(short.tokens.inputTokens).toBe(2 * 1_000 + 2 * tokensOf(1 + CONTEXT_INSTRUCTIONS.length + 30));
   });
 
   it('a context is one trimmed line of bounded length', () => {
