@@ -7,6 +7,7 @@ import { RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server
 import { newBook, waitForBook } from '../support/factories/books';
 import { Client, clientFor } from '../support/stack';
 import { useFakeStack } from '../support/use-stack';
+import { waitFor } from '../support/wait-for';
 
 const run = promisify(execFile);
 const strip = (x: unknown) => JSON.stringify(x, (k, v) => (k === 'cache_control' ? undefined : v));
@@ -188,11 +189,18 @@ describe('the catalogue (e2e, real SDK against the fake Messages API)', () => {
   });
 
   it("bills readers' turns to the readers, and none of the catalogue book's ingestion", async () => {
-    const byOwner = await sql<{ owner_id: string; kinds: string[] }>(
-      `SELECT owner_id, array_agg(DISTINCT kind ORDER BY kind) AS kinds FROM usage_records
-        WHERE owner_id = ANY($1) AND conversation_id IS NOT NULL GROUP BY owner_id`,
-      [[reader.userId, secondReader.userId]],
-    );
+    // the ledger is a projection of the log: the turns just answered reach it a moment later
+    const readersLines = () =>
+      sql<{ owner_id: string; kinds: string[] }>(
+        `SELECT owner_id, array_agg(DISTINCT kind ORDER BY kind) AS kinds FROM usage_records
+          WHERE owner_id = ANY($1) AND conversation_id IS NOT NULL GROUP BY owner_id`,
+        [[reader.userId, secondReader.userId]],
+      );
+    await waitFor("both readers' answers in the ledger", async () => {
+      const rows = await readersLines();
+      return rows.length === 2 && rows.every((r) => r.kinds.includes('answer'));
+    });
+    const byOwner = await readersLines();
     expect(byOwner).toHaveLength(2);
     for (const row of byOwner) expect(row.kinds).toContain('answer');
     // the only ingestion a reader paid for is their own book's
