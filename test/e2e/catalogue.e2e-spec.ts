@@ -222,6 +222,15 @@ describe('the catalogue (e2e, real SDK against the fake Messages API)', () => {
 
   it("withdraws it: its data goes, readers' conversations stay readable and a next turn is answered", async () => {
     expect(readerTurnEvents.some((e) => e.type === 'ToolResultRecorded')).toBe(true);
+    // a sentence of the book the reader's search quoted (not one the model's answer repeated)
+    const answers = JSON.stringify(readerTurnEvents.filter((e) => e.type !== 'ToolResultRecorded'));
+    const quoted = catalogueBook()
+      .split('\n')
+      .find((line) => line.length > 40 && JSON.stringify(readerTurnEvents).includes(line) && !answers.includes(line))!;
+    expect(quoted).toBeDefined();
+    const dump = async () =>
+      (await run('pg_dump', ['--no-owner', s.stack.db.url], { maxBuffer: 512 * 1024 * 1024 })).stdout;
+    expect(await dump()).toContain(quoted);
     expect((await publisher.req('DELETE', `/v1/books/${bookId}`)).status).toBe(204);
 
     expect((await reader.req('GET', `/v1/books/${bookId}`)).status).toBe(404);
@@ -234,14 +243,23 @@ describe('the catalogue (e2e, real SDK against the fake Messages API)', () => {
         rows: [],
       });
     }
-    const { stdout } = await run('pg_dump', ['--no-owner', s.stack.db.url], { maxBuffer: 512 * 1024 * 1024 });
-    expect(stdout).not.toContain(CANARY);
+    // none of its passages is left anywhere: neither the book's own rows nor what readers' searches quoted
+    const after = await dump();
+    expect(after).not.toContain(CANARY);
+    expect(after).not.toContain(quoted);
 
-    // the reader's conversation is theirs: still there, every event of it
+    // the reader's conversation is theirs: still there, every event of it, the quoted passages taken out
     const shown = await reader.req('GET', `/v1/conversations/${readerConversation}`);
     expect(shown.status).toBe(200);
     const r1 = conversationHelpers(() => reader);
-    expect((await r1.events(readerConversation)).slice(0, readerTurnEvents.length)).toEqual(readerTurnEvents);
+    const kept = (await r1.events(readerConversation)).slice(0, readerTurnEvents.length);
+    expect(kept.map((e) => [e.version, e.type, e.id])).toEqual(readerTurnEvents.map((e) => [e.version, e.type, e.id]));
+    for (const [i, e] of kept.entries()) {
+      if (e.type === 'ToolResultRecorded') expect((e.data as { content: string }).content).toMatch(/withdrawn/);
+      else expect(e).toEqual(readerTurnEvents[i]);
+    }
+    const messages = await reader.req('GET', `/v1/conversations/${readerConversation}/messages`);
+    expect(JSON.stringify(messages.body)).not.toContain(quoted);
     // a later turn cannot search it: the model is told, and the turn is answered
     const { ending } = await r1.ask(readerConversation, 'What does the chart show?');
     expect(ending.type).toBe('AssistantReplied');

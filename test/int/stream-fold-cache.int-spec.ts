@@ -50,6 +50,23 @@ describe(StreamFoldCache.name, () => {
     expect((await sut.load(stream)).state).toEqual({ sum: 116 });
   });
 
+  it('folds a stream anew after an event that says its earlier events were redacted', async () => {
+    const sut = new StreamFoldCache(store, { ...sumFold, foldsAnewAfter: (e: StoredEvent) => e.type === 'Redacted' });
+    const stream = `redacted-${randomUUID()}`;
+    const { events } = await store.append(stream, [counted(1), counted(2)], { expectedVersion: 'no_stream' });
+    expect((await sut.load(stream)).state).toEqual({ sum: 3 });
+    await store.redactEvents([{ eventId: events[0].id, data: { n: 10 } }]);
+    // nothing new in the log: the kept fold is all a load can know
+    expect((await sut.load(stream)).state).toEqual({ sum: 3 });
+    const told = { id: randomUUID(), type: 'Redacted', data: { n: 0 } };
+    const { events: own } = await store.append(stream, [told], { expectedVersion: 2 });
+    // its own append of it is not folded in from memory either
+    expect(sut.appended(stream, own)).toBeUndefined();
+    readsAfter = [];
+    expect(await sut.load(stream)).toEqual({ version: 3, state: { sum: 12 } });
+    expect(readsAfter).toEqual([0]);
+  });
+
   it("folds in its own process's append without reading, and declines when its fold is not at the version before", async () => {
     const sut = new StreamFoldCache(store, sumFold);
     const stream = `own-${randomUUID()}`;

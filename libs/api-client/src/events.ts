@@ -50,6 +50,7 @@ const EVENT_TYPES: { readonly [T in ConversationEventType]: true } = {
   ModelCallStopped: true,
   BatchStarted: true,
   BatchCompleted: true,
+  PassagesWithdrawn: true,
   ConversationDeleted: true,
   ConversationErased: true,
 };

@@ -1069,6 +1069,7 @@ export interface components {
         | 'ModelCallStopped'
         | 'BatchStarted'
         | 'BatchCompleted'
+        | 'PassagesWithdrawn'
         | 'ConversationDeleted'
         | 'ConversationErased';
       /** Format: uuid */
@@ -1283,6 +1284,15 @@ export interface components {
       };
       /** @enum {string} */
       type: 'ModelCallStopped';
+    };
+    /** @description A catalogue book this conversation quoted was withdrawn by its publisher (docs/erasure.md): the text of its passages was taken out of `redactedEvents` of this conversation's earlier events (their tool results and answers' quotes). Content-free; a fold that held those events reads the conversation anew. */
+    PassagesWithdrawn: {
+      data: {
+        bookId: string;
+        redactedEvents: number;
+      };
+      /** @enum {string} */
+      type: 'PassagesWithdrawn';
     };
     PolicyChanged: {
       /** @description the whole policy in force from this event on */
@@ -1522,6 +1532,14 @@ export interface components {
          */
         type: 'BatchCompleted';
       };
+    PassagesWithdrawnEnvelope: components['schemas']['EventEnvelopeDto'] &
+      components['schemas']['PassagesWithdrawn'] & {
+        /**
+         * @description discriminator enum property added by openapi-typescript
+         * @enum {string}
+         */
+        type: 'PassagesWithdrawn';
+      };
     ConversationDeletedEnvelope: components['schemas']['EventEnvelopeDto'] &
       components['schemas']['ConversationDeleted'] & {
         /**
@@ -1557,6 +1575,7 @@ export interface components {
       | components['schemas']['ModelCallStoppedEnvelope']
       | components['schemas']['BatchStartedEnvelope']
       | components['schemas']['BatchCompletedEnvelope']
+      | components['schemas']['PassagesWithdrawnEnvelope']
       | components['schemas']['ConversationDeletedEnvelope']
       | components['schemas']['ConversationErasedEnvelope'];
   };

@@ -122,6 +122,31 @@ describe(decide.name, () => {
     });
   });
 
+  describe('RecordPassagesWithdrawn', () => {
+    const withdrawn: ConversationCommand = {
+      type: 'RecordPassagesWithdrawn',
+      userId: null,
+      bookId: 'b1',
+      redactedEvents: 2,
+    };
+
+    it("given a reader's conversation whose events quoted a withdrawn book, then PassagesWithdrawn says how many were redacted", () => {
+      given([started0, posted('t1')])
+        .when(withdrawn)
+        .then([{ type: 'PassagesWithdrawn', data: { bookId: 'b1', redactedEvents: 2 } }]);
+    });
+
+    it('tells nothing to a conversation that is erased, deleted or not there', () => {
+      given([started0, { type: 'ConversationErased', data: { erasedEvents: 1, subject: 'conversation' } }])
+        .when(withdrawn)
+        .then([]);
+      given([started0, { type: 'ConversationDeleted', data: {} }])
+        .when(withdrawn)
+        .then([]);
+      given([]).when(withdrawn).then([]);
+    });
+  });
+
   describe('FailTurn', () => {
     const fail = (turnId: string, message = 'the model is down'): ConversationCommand => ({
       type: 'FailTurn',

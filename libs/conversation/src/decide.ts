@@ -58,11 +58,16 @@ export type ConversationCommand =
   | { type: 'CancelTurn'; userId: string; turnId: string }
   /** the worker ending a turn that cannot go on; userId null: the system, on the owner's behalf */
   | { type: 'FailTurn'; userId: string | null; turnId: string; code: string; message: string; retryable: boolean }
+  /** the system, after a withdrawn catalogue book's passages were taken out of this conversation's events */
+  | { type: 'RecordPassagesWithdrawn'; userId: null; bookId: string; redactedEvents: number }
   /** userId null: the system erasing a conversation deleted by a release before erasure */
   | { type: 'EraseConversation'; userId: string | null; subject: ErasureSubject };
 
 /** The commands a reader issues through the API (an erasure goes through the event store's eraseStream). */
-export type ReaderCommand = Exclude<ConversationCommand, { type: 'EraseConversation' | 'FailTurn' }>;
+export type ReaderCommand = Exclude<
+  ConversationCommand,
+  { type: 'EraseConversation' | 'FailTurn' | 'RecordPassagesWithdrawn' }
+>;
 
 /** A TurnFailed's message is cut to this many characters. */
 export const FAILURE_MESSAGE_MAX_CHARS = 1000;
@@ -118,6 +123,12 @@ export function decide(command: ConversationCommand, state: ConversationState): 
   if (command.type === 'ForkConversation') return forkConversation(command, state);
   if (command.type === 'EraseConversation') return eraseConversation(command, state);
   if (command.type === 'FailTurn') return failTurn(command, state);
+  if (command.type === 'RecordPassagesWithdrawn') {
+    // an erased conversation has nothing left to tell; a deleted one is erased by the sweep
+    if (state.status !== 'active') return [];
+    const { bookId, redactedEvents } = command;
+    return [{ type: 'PassagesWithdrawn', data: { bookId, redactedEvents } }];
+  }
   if (state.status !== 'active' || state.ownerId !== command.userId) {
     throw new DomainError('not_found', 'conversation not found');
   }

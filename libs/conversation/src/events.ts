@@ -272,6 +272,16 @@ export interface ConversationErased {
   data: { erasedEvents: number; subject: ErasureSubject };
 }
 export type ErasureSubject = 'conversation' | 'book' | 'account';
+/**
+ * A catalogue book this conversation quoted was withdrawn by its publisher (docs/erasure.md): the
+ * text of its passages was taken out of `redactedEvents` of this conversation's earlier events
+ * (their tool results and answers' quotes). Content-free; a fold that held those events reads
+ * the conversation anew.
+ */
+export interface PassagesWithdrawn {
+  type: 'PassagesWithdrawn';
+  data: { bookId: string; redactedEvents: number };
+}
 /** Written by releases before erasure; such a stream is erased by the worker's erasure sweep. */
 export interface ConversationDeleted {
   type: 'ConversationDeleted';
@@ -311,6 +321,7 @@ export type ConversationEvent =
   | ModelCallStopped
   | BatchStarted
   | BatchCompleted
+  | PassagesWithdrawn
   | ConversationDeleted
   | ConversationErased;
 
@@ -334,6 +345,7 @@ export const CONVERSATION_EVENT_TYPES: readonly ConversationEventType[] = [
   'ModelCallStopped',
   'BatchStarted',
   'BatchCompleted',
+  'PassagesWithdrawn',
   'ConversationDeleted',
   'ConversationErased',
 ];

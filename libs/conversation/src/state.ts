@@ -100,6 +100,7 @@ export function evolve(state: ConversationState, event: ConversationEvent): Conv
     case 'HistoryTrimmed':
     case 'ModelBatchSubmitted':
     case 'ModelCallStopped':
+    case 'PassagesWithdrawn':
       return s;
     case 'BatchStarted': {
       const { batchId, mode, items, via = 'messages' } = event.data;

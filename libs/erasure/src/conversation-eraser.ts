@@ -80,7 +80,7 @@ export class ConversationEraser {
  * The stream folded from the log at each load. Not a fold cache: an erasure loads its stream once,
  * so a cache would only keep (and snapshot) a conversation that is about to be gone.
  */
-function freshFolds(store: EventStore): ConversationFoldSource<FoldedForCommands> {
+export function freshFolds(store: EventStore): ConversationFoldSource<FoldedForCommands> {
   return {
     async load(conversationId) {
       const state = fold(await store.readStream<ConversationEvent>(conversationStreamId(conversationId)));

@@ -131,6 +131,11 @@ export class ErasureRepository {
    * Fold snapshots written after their stream was erased, by a process that had folded it just
    * before (a snapshot is saved without waiting): removed by the sweep.
    */
+  /** Fold snapshots of these streams, whatever version they hold (one saved from a fold read before a redaction). */
+  async deleteSnapshotsOf(streamIds: string[]): Promise<void> {
+    await this.pool.query('DELETE FROM fold_snapshots WHERE stream_id = ANY($1::text[])', [streamIds]);
+  }
+
   async deleteLateSnapshots(): Promise<number> {
     const { rowCount } = await this.pool.query(`DELETE FROM fold_snapshots s WHERE ${erasedStreamSql('s.stream_id')}`);
     return rowCount ?? 0;

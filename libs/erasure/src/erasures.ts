@@ -3,15 +3,16 @@ import { InjectQueue } from '@nestjs/bullmq';
 import { Queue } from 'bullmq';
 import { Pool } from 'pg';
 import { AGENT_TURNS_QUEUE } from '@parley/agent';
-import { BOOK_INGEST_QUEUE, BookShelf, BooksRepository, ingestJobId } from '@parley/books';
-import { DomainError, ErasureSubject } from '@parley/conversation';
+import { BOOK_INGEST_QUEUE, BookShelf, BooksRepository, ingestJobId, PassagesRepository } from '@parley/books';
+import { conversationIdOf, DomainError, ErasureSubject, handleCommand } from '@parley/conversation';
 import { EventStore } from '@parley/event-store';
-import { ConversationLogQueries, UsageLedger } from '@parley/read-models';
+import { ConversationLogQueries, ReadModelWrites, UsageLedger } from '@parley/read-models';
 import { WebhookEndpoints } from '@parley/webhooks';
-import { ConversationEraser, ErasedConversation } from './conversation-eraser';
+import { ConversationEraser, ErasedConversation, freshFolds } from './conversation-eraser';
 import { ErasedJobs } from './erased-jobs';
 import { ErasureJournal, JournalEntry } from './erasure-journal';
 import { ErasureRepository } from './erasure.repository';
+import { withoutWithdrawnPassages } from './withdrawn-passages';
 
 /** How far back the sweep looks for forks made while a book or an account erasure ran. */
 const LATE_FORKS_LOOKBACK = '1 day';
@@ -56,7 +57,7 @@ export class Erasures {
   private readonly shelf: BookShelf;
 
   constructor(
-    store: EventStore,
+    private readonly store: EventStore,
     @Inject(Pool) private readonly pool: Pool,
     private readonly books: BooksRepository,
     // none: the Redis jobs of what is erased are left listed for a worker's sweep (the CLI)
@@ -120,9 +121,48 @@ export class Erasures {
    */
   private async withdrawAs(erasureId: string, bookId: string): Promise<ErasureResult> {
     await this.repo.addPendingJobs([{ queue: BOOK_INGEST_QUEUE, jobId: ingestJobId(bookId) }]);
+    const passages = await new PassagesRepository(this.pool).idsOf(bookId);
     const books = (await this.shelf.withdraw(bookId)) ? 1 : 0;
+    const redacted = await this.redactPassages(bookId, passages);
+    if (redacted) this.logger.log(`book ${bookId} withdrawn: its passages taken out of ${redacted} readers' events`);
     await this.complete(erasureId, []);
     return { conversations: [], books };
+  }
+
+  /**
+   * The withdrawn passages' text taken out of the readers' conversations that quoted them (tool
+   * results, answers' quotes), through the event store's redaction, with the read models' rows
+   * and the fold snapshots; after the book is gone, so no later search returns them.
+   */
+  private async redactPassages(bookId: string, chunkIds: string[]): Promise<number> {
+    const withdrawn = new Set(chunkIds);
+    const redactions = (await this.log.eventsCitingPassages(chunkIds)).flatMap((e) => {
+      const r = withoutWithdrawnPassages(e, withdrawn);
+      return r ? [{ ...e, ...r }] : [];
+    });
+    const byEvent = new Map(redactions.map((r) => [r.eventId, r]));
+    const redacted = await this.store.redactEvents(redactions, (tx, done) =>
+      new ReadModelWrites(tx).redactMessages(
+        done.flatMap(({ eventId, streamId, version }) => {
+          const conversationId = conversationIdOf(streamId);
+          const { content, citations } = byEvent.get(eventId)!;
+          return conversationId ? [{ conversationId, version, content, citations }] : [];
+        }),
+      ),
+    );
+    // each conversation says so in its log, so every fold of it (a worker's, an SSE tail) reads it anew
+    const perConversation = new Map<string, number>();
+    for (const { streamId } of redacted) perConversation.set(streamId, (perConversation.get(streamId) ?? 0) + 1);
+    for (const [streamId, redactedEvents] of perConversation) {
+      const conversationId = conversationIdOf(streamId);
+      if (!conversationId) continue;
+      await handleCommand(this.store, freshFolds(this.store), conversationId, [
+        { type: 'RecordPassagesWithdrawn', userId: null, bookId, redactedEvents },
+      ]);
+    }
+    // a snapshot saved meanwhile from a fold read before the redaction would hold the text again
+    await this.repo.deleteSnapshotsOf([...perConversation.keys()]);
+    return redacted.length;
   }
 
   /**

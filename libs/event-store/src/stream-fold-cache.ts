@@ -19,6 +19,12 @@ export interface StreamFold<E extends EventShape, S> {
    * snapshots are no longer read (the streams are folded from the log and snapshotted anew).
    */
   snapshots?: { id: string; every: number };
+  /**
+   * An event after which the stream's earlier events may read otherwise than when this process
+   * folded them (their data redacted: a withdrawn book's passages): a kept fold is let go and the
+   * stream folded from the log again.
+   */
+  foldsAnewAfter?(event: StoredEvent<E>): boolean;
 }
 
 /** Events between two snapshots of a stream: a process new to the stream folds at most about twice this many. */
@@ -54,10 +60,13 @@ export class StreamFoldCache<E extends EventShape, S> {
   ) {}
 
   async load(streamId: string): Promise<FoldedStream<S>> {
-    const kept = this.folded.get(streamId);
-    const { known, events } = kept
-      ? { known: kept, events: await this.store.readStream<E>(streamId, { after: kept.version }) }
-      : await this.loadUnknown(streamId);
+    let kept = this.folded.get(streamId);
+    let since = kept && (await this.store.readStream<E>(streamId, { after: kept.version }));
+    if (since && this.foldsAnew(since)) {
+      this.folded.delete(streamId);
+      [kept, since] = [undefined, undefined];
+    }
+    const { known, events } = kept && since ? { known: kept, events: since } : await this.loadUnknown(streamId);
     const now = events.length === 0 ? known : this.foldIn(known, events);
     this.keep(streamId, now);
     return { version: now.version, state: now.state };
@@ -103,6 +112,10 @@ export class StreamFoldCache<E extends EventShape, S> {
   appended(streamId: string, events: StoredEvent<E>[]): FoldedStream<S> | undefined {
     const known = this.folded.get(streamId);
     if (!known || events.length === 0 || known.version !== events[0].version - 1) return undefined;
+    if (this.foldsAnew(events)) {
+      this.folded.delete(streamId); // the next load reads the stream anew
+      return undefined;
+    }
     const now = this.foldIn(known, events);
     this.keep(streamId, now);
     return { version: now.version, state: now.state };
@@ -112,6 +125,10 @@ export class StreamFoldCache<E extends EventShape, S> {
   kept(streamId: string): FoldedStream<S> | undefined {
     const known = this.folded.get(streamId);
     return known && { version: known.version, state: known.state };
+  }
+
+  private foldsAnew(events: StoredEvent<E>[]): boolean {
+    return !!this.fold.foldsAnewAfter && events.some((e) => this.fold.foldsAnewAfter!(e));
   }
 
   /** A kept fold with the events that follow it folded in, compacted. */

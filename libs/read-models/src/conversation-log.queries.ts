@@ -56,6 +56,34 @@ export class ConversationLogQueries {
     return rows.flatMap((r) => conversationIdOf(r.stream_id) ?? []);
   }
 
+  /**
+   * The tool results and answers that cite any of these passages, in any conversation (a
+   * withdrawn catalogue book's): each with its data, for its redaction. A scan of the two types,
+   * for a rare request.
+   */
+  async eventsCitingPassages(
+    chunkIds: string[],
+  ): Promise<
+    Array<{ eventId: string; streamId: string; type: 'ToolResultRecorded' | 'AssistantReplied'; data: unknown }>
+  > {
+    if (chunkIds.length === 0) return [];
+    const { rows } = await this.pool.query<{
+      event_id: string;
+      stream_id: string;
+      type: 'ToolResultRecorded' | 'AssistantReplied';
+      data: unknown;
+    }>(
+      `SELECT e.event_id, e.stream_id, e.type, e.data FROM events e
+        WHERE e.type IN ('ToolResultRecorded', 'AssistantReplied')
+          AND EXISTS (SELECT 1 FROM jsonb_array_elements(
+                        CASE e.type WHEN 'ToolResultRecorded' THEN coalesce(e.data -> 'chunks', '[]')
+                                    ELSE coalesce(e.data -> 'citations', '[]') END) c
+                       WHERE c ->> 'chunkId' = ANY($1::text[]))`,
+      [chunkIds],
+    );
+    return rows.map((r) => ({ eventId: r.event_id, streamId: r.stream_id, type: r.type, data: r.data }));
+  }
+
   /** Every conversation the owner started. */
   async conversationsOf(ownerId: string): Promise<string[]> {
     const { rows } = await this.pool.query<{ stream_id: string }>(

@@ -6,3 +6,4 @@ export * from './conversation-log.queries';
 export * from './read-models.module';
 export * from './usage-ledger';
 export * from './usage-report';
+export { ReadModelWrites } from './read-model.writes';

@@ -51,6 +51,28 @@ export interface ReadModelChanges {
 export class ReadModelWrites {
   constructor(private readonly db: Pick<Pool, 'query'>) {}
 
+  /** Messages whose events were redacted: their content and citations as the events now say. */
+  async redactMessages(
+    rows: Array<{ conversationId: string; version: number; content: string; citations: unknown }>,
+  ): Promise<void> {
+    if (rows.length === 0) return;
+    await this.db.query(
+      `UPDATE messages m SET content = r.content, citations = r.citations
+         FROM jsonb_to_recordset($1::jsonb) AS r(conversation_id uuid, version integer, content text, citations jsonb)
+        WHERE m.conversation_id = r.conversation_id AND m.version = r.version`,
+      [
+        JSON.stringify(
+          rows.map((r) => ({
+            conversation_id: r.conversationId,
+            version: r.version,
+            content: r.content,
+            citations: r.citations,
+          })),
+        ),
+      ],
+    );
+  }
+
   async conversations(ids: string[]): Promise<Map<string, ConversationRow>> {
     const { rows } = await this.db.query<ConversationRow>(
       `SELECT id, owner_id, book_id, book_ids, title, reading_position, forked_from, version, message_count,

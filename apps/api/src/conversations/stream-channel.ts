@@ -136,6 +136,11 @@ export class StreamChannel {
     const fresh = frames.filter((f) => f.version > this.head!);
     if (fresh.length === 0) return;
     for (const f of fresh) {
+      // the earlier events' text was redacted in the log (a withdrawn book): the tail's copies go
+      if (f.type === 'PassagesWithdrawn') {
+        this.tail.length = 0;
+        this.tailBytes = 0;
+      }
       this.tail.push(f);
       this.tailBytes += f.bytes.length;
     }

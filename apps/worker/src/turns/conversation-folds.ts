@@ -81,6 +81,8 @@ export const conversationTurnsFold = (
                 ? undefined
                 : f.pendingSourcesNote,
         },
+  // a withdrawn book's passages were taken out of earlier events: the turns kept here still hold them
+  foldsAnewAfter: (e) => e.type === 'PassagesWithdrawn',
   compact: (f) => {
     const turns = turnsStillNeeded(f.turns, { historiesWithoutTools });
     return turns === f.turns ? f : { ...f, turns };

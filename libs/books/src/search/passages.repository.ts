@@ -8,6 +8,12 @@ import { SEARCH_SQL, searchParams } from './search-query';
 export class PassagesRepository {
   constructor(@Inject(Pool) private readonly pool: Pool) {}
 
+  /** The ids of a book's passages (what a withdrawal takes out of the conversations that quoted them). */
+  async idsOf(bookId: string): Promise<string[]> {
+    const { rows } = await this.pool.query<{ id: string }>('SELECT id FROM book_chunks WHERE book_id = $1', [bookId]);
+    return rows.map((r) => r.id);
+  }
+
   /**
    * The k best passages for a question, from chapters ≤ maxChapter (null: all), best first,
    * with scores in 0..1.
