@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** The release before this code (CHANGELOG.md): its tag, and the commit for a clone without tags. Each release moves it. */
-export const PREVIOUS_RELEASE = { version: '0.2.0', tag: 'v0.2.0', commit: '24f1e58bd24ca6a1f588a4cd1e5a7fb2f8412dc1' };
+export const PREVIOUS_RELEASE = { version: '0.3.0', tag: 'v0.3.0', commit: '43b03c06706daf23529b9615e54d207d93041789' };
 
 const log = (line) => process.stderr.write(`${line}\n`);
 const git = (...args) => execFileSync('git', ['-C', ROOT, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
