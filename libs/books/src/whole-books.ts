@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Pool } from 'pg';
 import { WholeBookPassage, WholeBookText } from '@parley/agent';
 import { BooksRepository } from './books.repository';
+import { PASSAGE_COLUMNS, passageOf, PassageRow } from './search/passages.repository';
 
 /** ≈ 4 characters a token, as the history budget counts, plus each passage's block wrapping in the request. */
 const CHARS_PER_TOKEN = 4;
@@ -62,28 +63,12 @@ export class WholeBooks {
 
   /** The passages of chapters ≤ maxChapter, in book order, without the chunker's overlap. */
   private async passages(bookId: string, maxChapter: number | null): Promise<WholeBookPassage[]> {
-    const { rows } = await this.pool.query<{
-      id: string;
-      chapter: string;
-      chapter_index: number;
-      section: string | null;
-      page: number | null;
-      text: string;
-    }>(
-      `SELECT id, chapter, chapter_index, section, page, text FROM book_chunks
+    const { rows } = await this.pool.query<PassageRow>(
+      `SELECT ${PASSAGE_COLUMNS} FROM book_chunks
         WHERE book_id = $1 AND ($2::int IS NULL OR chapter_index <= $2) ORDER BY ordinal`,
       [bookId, maxChapter],
     );
-    return withoutOverlap(
-      rows.map((r) => ({
-        chunkId: r.id,
-        chapter: r.chapter,
-        chapterIndex: r.chapter_index,
-        section: r.section,
-        page: r.page,
-        text: r.text,
-      })),
-    );
+    return withoutOverlap(rows.map(passageOf));
   }
 
   /** Per chapter index, the characters and passages whole-book retrieval sends (read once per book). */

@@ -40,8 +40,8 @@ export interface PassageRow {
 
 export const PASSAGE_COLUMNS = 'id, chapter, chapter_index, section, page, text';
 
-/** A stored passage as a search hit with this score. */
-export function hitOf(r: PassageRow, score: number): SearchHit {
+/** A stored passage as search hits and whole-book documents name it: its id, where it stands, its text. */
+export function passageOf(r: PassageRow): Omit<SearchHit, 'score'> {
   return {
     chunkId: r.id,
     chapter: r.chapter,
@@ -49,6 +49,10 @@ export function hitOf(r: PassageRow, score: number): SearchHit {
     section: r.section,
     page: r.page,
     text: r.text,
-    score,
   };
+}
+
+/** A stored passage as a search hit with this score. */
+export function hitOf(r: PassageRow, score: number): SearchHit {
+  return { ...passageOf(r), score };
 }
