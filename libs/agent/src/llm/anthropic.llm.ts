@@ -24,6 +24,7 @@ import {
   LlmToolSpec,
   StoppedAttempt,
   withStoppedAttempts,
+  ProviderClientOptions,
 } from './llm.types';
 import { StreamedUsage } from './streamed-usage';
 import { chatRequestAttributes, chatResultAttributes } from './chat-span';
@@ -44,17 +45,7 @@ export class AnthropicLlm implements LlmClient {
   readonly supportsDocuments = true;
   private readonly client: Anthropic;
 
-  constructor(
-    private readonly opts: {
-      model: string;
-      maxTokens: number;
-      maxRetries: number;
-      apiKey?: string;
-      baseUrl?: string;
-      /** prompts and answers on the `chat` spans (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT) */
-      captureContent?: boolean;
-    },
-  ) {
+  constructor(private readonly opts: ProviderClientOptions) {
     this.client = new Anthropic({
       apiKey: opts.apiKey,
       baseURL: opts.baseUrl,

@@ -144,6 +144,17 @@ export interface LlmClient {
   chatWithTools(messages: LlmMessage[], tools: LlmToolSpec[], options: ChatOptions): Promise<ChatOutcome>;
 }
 
+/** What a provider's client is made with (LLM_* and the provider's own key and URL). */
+export interface ProviderClientOptions {
+  model: string;
+  maxTokens: number;
+  maxRetries: number;
+  apiKey?: string;
+  baseUrl?: string;
+  /** prompts and answers on the `chat` spans (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT) */
+  captureContent?: boolean;
+}
+
 /** An LLM failure, classified so the turn can say whether trying again may help. */
 export class LlmError extends Error {
   constructor(

@@ -14,6 +14,7 @@ import {
   LlmToolSpec,
   StoppedAttempt,
   withStoppedAttempts,
+  ProviderClientOptions,
 } from './llm.types';
 import { chatCompletionRequest } from './openai-request';
 import { ChatCompletionStreamed } from './openai-stream';
@@ -44,16 +45,7 @@ export class OpenAiLlm implements LlmClient {
   private readonly logger = new Logger(OpenAiLlm.name);
   private readonly warnedNoUsage = new Set<string>();
 
-  constructor(
-    private readonly opts: {
-      model: string;
-      maxTokens: number;
-      maxRetries: number;
-      apiKey?: string;
-      baseUrl?: string;
-      captureContent?: boolean;
-    },
-  ) {
+  constructor(private readonly opts: ProviderClientOptions) {
     this.client = new OpenAI({
       // a self-hosted server takes no key, the SDK wants one all the same
       apiKey: opts.apiKey ?? 'no-key',
