@@ -13,42 +13,28 @@ export function chatRequestAttributes(
   messages: LlmMessage[],
   opts: { baseUrl: string; captureContent: boolean },
 ): Attributes {
-  const server = safeUrl(opts.baseUrl);
-  return {
-    'gen_ai.operation.name': 'chat',
-    // gen_ai.system is the older name of gen_ai.provider.name: backends read one or the other
-    'gen_ai.system': 'anthropic',
-    'gen_ai.provider.name': 'anthropic',
-    'gen_ai.request.model': params.model,
-    'gen_ai.request.max_tokens': params.max_tokens,
-    ...(server
-      ? { 'server.address': server.hostname, 'server.port': Number(server.port || defaultPort(server.protocol)) }
-      : {}),
-    ...(opts.captureContent
-      ? {
-          'gen_ai.system_instructions': JSON.stringify(
-            params.system && typeof params.system !== 'string'
-              ? params.system.map((b) => ({ type: 'text', content: b.text }))
-              : [{ type: 'text', content: params.system ?? '' }],
-          ),
-          'gen_ai.input.messages': JSON.stringify(messages.map(inputMessage)),
-        }
-      : {}),
-  };
+  const system =
+    params.system && typeof params.system !== 'string' ? params.system.map((b) => b.text) : [params.system ?? ''];
+  return providerRequestAttributes(
+    { provider: 'anthropic', model: params.model, maxTokens: params.max_tokens, system },
+    messages,
+    opts,
+  );
 }
 
 /**
- * The request attributes of a call to a provider other than Anthropic (the Chat Completions API):
- * the same names, the provider's own `gen_ai.provider.name`.
+ * The request attributes of a call to any provider: `gen_ai.provider.name` the provider's own,
+ * `system` its instructions as the request sends them (one or several blocks).
  */
 export function providerRequestAttributes(
-  request: { provider: string; model: string; maxTokens: number; system: string },
+  request: { provider: string; model: string; maxTokens: number; system: string | string[] },
   messages: LlmMessage[],
   opts: { baseUrl: string; captureContent: boolean },
 ): Attributes {
   const server = safeUrl(opts.baseUrl);
   return {
     'gen_ai.operation.name': 'chat',
+    // gen_ai.system is the older name of gen_ai.provider.name: backends read one or the other
     'gen_ai.system': request.provider,
     'gen_ai.provider.name': request.provider,
     'gen_ai.request.model': request.model,
@@ -58,7 +44,9 @@ export function providerRequestAttributes(
       : {}),
     ...(opts.captureContent
       ? {
-          'gen_ai.system_instructions': JSON.stringify([{ type: 'text', content: request.system }]),
+          'gen_ai.system_instructions': JSON.stringify(
+            [request.system].flat().map((content) => ({ type: 'text', content })),
+          ),
           'gen_ai.input.messages': JSON.stringify(messages.map(inputMessage)),
         }
       : {}),
