@@ -1,6 +1,7 @@
 import { conversationStreamId, TURN_ENDING_TYPES } from '@parley/conversation';
 import { Envelope, expectEvent, expectOk, isEvent, turnOf } from '../support/api';
 import { apiError, FakeReply, RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
+import { questionOf } from '../support/fake-anthropic/questions';
 import { newBook } from '../support/factories/books';
 import { openStream } from '../support/sse-client';
 import { useReaderStack } from '../support/use-stack';
@@ -9,24 +10,12 @@ import { redisUrl } from '../support/test-database';
 import Redis from 'ioredis';
 import { QUEUED_TURN_RECHECK_MS } from '../../apps/worker/src/turns/agent-turns.processor';
 
-/** What the current turn's user asked (the last user text that is not a tool result). */
-function question(req: RecordedRequest): string {
-  const msgs = req.body.messages as Array<{ role: string; content: any }>;
-  for (let i = msgs.length - 1; i >= 0; i--) {
-    const m = msgs[i];
-    if (m.role !== 'user' || !Array.isArray(m.content)) continue;
-    const texts = m.content.filter((b: any) => b.type === 'text').map((b: any) => b.text);
-    if (texts.length) return texts[texts.length - 1];
-  }
-  return '';
-}
-
 /** The fake model: searches the book once, then answers citing [1]; directives in the question vary it. */
 function model(req: RecordedRequest): FakeReply {
   const msgs = req.body.messages;
   const last = msgs[msgs.length - 1];
   const hasResults = Array.isArray(last.content) && last.content.some((b: any) => b.type === 'tool_result');
-  const q = question(req);
+  const q = questionOf(req);
   const toolsAllowed = req.body.tools?.length && req.body.tool_choice?.type !== 'none';
   if (q.includes('LOOP') && toolsAllowed)
     return { content: [{ type: 'tool_use', name: 'search_book', input: { query: 'lamp' } }] };
@@ -114,7 +103,7 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
     const id = await conversation();
     const { turnId } = await post(id, 'GUIDANCE: what did she find in the lamp room?');
     await untilEnded(id, turnId);
-    const req = s.fake.requests.find((r) => question(r).startsWith('GUIDANCE:') && r.body.tools?.length)!;
+    const req = s.fake.requests.find((r) => questionOf(r).startsWith('GUIDANCE:') && r.body.tools?.length)!;
     const system = (req.body.system as Array<{ type: string; text: string }>).map((b) => b.text).join('\n');
     const tool = (req.body.tools as Array<{ name: string; description: string }>).find(
       (t) => t.name === 'search_book',
@@ -139,7 +128,7 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
     const evs = await events(id);
     expect(evs.filter((e) => e.type === 'ToolInvoked')).toHaveLength(2);
     expect(evs.filter((e) => e.type === 'ToolResultRecorded')).toHaveLength(2);
-    const second = s.fake.requests.filter((r) => question(r).startsWith('PARALLEL')).pop()!;
+    const second = s.fake.requests.filter((r) => questionOf(r).startsWith('PARALLEL')).pop()!;
     const lastUser = second.body.messages[second.body.messages.length - 1];
     expect(lastUser.content.map((b: any) => b.type)).toEqual(['tool_result', 'tool_result']);
     expect(evs.at(-1)?.type).toBe('AssistantReplied');
@@ -155,7 +144,7 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
     const result = (await events(id)).find(isEvent('ToolResultRecorded'));
     expect(result?.data.isError).toBe(true);
     expect(reply.type).toBe('AssistantReplied');
-    const req = s.fake.requests.filter((r) => question(r).startsWith('BROKEN')).pop()!;
+    const req = s.fake.requests.filter((r) => questionOf(r).startsWith('BROKEN')).pop()!;
     expect(req.body.messages.at(-1).content[0]).toMatchObject({ type: 'tool_result', is_error: true });
   });
 
@@ -201,7 +190,7 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
     const { turnId } = await post(id, 'LOOP forever');
     const reply = expectEvent(await untilEnded(id, turnId), 'AssistantReplied');
     expect(reply.data.iterations).toBe(3);
-    const loopRequests = s.fake.requests.filter((r) => question(r).startsWith('LOOP'));
+    const loopRequests = s.fake.requests.filter((r) => questionOf(r).startsWith('LOOP'));
     expect(loopRequests).toHaveLength(3);
     expect(loopRequests[2].body.tool_choice).toEqual({ type: 'none' });
   });
@@ -210,7 +199,7 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
     const id = await conversation();
     const abortedBefore = s.fake.aborted;
     const { turnId } = await post(id, 'SLOW answer please');
-    await waitFor('the slow stream to start', () => s.fake.requests.some((r) => question(r).startsWith('SLOW')));
+    await waitFor('the slow stream to start', () => s.fake.requests.some((r) => questionOf(r).startsWith('SLOW')));
     await new Promise((r) => setTimeout(r, 300));
     const started = Date.now();
     const cancel = () =>
@@ -257,7 +246,7 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
       const asked = `SLOW answer for ${id}`;
       await post(id, asked);
       const request = await waitFor('the slow stream to start', () =>
-        s.fake.requests.find((r) => question(r) === asked),
+        s.fake.requests.find((r) => questionOf(r) === asked),
       );
       await new Promise((r) => setTimeout(r, 300));
       const started = Date.now();
@@ -271,7 +260,7 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
       );
       expect(rows.map((r) => r.type)).toEqual(['ConversationErased']);
       // no answer was bought for it after the abort, and what the aborted call was billed is in the ledger
-      expect(s.fake.requests.filter((r) => question(r) === asked)).toHaveLength(1);
+      expect(s.fake.requests.filter((r) => questionOf(r) === asked)).toHaveLength(1);
       const billed = await waitFor('the stopped call in the usage ledger', async () => {
         const lines = await s.stack.db.pool.query<{ kind: string; input_tokens: string; owner_id: string }>(
           `SELECT kind, input_tokens, owner_id FROM usage_records WHERE conversation_id = $1 AND kind = 'stopped_call'`,

@@ -5,28 +5,17 @@ import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.j
 import { TURN_ENDING_TYPES } from '@parley/conversation';
 import { Envelope, expectOk, turnOf } from '../support/api';
 import { FakeReply, RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
+import { questionOf } from '../support/fake-anthropic/questions';
 import { clientFor, startStack, Stack, tokenFor } from '../support/stack';
 import { useReaderStack } from '../support/use-stack';
 import { waitFor } from '../support/wait-for';
-
-/** What the current turn's user asked (the last user text that is not a tool result). */
-function question(req: RecordedRequest): string {
-  const msgs = req.body.messages as Array<{ role: string; content: any }>;
-  for (let i = msgs.length - 1; i >= 0; i--) {
-    const m = msgs[i];
-    if (m.role !== 'user' || !Array.isArray(m.content)) continue;
-    const texts = m.content.filter((b: any) => b.type === 'text').map((b: any) => b.text);
-    if (texts.length) return texts[texts.length - 1];
-  }
-  return '';
-}
 
 /** The fake model: searches the book once, then answers citing [1]; a SLOW question streams for seconds. */
 function model(req: RecordedRequest): FakeReply {
   const msgs = req.body.messages;
   const last = msgs[msgs.length - 1];
   const hasResults = Array.isArray(last.content) && last.content.some((b: any) => b.type === 'tool_result');
-  const q = question(req);
+  const q = questionOf(req);
   const toolsAllowed = req.body.tools?.length && req.body.tool_choice?.type !== 'none';
   if (!hasResults && toolsAllowed)
     return { content: [{ type: 'tool_use', name: 'search_book', input: { query: q.replace(/\W+/g, ' ').trim() } }] };
@@ -166,7 +155,7 @@ describe('MCP server at /mcp (e2e, the SDK client against the real stack)', () =
     });
     call.catch(() => undefined);
     await waitFor('the slow answer to stream', () =>
-      s.fake.requests.some((r) => question(r) === slow && hasToolResult(r)),
+      s.fake.requests.some((r) => questionOf(r) === slow && hasToolResult(r)),
     );
     controller.abort('the reader stopped it');
     await expect(call).rejects.toThrow(/stopped it/);

@@ -7,6 +7,7 @@
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { type FakeReply, type RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
+import { questionOf } from '../support/fake-anthropic/questions';
 import { tinyBookMarkdown } from '../support/factories/books';
 import { startFlakyProxy } from '../support/flaky-proxy';
 import { DEV_JWT_SECRET } from '@parley/config';
@@ -20,23 +21,11 @@ const DEVELOPMENT = { NODE_ENV: 'development', AUTH_JWT_SECRET: '' };
 
 const SLOW_ANSWER = Array.from({ length: 16 }, (_, i) => `Sentence ${i + 1} about the telescope.`).join(' ') + ' [1]';
 
-/** The question of the turn: the user's last text block. */
-function question(req: RecordedRequest): string {
-  const msgs = req.body.messages as Array<{ role: string; content: unknown }>;
-  for (let i = msgs.length - 1; i >= 0; i--) {
-    const m = msgs[i];
-    if (m.role !== 'user' || !Array.isArray(m.content)) continue;
-    const texts = m.content.filter((b: any) => b.type === 'text').map((b: any) => b.text as string);
-    if (texts.length) return texts[texts.length - 1];
-  }
-  return '';
-}
-
 /** Searches the book once, then answers citing [1]; a question with SLOW gets a long answer streamed slowly. */
 function model(req: RecordedRequest): FakeReply {
   const last = req.body.messages[req.body.messages.length - 1];
   const hasResults = Array.isArray(last.content) && last.content.some((b: any) => b.type === 'tool_result');
-  const q = question(req);
+  const q = questionOf(req);
   if (!hasResults && req.body.tools?.length) {
     return { content: [{ type: 'tool_use', name: 'search_book', input: { query: 'Marisol telescope' } }] };
   }
