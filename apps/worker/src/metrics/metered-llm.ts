@@ -1,4 +1,12 @@
-import { ChatOptions, ChatOutcome, LlmClient, LlmMessage, LlmToolSpec, stoppedAttemptsOf } from '@parley/agent';
+import {
+  ChatOptions,
+  ChatOutcome,
+  DocumentSupport,
+  LlmClient,
+  LlmMessage,
+  LlmToolSpec,
+  stoppedAttemptsOf,
+} from '@parley/agent';
 import { WorkerMetrics } from './worker-metrics';
 
 /**
@@ -10,7 +18,7 @@ export class MeteredLlm implements LlmClient {
   readonly provider: string;
   readonly supportsTools: boolean;
   readonly supportsBatches: boolean;
-  readonly supportsDocuments: boolean;
+  readonly documents?: DocumentSupport;
 
   constructor(
     private readonly inner: LlmClient,
@@ -22,15 +30,15 @@ export class MeteredLlm implements LlmClient {
     this.provider = inner.provider;
     this.supportsTools = inner.supportsTools;
     this.supportsBatches = inner.supportsBatches;
-    this.supportsDocuments = inner.supportsDocuments ?? false;
+    this.documents = inner.documents;
   }
 
   supportsToolsFor(model: string | undefined): boolean {
     return this.inner.supportsToolsFor?.(model) ?? this.supportsTools;
   }
 
-  supportsDocumentsFor(model: string | undefined): boolean {
-    return this.inner.supportsDocumentsFor?.(model) ?? this.supportsDocuments;
+  documentsFor(model: string | undefined): DocumentSupport | undefined {
+    return this.inner.documentsFor?.(model) ?? this.documents;
   }
 
   providerFor(model: string | undefined): string {

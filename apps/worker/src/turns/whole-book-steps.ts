@@ -24,7 +24,7 @@ export class WholeBookSteps {
   private readonly logger = new Logger(WholeBookSteps.name);
 
   constructor(
-    private readonly llm: Pick<LlmClient, 'provider' | 'providerFor' | 'supportsDocuments' | 'supportsDocumentsFor'>,
+    private readonly llm: Pick<LlmClient, 'documents' | 'documentsFor'>,
     private readonly model: ModelReply,
     private readonly books: WholeBooks,
     private readonly config: Pick<AppConfig, 'llm'>,
@@ -33,17 +33,15 @@ export class WholeBookSteps {
   /**
    * `whole-book`: yes, when the books up to the reading position fit what the model's window
    * leaves beside the history; `auto`: when they also fit WHOLE_BOOK_MAX_TOKENS. Otherwise (and
-   * with a provider that takes no documents, or no book) the turn searches as `auto` would. The
-   * offline stand-in (`scripted`) reads whole books only when asked (`whole-book`): it has no
-   * prompt cache to make them cheap, and its `auto` turns show the search loop, as before.
+   * with a provider that takes no documents, or no book) the turn searches as `auto` would.
+   * `auto` reads whole books only where the provider's prompt cache makes them cheap (`cached`).
    */
   async reads(loaded: LoadedTurn): Promise<boolean> {
     const mode = loaded.settings.retrievalMode;
     if (mode !== 'whole-book' && mode !== 'auto') return false;
-    const provider = this.llm.providerFor?.(loaded.settings.model) ?? this.llm.provider;
-    if (mode === 'auto' && provider === 'scripted') return false;
-    const documents = this.llm.supportsDocumentsFor?.(loaded.settings.model) ?? this.llm.supportsDocuments;
-    if (!documents || loaded.ctx.bookIds.length === 0 || !loaded.turn) return false;
+    const documents = this.llm.documentsFor?.(loaded.settings.model) ?? this.llm.documents;
+    if (!documents || (mode === 'auto' && documents !== 'cached')) return false;
+    if (loaded.ctx.bookIds.length === 0 || !loaded.turn) return false;
     const tokens = await this.books.tokensUpTo(loaded.ctx.userId, loaded.ctx.bookIds, loaded.ctx.readingPosition);
     if (tokens === null) return false; // a book gone or not ready: search says so
     const limit = wholeBookLimit(mode, {

@@ -42,7 +42,7 @@ export class AnthropicLlm implements LlmClient {
   readonly provider = 'anthropic';
   readonly supportsTools = true;
   readonly supportsBatches = true;
-  readonly supportsDocuments = true;
+  readonly documents = 'cached' as const;
   private readonly client: Anthropic;
 
   constructor(private readonly opts: ProviderClientOptions) {

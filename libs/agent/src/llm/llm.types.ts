@@ -137,12 +137,19 @@ export interface LlmClient {
   providerFor?(model: string | undefined): string;
   /** true where ChatOptions.viaBatch works (the provider has a batch API) */
   readonly supportsBatches: boolean;
-  /** true where user messages may hold document blocks the model cites (whole-book retrieval) */
-  readonly supportsDocuments?: boolean;
-  /** per model, where the client serves several; absent: supportsDocuments */
-  supportsDocumentsFor?(model: string | undefined): boolean;
+  /** whether user messages may hold document blocks the model cites (whole-book retrieval); absent: no */
+  readonly documents?: DocumentSupport;
+  /** per model, where the client serves several; absent: documents */
+  documentsFor?(model: string | undefined): DocumentSupport | undefined;
   chatWithTools(messages: LlmMessage[], tools: LlmToolSpec[], options: ChatOptions): Promise<ChatOutcome>;
 }
+
+/**
+ * Document blocks (whole-book retrieval): `cached` where the provider's prompt cache makes sending
+ * the book again with every turn cheap, so `auto` may choose it; `uncached` where a conversation
+ * gets it only by asking (`whole-book`).
+ */
+export type DocumentSupport = 'cached' | 'uncached';
 
 /** What a provider's client is made with (LLM_* and the provider's own key and URL). */
 export interface ProviderClientOptions {

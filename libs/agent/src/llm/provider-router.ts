@@ -1,4 +1,4 @@
-import { ChatOptions, ChatOutcome, LlmClient, LlmError, LlmMessage, LlmToolSpec } from './llm.types';
+import { ChatOptions, ChatOutcome, DocumentSupport, LlmClient, LlmError, LlmMessage, LlmToolSpec } from './llm.types';
 import { ModelToolSupport } from './model-tool-support';
 import { TOOLS_UNSUPPORTED } from './openai.llm';
 import { PriceTable } from './price-table';
@@ -16,8 +16,6 @@ export class ProviderRouter implements LlmClient {
   /** true only where every model surely uses tools: a Chat Completions server may refuse them */
   readonly supportsTools: boolean;
   readonly supportsBatches: boolean;
-  /** true only where every provider takes document blocks (whole-book retrieval): ask per model */
-  readonly supportsDocuments: boolean;
 
   constructor(
     private readonly clients: ReadonlyMap<string, LlmClient>,
@@ -28,11 +26,11 @@ export class ProviderRouter implements LlmClient {
     this.provider = defaults.provider;
     this.supportsTools = [...clients.keys()].every((p) => p === 'anthropic');
     this.supportsBatches = [...clients.values()].some((c) => c.supportsBatches);
-    this.supportsDocuments = [...clients.values()].every((c) => c.supportsDocuments === true);
   }
 
-  supportsDocumentsFor(model: string | undefined): boolean {
-    return this.clients.get(this.providerFor(model))?.supportsDocuments === true;
+  /** document blocks as the model's provider takes them (whole-book retrieval) */
+  documentsFor(model: string | undefined): DocumentSupport | undefined {
+    return this.clients.get(this.providerFor(model))?.documents;
   }
 
   providerFor(model: string | undefined): string {

@@ -20,7 +20,8 @@ export class ScriptedLlm implements LlmClient {
   readonly provider = 'scripted';
   readonly supportsTools = true;
   readonly supportsBatches = false;
-  readonly supportsDocuments = true;
+  // the offline stand-in has no prompt cache: `auto` keeps its search loop, as before whole-book existed
+  readonly documents = 'uncached' as const;
   readonly model = 'scripted-1';
 
   async chatWithTools(messages: LlmMessage[], tools: LlmToolSpec[], options: ChatOptions): Promise<ChatOutcome> {
