@@ -142,7 +142,7 @@ export class AgentTurnRunner {
         afterOwnAppend = events.length > 0 ? this.folds.appended(conversationId, events) : undefined;
         outage = { tries: 0, since: 0 };
       } catch (e) {
-        // the stream moved on (a follow-up message, a rename): re-read; a kept answer is appended at the new version
+        // the stream kept moving past the handler's retries: re-read; a kept step is decided again on what is there
         if (e instanceof WrongExpectedVersionError) continue;
         if (isTransientDbError(e)) {
           if (signal.aborted) return HANDED_BACK; // stopping: a retry elsewhere finds the kept answer
@@ -219,10 +219,11 @@ export class AgentTurnRunner {
   ): Promise<void> {
     if (attempts.length === 0) return;
     try {
-      const command: AgentCommand = { type: 'RecordStoppedCall', turnId, iteration, attempts };
-      const { folded } = await handleCommand(this.store, this.folds, conversationId, [command], {
-        decide: decideAgentSteps,
-        correlationId: turnId,
+      const { folded } = await this.record(conversationId, turnId, {
+        type: 'RecordStoppedCall',
+        turnId,
+        iteration,
+        attempts,
       });
       if (folded.state.status !== 'erased') return;
       const events = stamped(modelCallStopped(turnId, iteration, attempts), { userId: ownerId ?? undefined });
