@@ -12,6 +12,7 @@ import { newBook, waitForBook } from '../support/factories/books';
 import { Client, clientFor, Stack, Proc } from '../support/stack';
 import { FakeStack, useFakeStack } from '../support/use-stack';
 import { waitFor } from '../support/wait-for';
+import { logLines, takeovers } from '../support/worker-logs';
 
 /** Slow enough that turns are mid-stream when a worker dies: ~2 s a call. */
 function slowModel(req: RecordedRequest): FakeReply {
@@ -39,20 +40,6 @@ const conversationOf = (r: RecordedRequest) =>
   JSON.stringify(r.body.messages[0]).match(/conversation ([0-9a-f-]{36})/)?.[1];
 /** One step of one turn: a conversation's turns run one after another, each call with a longer history. */
 const stepOf = (r: RecordedRequest) => `${conversationOf(r)}/${r.body.messages.length}`;
-
-/** Worker log lines (pino JSON) whose message matches. */
-const logLines = (w: Proc, pattern: RegExp): string[] =>
-  w
-    .output()
-    .split('\n')
-    .map((line) => {
-      try {
-        return String((JSON.parse(line) as { msg?: unknown }).msg ?? '');
-      } catch {
-        return '';
-      }
-    })
-    .filter((msg) => pattern.test(msg));
 
 /** The worst event-loop stall a worker reported (EventLoopWatch logs every 5 s at debug). */
 const worstStall = (w: Proc): number =>
@@ -120,9 +107,6 @@ async function busiestWorker(stack: Stack): Promise<{ worker: Proc; jobIds: stri
 }
 
 /** A worker's BullMQ stalled check moved a job whose lock lapsed, or a live worker lost a lock. */
-const takeovers = (stack: Stack) =>
-  stack.workers.flatMap((w) => logLines(w, /stalled: its lock lapsed|lost the lock/).map((m) => `${w.name}: ${m}`));
-
 /**
  * Recovery bound: the goal is 5 s from the kill to the cut step's next model call. A killed
  * worker's locks lapse 2.5-3.5 s after the kill (lock 3.5 s, renewed every 0.5-1 s) and the next
@@ -214,7 +198,7 @@ describe('worker crash (e2e): kill -9 of one of two workers mid-turn, both cores
     }
     for (const r of cut) expect(recovered.map((x) => x.step)).toContain(stepOf(r));
     // only the killed worker's jobs were moved by a stalled check; the live worker kept every lock
-    const moved = takeovers(stack);
+    const moved = takeovers(stack.workers);
     for (const m of moved) expect(victimJobs.some((id) => m.includes(`job ${id} stalled`))).toBe(true);
 
     // recovery: from the kill until each step cut off reaches the LLM again
@@ -305,7 +289,7 @@ describe('no worker killed, both cores busy (e2e): no turn is taken from a live 
     expect([...calls.entries()].filter(([, n]) => n !== 1)).toEqual([]);
     expect(calls.size).toBe(turns.length * 2); // a tool call, then the answer
     expect(fake.requests.filter((r) => r.aborted)).toEqual([]);
-    expect(takeovers(stack)).toEqual([]);
+    expect(takeovers(stack.workers)).toEqual([]);
     console.log(
       `no crash, ${busy.length} busy loops: ${fake.requests.length} LLM calls for ${turns.length} turns (${calls.size} steps); worst event-loop stall per worker ${stack.workers.map(worstStall).join(', ')} ms (max per 5 s window: ${stack.workers
         .map((w) =>
