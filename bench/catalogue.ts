@@ -106,7 +106,7 @@ async function search(pool: Pool, shelf: BookShelf, tenant: string): Promise<voi
     for (const query of QUESTIONS) {
       const out = await tool.run(
         { query },
-        { userId, conversationId: randomUUID(), readingPosition: 8, bookId, bookIds: [bookId] },
+        { userId, catalogue: '', conversationId: randomUUID(), readingPosition: 8, bookId, bookIds: [bookId] },
       );
       if (out.isError) throw new Error(`search_book failed: ${out.content}`);
     }

@@ -6,7 +6,7 @@ import {
   BooksRepository,
   DEPLOYMENT_CATALOGUE,
   readerOf,
-  sourcesReader,
+  turnReader,
 } from '@parley/books';
 import { conversationStreamId } from '@parley/conversation';
 import { Erasures } from '@parley/erasure';
@@ -91,8 +91,11 @@ describe('the book shelf (in process, real Postgres)', () => {
     expect(await shelf.find(inside, house.id)).toBeNull();
     expect((await shelf.find(untenanted, house.id))?.book.id).toBe(house.id);
     expect((await shelf.titles(outside, [book.id, house.id])).map((t) => t.id)).toEqual([]);
-    // a conversation's own sources were checked when added: they read whatever the tenant
-    expect((await shelf.find(sourcesReader(outside.id), book.id))?.book.id).toBe(book.id);
+    // a turn reads as its post's catalogue says: another tenant's book is not there for it
+    expect(await shelf.find(turnReader({ userId: outside.id, catalogue: outside.catalogue }), book.id)).toBeNull();
+    expect((await shelf.find(turnReader({ userId: inside.id, catalogue: tenant }), book.id))?.book.id).toBe(book.id);
+    // a turn posted before 0.4 recorded no catalogue: its books were checked when they joined
+    expect((await shelf.find(turnReader({ userId: outside.id, catalogue: null }), book.id))?.book.id).toBe(book.id);
   });
 
   it('reads a book stored by the release before (no visibility written) as its owner’s private book', async () => {
@@ -113,7 +116,7 @@ describe('the book shelf (in process, real Postgres)', () => {
     const published = await publish(publisher, tenant);
     const mine = await own(publisher);
     await erasures.account(publisher);
-    expect(await shelf.find(sourcesReader(publisher), mine.id)).toBeNull();
+    expect(await shelf.find(readerOf(publisher), mine.id)).toBeNull();
     expect(await shelf.find(readerOf('anyone', tenant), published.id)).not.toBeNull();
 
     const readersConversation = randomUUID();

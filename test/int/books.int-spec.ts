@@ -271,6 +271,7 @@ describe('books: ingest, queries, search', () => {
       const bookId = over.bookId === undefined ? alice.id : over.bookId;
       return {
         userId: reader,
+        catalogue: null,
         conversationId: randomUUID(),
         readingPosition: null,
         ...over,

@@ -53,7 +53,7 @@ describe('conversation use cases (in process, real EventStore)', () => {
     const enqueuer = { turnCancelled: async () => undefined } as unknown as TurnEnqueuer;
     const starting = new ConversationStarting(writes, books, reads);
     const updating = new ConversationUpdating(writes, books, reads, config);
-    const forking = new ConversationForking(store, writes);
+    const forking = new ConversationForking(store, writes, new BookQueries(new BookShelf(db.pool)));
     const cancelling = new TurnCancelling(writes, enqueuer);
     return {
       start: (userId: string, input: Parameters<ConversationStarting['start']>[1]) => starting.start(userId, input),
@@ -64,7 +64,7 @@ describe('conversation use cases (in process, real EventStore)', () => {
       view: (...args: Parameters<ConversationReads['view']>) => reads.view(...args),
       cancelTurn: (...args: Parameters<TurnCancelling['cancel']>) => cancelling.cancel(...args),
       fork: async (userId: string, id: string, version: number) =>
-        reads.view(userId, await forking.fork(userId, id, version)),
+        reads.view(userId, await forking.fork({ id: userId }, id, version)),
     };
   };
   afterAll(() => db.drop());

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { AgentTool, AnthropicLlm, LiveDeltas, ToolContext, ToolRegistry } from '@parley/agent';
-import { BooksRepository, WholeBooks } from '@parley/books';
+import { BookShelf, BooksRepository, WholeBooks } from '@parley/books';
 import { AppConfig, loadConfig } from '@parley/config';
 import { AssistantTextDelta, ConversationEvent, conversationStreamId } from '@parley/conversation';
 import { EventStore, StoredEvent } from '@parley/event-store';
@@ -76,7 +76,14 @@ describe('AgentTurnRunner (in process, real AnthropicLlm against the fake API)',
     deltas = new LiveDeltas(redis, config);
     tool = new FactsTool();
     const books = new BooksRepository(db.pool);
-    const steps = new TurnSteps(llm, new ToolRegistry([tool]), deltas, books, config, new WholeBooks(db.pool, books));
+    const steps = new TurnSteps(
+      llm,
+      new ToolRegistry([tool]),
+      deltas,
+      books,
+      config,
+      new WholeBooks(db.pool, new BookShelf(db.pool)),
+    );
     sut = new AgentTurnRunner(store, new ConversationFolds(store, config, llm), steps, config);
   });
   afterEach(() => {

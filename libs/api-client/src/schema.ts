@@ -1388,6 +1388,8 @@ export interface components {
         batch?: components['schemas']['BatchLink'];
         /** @description The reader's monthly budget in USD when they asked (their token's, else the server's): the worker holds each model call of the turn to it. Absent: none was set, or a post from before it existed (the worker then holds it to BUDGET_USD_PER_MONTH). */
         budgetUsdPerMonth?: number;
+        /** @description The catalogue the reader's token named when they asked (its `parley_tenant`; '' the deployment's own): the worker lets the turn read the conversation's books only as far as this reader may read them now. Absent on posts made before 0.4 (read as they were then). */
+        catalogue?: string;
         content: string;
         messageId: string;
         selectedText?: string;

@@ -5,7 +5,7 @@ import { BookNotFoundError } from './book.errors';
 import { SearchHit } from './book.types';
 import { BookQueries } from './book-queries';
 import { BookSearch } from './book-search';
-import { sourcesReader } from './catalogue/book-reader';
+import { BookReader, turnReader } from './catalogue/book-reader';
 
 export const SEARCH_BOOK_MAX_K = 10;
 export const SEARCH_BOOK_DEFAULT_K = 5;
@@ -80,17 +80,19 @@ export class SearchBookTool implements AgentTool {
     const exclude = new Set(ctx.excludeChunkIds ?? []);
     const several = ctx.bookIds.length > 1;
     const searched = parsed.book ? [parsed.book] : ctx.bookIds;
+    const reader = turnReader(ctx);
     // each book's best, then the best of all: scores are on one 0..1 scale
     const found = await Promise.all(
       searched.map(async (bookId) => {
         try {
-          const { items } = await this.bookSearch.search(sourcesReader(ctx.userId), bookId, parsed.query, {
+          const { items } = await this.bookSearch.search(reader, bookId, parsed.query, {
             k: Math.min(parsed.k + exclude.size, SEARCH_BOOK_MAX_K * 3),
             maxChapter: ctx.readingPosition,
           });
           return items.map((h) => ({ ...h, bookId }));
         } catch (e) {
-          if (e instanceof BookNotFoundError) return null; // deleted or withdrawn since: the other books still answer
+          // deleted, withdrawn, or of a tenant the reader left: the other books still answer
+          if (e instanceof BookNotFoundError) return null;
           throw e;
         }
       }),
@@ -106,12 +108,14 @@ export class SearchBookTool implements AgentTool {
       .filter((h) => !exclude.has(h.chunkId))
       .sort((a, b) => b.score - a.score)
       .slice(0, parsed.k);
-    const titles = several ? await this.titlesOf(ctx.userId, [...new Set(hits.map((h) => h.bookId))]) : new Map();
+    const titles = several ? await this.titlesOf(reader, [...new Set(hits.map((h) => h.bookId))]) : new Map();
     const scope =
       ctx.readingPosition === null ? '' : ` in chapters 1–${ctx.readingPosition} (the reader has not read further)`;
+    const gone = searched.filter((_, i) => found[i] === null);
+    const goneNote = gone.length ? `\n\n${someNoLongerThere(gone)}` : '';
     if (hits.length === 0) {
       const other = exclude.size ? ' besides those above' : '';
-      return { content: `No passages matched "${parsed.query}"${scope}${other}.`, chunks: [] };
+      return { content: `No passages matched "${parsed.query}"${scope}${other}.${goneNote}`, chunks: [] };
     }
     const first = ctx.citationStart ?? 1;
     const passages = hits.map((h, i) => {
@@ -119,21 +123,20 @@ export class SearchBookTool implements AgentTool {
       return `[${first + i}] ${book}${locate(h)}\n${h.text}`;
     });
     return {
-      content: `${hits.length} passage${hits.length === 1 ? '' : 's'} for "${parsed.query}"${scope}:\n\n${passages.join('\n\n')}`,
+      content: `${hits.length} passage${hits.length === 1 ? '' : 's'} for "${parsed.query}"${scope}:\n\n${passages.join('\n\n')}${goneNote}`,
       chunks: hits.map((h) => ({ ...toCitation(h), ...(several ? { bookId: h.bookId } : {}) })),
     };
   }
 
   /** Book titles, read once each (all missing ones in one statement) and again a minute later (a book may be renamed). */
-  private async titlesOf(userId: string, bookIds: string[]): Promise<Map<string, string>> {
+  private async titlesOf(reader: BookReader, bookIds: string[]): Promise<Map<string, string>> {
     if (Date.now() - this.titlesSince > 60_000) {
       this.titles.clear();
       this.titlesSince = Date.now();
     }
     const missing = bookIds.filter((b) => !this.titles.has(b));
     if (missing.length > 0)
-      for (const book of await this.books.titlesVisibleTo(sourcesReader(userId), missing))
-        this.titles.set(book.id, book.title);
+      for (const book of await this.books.titlesVisibleTo(reader, missing)) this.titles.set(book.id, book.title);
     if (this.titles.size > 10_000) this.titles.clear();
     return new Map(bookIds.flatMap((id) => (this.titles.has(id) ? [[id, this.titles.get(id)!] as const] : [])));
   }
@@ -146,8 +149,17 @@ export class SearchBookTool implements AgentTool {
 function noLongerThere(books: number): string {
   const the = books > 1 ? 'the books of this conversation are' : 'the book of this conversation is';
   return (
-    `${the} no longer available (deleted, or withdrawn from the catalogue by its publisher), so its text cannot be ` +
+    `${the} no longer available to this reader (deleted, withdrawn from the catalogue by its publisher, or of a ` +
+    `catalogue the reader no longer reads), so its text cannot be ` +
     'searched. Tell the reader that plainly, and answer only from what this conversation already holds.'
+  );
+}
+
+/** What the model reads beside the passages when some of the books searched are gone. */
+function someNoLongerThere(bookIds: string[]): string {
+  return (
+    `Not searched, as no longer available to this reader (deleted, withdrawn, or of a catalogue they no longer read): ` +
+    `book ${bookIds.join(', book ')}. Tell the reader so if the question was about ${bookIds.length > 1 ? 'them' : 'it'}.`
   );
 }
 

@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Pool } from 'pg';
 import { WholeBookPassage, WholeBookText } from '@parley/agent';
-import { BooksRepository } from './books.repository';
+import { BookReader } from './catalogue/book-reader';
+import { BookShelf } from './catalogue/book-shelf.repository';
 import { PASSAGE_COLUMNS, passageOf, PassageRow } from './search/passages.repository';
 
 /** ≈ 4 characters a token, as the history budget counts, plus each passage's block wrapping in the request. */
@@ -21,7 +22,9 @@ export const passageTokens = (chars: number, passages: number): number =>
 /**
  * The conversation's books as whole-book retrieval reads them: their size up to a reading
  * position (to choose the mode) and their passages up to there (for the request), only for a
- * reader who may read them and only when ready. Nothing past the position is ever read.
+ * reader who may read them now (their own, or their tenant's catalogue) and only when ready.
+ * Nothing past the position is ever read. A catalogue book reads the same for every reader, so
+ * their requests share the provider's cached prefix.
  */
 @Injectable()
 export class WholeBooks {
@@ -30,14 +33,17 @@ export class WholeBooks {
 
   constructor(
     @Inject(Pool) private readonly pool: Pool,
-    private readonly books: BooksRepository,
+    private readonly shelf: BookShelf,
   ) {}
 
-  /** The estimated tokens of the books up to `maxChapter` (null: whole), or null when one is missing or not ready. */
-  async tokensUpTo(ownerId: string | null, bookIds: string[], maxChapter: number | null): Promise<number | null> {
+  /**
+   * The estimated tokens of the books up to `maxChapter` (null: whole), or null when one is
+   * missing, not ready, or not the reader's to read.
+   */
+  async tokensUpTo(reader: BookReader, bookIds: string[], maxChapter: number | null): Promise<number | null> {
     let tokens = 0;
     for (const bookId of bookIds) {
-      const book = await this.books.find(ownerId, bookId);
+      const book = (await this.shelf.find(reader, bookId))?.book;
       if (!book || book.status !== 'ready') return null;
       const sizes = (await this.chapterSizes(bookId)).filter(
         (s) => maxChapter === null || s.chapterIndex <= maxChapter,
@@ -50,11 +56,11 @@ export class WholeBooks {
     return tokens;
   }
 
-  /** The books' passages up to `maxChapter` (null: whole), in the order of `bookIds`; missing or unready books left out. */
-  async upTo(ownerId: string | null, bookIds: string[], maxChapter: number | null): Promise<WholeBookText[]> {
+  /** The books' passages up to `maxChapter` (null: whole), in the order of `bookIds`; books the reader may not read now, or unready, left out. */
+  async upTo(reader: BookReader, bookIds: string[], maxChapter: number | null): Promise<WholeBookText[]> {
     const out: WholeBookText[] = [];
     for (const bookId of bookIds) {
-      const book = await this.books.find(ownerId, bookId);
+      const book = (await this.shelf.find(reader, bookId))?.book;
       if (!book || book.status !== 'ready') continue;
       out.push({ bookId, title: book.title, passages: await this.passages(bookId, maxChapter) });
     }

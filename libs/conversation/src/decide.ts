@@ -25,6 +25,11 @@ export type ConversationCommand =
       userId: string;
       source: { conversationId: string; history: StoredEvent<ConversationEvent>[] };
       version: number;
+      /**
+       * The books of the source at `version` that the forking reader may read now, with their
+       * titles: the fork's sources from then on (absent: all of them, as before 0.4).
+       */
+      readableBooks?: Array<{ id: string; title: string }>;
     }
   | { type: 'RenameConversation'; userId: string; title: string }
   | { type: 'ChangeReadingPosition'; userId: string; readingPosition: number | null }
@@ -41,6 +46,8 @@ export type ConversationCommand =
       batch?: BatchLink;
       /** the reader's monthly budget in force (UserMessagePosted.budgetUsdPerMonth) */
       budgetUsdPerMonth?: number;
+      /** the catalogue the reader's token names (UserMessagePosted.catalogue) */
+      catalogue?: string;
     }
   | {
       type: 'StartBatch';
@@ -53,6 +60,8 @@ export type ConversationCommand =
       items: Array<BatchItem & { messageId: string }>;
       /** the reader's monthly budget in force, for the sequential prompts' UserMessagePosted */
       budgetUsdPerMonth?: number;
+      /** the catalogue the reader's token names, for the sequential prompts' UserMessagePosted */
+      catalogue?: string;
     }
   | { type: 'CompleteBatch'; userId: string; batchId: string; answered: number; failures: number }
   | { type: 'CancelTurn'; userId: string; turnId: string }
@@ -153,7 +162,7 @@ export function decide(command: ConversationCommand, state: ConversationState): 
         started,
         ...command.items.map((i): ConversationEvent => ({
           type: 'UserMessagePosted',
-          data: { messageId: i.messageId, turnId: i.turnId, content: i.prompt, batch, ...budgetOf(command) },
+          data: { messageId: i.messageId, turnId: i.turnId, content: i.prompt, batch, ...askedAs(command) },
         })),
       ];
     }
@@ -189,7 +198,7 @@ export function decide(command: ConversationCommand, state: ConversationState): 
           content,
           ...(selectedText !== undefined ? { selectedText } : {}),
           ...(batch ? { batch } : {}),
-          ...budgetOf(command),
+          ...askedAs(command),
         },
       };
       // interrupt: the pending turns end (TurnCancelled) before the new one is posted
@@ -211,9 +220,11 @@ export function decide(command: ConversationCommand, state: ConversationState): 
   }
 }
 
-/** The budget a post records, when one is set. */
-const budgetOf = (command: { budgetUsdPerMonth?: number }): { budgetUsdPerMonth?: number } =>
-  command.budgetUsdPerMonth !== undefined ? { budgetUsdPerMonth: command.budgetUsdPerMonth } : {};
+/** What a post records of its reader when they asked: the budget in force and their catalogue, when known. */
+const askedAs = ({ budgetUsdPerMonth, catalogue }: { budgetUsdPerMonth?: number; catalogue?: string }) => ({
+  ...(budgetUsdPerMonth !== undefined ? { budgetUsdPerMonth } : {}),
+  ...(catalogue !== undefined ? { catalogue } : {}),
+});
 
 /** A fork is a new stream, of a source its reader may see, at a version the source has. */
 function forkConversation(
@@ -225,7 +236,7 @@ function forkConversation(
   assertVisible(fold(source.history), userId);
   if (version < 1 || version > source.history.length)
     throw new DomainError('version_not_found', `the conversation has no version ${version}`);
-  return forkEvents(source, version, { userId });
+  return forkEvents(source, version, { userId }, command.readableBooks);
 }
 
 /**

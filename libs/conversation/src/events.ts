@@ -88,6 +88,12 @@ export interface UserMessagePosted {
      * it existed (the worker then holds it to BUDGET_USD_PER_MONTH).
      */
     budgetUsdPerMonth?: number;
+    /**
+     * The catalogue the reader's token named when they asked (its `parley_tenant`; '' the
+     * deployment's own): the worker lets the turn read the conversation's books only as far as
+     * this reader may read them now. Absent on posts made before 0.4 (read as they were then).
+     */
+    catalogue?: string;
   };
 }
 

@@ -45,6 +45,26 @@ describe(forkEvents.name, () => {
     ]);
   });
 
+  it('given books the forking reader may no longer read, then the fork ends with SourcesChanged to those they may', () => {
+    const twoBooks: ConversationEvent = {
+      type: 'ConversationStarted',
+      data: { ownerId: alice, bookId: 'b1', bookIds: ['b1', 'b2'], title: null, readingPosition: null },
+    };
+    const source = { conversationId: 'src', history: history(twoBooks, posted('t1')) };
+    const events = forkEvents(source, 2, { userId: alice }, [{ id: 'b2', title: 'Mine' }]);
+    expect(events[events.length - 1]).toEqual({
+      type: 'SourcesChanged',
+      data: { bookIds: ['b2'], books: [{ id: 'b2', title: 'Mine' }] },
+      metadata: { userId: alice, causationId: 'src-2' },
+    });
+    // every book still readable: the fork adds no change of sources
+    const all = forkEvents(source, 2, { userId: alice }, [
+      { id: 'b1', title: 'One' },
+      { id: 'b2', title: 'Two' },
+    ]);
+    expect(all.map((e) => e.type)).toEqual(['ConversationStarted', 'UserMessagePosted', 'TurnCancelled']);
+  });
+
   it('forks at version 1 as a conversation with nothing posted', () => {
     const events = forkEvents({ conversationId: 'src', history: history(started, posted('t1')) }, 1, {
       userId: 'bob',

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { AppConfig, CONFIG } from '@parley/config';
 import { assertVisible, BatchVia } from '@parley/conversation';
 import { AuthUser } from '../auth/auth-user';
+import { bookReaderOf } from '../books/book-permissions';
 import { invalid } from '../http/problem.exception';
 import { ReaderBudget } from '../usage/reader-budget';
 import { ApiConversationFolds } from './api-conversation-folds';
@@ -51,18 +52,19 @@ export class BatchStarting {
     await this.budget.assertWithin(user); // before the rate limiter: a refused batch uses none of its posts
     await this.rateLimiter.consume(user.id, input.prompts.length);
     const { budgetUsdPerMonth } = this.budget.inForce(user);
+    const { catalogue } = bookReaderOf(user);
     const batchId = randomUUID();
     const items =
       input.mode === 'sequential'
         ? input.prompts.map((prompt) => ({ prompt, conversationId, turnId: randomUUID(), messageId: randomUUID() }))
         : await Promise.all(
             input.prompts.map(async (prompt) => {
-              const forkId = await this.forking.fork(user.id, conversationId, state.version);
+              const forkId = await this.forking.fork(user, conversationId, state.version);
               const batch = { batchId, conversationId, ...(via === 'message-batches' ? { via } : {}) };
               const posted = await this.posting.record(
                 user.id,
                 forkId,
-                { content: prompt, multitask: 'enqueue', batch, budgetUsdPerMonth },
+                { content: prompt, multitask: 'enqueue', batch, budgetUsdPerMonth, catalogue },
                 {},
               );
               return { prompt, conversationId: forkId, turnId: posted.turnId, messageId: posted.messageId };
@@ -76,6 +78,7 @@ export class BatchStarting {
       via,
       items,
       ...(budgetUsdPerMonth !== undefined ? { budgetUsdPerMonth } : {}),
+      catalogue,
     });
     for (const t of items) await this.enqueuer.turnPosted(t.conversationId, t.turnId);
     return { batchId };

@@ -105,6 +105,6 @@ export class ConversationsController {
   @ApiCreatedResponse({ type: ConversationDto })
   @ApiProblems(BODY_PROBLEMS, 'conversation_not_found')
   async fork(@CurrentUser() user: AuthUser, @Param('id', Uuid('id')) id: string, @Body() body: ForkConversationDto) {
-    return this.reads.view(user.id, await this.forking.fork(user.id, id, body.version));
+    return this.reads.view(user.id, await this.forking.fork(user, id, body.version));
   }
 }

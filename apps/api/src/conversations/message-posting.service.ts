@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { AppConfig, CONFIG } from '@parley/config';
 import { ConversationLogQueries } from '@parley/read-models';
 import { AuthUser } from '../auth/auth-user';
+import { bookReaderOf } from '../books/book-permissions';
 import { ReaderBudget } from '../usage/reader-budget';
 import { assertMessageText } from './conversation-limits';
 import { ConversationWrites } from './conversation-writes';
@@ -14,10 +15,15 @@ import { TurnEnqueuer } from './turn-enqueuer';
 export type PostedMessage = Omit<PostResult, 'interrupted'>;
 
 /**
- * A message to post: its body, what to do while a turn runs (?multitask=), and the reader's
- * monthly budget in force (recorded with it: the worker holds each model call to it).
+ * A message to post: its body, what to do while a turn runs (?multitask=), and what is recorded
+ * of the reader with it: the monthly budget in force (the worker holds each model call to it) and
+ * the catalogue their token names (the worker lets the turn read only the books they may read).
  */
-export type PostInput = PostBody & { multitask: 'enqueue' | 'reject' | 'interrupt'; budgetUsdPerMonth?: number };
+export type PostInput = PostBody & {
+  multitask: 'enqueue' | 'reject' | 'interrupt';
+  budgetUsdPerMonth?: number;
+  catalogue?: string;
+};
 
 /**
  * POST …/messages (PostUserMessage): a retry of a post already made gets its first answer; a new
@@ -49,7 +55,13 @@ export class MessagePosting {
       await this.rateLimiter.consume(user.id);
     }
     const result =
-      earlier ?? (await this.record(user.id, conversationId, { ...input, ...this.budget.inForce(user) }, opts));
+      earlier ??
+      (await this.record(
+        user.id,
+        conversationId,
+        { ...input, ...this.budget.inForce(user), catalogue: bookReaderOf(user).catalogue },
+        opts,
+      ));
     const { interrupted = [], ...answer } = result;
     for (const turnId of interrupted) await this.enqueuer.turnCancelled(conversationId, turnId);
     await this.enqueuer.turnPosted(conversationId, result.turnId);
@@ -82,6 +94,7 @@ export class MessagePosting {
           multitask: input.multitask,
           ...postedFields(input),
           ...(input.budgetUsdPerMonth !== undefined ? { budgetUsdPerMonth: input.budgetUsdPerMonth } : {}),
+          ...(input.catalogue !== undefined ? { catalogue: input.catalogue } : {}),
         },
         {
           ifMatch: opts.ifMatch,

@@ -173,6 +173,7 @@ export function turnOf(
     settings: turnSettings(turn?.policy, defaults),
     ctx: {
       userId: state.ownerId ?? '',
+      catalogue: turn?.catalogue ?? null,
       conversationId,
       bookId: state.bookId,
       bookIds: state.bookIds,

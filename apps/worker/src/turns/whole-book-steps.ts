@@ -10,7 +10,7 @@ import {
   wholeBookLimit,
   withBooks,
 } from '@parley/agent';
-import { WholeBooks } from '@parley/books';
+import { turnReader, WholeBooks } from '@parley/books';
 import { AppConfig } from '@parley/config';
 import { LoadedTurn } from './conversation-folds';
 import { ModelReply, StepResult } from './model-reply';
@@ -42,7 +42,7 @@ export class WholeBookSteps {
     const documents = this.llm.documentsFor?.(loaded.settings.model) ?? this.llm.documents;
     if (!documents || (mode === 'auto' && documents !== 'cached')) return false;
     if (loaded.ctx.bookIds.length === 0 || !loaded.turn) return false;
-    const tokens = await this.books.tokensUpTo(loaded.ctx.userId, loaded.ctx.bookIds, loaded.ctx.readingPosition);
+    const tokens = await this.books.tokensUpTo(turnReader(loaded.ctx), loaded.ctx.bookIds, loaded.ctx.readingPosition);
     if (tokens === null) return false; // a book gone or not ready: search says so
     const limit = wholeBookLimit(mode, {
       maxTokens: this.config.llm.wholeBook.maxTokens,
@@ -59,8 +59,8 @@ export class WholeBookSteps {
   /** The answer with the books up to the reading position in the prompt; the history after them, without tool exchanges. */
   async answer(loaded: LoadedTurn, iteration: number, signal: AbortSignal): Promise<StepResult> {
     const turn = loaded.turn!;
-    const { userId, bookIds, readingPosition } = loaded.ctx;
-    const books = await this.books.upTo(userId, bookIds, readingPosition);
+    const { bookIds, readingPosition } = loaded.ctx;
+    const books = await this.books.upTo(turnReader(loaded.ctx), bookIds, readingPosition);
     const ttl = this.config.llm.wholeBook.cacheTtl;
     // the 5-minute entry is the API's default: left unsaid, the request is the same as without the setting
     const { documents, sources } = bookDocuments(books, ttl === '1h' ? ttl : undefined);

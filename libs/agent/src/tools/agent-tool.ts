@@ -3,6 +3,12 @@ import { Citation } from '@parley/conversation';
 /** What a tool knows of the conversation it runs for. */
 export interface ToolContext {
   userId: string;
+  /**
+   * the catalogue the reader's token named when they asked this turn ('' the deployment's own):
+   * the books read are only those this reader may read now. null: a turn posted before 0.4, whose
+   * books were each checked when they joined the conversation.
+   */
+  catalogue: string | null;
   conversationId: string;
   /** the first of `bookIds`, or null */
   bookId: string | null;

@@ -54,6 +54,8 @@ export interface TurnRecord {
   batch?: BatchLink;
   /** the reader's monthly budget in USD when they asked (absent: the server's) */
   budgetUsdPerMonth?: number;
+  /** the catalogue the reader's token named when they asked (absent: posted before 0.4) */
+  catalogue?: string;
   /** model calls sent to the provider's Message Batches API: the provider's batch id by step key */
   modelBatches?: Record<string, string>;
   iterations: IterationRecord[];
@@ -117,6 +119,7 @@ export function evolveTurns(
           ...(atPost.sourcesNote ? { sourcesNote: atPost.sourcesNote } : {}),
           ...(e.data.batch ? { batch: e.data.batch } : {}),
           ...(e.data.budgetUsdPerMonth !== undefined ? { budgetUsdPerMonth: e.data.budgetUsdPerMonth } : {}),
+          ...(e.data.catalogue !== undefined ? { catalogue: e.data.catalogue } : {}),
           iterations: [],
         },
       ];

@@ -10,7 +10,8 @@ export interface BookReader {
   id: string;
   /**
    * the catalogue they see: their tenant, DEPLOYMENT_CATALOGUE without one; null: any catalogue
-   * (a conversation's own sources, each checked visible to its reader when it was added)
+   * (a turn posted before 0.4, which recorded no catalogue: its books were each checked visible
+   * to its reader when they joined the conversation)
    */
   catalogue: string | null;
 }
@@ -24,9 +25,10 @@ export function readerOf(id: string, tenant?: string): TenantReader {
 }
 
 /**
- * The reader of a conversation searching its own sources: each book was checked visible to
- * them when it joined the conversation, so a catalogue book among them reads whatever the tenant.
+ * The reader of a turn, as the post recorded them: the conversation's owner and the catalogue
+ * their token named when they asked. Each use of a book asks again whether this reader may read
+ * it, so a reader who left a tenant reads none of its books through an old conversation.
  */
-export function sourcesReader(id: string): BookReader {
-  return { id, catalogue: null };
+export function turnReader(turn: { userId: string; catalogue: string | null }): BookReader {
+  return { id: turn.userId, catalogue: turn.catalogue };
 }
