@@ -39,7 +39,8 @@ const catalogueBook = (): string =>
  * publisher, and withdrawn without taking the readers' conversations with it.
  */
 describe('the catalogue (e2e, real SDK against the fake Messages API)', () => {
-  const s = useFakeStack({ env: { CONTEXTUAL_RETRIEVAL: 'true' } });
+  // the tools loop unless a test's policy asks for the whole book (auto would read this small book whole)
+  const s = useFakeStack({ env: { CONTEXTUAL_RETRIEVAL: 'true', LLM_RETRIEVAL_MODE: 'tools' } });
   const tenant = `acme-${randomUUID().slice(0, 8)}`;
   let publisher: Client;
   let reader: Client;
@@ -210,6 +211,89 @@ describe('the catalogue (e2e, real SDK against the fake Messages API)', () => {
     );
     expect(ingested).toEqual([{ book_id: readerOwnBook }]);
     expect((await reader.req('GET', '/v1/usage')).body.turns).toBeGreaterThan(0);
+  });
+
+  const documentsOf = (r: RecordedRequest): any[] =>
+    (r.body.messages as any[])
+      .flatMap((m) => (Array.isArray(m.content) ? m.content : []))
+      .filter((b) => b.type === 'document');
+  const requestFor = (question: string) =>
+    s.fake.requests.find((r: RecordedRequest) => JSON.stringify(r.body.messages).includes(question))!;
+  /** Text of the book's chapters 1 and 2: none of it may reach a reader who may no longer read the book. */
+  const BOOK_WORDS = ['Silver Gannet', 'seven moorings', 'sea chart'];
+
+  it("reads it whole for its readers: a second reader's first whole-book call reads the book from the cache the first one's wrote", async () => {
+    const [third, fourth] = [
+      as(`reader-${randomUUID()}`, { parley_tenant: tenant }),
+      as(`reader-${randomUUID()}`, { parley_tenant: tenant }),
+    ];
+    const start = async (c: Client, instructions?: string) => {
+      const id = (await c.req('POST', '/v1/conversations', { bookId, readingPosition: 2 })).body.id as string;
+      const policy = { retrievalMode: 'whole-book', ...(instructions ? { instructions } : {}) };
+      expect((await c.req('PATCH', `/v1/conversations/${id}`, { policy })).status).toBe(200);
+      return id;
+    };
+    const q3 = `What did the captain unroll? ${randomUUID()}`;
+    const q4 = `What was painted orange? ${randomUUID()}`;
+    const a3 = await conversationHelpers(() => third).ask(await start(third), q3);
+    const a4 = await conversationHelpers(() => fourth).ask(await start(fourth, 'Answer like a sailor.'), q4);
+    for (const a of [a3, a4]) {
+      expect(a.ending.type).toBe('AssistantReplied');
+      expect((a.ending.data as { searchedInstead?: unknown }).searchedInstead).toBeUndefined();
+    }
+    const [one, two] = [requestFor(q3), requestFor(q4)];
+    // the book is in both requests, byte for byte, before anything of the reader's
+    expect(documentsOf(one).length).toBeGreaterThan(0);
+    expect(JSON.stringify(documentsOf(two))).toBe(JSON.stringify(documentsOf(one)));
+    expect(JSON.stringify(two.body.system)).toBe(JSON.stringify(one.body.system));
+    // the first reader's call wrote the book to the cache; the second reader's first call read it
+    const bookChars = JSON.stringify(documentsOf(one).map((d) => d.source)).length;
+    expect(one.usage!.cache_read_input_tokens).toBeLessThan(bookChars / 4);
+    expect(one.usage!.cache_creation_input_tokens).toBeGreaterThanOrEqual(bookChars / 5);
+    expect(two.usage!.cache_read_input_tokens).toBeGreaterThanOrEqual(bookChars / 5);
+  });
+
+  it('reads none of it for a reader who left the tenant: not in their old conversation, not in a fork of it', async () => {
+    const id = `mover-${randomUUID()}`;
+    const before = as(id, { parley_tenant: tenant });
+    const after = as(id, { parley_tenant: `${tenant}-other` });
+    const old = (await before.req('POST', '/v1/conversations', { bookId, readingPosition: 2 })).body.id as string;
+    const asked = await conversationHelpers(() => before).ask(old, 'How many moorings at low tide?');
+    expect(asked.ending.type).toBe('AssistantReplied');
+    expect(JSON.stringify(await conversationHelpers(() => before).events(old))).toContain('seven moorings');
+    const versionBefore = (await before.req('GET', `/v1/conversations/${old}`)).body.version as number;
+
+    // the same reader, now of another tenant: the book is not theirs to read
+    expect((await after.req('GET', `/v1/books/${bookId}`)).status).toBe(404);
+    const r = conversationHelpers(() => after);
+    const searched = await r.ask(old, 'How many moorings were there, and which wreck is marked?');
+    expect(searched.ending.type).toBe('AssistantReplied');
+    const since = (await r.events(old)).filter((e) => e.version > versionBefore);
+    const told = since.filter((e) => e.type === 'ToolResultRecorded');
+    expect(told.length).toBeGreaterThan(0);
+    expect(told.every((e) => (e.data as { content: string }).content.includes('no longer available'))).toBe(true);
+    for (const word of BOOK_WORDS) expect(JSON.stringify(since)).not.toContain(word);
+
+    // asking for the whole book sends none of it, and the answer says why it searched
+    expect(
+      (await after.req('PATCH', `/v1/conversations/${old}`, { policy: { retrievalMode: 'whole-book' } })).status,
+    ).toBe(200);
+    const q = `Read me the chart, whole. ${randomUUID()}`;
+    const whole = await r.ask(old, q);
+    expect(whole.ending.data).toMatchObject({ searchedInstead: { reason: 'books_unavailable' } });
+    expect(documentsOf(requestFor(q))).toEqual([]);
+
+    // a fork carries only the books its reader may read now; the reader of the tenant keeps it in theirs
+    const version = (await after.req('GET', `/v1/conversations/${old}`)).body.version as number;
+    const fork = await after.req('POST', `/v1/conversations/${old}/fork`, { version });
+    expect(fork.status).toBe(201);
+    expect(fork.body.bookIds).toEqual([]);
+    const forked = await r.ask(fork.body.id, 'And the buoy, what colour?');
+    expect(forked.ending.type).toBe('AssistantReplied');
+    const forkedTurn = (await r.events(fork.body.id)).filter((e) => e.version > version);
+    for (const word of [...BOOK_WORDS, 'painted orange']) expect(JSON.stringify(forkedTurn)).not.toContain(word);
+    const stayed = await before.req('POST', `/v1/conversations/${old}/fork`, { version });
+    expect(stayed.body.bookIds).toEqual([bookId]);
   });
 
   it('leaves the catalogue alone when a reader erases their account (DELETE /v1/me)', async () => {

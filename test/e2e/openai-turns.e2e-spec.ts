@@ -55,6 +55,8 @@ describe('agent turns over OpenAI (e2e, the openai SDK against the fake Chat Com
       OPENAI_BASE_URL: openai.url,
       LLM_MODEL: MODEL,
       LLM_PRICES: JSON.stringify(PRICES),
+      // readers may pick any priced model of either provider
+      POLICY_MODELS: '*',
       AGENT_MAX_ITERATIONS: '3',
       LLM_MAX_RETRIES: '2',
     }),

@@ -26,7 +26,7 @@ describe('conversation policy (e2e, real SDK against the fake Messages API)', ()
         return defaultReply(req);
       },
     },
-    env: { LLM_MODEL: SERVER_MODEL, AGENT_MAX_ITERATIONS: '5' },
+    env: { LLM_MODEL: SERVER_MODEL, AGENT_MAX_ITERATIONS: '5', POLICY_MODELS: 'claude-haiku-4-5' },
   });
   const { conversation, events, ask } = s;
   const patch = (id: string, body: object) => s.alice.req('PATCH', `/v1/conversations/${id}`, body);
@@ -74,6 +74,19 @@ describe('conversation policy (e2e, real SDK against the fake Messages API)', ()
       expect(JSON.stringify(r.body.errors)).toContain(field);
     }
     expect((await show(id)).version).toBe(version);
+  });
+
+  it('refuses a priced model the operator does not list in POLICY_MODELS with 400 model_not_allowed, and changes nothing', async () => {
+    const id = await conversation();
+    const version = (await show(id)).version;
+    // priced in the shipped table, and dearer than the listed one: the reader may not pick it
+    const refused = await patch(id, { policy: { model: 'claude-opus-5', retrievalMode: 'whole-book' } });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ code: 'model_not_allowed', errors: [{ field: 'policy.model' }] });
+    expect(refused.body.detail).toContain('claude-haiku-4-5');
+    expect((await show(id)).version).toBe(version);
+    // the server's own model needs no listing
+    expect((await patch(id, { policy: { model: SERVER_MODEL } })).status).toBe(200);
   });
 
   it('runs a turn by its policy: model, instructions, max iterations', async () => {

@@ -179,6 +179,21 @@ describe('whole-book retrieval (e2e)', () => {
     expect(
       rest.every((r) => documentsOf(r).length === 0 && r.body.tools?.some((t: any) => t.name === 'search_book')),
     ).toBe(true);
+
+    // whole-book is bounded by WHOLE_BOOK_MAX_TOKENS too: a reader's policy cannot make one call carry the big book
+    const asked = s.fake.requests.length;
+    const insisting = await conversation({ bookId: big }, { retrievalMode: 'whole-book' });
+    const reply = await ask(insisting, 'Tell me about the heron');
+    const calls = s.fake.requests.slice(asked);
+    expect(calls.length).toBeGreaterThan(0);
+    expect(calls.every((r) => documentsOf(r).length === 0)).toBe(true);
+    // and its answer says why it searched
+    expect(reply.searchedInstead).toMatchObject({ reason: 'books_too_large', limitTokens: 20_000 });
+    expect(reply.searchedInstead.bookTokens).toBeGreaterThan(20_000);
+    // the small book, under the same policy, is read whole, and its answer has nothing to explain
+    const readWhole = await ask(await conversation({ bookId: sea }, { retrievalMode: 'whole-book' }), 'The ibis?');
+    expect(readWhole.searchedInstead).toBeUndefined();
+    expect(documentsOf(s.fake.requests[s.fake.requests.length - 1]).length).toBe(12);
   }, 90_000);
 
   it('sends several books, one document per chapter each, and names the book of each citation', async () => {

@@ -443,6 +443,7 @@ export interface components {
      */
     ProblemCode:
       | 'validation_failed'
+      | 'model_not_allowed'
       | 'malformed_json'
       | 'book_invalid'
       | 'book_no_text'
@@ -1107,6 +1108,8 @@ export interface components {
         latencyMs: number;
         messageId: string;
         model: string;
+        /** @description The policy asked for `whole-book`, and the turn searched instead: why. Absent when the turn read as asked (and on every answer written before 0.4). */
+        searchedInstead?: components['schemas']['SearchedInstead'];
         stopReason: string;
         turnId: string;
         usage: components['schemas']['Usage'];
@@ -1311,6 +1314,22 @@ export interface components {
     };
     /** @enum {string} */
     RetrievalMode: 'tools' | 'always-retrieve' | 'whole-book' | 'auto';
+    /** @description Why a `whole-book` turn searched: the books up to the reading position are larger than it may send (WHOLE_BOOK_MAX_TOKENS, or what the model's window leaves beside the history), one of them is not there for the reader (deleted, withdrawn, of a catalogue they no longer read, not ready), or the model's provider takes no documents. */
+    SearchedInstead:
+      | {
+          bookTokens: number;
+          limitTokens: number;
+          /** @enum {string} */
+          reason: 'books_too_large';
+        }
+      | {
+          /** @enum {string} */
+          reason: 'books_unavailable';
+        }
+      | {
+          /** @enum {string} */
+          reason: 'provider_takes_no_documents';
+        };
     /** @description The conversation's books from now on (the whole list), and their titles as the agent is told them. */
     SourcesChanged: {
       data: {
@@ -2125,7 +2144,7 @@ export interface operations {
           'application/json': components['schemas']['ConversationDto'];
         };
       };
-      /** @description `validation_failed`: The request is not valid; `malformed_json`: The body is not valid JSON */
+      /** @description `validation_failed`: The request is not valid; `malformed_json`: The body is not valid JSON; `model_not_allowed`: The model is not allowed */
       400: {
         headers: {
           [name: string]: unknown;
@@ -2133,7 +2152,7 @@ export interface operations {
         content: {
           'application/problem+json': components['schemas']['ProblemDto'] & {
             /** @enum {string} */
-            code?: 'validation_failed' | 'malformed_json';
+            code?: 'validation_failed' | 'malformed_json' | 'model_not_allowed';
           };
         };
       };
@@ -2149,7 +2168,7 @@ export interface operations {
           };
         };
       };
-      /** @description `conversation_not_found`: Conversation not found */
+      /** @description `conversation_not_found`: Conversation not found; `book_not_found`: Book not found */
       404: {
         headers: {
           [name: string]: unknown;
@@ -2157,11 +2176,11 @@ export interface operations {
         content: {
           'application/problem+json': components['schemas']['ProblemDto'] & {
             /** @enum {string} */
-            code?: 'conversation_not_found';
+            code?: 'conversation_not_found' | 'book_not_found';
           };
         };
       };
-      /** @description `version_conflict`: The conversation has moved on */
+      /** @description `book_not_ready`: The book is not ready; `version_conflict`: The conversation has moved on */
       409: {
         headers: {
           [name: string]: unknown;
@@ -2169,7 +2188,7 @@ export interface operations {
         content: {
           'application/problem+json': components['schemas']['ProblemDto'] & {
             /** @enum {string} */
-            code?: 'version_conflict';
+            code?: 'book_not_ready' | 'version_conflict';
           };
         };
       };

@@ -129,6 +129,11 @@ const envSchema = tracingSchema.extend({
   OPENAI_BASE_URL: z.string().url().optional(),
   LLM_PRICES: z.string().min(1).optional(),
   LLM_SUMMARY_MODEL: z.string().min(1).optional(),
+  // the models a conversation's policy.model may name: ids, comma-separated, or * for any priced one
+  POLICY_MODELS: z
+    .string()
+    .regex(/^\s*(\*|[^\s,*]+(\s*,\s*[^\s,*]+)*)\s*$/, 'model ids, comma-separated, or *')
+    .optional(),
   /** how often a turn waiting on a provider's Message Batches API looks at its batch */
   LLM_BATCH_POLL_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
   AUTH_JWT_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),

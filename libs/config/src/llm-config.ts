@@ -46,6 +46,8 @@ export interface LlmConfig {
   model: string;
   /** the model that writes history summaries (LLM_SUMMARY_MODEL); unset: the turn's own */
   summaryModel?: string;
+  /** the models a conversation's policy may name (POLICY_MODELS): ids, or '*' for any priced model; unset: LLM_MODEL alone */
+  policyModels: string[] | '*';
   maxTokens: number;
   maxRetries: number;
   apiKey?: string;
@@ -75,6 +77,7 @@ export function llmConfig(e: Env): LlmConfig {
     providers,
     model: e.LLM_MODEL,
     summaryModel: e.LLM_SUMMARY_MODEL,
+    policyModels: policyModelsOf(e),
     maxTokens: e.LLM_MAX_TOKENS,
     maxRetries: e.LLM_MAX_RETRIES,
     apiKey: e.ANTHROPIC_API_KEY,
@@ -86,6 +89,13 @@ export function llmConfig(e: Env): LlmConfig {
     hyde: e.RETRIEVAL_HYDE ? e.RETRIEVAL_HYDE === 'true' : provider === 'anthropic',
     batchPollMs: e.LLM_BATCH_POLL_MS,
   };
+}
+
+/** POLICY_MODELS: '*', or its ids without repeats; unset: LLM_MODEL alone (a reader picks nothing dearer than the operator did). */
+function policyModelsOf(e: Env): string[] | '*' {
+  const listed = e.POLICY_MODELS?.trim();
+  if (listed === '*') return '*';
+  return listed ? [...new Set(listed.split(',').map((m) => m.trim()))] : [e.LLM_MODEL];
 }
 
 /** LLM_PROVIDERS, which must hold LLM_PROVIDER; unset: LLM_PROVIDER alone. */

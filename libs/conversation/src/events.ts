@@ -195,8 +195,24 @@ export interface AssistantReplied {
     isFromBook?: boolean;
     iterations: number;
     latencyMs: number;
+    /**
+     * The policy asked for `whole-book`, and the turn searched instead: why. Absent when the turn
+     * read as asked (and on every answer written before 0.4).
+     */
+    searchedInstead?: SearchedInstead;
   };
 }
+
+/**
+ * Why a `whole-book` turn searched: the books up to the reading position are larger than it may
+ * send (WHOLE_BOOK_MAX_TOKENS, or what the model's window leaves beside the history), one of them
+ * is not there for the reader (deleted, withdrawn, of a catalogue they no longer read, not ready),
+ * or the model's provider takes no documents.
+ */
+export type SearchedInstead =
+  | { reason: 'books_too_large'; bookTokens: number; limitTokens: number }
+  | { reason: 'books_unavailable' }
+  | { reason: 'provider_takes_no_documents' };
 export interface TurnFailed {
   type: 'TurnFailed';
   data: { turnId: string; code: string; message: string; retryable: boolean };

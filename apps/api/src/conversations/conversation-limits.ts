@@ -1,7 +1,7 @@
-import { modelRefusal, priceTable } from '@parley/agent';
+import { modelAllowedToReaders, modelRefusal, priceTable } from '@parley/agent';
 import { AppConfig } from '@parley/config';
 import { PolicyPatch } from '@parley/conversation';
-import { invalid } from '../http/problem.exception';
+import { invalid, problem } from '../http/problem.exception';
 
 /** A question's text: not blank, and within MESSAGE_MAX_CHARS. */
 export function assertMessageText(config: Pick<AppConfig, 'limits'>, text: string, field: string, what: string): void {
@@ -10,11 +10,20 @@ export function assertMessageText(config: Pick<AppConfig, 'limits'>, text: strin
     throw invalid(field, `${what} must be at most ${config.limits.messageMaxChars} characters`);
 }
 
-/** The limits of a policy that depend on the server: its models and its cap on model calls. */
+/**
+ * The limits of a policy that depend on the server: the models the operator lets readers pick
+ * (POLICY_MODELS, else 400 model_not_allowed), which must also be priced on a provider it talks
+ * to, and its cap on model calls.
+ */
 export function assertPolicyAllowed(config: Pick<AppConfig, 'llm' | 'agent'>, policy: PolicyPatch): void {
   const { model, maxIterations } = policy;
-  const refusal = typeof model === 'string' ? modelRefusal(model, config.llm, priceTable()) : undefined;
-  if (refusal && model !== config.llm.model) throw invalid('policy.model', refusal);
+  if (typeof model === 'string' && model !== config.llm.model) {
+    const refusal = modelAllowedToReaders(model, config.llm)
+      ? modelRefusal(model, config.llm, priceTable())
+      : `model ${model} is not one this server lets a conversation choose (POLICY_MODELS: ${allowedModels(config.llm)})`;
+    if (refusal)
+      throw problem('model_not_allowed', refusal, { errors: [{ field: 'policy.model', message: refusal }] });
+  }
   if (typeof maxIterations === 'number' && maxIterations > config.agent.maxIterations) {
     throw invalid(
       'policy.maxIterations',
@@ -22,6 +31,9 @@ export function assertPolicyAllowed(config: Pick<AppConfig, 'llm' | 'agent'>, po
     );
   }
 }
+
+const allowedModels = ({ model, policyModels }: AppConfig['llm']): string =>
+  policyModels === '*' ? 'any priced model' : [...new Set([model, ...policyModels])].join(', ');
 
 /** The provider a conversation's model runs on (the scripted stand-in's, when it answers every call). */
 export function providerOf(config: Pick<AppConfig, 'llm'>, model: string | undefined): string {

@@ -74,7 +74,7 @@ export class ConversationsController {
   })
   @ApiIfMatch()
   @ApiOkResponse({ type: ConversationDto })
-  @ApiProblems(BODY_PROBLEMS, 'conversation_not_found', 'version_conflict')
+  @ApiProblems(BODY_PROBLEMS, 'model_not_allowed', 'conversation_not_found', 'book_not_found', 'book_not_ready', 'version_conflict')
   update(
     @CurrentUser() user: AuthUser,
     @Param('id', Uuid('id')) id: string,

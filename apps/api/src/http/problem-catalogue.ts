@@ -11,6 +11,13 @@ export const PROBLEM_CATALOGUE = {
     title: 'The request is not valid',
     description: 'A path, query, header or body value is missing or wrong; `errors` says which field and why.',
   },
+  model_not_allowed: {
+    status: 400,
+    title: 'The model is not allowed',
+    description:
+      "A conversation's `policy.model` must be one the operator lists in POLICY_MODELS (unset: only LLM_MODEL; `*`: " +
+      'any priced model), priced, on a provider the server talks to; `detail` says which models may be chosen.',
+  },
   malformed_json: {
     status: 400,
     title: 'The body is not valid JSON',

@@ -65,16 +65,23 @@ export class TurnSteps {
       case 'run-tools':
         return recordWith(await runToolCalls(this.tools, loaded, step.calls));
       case 'call-llm':
-        return this.callLlm(loaded, step.iteration, step.allowTools, signal);
+        return this.whyNotWholeBook(loaded, await this.callLlm(loaded, step.iteration, step.allowTools, signal));
       case 'cut-history':
         return recordWith(await this.history.cut(loaded, step, signal));
       case 'reformulate':
         return recordWith(await this.retrieval.reformulate(loaded, signal));
       case 'answer':
-        return this.retrieval.answerFromPassages(loaded, signal);
+        return this.whyNotWholeBook(loaded, await this.retrieval.answerFromPassages(loaded, signal));
       case 'answer-from-book':
         return this.wholeBook.answer(loaded, step.iteration, signal);
     }
+  }
+
+  /** A searching model reply of a turn whose policy asked for `whole-book`: why it searched, for its answer to say. */
+  private async whyNotWholeBook(loaded: LoadedTurn, done: StepResult): Promise<StepResult> {
+    if (done.kind !== 'command' || done.command.type !== 'RecordModelReply') return done;
+    const searchedInstead = await this.wholeBook.searchedInstead(loaded);
+    return searchedInstead ? recordWith({ ...done.command, searchedInstead }) : done;
   }
 
   /** The agent's call: the history rebuilt from the log, the tools offered unless this is the last call. */

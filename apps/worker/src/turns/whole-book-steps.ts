@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { SearchedInstead } from '@parley/conversation';
 import {
   bookDocuments,
   buildHistory,
@@ -30,30 +31,42 @@ export class WholeBookSteps {
     private readonly config: Pick<AppConfig, 'llm'>,
   ) {}
 
-  /**
-   * `whole-book`: yes, when the books up to the reading position fit what the model's window
-   * leaves beside the history; `auto`: when they also fit WHOLE_BOOK_MAX_TOKENS. Otherwise (and
-   * with a provider that takes no documents, or no book) the turn searches as `auto` would.
-   * `auto` reads whole books only where the provider's prompt cache makes them cheap (`cached`).
-   */
+  /** Whether the turn reads its books whole (the plan goes by it). */
   async reads(loaded: LoadedTurn): Promise<boolean> {
+    return (await this.choice(loaded)).reads;
+  }
+
+  /** A `whole-book` turn that searches: why, for its answer to record (undefined in any other mode). */
+  async searchedInstead(loaded: LoadedTurn): Promise<SearchedInstead | undefined> {
+    if (loaded.settings.retrievalMode !== 'whole-book') return undefined;
+    const choice = await this.choice(loaded);
+    return choice.reads ? undefined : choice.searchedInstead;
+  }
+
+  /**
+   * `whole-book` and `auto` read the books whole when, up to the reading position, they fit
+   * WHOLE_BOOK_MAX_TOKENS and what the model's window leaves beside the history, and the reader
+   * may read each of them now. Otherwise (and with a provider that takes no documents, or no
+   * book) the turn searches as `auto` would. `auto` reads whole books only where the provider's
+   * prompt cache makes them cheap (`cached`).
+   */
+  private async choice(loaded: LoadedTurn): Promise<{ reads: true } | { reads: false; searchedInstead?: SearchedInstead }> {
     const mode = loaded.settings.retrievalMode;
-    if (mode !== 'whole-book' && mode !== 'auto') return false;
+    if (mode !== 'whole-book' && mode !== 'auto') return { reads: false };
+    if (loaded.ctx.bookIds.length === 0 || !loaded.turn) return { reads: false };
     const documents = this.llm.documentsFor?.(loaded.settings.model) ?? this.llm.documents;
-    if (!documents || (mode === 'auto' && documents !== 'cached')) return false;
-    if (loaded.ctx.bookIds.length === 0 || !loaded.turn) return false;
+    if (!documents) return { reads: false, searchedInstead: { reason: 'provider_takes_no_documents' } };
+    if (mode === 'auto' && documents !== 'cached') return { reads: false };
     const tokens = await this.books.tokensUpTo(turnReader(loaded.ctx), loaded.ctx.bookIds, loaded.ctx.readingPosition);
-    if (tokens === null) return false; // a book gone or not ready: search says so
-    const limit = wholeBookLimit(mode, {
+    // a book gone, not ready or not the reader's now: the search says so
+    if (tokens === null) return { reads: false, searchedInstead: { reason: 'books_unavailable' } };
+    const limit = wholeBookLimit({
       maxTokens: this.config.llm.wholeBook.maxTokens,
       historyBudgetTokens: loaded.settings.budgetTokens,
       answerTokens: this.config.llm.maxTokens,
     });
-    if (tokens > limit && mode === 'whole-book')
-      this.logger.warn(
-        `turn ${loaded.turn.turnId}: the books (${tokens} tokens) do not fit the model's window (${limit}): searching instead`,
-      );
-    return tokens <= limit;
+    if (tokens <= limit) return { reads: true };
+    return { reads: false, searchedInstead: { reason: 'books_too_large', bookTokens: tokens, limitTokens: limit } };
   }
 
   /** The answer with the books up to the reading position in the prompt; the history after them, without tool exchanges. */

@@ -1,5 +1,5 @@
 import { loadConfig } from '@parley/config';
-import { installModelTable, modelRefusal } from './model-table';
+import { installModelTable, modelAllowedToReaders, modelRefusal } from './model-table';
 import { installPrices } from './pricing';
 
 const env = (more: Record<string, string>) => loadConfig({ NODE_ENV: 'development', ...more });
@@ -37,6 +37,24 @@ describe(installModelTable.name, () => {
     expect(table.providerOf('acme-chat-1')).toBe('openai');
     expect(modelRefusal('claude-opus-5', config.llm, table)).toBeUndefined();
     expect(modelRefusal('gpt-7', config.llm, table)).toMatch(/unknown model gpt-7/);
+  });
+
+  it('lets readers pick LLM_MODEL alone unless POLICY_MODELS lists more, and stops boot on a listed model it cannot run', () => {
+    const anthropic = { ANTHROPIC_API_KEY: 'k', LLM_MODEL: 'claude-haiku-4-5' };
+    const only = env(anthropic).llm;
+    expect(only.policyModels).toEqual(['claude-haiku-4-5']);
+    expect(modelAllowedToReaders('claude-haiku-4-5', only)).toBe(true);
+    expect(modelAllowedToReaders('claude-opus-5', only)).toBe(false);
+    const listed = env({ ...anthropic, POLICY_MODELS: ' claude-sonnet-5-5 , claude-sonnet-5-5,claude-opus-5' }).llm;
+    expect(listed.policyModels).toEqual(['claude-sonnet-5-5', 'claude-opus-5']);
+    expect(modelAllowedToReaders('claude-opus-5', listed)).toBe(true);
+    expect(modelAllowedToReaders('claude-opus-5-5', listed)).toBe(false);
+    expect(modelAllowedToReaders('claude-opus-5-5', env({ ...anthropic, POLICY_MODELS: '*' }).llm)).toBe(true);
+    expect(() => installModelTable(env({ ...anthropic, POLICY_MODELS: 'claude-haiku-4-5,gpt-5.4' }))).toThrow(
+      /POLICY_MODELS: model gpt-5.4 runs on openai/,
+    );
+    expect(() => env({ ...anthropic, POLICY_MODELS: 'a b' })).toThrow(/POLICY_MODELS/);
+    expect(() => env({ ...anthropic, POLICY_MODELS: 'claude-*' })).toThrow(/POLICY_MODELS/);
   });
 
   it('checks nothing with the scripted stand-in, which answers for any priced model', () => {

@@ -14,9 +14,9 @@ export const modelTableProvider: Provider = {
 
 /**
  * The deployment's models at boot: LLM_PRICES put over the shipped prices for this process, and
- * the models it answers with checked. LLM_MODEL and LLM_SUMMARY_MODEL must be priced and run on a
- * provider the deployment talks to (LLM_PROVIDERS), else boot stops: nothing is ever recorded as
- * free by mistake. The scripted stand-in answers every call itself, so it checks nothing.
+ * the models it answers with checked. LLM_MODEL, LLM_SUMMARY_MODEL and each of POLICY_MODELS must
+ * be priced and run on a provider the deployment talks to (LLM_PROVIDERS), else boot stops:
+ * nothing is ever recorded as free by mistake. The scripted stand-in answers every call itself, so it checks nothing.
  */
 export function installModelTable({ llm }: Pick<AppConfig, 'llm'>): PriceTable {
   const table = installPrices(llm.prices);
@@ -24,12 +24,21 @@ export function installModelTable({ llm }: Pick<AppConfig, 'llm'>): PriceTable {
   const problems = [
     ['LLM_MODEL', llm.model],
     ['LLM_SUMMARY_MODEL', llm.summaryModel],
+    ...(llm.policyModels === '*' ? [] : llm.policyModels.map((m) => ['POLICY_MODELS', m])),
   ].flatMap(([name, model]) => {
     const refusal = model === undefined ? undefined : modelRefusal(model, llm, table);
     return refusal ? [`  ${name}: ${refusal}`] : [];
   });
   if (problems.length) throw new ConfigError(`Invalid environment:\n${problems.join('\n')}`);
   return table;
+}
+
+/**
+ * Whether the operator lets readers pick `model` for a conversation (POLICY_MODELS; its own
+ * LLM_MODEL always): a reader never chooses a dearer model than the operator listed.
+ */
+export function modelAllowedToReaders(model: string, llm: Pick<LlmConfig, 'model' | 'policyModels'>): boolean {
+  return model === llm.model || llm.policyModels === '*' || llm.policyModels.includes(model);
 }
 
 /**

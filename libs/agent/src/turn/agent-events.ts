@@ -1,4 +1,4 @@
-import { Citation, ConversationEvent, ConversationEventType, DecidedEvent } from '@parley/conversation';
+import { Citation, ConversationEvent, ConversationEventType, DecidedEvent, SearchedInstead } from '@parley/conversation';
 import { deterministicId } from '@parley/event-store';
 import { addUsage, ChatResult, StoppedAttempt, textsOf, zeroUsage } from '../llm/llm.types';
 import { costUsd } from '../llm/pricing';
@@ -81,6 +81,8 @@ export function modelReplied(
   result: ChatResult,
   /** the answer as the provider's citations make it (whole-book retrieval) */
   cited?: CitedAnswer,
+  /** a `whole-book` turn that searched: why (on its answer) */
+  searchedInstead?: SearchedInstead,
 ): Events {
   const stopped = modelCallStopped(turn.turnId, iteration, result.stoppedAttempts ?? []);
   const asksForTools = allowTools && result.content.some((b) => b.type === 'tool_use');
@@ -88,7 +90,7 @@ export function modelReplied(
     ...stopped,
     ...(asksForTools
       ? toolsInvoked(made, turn.turnId, iteration, result)
-      : [assistantReplied(made, turn, iteration, result, cited)]),
+      : [assistantReplied(made, turn, iteration, result, cited, searchedInstead)]),
   ];
 }
 
@@ -138,6 +140,8 @@ export function assistantReplied(
   result: ChatResult,
   /** the answer as whole-book retrieval cites it (the provider's citations); otherwise its [n] of the turn's searches */
   cited?: CitedAnswer,
+  /** a `whole-book` turn that searched: why */
+  searchedInstead?: SearchedInstead,
 ): DecidedEvent {
   const text = cited?.content ?? textsOf(result).join('');
   const earlier = turn.iterations.reduce((sum, it) => (it.usage ? addUsage(sum, it.usage) : sum), zeroUsage());
@@ -157,6 +161,7 @@ export function assistantReplied(
       isFromBook: citations.length > 0,
       iterations: iteration,
       latencyMs: made.at.getTime() - turn.postedAt.getTime(),
+      ...(searchedInstead ? { searchedInstead } : {}),
     },
     stepIdFor(made, 'event:answer'),
   );

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ConversationEvent, DecidedEvent, findTurn, FoldedForCommands } from '@parley/conversation';
+import { ConversationEvent, DecidedEvent, findTurn, FoldedForCommands, SearchedInstead } from '@parley/conversation';
 import { NewEvent } from '@parley/event-store';
 import { ChatResult, StoppedAttempt } from '../llm/llm.types';
 import {
@@ -32,6 +32,8 @@ export type AgentCommand =
       result: ChatResult;
       /** whole-book retrieval: the answer as the provider cited the documents sent */
       cited?: CitedAnswer;
+      /** the policy asked for `whole-book` and the turn searched: why (recorded on the answer) */
+      searchedInstead?: SearchedInstead;
     })
   | (StepCommand & {
       type: 'RecordModelBatchSubmission';
@@ -93,7 +95,7 @@ export function decideAgentStep(command: AgentCommand, { state, turns }: AgentFo
   switch (command.type) {
     case 'RecordModelReply':
       return command.iteration === nextCall(turn)
-        ? modelReplied(made!, turn, command, command.result, command.cited)
+        ? modelReplied(made!, turn, command, command.result, command.cited, command.searchedInstead)
         : [];
     case 'RecordModelBatchSubmission':
       return turn.modelBatches?.[command.submitted.step]

@@ -151,10 +151,10 @@ describe('citedFromDocuments', () => {
 });
 
 describe('wholeBookLimit', () => {
-  it('leaves the history, the answer and the prompts their room; auto also keeps to WHOLE_BOOK_MAX_TOKENS', () => {
+  it('leaves the history, the answer and the prompts their room, and keeps to WHOLE_BOOK_MAX_TOKENS', () => {
     const room = { maxTokens: 120_000, historyBudgetTokens: 60_000, answerTokens: 1_024 };
-    expect(wholeBookLimit('whole-book', room)).toBe(200_000 - 60_000 - 1_024 - 2_000);
-    expect(wholeBookLimit('auto', room)).toBe(120_000);
-    expect(wholeBookLimit('auto', { ...room, historyBudgetTokens: 150_000 })).toBe(200_000 - 150_000 - 1_024 - 2_000);
+    expect(wholeBookLimit(room)).toBe(120_000);
+    expect(wholeBookLimit({ ...room, maxTokens: 190_000 })).toBe(200_000 - 60_000 - 1_024 - 2_000);
+    expect(wholeBookLimit({ ...room, historyBudgetTokens: 150_000 })).toBe(200_000 - 150_000 - 1_024 - 2_000);
   });
 });

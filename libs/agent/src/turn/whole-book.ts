@@ -43,19 +43,18 @@ export const CHECKPOINT_EVERY_DOCUMENTS = 16;
 
 /**
  * The largest book (tokens, up to the reading position) a turn sends whole: what the model's
- * window leaves beside the history budget, the answer and the prompts; in `auto`, at most
- * WHOLE_BOOK_MAX_TOKENS as well.
+ * window leaves beside the history budget, the answer and the prompts, and at most
+ * WHOLE_BOOK_MAX_TOKENS (in `whole-book` as in `auto`: the operator's bound on what one call may
+ * carry, whatever a reader's policy asks).
  */
-export function wholeBookLimit(
-  mode: 'whole-book' | 'auto',
-  {
+export function wholeBookLimit({
     maxTokens,
     historyBudgetTokens,
     answerTokens,
   }: { maxTokens: number; historyBudgetTokens: number; answerTokens: number },
 ): number {
   const window = MODEL_CONTEXT_TOKENS - historyBudgetTokens - answerTokens - PROMPT_RESERVE_TOKENS;
-  return mode === 'auto' ? Math.min(maxTokens, window) : window;
+  return Math.min(maxTokens, window);
 }
 
 /**
