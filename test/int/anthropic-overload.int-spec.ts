@@ -45,5 +45,9 @@ describe('AnthropicLlm: a stream broken off after its 200', () => {
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LlmError);
     expect(error).toMatchObject({ code: 'llm_overloaded', retryable: true });
+    // readers are told in Parley's words; what the provider said is kept for the log only
+    expect((error as LlmError).message).toBe("The model's provider is overloaded. Try again in a moment.");
+    expect((error as LlmError).providerDetail).toMatch(/overloaded/i);
+    expect((error as LlmError).providerDetail).not.toBe((error as LlmError).message);
   });
 });

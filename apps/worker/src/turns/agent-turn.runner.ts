@@ -152,6 +152,7 @@ export class AgentTurnRunner {
         }
         if (isAbort(e) || signal.aborted) continue; // the next load sees TurnCancelled (or hands the turn back)
         if (e instanceof LlmError) {
+          if (e.providerDetail) this.logger.warn(`turn ${turnId}: the provider said (${e.code}): ${e.providerDetail}`);
           await this.fail(conversationId, turnId, e.code, e.message, e.retryable);
           continue;
         }

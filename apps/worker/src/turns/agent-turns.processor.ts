@@ -38,6 +38,9 @@ export function queuedTurnRecheckMs(behind: number): number {
 }
 export const QUEUED_TURN_RECHECK_MS = 2_000;
 export const QUEUED_TURN_RECHECK_MAX_MS = 30_000;
+/** What a reader is told of a turn that failed on the server: the cause is in the log, not in the event. */
+const INTERNAL_FAILURE_MESSAGE = 'The turn failed on the server; the operator can find why in its log. Try again.';
+
 /** A turn waiting for the cut the turn before takes ahead looks again this often (unless promoted sooner). */
 export const HISTORY_CUT_RECHECK_MS = 500;
 
@@ -223,8 +226,9 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
         );
       } catch (e) {
         const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+        // what went wrong is for the log (BullMQ keeps it as the job's failedReason); the reader gets Parley's words
         if (lastAttempt)
-          await this.runner.fail(conversationId, turnId, 'internal_error', String((e as Error)?.message ?? e), true);
+          await this.runner.fail(conversationId, turnId, 'internal_error', INTERNAL_FAILURE_MESSAGE, true);
         throw e;
       } finally {
         // the job moves on (or drops its kept answer) only after its writes have landed

@@ -22,6 +22,7 @@ import {
   LlmError,
   LlmMessage,
   LlmToolSpec,
+  providerFailure,
   StoppedAttempt,
   withStoppedAttempts,
   ProviderClientOptions,
@@ -152,7 +153,7 @@ export class AnthropicLlm implements LlmClient {
       if (r.type === 'errored') {
         const type = r.error.error.type;
         const code = RETRYABLE_ERROR_TYPES[type];
-        throw new LlmError(r.error.error.message, code ?? `llm_batch_${type}`, code !== undefined);
+        throw providerFailure(r.error.error.message, code ?? `llm_batch_${type}`, code !== undefined);
       }
       // expired (not processed within 24 hours) or canceled: nothing was charged; asking again may answer
       throw new LlmError(`provider batch ${providerBatchId}: the request ${r.type}`, `llm_batch_${r.type}`, true);
@@ -309,18 +310,18 @@ const RETRYABLE_ERROR_TYPES: Record<string, string> = {
 
 function classify(e: unknown): Error {
   if (e instanceof Anthropic.APIUserAbortError) return e;
-  if (e instanceof Anthropic.APIConnectionError) return new LlmError(e.message, 'llm_unreachable', true);
+  if (e instanceof Anthropic.APIConnectionError) return providerFailure(e.message, 'llm_unreachable', true);
   if (e instanceof Anthropic.APIError) {
     const status = e.status ?? 0;
     if (!status) {
       // an error event after the 200: the status is gone, the error type says what happened
       const type = (e.error as { error?: { type?: string } } | undefined)?.error?.type ?? '';
       const code = RETRYABLE_ERROR_TYPES[type];
-      return new LlmError(e.message, code ?? `llm_stream_${type || 'error'}`, code !== undefined, true);
+      return providerFailure(e.message, code ?? `llm_stream_${type || 'error'}`, code !== undefined, true);
     }
     const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
     const code = status === 529 ? 'llm_overloaded' : status === 429 ? 'llm_rate_limited' : `llm_http_${status}`;
-    return new LlmError(e.message, code, retryable);
+    return providerFailure(e.message, code, retryable);
   }
   return e instanceof Error ? e : new Error(String(e));
 }

@@ -162,7 +162,12 @@ export interface ProviderClientOptions {
   captureContent?: boolean;
 }
 
-/** An LLM failure, classified so the turn can say whether trying again may help. */
+/**
+ * An LLM failure, classified so the turn can say whether trying again may help. Its `message` is
+ * what readers see (TurnFailed.message, webhooks, MCP clients): Parley's own words. What the
+ * provider said, which a self-hosted server may fill with internal detail, is `providerDetail`,
+ * for the log only.
+ */
 export class LlmError extends Error {
   constructor(
     message: string,
@@ -170,10 +175,37 @@ export class LlmError extends Error {
     readonly retryable: boolean,
     /** the stream broke off after a 200 (the SDK does not retry those) */
     readonly midStream = false,
+    /** the provider's own text, never shown to readers */
+    readonly providerDetail?: string,
   ) {
     super(message);
     this.name = 'LlmError';
   }
+}
+
+/**
+ * A failure the provider reported, in Parley's words for the reader (by its code), the provider's
+ * text kept aside for the log.
+ */
+export function providerFailure(providerText: string, code: string, retryable: boolean, midStream = false): LlmError {
+  return new LlmError(readerMessageOf(code, retryable), code, retryable, midStream, providerText);
+}
+
+/** What a reader is told of a provider's failure: what happened in general terms, and whether to try again. */
+export function readerMessageOf(code: string, retryable: boolean): string {
+  const again = retryable ? ' Try again in a moment.' : '';
+  if (code === 'llm_unreachable') return `The model's provider could not be reached.${again}`;
+  if (code === 'llm_overloaded') return `The model's provider is overloaded.${again}`;
+  if (code === 'llm_rate_limited') return `The model's provider is limiting requests.${again}`;
+  if (code === 'llm_timeout') return `The model's provider took too long to answer.${again}`;
+  if (code.startsWith('llm_stream')) return `The model's answer broke off.${again}`;
+  if (code.startsWith('llm_batch')) return `The provider's batch could not answer this question.${again}`;
+  if (code === 'llm_http_401' || code === 'llm_http_403')
+    return "The server's credentials for the model's provider were refused; the operator has been told.";
+  if (code === 'llm_tools_unsupported') return 'The model does not take tools.';
+  if (code === 'llm_http_404') return "The model's provider does not know the model or the address configured.";
+  if (code.startsWith('llm_http_4')) return `The model's provider refused the request.${again}`;
+  return `The model's provider failed.${again}`;
 }
 
 /** A model call refused because the payer's monthly budget is spent: the turn fails `budget_exceeded`, not retryable. */

@@ -12,6 +12,7 @@ import {
   LlmError,
   LlmMessage,
   LlmToolSpec,
+  providerFailure,
   StoppedAttempt,
   withStoppedAttempts,
   ProviderClientOptions,
@@ -146,18 +147,18 @@ function abortError(): Error {
 function classify(e: unknown): Error {
   if (e instanceof LlmError) return e;
   if (e instanceof OpenAI.APIUserAbortError) return abortError();
-  if (e instanceof OpenAI.APIConnectionError) return new LlmError(e.message, 'llm_unreachable', true);
+  if (e instanceof OpenAI.APIConnectionError) return providerFailure(e.message, 'llm_unreachable', true);
   if (e instanceof OpenAI.APIError) {
     const status = e.status ?? 0;
     // an error chunk after the 200: the status is gone, the stream was cut midway
-    if (!status) return new LlmError(e.message, 'llm_stream_error', true, true);
-    if (status === 400 && TOOLS_REFUSAL.test(e.message)) return new LlmError(e.message, TOOLS_UNSUPPORTED, false);
+    if (!status) return providerFailure(e.message, 'llm_stream_error', true, true);
+    if (status === 400 && TOOLS_REFUSAL.test(e.message)) return providerFailure(e.message, TOOLS_UNSUPPORTED, false);
     const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
     const code = status === 429 ? 'llm_rate_limited' : status === 503 ? 'llm_overloaded' : `llm_http_${status}`;
-    return new LlmError(e.message, code, retryable);
+    return providerFailure(e.message, code, retryable);
   }
   // the connection dropped while the body streamed (undici's "terminated")
-  if (e instanceof TypeError) return new LlmError(e.message, 'llm_stream_cut', true, true);
+  if (e instanceof TypeError) return providerFailure(e.message, 'llm_stream_cut', true, true);
   return e instanceof Error ? e : new Error(String(e));
 }
 
