@@ -4,6 +4,7 @@
  * as `npm start` runs, with no AUTH_JWT_SECRET nor AUTH_JWKS_URL) and is a 404 wherever a real
  * secret signs the API's tokens, even in development.
  */
+import { readFileSync } from 'node:fs';
 import { jwtVerify } from 'jose';
 import { DEV_JWT_SECRET } from '@parley/config';
 import { startStack, TEST_JWT_SECRET, type Stack } from '../support/stack';
@@ -14,6 +15,20 @@ const mint = (base: string, userId: string) =>
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ userId }),
   });
+
+/** The local addresses listening on `port`, from the kernel's own tables (no traffic sent anywhere). */
+function listeningOn(port: number): string[] {
+  const hex = port.toString(16).toUpperCase().padStart(4, '0');
+  return ['/proc/net/tcp', '/proc/net/tcp6'].flatMap((table) =>
+    readFileSync(table, 'utf8')
+      .split('\n')
+      .slice(1)
+      .map((line) => line.trim().split(/\s+/))
+      // st 0A: LISTEN
+      .filter((cols) => cols[1]?.endsWith(`:${hex}`) && cols[3] === '0A')
+      .map((cols) => cols[1].split(':')[0]),
+  );
+}
 
 describe('development token (e2e)', () => {
   describe('in development with a real AUTH_JWT_SECRET', () => {
@@ -40,6 +55,12 @@ describe('development token (e2e)', () => {
       stack = await startStack({ workers: 0, env: { NODE_ENV: 'development', AUTH_JWT_SECRET: '' } });
     }, 60_000);
     afterAll(() => stack?.stop());
+
+    it('listens on loopback only (HOST unset in development): no neighbour reaches the public secret', () => {
+      const port = Number(new URL(stack.base).port);
+      // 0100007F: 127.0.0.1 as /proc/net/tcp writes it
+      expect(listeningOn(port)).toEqual(['0100007F']);
+    });
 
     it('mints a 24-hour token signed with the development secret, which the API takes', async () => {
       const res = await mint(stack.base, 'alice');

@@ -11,15 +11,17 @@ import { createApiApp } from './create-api-app';
 
 async function main(): Promise<void> {
   const app = await createApiApp();
-  const { port } = app.get<AppConfig>(CONFIG);
-  await app.listen(port, '0.0.0.0');
+  const { port, host } = app.get<AppConfig>(CONFIG);
+  await app.listen(port, host);
   // longer than a load balancer's idle timeout (AWS ALB: 60 s), so the balancer, not Node, closes
   // idle keep-alive connections and never sends a request on one Node just closed (a 502)
   const server = app.getHttpServer() as import('node:http').Server;
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   // the one line a first start needs: where to point curl and a browser (the port actually bound, so PORT=0 works)
-  const url = `http://localhost:${(server.address() as AddressInfo).port}`;
+  const bound = server.address() as AddressInfo;
+  const everywhere = ['0.0.0.0', '::', '127.0.0.1', '::1'].includes(bound.address);
+  const url = `http://${everywhere ? 'localhost' : bound.family === 'IPv6' ? `[${bound.address}]` : bound.address}:${bound.port}`;
   app.get(Logger).log(`Parley API listening on ${url} — web page at ${url}/, OpenAPI at ${url}/docs`);
 }
 

@@ -22,6 +22,12 @@ export interface AppConfig {
   /** which Redis: REDIS_URL's one server, a Redis Cluster, or the primary Sentinel names */
   redis: RedisTopology;
   port: number;
+  /**
+   * the address the API and the metrics ports listen on (HOST): loopback by default under
+   * NODE_ENV=development, whose public development secret must not reach the network; every
+   * interface otherwise
+   */
+  host: string;
   /** the port of the API's Prometheus /metrics (0: any free one, logged); null: none. Never served on `port`. */
   metricsPort: number | null;
   /** Fastify's trustProxy: which peers' X-Forwarded-* headers count (false: none; true: all; hops; addresses) */
@@ -83,6 +89,7 @@ export function toAppConfig(e: Env, auth: AppConfig['auth']): AppConfig {
     redisUrl: e.REDIS_URL,
     redis: redisTopology(e),
     port: e.PORT,
+    host: e.HOST ?? (e.NODE_ENV === 'development' ? '127.0.0.1' : '0.0.0.0'),
     metricsPort: e.METRICS_PORT ?? null,
     trustProxy: e.TRUST_PROXY ?? false,
     logLevel: e.LOG_LEVEL,

@@ -103,6 +103,8 @@ const envSchema = tracingSchema.extend({
   REDIS_SENTINELS: z.string().regex(HOST_PORT_LIST, 'host:port,host:port,...').optional(),
   REDIS_SENTINEL_NAME: z.string().min(1).default('mymaster'),
   PORT: port.default(3000),
+  // the address the API and the metrics ports listen on; unset: loopback in development, every interface otherwise
+  HOST: z.string().min(1).optional(),
   // the API's Prometheus /metrics, on a port of its own; unset: none (never on PORT)
   METRICS_PORT: port.optional(),
   // which peers may set X-Forwarded-For/-Proto/-Host (docs/configuration.md); unset: none

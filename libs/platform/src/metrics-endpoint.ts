@@ -21,6 +21,8 @@ export interface MetricsEndpoint {
 export async function openMetricsEndpoint(
   port: number,
   render: () => Promise<MetricsExposition>,
+  /** the address to listen on (HOST) */
+  host: string,
 ): Promise<MetricsEndpoint> {
   const server: Server = createServer((req, res) => {
     if (req.method !== 'GET' || req.url?.split('?')[0] !== '/metrics') {
@@ -34,7 +36,7 @@ export async function openMetricsEndpoint(
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, () => resolve());
+    server.listen(port, host, () => resolve());
   });
   return {
     port: (server.address() as AddressInfo).port,

@@ -25,7 +25,7 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
     this.endpoint = await openMetricsEndpoint(port, async () => ({
       body: await this.metrics.render(),
       contentType: register.contentType,
-    }));
+    }), this.config.host);
     this.logger.log(`metrics on :${this.endpoint.port}/metrics`);
   }
 

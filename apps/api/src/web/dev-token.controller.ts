@@ -1,4 +1,6 @@
-import { Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
+import { isIP } from 'node:net';
+import { Body, Controller, HttpCode, Inject, Post, Req } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
 import { ApiCreatedResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { IsString, Matches, MaxLength, MinLength } from 'class-validator';
 import { AppConfig, CONFIG, DEV_JWT_SECRET } from '@parley/config';
@@ -33,6 +35,8 @@ const TTL_SECONDS = 24 * 3600;
  * (DEV_JWT_SECRET), so it exists only where that secret is the one in use: NODE_ENV=development
  * with neither AUTH_JWT_SECRET nor AUTH_JWKS_URL set. Anywhere else (a real secret, an identity
  * provider, any other NODE_ENV) it answers 404: it must never sign with a secret that opens a real API.
+ * It answers only a caller on this machine (the connection's own address, whatever X-Forwarded-For
+ * says), so a development API bound to a network address (HOST) mints nothing for its neighbours.
  */
 @ApiTags('development')
 @Public()
@@ -50,9 +54,10 @@ export class DevTokenController {
   })
   @ApiCreatedResponse({ type: DevTokenDto })
   @ApiProblems(BODY_PROBLEMS, 'not_found', 'internal_error')
-  async mint(@Body() body: DevTokenRequestDto): Promise<DevTokenDto> {
+  async mint(@Body() body: DevTokenRequestDto, @Req() req: FastifyRequest): Promise<DevTokenDto> {
     const { jwtSecret, jwks } = this.config.auth;
-    if (this.config.env !== 'development' || jwtSecret !== DEV_JWT_SECRET || jwks) {
+    const onThisMachine = isLoopback(req.raw.socket.remoteAddress);
+    if (this.config.env !== 'development' || jwtSecret !== DEV_JWT_SECRET || jwks || !onThisMachine) {
       throw problem('not_found', 'Cannot POST /v1/dev/token');
     }
     return {
@@ -61,4 +66,11 @@ export class DevTokenController {
       expiresIn: TTL_SECONDS,
     };
   }
+}
+
+/** 127.0.0.0/8, ::1, and 127.x written as an IPv4-mapped IPv6 address (a dual-stack socket's). */
+export function isLoopback(address: string | undefined): boolean {
+  if (!address || !isIP(address)) return false;
+  const v4 = address.startsWith('::ffff:') ? address.slice('::ffff:'.length) : address;
+  return address === '::1' || (isIP(v4) === 4 && v4.startsWith('127.'));
 }

@@ -24,7 +24,7 @@ export class WorkerMetricsServer implements OnApplicationBootstrap, OnApplicatio
     this.endpoint = await openMetricsEndpoint(port, async () => ({
       body: await registry.metrics(),
       contentType: registry.contentType,
-    }));
+    }), this.config.host);
     this.logger.log(`metrics on :${this.endpoint.port}/metrics`);
   }
 
