@@ -118,6 +118,10 @@ describe('the book shelf (in process, real Postgres)', () => {
     await erasures.account(publisher);
     expect(await shelf.find(readerOf(publisher), mine.id)).toBeNull();
     expect(await shelf.find(readerOf('anyone', tenant), published.id)).not.toBeNull();
+    // the tenant's book keeps nothing of the erased account: not its id as owner
+    const owners = await db.pool.query('SELECT owner_id FROM books WHERE id = $1', [published.id]);
+    expect(owners.rows).toEqual([{ owner_id: '' }]);
+    expect((await db.pool.query('SELECT 1 FROM books WHERE owner_id = $1', [publisher])).rows).toEqual([]);
 
     const readersConversation = randomUUID();
     await givenConversation(store, readersConversation, [

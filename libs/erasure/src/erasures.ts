@@ -167,7 +167,8 @@ export class Erasures {
 
   /**
    * Erases everything of the reader's: conversations, their private books with their uploads, and
-   * their name on the ledger. Catalogue books they published are the tenant's and stay.
+   * their name on the ledger. Catalogue books they published are the tenant's and stay, without
+   * their id.
    */
   async account(userId: string): Promise<ErasureResult> {
     return this.eraseAccountAs(await this.repo.begin('account', userId, userId), userId);
@@ -177,6 +178,7 @@ export class Erasures {
     const conversations = await this.eraseAll(await this.log.conversationsOf(userId), userId, 'account', erasureId);
     let books = 0;
     for (const bookId of await this.shelf.privateBookIds(userId)) if (await this.eraseBook(userId, bookId)) books++;
+    await this.shelf.forgetPublisher(userId);
     await new WebhookEndpoints(this.pool).deleteOwnedBy(userId); // their URLs, secrets and pending deliveries
     await this.ledger.forgetReader(userId);
     await this.complete(erasureId, conversations);

@@ -108,6 +108,18 @@ export class BookShelf {
     return rows.map((r) => r.id);
   }
 
+  /**
+   * The catalogue books an erased account published stay the tenant's, without the account's id:
+   * their owner becomes '' (no token's `sub` is empty, so no reader is ever taken for it).
+   */
+  async forgetPublisher(userId: string): Promise<number> {
+    const { rowCount } = await this.pool.query(
+      `UPDATE books SET owner_id = '' WHERE owner_id = $1 AND visibility = 'catalogue'`,
+      [userId],
+    );
+    return rowCount ?? 0;
+  }
+
   /** Whether the book is in a catalogue (its erasure is then a withdrawal); false when there is none. */
   async isCatalogue(id: string): Promise<boolean> {
     if (!UUID.test(id)) return false;
