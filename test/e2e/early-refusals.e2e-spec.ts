@@ -8,7 +8,7 @@
 import net from 'node:net';
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
-import { startStack, tokenFor, type Stack } from '../support/stack';
+import { freePort, startStack, tokenFor, type Stack } from '../support/stack';
 
 const MiB = 1024 * 1024;
 
@@ -65,9 +65,22 @@ const head = (method: string, path: string, headers: Record<string, string | num
 
 describe('refusals before the body (e2e)', () => {
   let stack: Stack;
+  let metricsPort: number;
   beforeAll(async () => {
-    stack = await startStack({ workers: 0 });
+    metricsPort = await freePort();
+    stack = await startStack({ workers: 0, env: { METRICS_PORT: String(metricsPort) } });
   }, 60_000);
+  /** parley_http_request_duration_seconds' count of answers with this status, any route */
+  const answered = async (status: number): Promise<number> => {
+    const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    return [
+      ...text.matchAll(
+        new RegExp(`^parley_http_request_duration_seconds_count\\{[^}]*status="${status}"[^}]*\\} (\\d+)`, 'gm'),
+      ),
+    ]
+      .map((m) => Number(m[1]))
+      .reduce((a, b) => a + b, 0);
+  };
   afterAll(() => stack?.stop());
 
   const json = { 'content-type': 'application/json' };
@@ -130,6 +143,38 @@ describe('refusals before the body (e2e)', () => {
     // inflated and parsed, six such bodies cost the API hundreds of MiB
     expect(peak - before).toBeLessThan(60 * MiB);
   }, 60_000);
+
+  it('counts the answers refused before their body in the HTTP metrics', async () => {
+    const before = await answered(401);
+    const refusals = 12;
+    await Promise.all(
+      Array.from({ length: refusals }, () =>
+        sendPartial(
+          stack.base,
+          head('POST', '/v1/conversations', { ...json, 'content-length': 50 * MiB }),
+          '{"title":"',
+        ),
+      ),
+    );
+    expect((await answered(401)) - before).toBe(refusals);
+  }, 30_000);
+
+  it("keeps the large body limit to a book's upload: any other route's JSON is held to 1 MiB", async () => {
+    const auth = { authorization: `Bearer ${tokenFor('ann')}` };
+    const id = '00000000-0000-4000-8000-000000000000';
+    for (const [method, path] of [
+      ['PATCH', `/v1/books/${id}`],
+      ['POST', '/v1/webhooks'],
+      ['PATCH', '/v1/conversations/' + id],
+    ] as const) {
+      const answer = await sendPartial(
+        stack.base,
+        head(method, path, { ...json, ...auth, 'content-length': 2 * MiB }),
+        '{"title":"' + 'x'.repeat(1024),
+      );
+      expect([method, path, answer.status]).toEqual([method, path, 413]);
+    }
+  }, 30_000);
 
   it('answers 413 to a body declared too long at once, and closes, rather than reading it off', async () => {
     const auth = { authorization: `Bearer ${tokenFor('ann')}` };

@@ -51,12 +51,12 @@ export async function createApiApp(): Promise<NestFastifyApplication> {
   app.useLogger(app.get(Logger));
   const http = app.getHttpAdapter().getInstance();
   http.server.removeAllListeners('clientError'); // malformed HTTP is answered by Node itself, as before
+  timeRequests(http, app.get(MetricsService)); // first: every answer is counted, those refused before the body too
   await enableCors(app, app.get<AppConfig>(CONFIG).cors); // before auth: a 401 carries CORS headers, a preflight needs no token
   authenticateBeforeBody(app); // first: a request without a valid token is answered before its body is read
   parseBodies(http);
   closeOnUnreadBody(http);
   addBodyHeaders(http);
-  timeRequests(http, app.get(MetricsService));
   mountQueueBoard(app); // only when QUEUE_BOARD_PATH is set
   mountMcp(app); // /mcp, unless MCP_ENABLED=false
   app.setGlobalPrefix('v1', {
@@ -77,7 +77,7 @@ export async function createApiApp(): Promise<NestFastifyApplication> {
 }
 
 /**
- * JSON bodies (up to JSON_BODY_LIMIT, BOOK_JSON_BODY_LIMIT under /v1/books) and multipart uploads
+ * JSON bodies (up to JSON_BODY_LIMIT, BOOK_JSON_BODY_LIMIT for a book's upload alone) and multipart uploads
  * (read by the route that takes them); any other body is left unread, as it always was, and so is
  * the body of a request to no route (its answer is a 404 whatever it holds).
  */
@@ -85,7 +85,7 @@ function parseBodies(http: FastifyInstance): void {
   http.removeAllContentTypeParsers();
   http.addContentTypeParser('application/json', (req, payload, done) => {
     if (req.is404) return done(null);
-    readJsonBody(payload, isUnder(req.url, '/v1/books') ? BOOK_JSON_BODY_LIMIT : JSON_BODY_LIMIT, done);
+    readJsonBody(payload, isBookUpload(req) ? BOOK_JSON_BODY_LIMIT : JSON_BODY_LIMIT, done);
   });
   http.addContentTypeParser('*', (_req, _payload, done) => done(null));
   void http.register(fastifyMultipart);
@@ -121,9 +121,9 @@ function undecodable(error: Error): Error {
 }
 
 /** `url` is `base` or below it (case-insensitive, as routes match). */
-function isUnder(url: string, base: string): boolean {
-  const head = url.slice(0, base.length + 1).toLowerCase();
-  return head === base || head === `${base}/` || head === `${base}?`;
+/** POST /v1/books, the one route whose JSON body may hold a whole book (as routed: any spelling of the path). */
+function isBookUpload(req: FastifyRequest): boolean {
+  return req.method === 'POST' && req.routeOptions.url?.toLowerCase() === '/v1/books';
 }
 
 /** The OpenAPI document, built from the controllers' decorators and DTOs (served at /docs-json, kept in docs/openapi.json). */
