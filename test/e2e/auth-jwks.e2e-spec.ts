@@ -1,3 +1,7 @@
+import {
+  discoverOAuthProtectedResourceMetadata,
+  extractWWWAuthenticateParams,
+} from '@modelcontextprotocol/sdk/client/auth.js';
 import { FakeIdp, hs256WithPublicKey, IdpKey, startFakeIdp, unsignedToken } from '../support/fake-idp';
 import { startStack, Stack, tokenFor } from '../support/stack';
 
@@ -53,6 +57,34 @@ describe('identity provider tokens (e2e)', () => {
     expect((await get(bob, `/v1/conversations/${id}`)).status).toBe(404);
     expect((await get(await idp.sign(ec, { sub: 'alice-idp' }), `/v1/conversations/${id}`)).status).toBe(200);
     expect(idp.fetches()).toBe(1); // the key set is cached
+  });
+
+  it('tells a client without a token where tokens come from, as MCP clients look it up (RFC 9728)', async () => {
+    for (const path of ['/v1/conversations', '/mcp']) {
+      const refused = await fetch(`${stack.base}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
+      expect([path, refused.status]).toEqual([path, 401]);
+      // the MCP SDK's own parsing of the challenge, then its discovery of the document it names
+      const { resourceMetadataUrl, error } = extractWWWAuthenticateParams(refused);
+      expect(error).toBeUndefined();
+      expect(resourceMetadataUrl?.href).toBe(`${stack.base}/.well-known/oauth-protected-resource`);
+      const metadata = await discoverOAuthProtectedResourceMetadata(new URL(`${stack.base}${path}`), {
+        resourceMetadataUrl,
+      });
+      expect(metadata).toMatchObject({
+        resource: stack.base,
+        authorization_servers: [idp.issuer],
+        bearer_methods_supported: ['header'],
+      });
+    }
+    // a token sent and refused says so
+    const forged = await get(await idp.sign(rsa, { iss: 'https://evil.example/' }));
+    expect(forged.headers.get('www-authenticate')).toMatch(
+      /^Bearer realm="parley", error="invalid_token", resource_metadata="/,
+    );
   });
 
   it('answers 401 to a wrong issuer, a wrong audience or an expired token', async () => {

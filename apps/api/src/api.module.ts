@@ -9,6 +9,7 @@ import { ConversationsModule } from './conversations/conversations.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { AuthGuard } from './auth/auth.guard';
 import { HealthController } from './health/health.controller';
+import { ProtectedResourceController } from './auth/protected-resource.controller';
 import { HttpExceptionFilter } from './http/http-exception.filter';
 import { ProblemsController } from './http/problems.controller';
 import { WebModule } from './web/web.module';
@@ -31,7 +32,7 @@ import { WebhooksModule } from './webhooks/webhooks.module';
     McpModule,
     WebhooksModule,
   ],
-  controllers: [HealthController, ProblemsController],
+  controllers: [HealthController, ProblemsController, ProtectedResourceController],
   providers: [
     TracingShutdown,
     // LLM_PRICES over the shipped prices, for policy checks and usage reports

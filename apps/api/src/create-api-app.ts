@@ -11,6 +11,7 @@ import { AppConfig, CONFIG, loadTrustProxy } from '@parley/config';
 import { SHUTDOWN_SIGNALS } from '@parley/platform';
 import { ApiModule } from './api.module';
 import { authenticateBeforeBody } from './auth/auth-before-body';
+import { PROTECTED_RESOURCE_PATH } from './auth/protected-resource';
 import { addBodyHeaders } from './http/body-headers';
 import { enableCors } from './http/cors';
 import { sendProblem } from './http/http-exception.filter';
@@ -60,7 +61,7 @@ export async function createApiApp(): Promise<NestFastifyApplication> {
   mountQueueBoard(app); // only when QUEUE_BOARD_PATH is set
   mountMcp(app); // /mcp, unless MCP_ENABLED=false
   app.setGlobalPrefix('v1', {
-    exclude: ['healthz', 'readyz', 'problems', 'problems/:code', '/', 'web/:file'],
+    exclude: ['healthz', 'readyz', 'problems', 'problems/:code', '/', 'web/:file', PROTECTED_RESOURCE_PATH.slice(1)],
   });
   app.useGlobalPipes(
     new ValidationPipe({

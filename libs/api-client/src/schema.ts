@@ -72,6 +72,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/.well-known/oauth-protected-resource': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * OAuth 2.0 protected resource metadata (RFC 9728)
+     * @description The resource (this API) and, when the server knows it (AUTH_ISSUER, AUTH_JWKS_URL), the identity provider that issues its bearer tokens. Every 401 points here in its WWW-Authenticate header.
+     */
+    get: operations['ProtectedResourceController_metadata'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/conversations': {
     parameters: {
       query?: never;
@@ -1748,6 +1768,31 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'] & {
             /** @enum {string} */
             code?: 'internal_error';
+          };
+        };
+      };
+    };
+  };
+  ProtectedResourceController_metadata: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uri */
+            resource: string;
+            authorization_servers?: string[];
+            bearer_methods_supported: string[];
+            resource_name?: string;
           };
         };
       };

@@ -7,6 +7,7 @@ import { DomainError } from '@parley/conversation';
 import { BookNotFoundError, BookNotReadyError, BookRejectedError, IngestBusyError } from '@parley/books';
 import { bookProblem, CODE_OF_STATUS, PROBLEM_CATALOGUE, ProblemCode, problemType } from './problem-catalogue';
 import { ProblemException, ProblemExtras } from './problem.exception';
+import { bearerChallenge } from '../auth/protected-resource';
 
 /** Seconds a client waits before trying again while the database is away (a restart, a failover). */
 export const DATABASE_RETRY_AFTER_S = 5;
@@ -45,6 +46,7 @@ export function sendProblem(reply: FastifyReply, exception: unknown, logger: Pic
     return;
   }
   if (extras.retryAfter !== undefined) reply.header('retry-after', String(extras.retryAfter));
+  if (status === HttpStatus.UNAUTHORIZED) reply.header('www-authenticate', bearerChallenge(reply.request, code));
   const legacyMessage = code === 'validation_failed' && extras.errors ? extras.errors.map((e) => e.message) : detail;
   const body = {
     type: problemType(code),
