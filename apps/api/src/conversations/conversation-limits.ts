@@ -21,8 +21,7 @@ export function assertPolicyAllowed(config: Pick<AppConfig, 'llm' | 'agent'>, po
     const refusal = modelAllowedToReaders(model, config.llm)
       ? modelRefusal(model, config.llm, priceTable())
       : `model ${model} is not one this server lets a conversation choose (POLICY_MODELS: ${allowedModels(config.llm)})`;
-    if (refusal)
-      throw problem('model_not_allowed', refusal, { errors: [{ field: 'policy.model', message: refusal }] });
+    if (refusal) throw problem('model_not_allowed', refusal, { errors: [{ field: 'policy.model', message: refusal }] });
   }
   if (typeof maxIterations === 'number' && maxIterations > config.agent.maxIterations) {
     throw invalid(

@@ -74,7 +74,14 @@ export class ConversationsController {
   })
   @ApiIfMatch()
   @ApiOkResponse({ type: ConversationDto })
-  @ApiProblems(BODY_PROBLEMS, 'model_not_allowed', 'conversation_not_found', 'book_not_found', 'book_not_ready', 'version_conflict')
+  @ApiProblems(
+    BODY_PROBLEMS,
+    'model_not_allowed',
+    'conversation_not_found',
+    'book_not_found',
+    'book_not_ready',
+    'version_conflict',
+  )
   update(
     @CurrentUser() user: AuthUser,
     @Param('id', Uuid('id')) id: string,

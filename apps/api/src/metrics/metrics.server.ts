@@ -22,10 +22,14 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
   async onApplicationBootstrap(): Promise<void> {
     const port = this.config.metricsPort;
     if (port === null) return;
-    this.endpoint = await openMetricsEndpoint(port, async () => ({
-      body: await this.metrics.render(),
-      contentType: register.contentType,
-    }), this.config.host);
+    this.endpoint = await openMetricsEndpoint(
+      port,
+      async () => ({
+        body: await this.metrics.render(),
+        contentType: register.contentType,
+      }),
+      this.config.host,
+    );
     this.logger.log(`metrics on :${this.endpoint.port}/metrics`);
   }
 

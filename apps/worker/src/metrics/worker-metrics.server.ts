@@ -21,10 +21,14 @@ export class WorkerMetricsServer implements OnApplicationBootstrap, OnApplicatio
     const port = this.config.worker.metricsPort;
     if (port === null) return;
     const { registry } = this.metrics;
-    this.endpoint = await openMetricsEndpoint(port, async () => ({
-      body: await registry.metrics(),
-      contentType: registry.contentType,
-    }), this.config.host);
+    this.endpoint = await openMetricsEndpoint(
+      port,
+      async () => ({
+        body: await registry.metrics(),
+        contentType: registry.contentType,
+      }),
+      this.config.host,
+    );
     this.logger.log(`metrics on :${this.endpoint.port}/metrics`);
   }
 

@@ -50,7 +50,9 @@ export class WholeBookSteps {
    * book) the turn searches as `auto` would. `auto` reads whole books only where the provider's
    * prompt cache makes them cheap (`cached`).
    */
-  private async choice(loaded: LoadedTurn): Promise<{ reads: true } | { reads: false; searchedInstead?: SearchedInstead }> {
+  private async choice(
+    loaded: LoadedTurn,
+  ): Promise<{ reads: true } | { reads: false; searchedInstead?: SearchedInstead }> {
     const mode = loaded.settings.retrievalMode;
     if (mode !== 'whole-book' && mode !== 'auto') return { reads: false };
     if (loaded.ctx.bookIds.length === 0 || !loaded.turn) return { reads: false };

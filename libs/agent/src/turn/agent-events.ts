@@ -1,4 +1,10 @@
-import { Citation, ConversationEvent, ConversationEventType, DecidedEvent, SearchedInstead } from '@parley/conversation';
+import {
+  Citation,
+  ConversationEvent,
+  ConversationEventType,
+  DecidedEvent,
+  SearchedInstead,
+} from '@parley/conversation';
 import { deterministicId } from '@parley/event-store';
 import { addUsage, ChatResult, StoppedAttempt, textsOf, zeroUsage } from '../llm/llm.types';
 import { costUsd } from '../llm/pricing';

@@ -48,11 +48,14 @@ export const CHECKPOINT_EVERY_DOCUMENTS = 16;
  * carry, whatever a reader's policy asks).
  */
 export function wholeBookLimit({
-    maxTokens,
-    historyBudgetTokens,
-    answerTokens,
-  }: { maxTokens: number; historyBudgetTokens: number; answerTokens: number },
-): number {
+  maxTokens,
+  historyBudgetTokens,
+  answerTokens,
+}: {
+  maxTokens: number;
+  historyBudgetTokens: number;
+  answerTokens: number;
+}): number {
   const window = MODEL_CONTEXT_TOKENS - historyBudgetTokens - answerTokens - PROMPT_RESERVE_TOKENS;
   return Math.min(maxTokens, window);
 }
