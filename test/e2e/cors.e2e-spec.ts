@@ -240,6 +240,36 @@ describe('CORS (e2e, Chromium)', () => {
       'ETag',
       'Location',
       'Retry-After',
+      'WWW-Authenticate',
     ]);
+  });
+
+  it("lets /mcp be called from the API's own origin and the allowed ones, and refuses any other origin 403", async () => {
+    const initialize = (origin?: string) =>
+      fetch(`${s.stack.base}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${s.alice.token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...(origin ? { origin } : {}),
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'e2e', version: '1' } },
+        }),
+      });
+    for (const origin of [refusedOrigin, 'https://evil.example', 'null']) {
+      const refused = await initialize(origin);
+      expect([origin, refused.status]).toEqual([origin, 403]);
+      expect(((await refused.json()) as { code: string }).code).toBe('origin_not_allowed');
+    }
+    for (const origin of [undefined, allowedOrigin, s.stack.base]) {
+      const answered = await initialize(origin);
+      expect([origin, answered.status]).toEqual([origin, 200]);
+      await answered.body?.cancel();
+    }
   });
 });

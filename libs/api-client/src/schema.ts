@@ -472,6 +472,7 @@ export interface components {
       | 'token_invalid'
       | 'token_expired'
       | 'budget_exceeded'
+      | 'origin_not_allowed'
       | 'operator_role_required'
       | 'forbidden'
       | 'not_found'

@@ -16,7 +16,7 @@ export const CORS_ALLOWED_HEADERS = [
 ];
 
 /** The response headers a browser app reads (a browser hides all but the CORS-safelisted ones otherwise). */
-export const CORS_EXPOSED_HEADERS = ['ETag', 'Location', 'Retry-After'];
+export const CORS_EXPOSED_HEADERS = ['ETag', 'Location', 'Retry-After', 'WWW-Authenticate'];
 
 /** How long a browser may keep a preflight's answer (Chromium caps it at 2 hours). */
 const PREFLIGHT_MAX_AGE_S = 600;

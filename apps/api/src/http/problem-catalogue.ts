@@ -54,6 +54,13 @@ export const PROBLEM_CATALOGUE = {
       'The reader has spent `spentUsd` of their `budgetUsd` this calendar month (UTC); posting is possible again at ' +
       '`resetsAt`, in `retryAfter` seconds (also in `Retry-After`). Nothing was recorded.',
   },
+  origin_not_allowed: {
+    status: 403,
+    title: 'The origin is not allowed',
+    description:
+      "A browser page of another origin called /mcp: only the API's own origin and those CORS_ORIGINS lists may " +
+      '(the MCP specification asks servers to check Origin, against DNS rebinding).',
+  },
   operator_role_required: {
     status: 403,
     title: 'Operators only',

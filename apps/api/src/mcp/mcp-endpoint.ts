@@ -7,6 +7,7 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { AppConfig, CONFIG } from '@parley/config';
 import { AuthUser } from '../auth/auth-user';
 import { bearer } from '../auth/auth.guard';
+import { originOf } from '../auth/protected-resource';
 import { TokenVerifier } from '../auth/token-verifier';
 import { sendProblem } from '../http/http-exception.filter';
 import { problem } from '../http/problem.exception';
@@ -55,6 +56,7 @@ export function mountMcp(app: NestFastifyApplication): void {
   const mcp: FastifyPluginAsync = async (scope) => {
     scope.addHook('onRequest', async (req, reply) => {
       try {
+        assertOriginAllowed(req, config.cors.origins);
         const token = bearer(req);
         if (!token) throw problem('token_missing', 'a bearer token is required');
         (req as FastifyRequest & { user: AuthUser }).user = await verifier.verify(token);
@@ -94,6 +96,19 @@ export function mountMcp(app: NestFastifyApplication): void {
   }
 
   void app.register(mcp, { prefix: MCP_PATH });
+}
+
+/**
+ * A browser's request names the page it comes from (Origin): only this API's own origin and those
+ * CORS_ORIGINS allows may call /mcp, so a page on a name rebound to a local server (DNS
+ * rebinding) cannot drive a reader's MCP session, as the MCP specification asks. Clients that are
+ * not browsers send no Origin and are not concerned.
+ */
+export function assertOriginAllowed(req: FastifyRequest, allowed: string[]): void {
+  const origin = req.headers.origin;
+  if (origin === undefined) return;
+  if (origin === originOf(req) || allowed.includes('*') || allowed.includes(origin)) return;
+  throw problem('origin_not_allowed', `the origin ${origin} may not call ${MCP_PATH} (CORS_ORIGINS)`);
 }
 
 /** GET (a server-to-client stream) and DELETE (ending a session): this stateless server has neither. */
