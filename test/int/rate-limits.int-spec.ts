@@ -159,6 +159,42 @@ describe('per-reader limits over Redis (RateLimits, StreamSlots)', () => {
       expect(await redis().zcard(keyOf(alice))).toBe(1);
     });
 
+    it("renews an open stream's lease on its heartbeat", async () => {
+      const { slots: sut } = await replica();
+      const alice = `alice-${randomUUID()}`;
+      // only the heartbeat's interval: Redis, ioredis and waitFor keep the real clock
+      jest.useFakeTimers({
+        doNotFake: [
+          'Date',
+          'hrtime',
+          'nextTick',
+          'performance',
+          'queueMicrotask',
+          'setImmediate',
+          'clearImmediate',
+          'setTimeout',
+          'clearTimeout',
+        ],
+      });
+      try {
+        const slot = await sut.take(alice);
+        const [id, leased] = await redis().zrange(keyOf(alice), 0, -1, 'WITHSCORES');
+        await redis().zadd(keyOf(alice), Number(leased) - 30_000, id); // half a lease gone by
+        await redis().pexpire(keyOf(alice), 1_000);
+        jest.advanceTimersByTime(STREAM_SLOT_LEASE_MS / 3);
+        await waitFor(
+          'the lease renewed',
+          async () => Number(await redis().zscore(keyOf(alice), id)) >= Number(leased),
+        );
+        expect(await redis().pttl(keyOf(alice))).toBeGreaterThan(30_000);
+        await slot.release();
+        jest.advanceTimersByTime(STREAM_SLOT_LEASE_MS); // a released slot's heartbeat is stopped: nothing brings it back
+        expect(await redis().exists(keyOf(alice))).toBe(0);
+      } finally {
+        jest.useRealTimers();
+      }
+    });
+
     it('leaves no key once every stream is closed, or the reader is forgotten', async () => {
       const { slots: sut } = await replica();
       const alice = `alice-${randomUUID()}`;
