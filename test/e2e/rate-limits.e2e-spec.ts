@@ -170,40 +170,67 @@ describe('per-reader rate limits (e2e)', () => {
     expect(await conversationCount(carol)).toBe(3);
   });
 
-  it('holds a reader to SSE_MAX_STREAMS_PER_READER streams open at once; closing one frees its slot', async () => {
-    const alice = s.alice;
-    const id = await newConversation(alice);
+  /** Opens the reader's streams with fetch, so a test sees the status of each and closes it by aborting. */
+  const streamsOf = (c: Client) => {
     const open: AbortController[] = [];
-    const openStream = async (path = `/v1/conversations/${id}/stream`) => {
-      const abort = new AbortController();
-      const r = await fetch(s.stack.base + path, { headers: alice.auth, signal: abort.signal });
-      if (r.status === 200) open.push(abort);
-      return r;
+    return {
+      open: async (path: string) => {
+        const abort = new AbortController();
+        const r = await fetch(s.stack.base + path, { headers: c.auth, signal: abort.signal });
+        if (r.status === 200) open.push(abort);
+        return r;
+      },
+      closeOne: () => open.shift()!.abort(),
+      closeAll: () => open.splice(0).forEach((a) => a.abort()),
     };
-    try {
-      expect((await openStream()).status).toBe(200);
-      expect((await openStream()).status).toBe(200);
+  };
 
-      const refused = await openStream();
+  it('holds a reader to SSE_MAX_STREAMS_PER_READER streams open at once, MCP asks included; closing one frees its slot', async () => {
+    const ivy = reader('ivy');
+    const id = await newConversation(ivy);
+    const streams = streamsOf(ivy);
+    const stream = () => streams.open(`/v1/conversations/${id}/stream`);
+    try {
+      expect((await stream()).status).toBe(200);
+      expect((await stream()).status).toBe(200);
+
+      const refused = await stream();
       expectRateLimited({ status: refused.status, body: await refused.json(), headers: refused.headers });
-      // the book's ingestion stream takes a slot like a conversation's
-      expect((await openStream(`/v1/books/${s.bookId}/events`)).status).toBe(429);
+      // an MCP ask follows its turn on a stream of its own: refused too, posting nothing
+      const ask = await (
+        await mcpFor(ivy)
+      ).callTool({ name: 'ask', arguments: { question: 'q?', conversationId: id } });
+      expect(structured(ask)).toMatchObject({ code: 'rate_limited', retryAfter: expect.any(Number) });
+      expect(text(ask)).toMatch(/open streams/);
+      const { items } = expectOk(await ivy.api.GET('/v1/conversations/{id}/events', { params: { path: { id } } }));
+      expect(items.filter(isEvent('UserMessagePosted'))).toEqual([]);
       // another reader's streams are their own
       const erin = reader('erin');
-      const hers = await newConversation(erin);
-      const other = new AbortController();
-      const theirs = await fetch(`${s.stack.base}/v1/conversations/${hers}/stream`, {
-        headers: erin.auth,
-        signal: other.signal,
-      });
-      expect(theirs.status).toBe(200);
-      other.abort();
+      const hers = streamsOf(erin);
+      expect((await hers.open(`/v1/conversations/${await newConversation(erin)}/stream`)).status).toBe(200);
+      hers.closeAll();
 
-      open.shift()!.abort();
-      await waitFor('a slot to free once a stream closed', async () => (await openStream()).status === 200);
-      expect((await openStream()).status).toBe(429);
+      streams.closeOne();
+      await waitFor('a slot to free once a stream closed', async () => (await stream()).status === 200);
+      expect((await stream()).status).toBe(429);
     } finally {
-      for (const a of open) a.abort();
+      streams.closeAll();
+    }
+  });
+
+  it("counts a book's ingestion stream among the reader's streams", async () => {
+    const streams = streamsOf(s.alice);
+    const id = await newConversation(s.alice);
+    try {
+      for (let i = 0; i < 2; i++) expect((await streams.open(`/v1/conversations/${id}/stream`)).status).toBe(200);
+      expect((await streams.open(`/v1/books/${s.bookId}/events`)).status).toBe(429);
+      streams.closeOne();
+      await waitFor(
+        'a slot for the book stream',
+        async () => (await streams.open(`/v1/books/${s.bookId}/events`)).status === 200,
+      );
+    } finally {
+      streams.closeAll();
     }
   });
 
