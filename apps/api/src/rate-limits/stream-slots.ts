@@ -49,6 +49,8 @@ export class StreamSlots {
   private readonly log = new Logger(StreamSlots.name);
   /** this replica's slots per reader: the count while Redis is away */
   private readonly held = new Map<string, number>();
+  /** whether the last take found Redis away (an outage is logged once, not per stream) */
+  private redisAway = false;
 
   constructor(
     redis: RedisConnections,
@@ -67,8 +69,10 @@ export class StreamSlots {
     let taken: boolean;
     try {
       taken = (await this.redis.eval(TAKE, 1, key, max, slotId, STREAM_SLOT_LEASE_MS)) === 1;
+      this.redisAway = false;
     } catch (e) {
-      this.log.warn(`stream slots counted on this replica alone, Redis failed: ${String(e)}`);
+      if (!this.redisAway) this.log.warn(`stream slots counted on this replica alone, Redis failed: ${String(e)}`);
+      this.redisAway = true;
       taken = (this.held.get(userId) ?? 0) < max;
     }
     if (!taken) {
@@ -97,9 +101,9 @@ export class StreamSlots {
     };
   }
 
-  /** Drops the reader's slots (an erased account leaves no key behind). */
+  /** Drops the reader's slots (an erased account leaves no key behind; with Redis away, it lapses within a lease). */
   async forget(userId: string): Promise<void> {
-    await this.redis.del(this.keyOf(userId));
+    await this.redis.del(this.keyOf(userId)).catch(() => undefined);
   }
 
   private keyOf(userId: string): string {
