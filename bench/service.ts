@@ -7,7 +7,16 @@ import { clientFor, startStack, Stack, type Client } from '../test/support/stack
 import { onAbort, turnWatcher } from './util';
 
 /** Env every bench stack gets: no rate limit in the way, quiet logs. */
-export const BENCH_ENV = { LOG_LEVEL: 'error', RATE_LIMIT_POSTS_PER_MIN: '100000000' };
+export const BENCH_ENV = {
+  LOG_LEVEL: 'error',
+  RATE_LIMIT_POSTS_PER_MIN: '100000000',
+  RATE_LIMIT_FORKS_PER_MIN: '100000000',
+  RATE_LIMIT_CONVERSATIONS_PER_MIN: '100000000',
+  RATE_LIMIT_BATCHES_PER_MIN: '100000000',
+  RATE_LIMIT_SEARCHES_PER_MIN: '100000000',
+  RATE_LIMIT_MCP_ASKS_PER_MIN: '100000000',
+  SSE_MAX_STREAMS_PER_READER: '100000000',
+};
 
 export async function withStack<T>(
   opts: Parameters<typeof startStack>[0],

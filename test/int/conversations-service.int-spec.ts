@@ -19,6 +19,7 @@ import { TurnEnqueuer } from '../../apps/api/src/conversations/turn-enqueuer';
 import { assistantReplied } from '../support/factories/events';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 import { ProblemException } from '../../apps/api/src/http/problem.exception';
+import { RateLimits } from '../../apps/api/src/rate-limits/rate-limits';
 
 /**
  * The API's conversation use cases (one per command, and the reads), in process on a cloned
@@ -41,7 +42,8 @@ describe('conversation use cases (in process, real EventStore)', () => {
    * The use cases as Nest wires them in one API replica, with nothing folded yet. Its notifier is
    * never started: this replica hears of no append, so what it keeps falls behind the log and its
    * posts meet the append's version check. Posts here are recorded without the request's budget,
-   * rate limit and enqueue (MessagePosting.record).
+   * rate limit and enqueue (MessagePosting.record); starts and forks are admitted by a limiter
+   * that counts nothing (test/int/rate-limits.int-spec.ts tests the limits).
    */
   const newReplica = () => {
     const folds = new ApiConversationFolds(store, new AppendNotifier(db.url));
@@ -51,9 +53,10 @@ describe('conversation use cases (in process, real EventStore)', () => {
     const reads = new ConversationReads(folds, log, null as never, store, null as never, null as never);
     const posting = new MessagePosting(writes, log, null as never, null as never, null as never, config);
     const enqueuer = { turnCancelled: async () => undefined } as unknown as TurnEnqueuer;
-    const starting = new ConversationStarting(writes, books, reads);
+    const unlimited = { consume: async () => undefined, capacity: () => 1 } as unknown as RateLimits;
+    const starting = new ConversationStarting(writes, books, reads, unlimited);
     const updating = new ConversationUpdating(writes, books, reads, config);
-    const forking = new ConversationForking(store, writes, new BookQueries(new BookShelf(db.pool)));
+    const forking = new ConversationForking(store, writes, new BookQueries(new BookShelf(db.pool)), unlimited);
     const cancelling = new TurnCancelling(writes, enqueuer);
     return {
       start: (userId: string, input: Parameters<ConversationStarting['start']>[1]) => starting.start(userId, input),

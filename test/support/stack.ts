@@ -97,7 +97,14 @@ export async function startStack(
     LOG_LEVEL: 'warn',
     EVENT_POLL_MS: '500',
     SSE_RETRY_MS: '20',
+    // suites make many requests quickly; test/e2e/rate-limits.e2e-spec.ts and ops set the limits they test
     RATE_LIMIT_POSTS_PER_MIN: '10000',
+    RATE_LIMIT_FORKS_PER_MIN: '10000',
+    RATE_LIMIT_CONVERSATIONS_PER_MIN: '10000',
+    RATE_LIMIT_BATCHES_PER_MIN: '10000',
+    RATE_LIMIT_SEARCHES_PER_MIN: '10000',
+    RATE_LIMIT_MCP_ASKS_PER_MIN: '10000',
+    SSE_MAX_STREAMS_PER_READER: '10000',
     ...opts.env,
   };
   const apis: Stack['apis'] = [];

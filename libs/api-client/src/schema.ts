@@ -141,7 +141,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Fork: a new conversation whose history is events 1..version */
+    /**
+     * Fork: a new conversation whose history is events 1..version
+     * @description Counted against RATE_LIMIT_FORKS_PER_MIN: 1, and 1 more per 100 events copied (at most the whole minute).
+     */
     post: operations['ConversationsController_fork'];
     delete?: never;
     options?: never;
@@ -1953,6 +1956,20 @@ export interface operations {
           };
         };
       };
+      /** @description `rate_limited`: Too many requests */
+      429: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'rate_limited';
+          };
+        };
+      };
       /** @description `internal_error`: Internal error */
       500: {
         headers: {
@@ -2346,6 +2363,20 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'] & {
             /** @enum {string} */
             code?: 'payload_too_large';
+          };
+        };
+      };
+      /** @description `rate_limited`: Too many requests */
+      429: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'rate_limited';
           };
         };
       };
@@ -3151,6 +3182,20 @@ export interface operations {
           };
         };
       };
+      /** @description `rate_limited`: Too many requests */
+      429: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'rate_limited';
+          };
+        };
+      };
       /** @description `internal_error`: Internal error */
       500: {
         headers: {
@@ -3866,6 +3911,20 @@ export interface operations {
           };
         };
       };
+      /** @description `rate_limited`: Too many requests */
+      429: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'rate_limited';
+          };
+        };
+      };
       /** @description `internal_error`: Internal error */
       500: {
         headers: {
@@ -3962,6 +4021,20 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'] & {
             /** @enum {string} */
             code?: 'book_not_ready';
+          };
+        };
+      };
+      /** @description `rate_limited`: Too many requests */
+      429: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'rate_limited';
           };
         };
       };

@@ -12,6 +12,16 @@ import { llmConfig, LlmConfig } from './llm-config';
 import { redisTopology, RedisTopology } from './redis-topology';
 import { tracingConfig, TracingConfig } from './tracing-config';
 
+/** What one reader may do a minute, each counted on its own (RATE_LIMIT_*_PER_MIN). */
+export interface RateLimitsPerMinute {
+  posts: number;
+  forks: number;
+  conversations: number;
+  batches: number;
+  searches: number;
+  mcpAsks: number;
+}
+
 /** The validated environment as the app reads it: nested by concern, every default applied. */
 export interface AppConfig {
   env: Env['NODE_ENV'];
@@ -65,7 +75,13 @@ export interface AppConfig {
   queueBoardPath: string | null;
   /** the MCP server at /mcp (docs/mcp.md); off: the path is a 404 like any unknown route */
   mcp: { enabled: boolean };
-  limits: { postsPerMinute: number; messageMaxChars: number };
+  limits: {
+    /** each a per-reader count a minute, over all API replicas; a fork counts 1 + 1 per 100 events it copies */
+    perMinute: RateLimitsPerMinute;
+    /** SSE streams one reader may hold open at once, over all API replicas */
+    streamsPerReader: number;
+    messageMaxChars: number;
+  };
   /** each reader's spend per calendar month (UTC), in USD; null: no budget. A token's claim may override it. */
   budgetUsdPerMonth: number | null;
   sse: { pingMs: number; retryMs: number; slowClientMs: number };
@@ -110,7 +126,18 @@ export function toAppConfig(e: Env, auth: AppConfig['auth']): AppConfig {
     queuePrefix: e.QUEUE_PREFIX,
     queueBoardPath: e.QUEUE_BOARD_PATH ?? null,
     mcp: { enabled: e.MCP_ENABLED },
-    limits: { postsPerMinute: e.RATE_LIMIT_POSTS_PER_MIN, messageMaxChars: e.MESSAGE_MAX_CHARS },
+    limits: {
+      perMinute: {
+        posts: e.RATE_LIMIT_POSTS_PER_MIN,
+        forks: e.RATE_LIMIT_FORKS_PER_MIN,
+        conversations: e.RATE_LIMIT_CONVERSATIONS_PER_MIN,
+        batches: e.RATE_LIMIT_BATCHES_PER_MIN,
+        searches: e.RATE_LIMIT_SEARCHES_PER_MIN,
+        mcpAsks: e.RATE_LIMIT_MCP_ASKS_PER_MIN,
+      },
+      streamsPerReader: e.SSE_MAX_STREAMS_PER_READER,
+      messageMaxChars: e.MESSAGE_MAX_CHARS,
+    },
     budgetUsdPerMonth: e.BUDGET_USD_PER_MONTH ?? null,
     sse: { pingMs: e.SSE_PING_MS, retryMs: e.SSE_RETRY_MS, slowClientMs: e.SSE_SLOW_CLIENT_MS },
     eventPollMs: e.EVENT_POLL_MS,

@@ -19,7 +19,15 @@ describe(loadConfig.name, () => {
     expect(sut.worker.concurrency).toBe(16);
     expect(sut.agent.maxIterations).toBe(5);
     expect(sut.queuePrefix).toBe('parley');
-    expect(sut.limits.postsPerMinute).toBe(60);
+    expect(sut.limits.perMinute).toEqual({
+      posts: 60,
+      forks: 30,
+      conversations: 30,
+      batches: 10,
+      searches: 120,
+      mcpAsks: 30,
+    });
+    expect(sut.limits.streamsPerReader).toBe(20);
     expect(sut.auth.jwtSecret).toBe(DEV_JWT_SECRET);
     expect(sut.llm.provider).toBe('scripted');
   });

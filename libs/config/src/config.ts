@@ -12,7 +12,7 @@ import { parseEnv, parseTracingEnv } from './env';
 import { ModelPriceEntry, parsePrices } from './llm-config';
 import { tracingConfig, TracingConfig } from './tracing-config';
 
-export { AppConfig } from './app-config';
+export { AppConfig, RateLimitsPerMinute } from './app-config';
 export { DEV_JWT_SECRET } from './auth-config';
 export { BookLimits, ContextualConfig, EmbeddingsConfig } from './books-config';
 export { ConfigError, Env } from './env';

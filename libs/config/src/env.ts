@@ -169,6 +169,13 @@ const envSchema = tracingSchema.extend({
   // the MCP server at /mcp (docs/mcp.md); on unless turned off
   MCP_ENABLED: bool.default(true),
   RATE_LIMIT_POSTS_PER_MIN: positiveInt.default(60),
+  // per reader, over all API replicas: generous for a person, tight for a script (docs/configuration.md, "Rate limits")
+  RATE_LIMIT_FORKS_PER_MIN: positiveInt.default(30),
+  RATE_LIMIT_CONVERSATIONS_PER_MIN: positiveInt.default(30),
+  RATE_LIMIT_BATCHES_PER_MIN: positiveInt.default(10),
+  RATE_LIMIT_SEARCHES_PER_MIN: positiveInt.default(120),
+  RATE_LIMIT_MCP_ASKS_PER_MIN: positiveInt.default(30),
+  SSE_MAX_STREAMS_PER_READER: positiveInt.default(20),
   // what one reader may spend a calendar month (UTC); unset: no budget (docs/configuration.md, "Budgets")
   BUDGET_USD_PER_MONTH: z.coerce
     .number({ error: 'must be a number of US dollars, e.g. 20 or 0.5' })

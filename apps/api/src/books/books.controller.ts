@@ -66,6 +66,8 @@ import {
   UploadBookDto,
 } from './book.dto';
 import { carryReplyHeaders } from '../http/cors';
+import { RateLimits } from '../rate-limits/rate-limits';
+import { StreamSlots } from '../rate-limits/stream-slots';
 
 /** base64 once whitespace is removed (a regex with overlapping \s classes backtracks badly) */
 const isBase64 = (s: string): boolean => /^[A-Za-z0-9+/]*={0,2}$/.test(s.replace(/\s+/g, ''));
@@ -86,6 +88,8 @@ export class BooksController {
     private readonly ingest: BookIngestDispatch,
     private readonly events: BookEventStream,
     private readonly budget: ReaderBudget,
+    private readonly rateLimits: RateLimits,
+    private readonly slots: StreamSlots,
     @Inject(CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -191,7 +195,7 @@ export class BooksController {
     '`event: progress` with the book (BookDto: status, progress) whenever it changes, then one `event: ready` or ' +
       '`event: failed` with the book, and the stream ends (at once for a book already done).',
   )
-  @ApiProblems('validation_failed', 'book_not_found')
+  @ApiProblems('validation_failed', 'book_not_found', 'rate_limited')
   async followIngest(
     @CurrentUser() user: AuthUser,
     @Param('id', Uuid('id')) id: string,
@@ -200,9 +204,14 @@ export class BooksController {
   ): Promise<void> {
     const reader = bookReaderOf(user);
     await this.books.get(reader, id); // 404 before the stream starts
-    carryReplyHeaders(reply); // the CORS headers, which the raw response would not send
-    reply.hijack(); // the stream writes to the raw response itself
-    await this.events.serve(reader, id, req.raw, reply.raw);
+    const slot = await this.slots.take(user.id); // a stream like a conversation's: SSE_MAX_STREAMS_PER_READER
+    try {
+      carryReplyHeaders(reply); // the CORS headers, which the raw response would not send
+      reply.hijack(); // the stream writes to the raw response itself
+      await this.events.serve(reader, id, req.raw, reply.raw);
+    } finally {
+      await slot.release();
+    }
   }
 
   @Delete(':id')
@@ -229,8 +238,9 @@ export class BooksController {
     summary: "Search a book's passages, as the agent's search_book tool does (without a reading position)",
   })
   @ApiOkResponse({ type: SearchResultDto })
-  @ApiProblems('validation_failed', 'book_not_found', 'book_not_ready')
-  search(@CurrentUser() user: AuthUser, @Param('id', Uuid('id')) id: string, @Query() query: SearchBookQueryDto) {
+  @ApiProblems('validation_failed', 'book_not_found', 'book_not_ready', 'rate_limited')
+  async search(@CurrentUser() user: AuthUser, @Param('id', Uuid('id')) id: string, @Query() query: SearchBookQueryDto) {
+    await this.rateLimits.consume('searches', user.id); // a search may be an embeddings call
     return this.bookSearch.search(bookReaderOf(user), id, query.q, { k: query.k });
   }
 }

@@ -5,13 +5,13 @@ import { assertVisible, BatchVia } from '@parley/conversation';
 import { AuthUser } from '../auth/auth-user';
 import { bookReaderOf } from '../books/book-permissions';
 import { invalid } from '../http/problem.exception';
+import { RateLimits } from '../rate-limits/rate-limits';
 import { ReaderBudget } from '../usage/reader-budget';
 import { ApiConversationFolds } from './api-conversation-folds';
 import { assertMessageText, providerOf } from './conversation-limits';
 import { ConversationForking } from './conversation-forking';
 import { ConversationWrites } from './conversation-writes';
 import { MessagePosting } from './message-posting.service';
-import { PostRateLimiter } from './post-rate-limiter';
 import { TurnEnqueuer } from './turn-enqueuer';
 
 /** A batch to start: its prompts, how they are answered, and through which API. */
@@ -22,7 +22,7 @@ export interface BatchInput {
 }
 
 /**
- * POST …/batches (StartBatch): the reader's budget, the rate limit (each prompt is a post), the
+ * POST …/batches (StartBatch): the reader's budget, the rate limits (the batch, and each prompt as a post), the
  * batch recorded, and each of its turns enqueued. `sequential` posts the prompts as this
  * conversation's next turns, in order (each sees the answers before it); `independent` forks the
  * conversation once per prompt at its current version and posts the prompt there, so each is
@@ -36,7 +36,7 @@ export class BatchStarting {
     private readonly forking: ConversationForking,
     private readonly posting: MessagePosting,
     private readonly budget: ReaderBudget,
-    private readonly rateLimiter: PostRateLimiter,
+    private readonly rateLimits: RateLimits,
     private readonly enqueuer: TurnEnqueuer,
     @Inject(CONFIG) private readonly config: AppConfig,
   ) {}
@@ -49,8 +49,9 @@ export class BatchStarting {
     const provider = providerOf(this.config, state.policy.model);
     if (via === 'message-batches' && provider !== 'anthropic')
       throw invalid('via', `message-batches needs an Anthropic model (this conversation's runs on ${provider})`);
-    await this.budget.assertWithin(user); // before the rate limiter: a refused batch uses none of its posts
-    await this.rateLimiter.consume(user.id, input.prompts.length);
+    await this.budget.assertWithin(user); // before the rate limits: a refused batch uses none of its posts
+    await this.rateLimits.consume('batches', user.id);
+    await this.rateLimits.consume('posts', user.id, input.prompts.length);
     const { budgetUsdPerMonth } = this.budget.inForce(user);
     const { catalogue } = bookReaderOf(user);
     const batchId = randomUUID();
@@ -59,7 +60,7 @@ export class BatchStarting {
         ? input.prompts.map((prompt) => ({ prompt, conversationId, turnId: randomUUID(), messageId: randomUUID() }))
         : await Promise.all(
             input.prompts.map(async (prompt) => {
-              const forkId = await this.forking.fork(user, conversationId, state.version);
+              const forkId = await this.forking.forkForBatch(user, conversationId, state.version);
               const batch = { batchId, conversationId, ...(via === 'message-batches' ? { via } : {}) };
               const posted = await this.posting.record(
                 user.id,

@@ -13,6 +13,7 @@ import { ConversationReads } from './conversation-reads.service';
 import { EventStreamService } from './event-stream.service';
 import { parseLastEventId } from './last-event-id';
 import { carryReplyHeaders } from '../http/cors';
+import { StreamSlots } from '../rate-limits/stream-slots';
 
 /**
  * A conversation's event log: as JSON pages, and as a live SSE stream.
@@ -26,6 +27,7 @@ export class ConversationEventsController {
   constructor(
     private readonly reads: ConversationReads,
     private readonly streams: EventStreamService,
+    private readonly slots: StreamSlots,
   ) {}
 
   @Get(':id/events')
@@ -58,7 +60,7 @@ export class ConversationEventsController {
     'One frame per stored event: `id:` its version, `event:` its type, `data:` its envelope (ConversationEventEnvelope). ' +
       'Between them, `event: AssistantTextDelta` frames without id carry `{turnId, iteration, text}` as the reply streams.',
   )
-  @ApiProblems('validation_failed', 'conversation_not_found')
+  @ApiProblems('validation_failed', 'conversation_not_found', 'rate_limited')
   async stream(
     @CurrentUser() user: AuthUser,
     @Param('id', Uuid('id')) id: string,
@@ -68,8 +70,13 @@ export class ConversationEventsController {
   ): Promise<void> {
     const after = parseLastEventId(req.headers['last-event-id']) ?? q.after ?? 0;
     await this.reads.assertVisible(user.id, id);
-    carryReplyHeaders(reply); // the CORS headers, which the raw response would not send
-    reply.hijack(); // the stream writes to the raw response itself
-    await this.streams.serve(id, after, req.raw, reply.raw);
+    const slot = await this.slots.take(user.id); // SSE_MAX_STREAMS_PER_READER: a 429 before the 200
+    try {
+      carryReplyHeaders(reply); // the CORS headers, which the raw response would not send
+      reply.hijack(); // the stream writes to the raw response itself
+      await this.streams.serve(id, after, req.raw, reply.raw);
+    } finally {
+      await slot.release();
+    }
   }
 }

@@ -1,18 +1,20 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { invalid } from '../http/problem.exception';
+import { RateLimits } from '../rate-limits/rate-limits';
 import { ConversationReads } from './conversation-reads.service';
 import { ConversationView } from './conversation-view';
 import { ConversationWrites } from './conversation-writes';
 import { ReadableBooks } from './readable-books';
 
-/** POST /conversations: StartConversation with the reader's ready books. */
+/** POST /conversations (and MCP ask on a book): StartConversation with the reader's ready books, within their limit. */
 @Injectable()
 export class ConversationStarting {
   constructor(
     private readonly writes: ConversationWrites,
     private readonly books: ReadableBooks,
     private readonly reads: ConversationReads,
+    private readonly rateLimits: RateLimits,
   ) {}
 
   async start(
@@ -25,6 +27,7 @@ export class ConversationStarting {
       throw invalid('bookIds', 'give bookId (one book) or bookIds, not both');
     }
     const books = await this.books.ready(userId, tenant, input.bookIds ?? (input.bookId ? [input.bookId] : []));
+    await this.rateLimits.consume('conversations', userId);
     const id = randomUUID();
     await this.writes.execute(id, {
       type: 'StartConversation',

@@ -44,7 +44,7 @@ export class ConversationsController {
   @Post()
   @ApiOperation({ summary: 'Start a conversation (ConversationStarted)' })
   @ApiCreatedResponse({ type: ConversationDto })
-  @ApiProblems(BODY_PROBLEMS, 'book_not_found', 'book_not_ready')
+  @ApiProblems(BODY_PROBLEMS, 'book_not_found', 'book_not_ready', 'rate_limited')
   create(@CurrentUser() user: AuthUser, @Body() body: CreateConversationDto) {
     return this.starting.start(user.id, body, user.tenant);
   }
@@ -108,9 +108,13 @@ export class ConversationsController {
 
   @Post(':id/fork')
   @ApiIdParams('id')
-  @ApiOperation({ summary: 'Fork: a new conversation whose history is events 1..version' })
+  @ApiOperation({
+    summary: 'Fork: a new conversation whose history is events 1..version',
+    description:
+      'Counted against RATE_LIMIT_FORKS_PER_MIN: 1, and 1 more per 100 events copied (at most the whole minute).',
+  })
   @ApiCreatedResponse({ type: ConversationDto })
-  @ApiProblems(BODY_PROBLEMS, 'conversation_not_found')
+  @ApiProblems(BODY_PROBLEMS, 'conversation_not_found', 'rate_limited')
   async fork(@CurrentUser() user: AuthUser, @Param('id', Uuid('id')) id: string, @Body() body: ForkConversationDto) {
     return this.reads.view(user.id, await this.forking.fork(user, id, body.version));
   }

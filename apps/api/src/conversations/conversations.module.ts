@@ -7,6 +7,7 @@ import { ErasureModule } from '@parley/erasure';
 import { StreamWatcher } from '@parley/event-store';
 import { AccountController } from '../account/account.controller';
 import { ConversationUsageController } from '../usage/conversation-usage.controller';
+import { RateLimitsModule } from '../rate-limits/rate-limits.module';
 import { ReaderBudget } from '../usage/reader-budget';
 import { UsageController } from '../usage/usage.controller';
 import { UsageService } from '../usage/usage.service';
@@ -26,16 +27,21 @@ import { ErasureRequests } from './erasure-requests.service';
 import { EventStreamService } from './event-stream.service';
 import { MessagesController } from './messages.controller';
 import { MessagePosting } from './message-posting.service';
-import { PostRateLimiter } from './post-rate-limiter';
 import { TurnEnqueuer } from './turn-enqueuer';
 
 /**
  * The reader's routes over their conversations, one controller per use case. One module, because
  * the use cases share their collaborators: one ApiConversationFolds (the process's fold cache),
- * one rate limiter, budget and enqueuer; modules of their own would only re-export them.
+ * one budget and enqueuer; modules of their own would only re-export them.
  */
 @Module({
-  imports: [BullModule.registerQueue({ name: AGENT_TURNS_QUEUE }), BooksModule, ReadModelsModule, ErasureModule],
+  imports: [
+    BullModule.registerQueue({ name: AGENT_TURNS_QUEUE }),
+    BooksModule,
+    ReadModelsModule,
+    ErasureModule,
+    RateLimitsModule,
+  ],
   // in this order the OpenAPI document lists their paths
   controllers: [
     ConversationsController,
@@ -63,7 +69,6 @@ import { TurnEnqueuer } from './turn-enqueuer';
     ApiConversationFolds,
     ConversationWrites,
     ReadableBooks,
-    PostRateLimiter,
     TurnEnqueuer,
     StreamWatcher,
     LiveDeltas,
@@ -75,7 +80,6 @@ import { TurnEnqueuer } from './turn-enqueuer';
     TurnCancelling,
     ConversationStarting,
     TurnEnqueuer,
-    PostRateLimiter,
     ReaderBudget,
     ErasureModule,
     StreamWatcher,

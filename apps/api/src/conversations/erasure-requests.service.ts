@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Erasures } from '@parley/erasure';
-import { PostRateLimiter } from './post-rate-limiter';
+import { RateLimits } from '../rate-limits/rate-limits';
+import { StreamSlots } from '../rate-limits/stream-slots';
 import { TurnEnqueuer } from './turn-enqueuer';
 
 /**
@@ -12,7 +13,8 @@ export class ErasureRequests {
   constructor(
     private readonly erasures: Erasures,
     private readonly enqueuer: TurnEnqueuer,
-    private readonly rateLimiter: PostRateLimiter,
+    private readonly rateLimits: RateLimits,
+    private readonly streamSlots: StreamSlots,
   ) {}
 
   async conversation(userId: string, conversationId: string, ifMatch?: number): Promise<void> {
@@ -22,6 +24,7 @@ export class ErasureRequests {
   async account(userId: string): Promise<void> {
     const { conversations } = await this.erasures.account(userId);
     for (const erased of conversations) await this.enqueuer.conversationErased(erased);
-    await this.rateLimiter.forget(userId);
+    await this.rateLimits.forget(userId);
+    await this.streamSlots.forget(userId);
   }
 }

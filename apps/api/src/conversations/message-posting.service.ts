@@ -4,11 +4,11 @@ import { AppConfig, CONFIG } from '@parley/config';
 import { ConversationLogQueries } from '@parley/read-models';
 import { AuthUser } from '../auth/auth-user';
 import { bookReaderOf } from '../books/book-permissions';
+import { RateLimits } from '../rate-limits/rate-limits';
 import { ReaderBudget } from '../usage/reader-budget';
 import { assertMessageText } from './conversation-limits';
 import { ConversationWrites } from './conversation-writes';
 import { answerTo, PostBody, postedEventId, postedFields, postIdFor, PostResult } from './post-idempotency';
-import { PostRateLimiter } from './post-rate-limiter';
 import { TurnEnqueuer } from './turn-enqueuer';
 
 /** What a post answers: the message, its turn, and where it landed in the stream. */
@@ -36,7 +36,7 @@ export class MessagePosting {
     private readonly writes: ConversationWrites,
     private readonly log: ConversationLogQueries,
     private readonly budget: ReaderBudget,
-    private readonly rateLimiter: PostRateLimiter,
+    private readonly rateLimits: RateLimits,
     private readonly enqueuer: TurnEnqueuer,
     @Inject(CONFIG) private readonly config: AppConfig,
   ) {}
@@ -52,7 +52,7 @@ export class MessagePosting {
     const earlier = key ? await this.earlierPost(user.id, conversationId, key, input) : undefined;
     if (!earlier) {
       await this.budget.assertWithin(user);
-      await this.rateLimiter.consume(user.id);
+      await this.rateLimits.consume('posts', user.id);
     }
     const result =
       earlier ??

@@ -157,7 +157,9 @@ export const PROBLEM_CATALOGUE = {
   rate_limited: {
     status: 429,
     title: 'Too many requests',
-    description: 'The caller posted too many messages; wait `retryAfter` seconds (also in `Retry-After`).',
+    description:
+      'The caller made too many requests of one kind (posts, forks, new conversations, batches, searches, MCP asks) ' +
+      'or holds too many streams open; wait `retryAfter` seconds (also in `Retry-After`). Nothing was recorded.',
   },
   book_ingest_busy: {
     status: 429,

@@ -9,6 +9,8 @@ import { ConversationStarting } from '../conversations/conversation-starting';
 import { TurnCancelling } from '../conversations/turn-cancelling';
 import { MessagePosting } from '../conversations/message-posting.service';
 import { invalid } from '../http/problem.exception';
+import { RateLimits } from '../rate-limits/rate-limits';
+import { StreamSlots } from '../rate-limits/stream-slots';
 import { ReaderBudget } from '../usage/reader-budget';
 import { AskCancellations, AskRequest } from './ask-cancellations';
 import { TurnFollower } from './turn-follower';
@@ -55,12 +57,31 @@ export class McpAsk {
     private readonly deltas: LiveDeltas,
     private readonly cancellations: AskCancellations,
     private readonly budget: ReaderBudget,
+    private readonly rateLimits: RateLimits,
+    private readonly slots: StreamSlots,
     @Inject(CONFIG) private readonly config: AppConfig,
   ) {}
 
   async ask(user: AuthUser, input: AskInput, request: AskRequest, hooks: AskHooks): Promise<AskOutcome> {
     if (input.bookId && input.conversationId)
       throw invalid('conversationId', 'give bookId (a new conversation on that book) or conversationId, not both');
+    // RATE_LIMIT_MCP_ASKS_PER_MIN, besides the post's and (on a book) the new conversation's limits
+    await this.rateLimits.consume('mcpAsks', user.id);
+    // following the turn holds the response open as GET …/stream does: one of the reader's stream slots
+    const slot = await this.slots.take(user.id);
+    try {
+      return await this.askAndFollow(user, input, request, hooks);
+    } finally {
+      await slot.release();
+    }
+  }
+
+  private async askAndFollow(
+    user: AuthUser,
+    input: AskInput,
+    request: AskRequest,
+    hooks: AskHooks,
+  ): Promise<AskOutcome> {
     const conversationId = input.conversationId ?? (await this.start(user, input)).id;
     let turnId: string | undefined;
     const numbers = new Map<string, number>(); // chunkId → the [n] the turn's searches gave it

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { BooksModule } from '@parley/books';
 import { ConversationsModule } from '../conversations/conversations.module';
+import { RateLimitsModule } from '../rate-limits/rate-limits.module';
 import { AskCancellations } from './ask-cancellations';
 import { McpAsk } from './mcp-ask';
 import { McpRequests } from './mcp-endpoint';
@@ -13,7 +14,7 @@ import { TurnFollower } from './turn-follower';
  * speaks JSON-RPC rather than the API's REST and problems.
  */
 @Module({
-  imports: [ConversationsModule, BooksModule],
+  imports: [ConversationsModule, BooksModule, RateLimitsModule],
   providers: [ParleyMcpServer, McpAsk, TurnFollower, AskCancellations, McpRequests],
   exports: [ParleyMcpServer, McpRequests],
 })

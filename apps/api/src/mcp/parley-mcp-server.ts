@@ -15,6 +15,7 @@ import { AuthUser } from '../auth/auth-user';
 import { bookReaderOf } from '../books/book-permissions';
 import { ConversationReads } from '../conversations/conversation-reads.service';
 import { describe } from '../http/http-exception.filter';
+import { RateLimits } from '../rate-limits/rate-limits';
 import { AskRequest } from './ask-cancellations';
 import { McpAsk } from './mcp-ask';
 import { askText, booksText, conversationsText, searchText, transcript } from './mcp-text';
@@ -42,8 +43,10 @@ export interface McpCaller {
 /**
  * Parley as an MCP server, made for one HTTP request of one reader (/mcp is stateless): the tools
  * and resources call the use cases the HTTP controllers call, with the caller's user, so budget,
- * rate limit, reading position and isolation are the API's own. A use case's problem (404, 402,
- * 409, 429 …) comes back as a tool error naming its code, as docs/errors.md lists them.
+ * rate limits, reading position and isolation are the API's own. A use case's problem (404, 402,
+ * 409, 429 …) comes back as a tool error naming its code, as docs/errors.md lists them: a tool
+ * result with isError, the text `code: detail` and the problem's fields (retryAfter) as its
+ * structuredContent; the call itself succeeded, so it is no JSON-RPC error.
  */
 /** list_books lists as many as the web page and the CLI ask GET /v1/books for. */
 const MAX_LISTED_BOOKS = 500;
@@ -57,6 +60,7 @@ export class ParleyMcpServer {
     private readonly search: BookSearch,
     private readonly reads: ConversationReads,
     private readonly asks: McpAsk,
+    private readonly rateLimits: RateLimits,
   ) {}
 
   build(caller: McpCaller): McpServer {
@@ -109,6 +113,7 @@ export class ParleyMcpServer {
       },
       ({ bookId, query, k }) =>
         this.tool(async () => {
+          await this.rateLimits.consume('searches', user.id); // counted with GET /v1/books/{id}/search
           const { items } = await this.search.search(bookReaderOf(user), bookId, query, { k });
           const results = items.map((h) => ({
             chapter: h.chapter,

@@ -21,6 +21,11 @@ export class MetricsService {
   });
   readonly sseConnections = new Gauge({ name: 'parley_sse_connections', help: 'SSE streams open on this API process' });
   readonly postsRateLimited = new Counter({ name: 'parley_posts_rate_limited_total', help: 'posts answered 429' });
+  readonly rateLimited = new Counter({
+    name: 'parley_rate_limited_total',
+    help: 'requests answered 429 rate_limited, by the limit they passed (posts, forks, conversations, batches, searches, mcpAsks, streams)',
+    labelNames: ['limit'],
+  });
   readonly postsBudgetRefused = new Counter({
     name: 'parley_posts_budget_refused_total',
     help: 'posts and batches refused with 402 budget_exceeded: the reader spent the monthly budget',
