@@ -28,7 +28,8 @@ import { ledgerRowOf, UsageLedger } from '@parley/read-models';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { MemoryStepKeeper, StepKeeper } from './step-keeper';
 import { ConversationFolds, FoldedConversation, LoadedTurn, turnOf } from './conversation-folds';
-import { replyCallId, StepResult } from './model-reply';
+import { StepResult } from './model-reply';
+import { BudgetedLlm } from './budgeted-llm';
 import { TurnBudget } from './turn-budget';
 import { TurnSteps, WorkStep } from './turn-steps';
 
@@ -64,12 +65,6 @@ export function stepKey(turn: TurnRecord, step: { kind: string; iteration?: numb
 const stepIteration = (turn: TurnRecord, step: { kind: string; iteration?: number }): number =>
   step.kind === 'answer' ? turn.iterations.length + 1 : (step.iteration ?? 1);
 
-/** Whether a step pays for a model call: not running tools, nor collecting an answer a provider batch holds. */
-function buysModelCall(turn: TurnRecord, step: WorkStep): boolean {
-  if (step.kind === 'run-tools') return false;
-  return !turn.modelBatches?.[replyCallId(turn.turnId, stepIteration(turn, step))];
-}
-
 /** A kept step's command: what it did, or (kept by a release before 0.3) the events it made. */
 const keptCommand = (kept: KeptStep, turnId: string): AgentCommand =>
   kept.command ?? { type: 'RecordKeptEvents', turnId, events: kept.events };
@@ -85,7 +80,6 @@ const keptCommand = (kept: KeptStep, turnId: string): AgentCommand =>
 export class AgentTurnRunner {
   private readonly logger = new Logger(AgentTurnRunner.name);
   private readonly ledger: UsageLedger;
-  private readonly budget: TurnBudget;
 
   constructor(
     private readonly store: EventStore,
@@ -93,9 +87,10 @@ export class AgentTurnRunner {
     private readonly steps: TurnSteps,
     @Inject(CONFIG) private readonly config: AppConfig,
     @Optional() private readonly metrics: WorkerMetrics = new WorkerMetrics(),
+    /** absent: no budget is held (a test's runner) */
+    @Optional() private readonly budget?: TurnBudget,
   ) {
     this.ledger = new UsageLedger(store.pool);
-    this.budget = new TurnBudget(store, config);
   }
 
   async run(
@@ -131,7 +126,6 @@ export class AgentTurnRunner {
         const key = stepKey(loaded.turn!, step);
         const kept = keeper.kept?.step === key ? keeper.kept : undefined;
         if (kept) this.metrics.keptStepReused();
-        else if (buysModelCall(loaded.turn!, step)) await this.budget.assertCanCall(loaded.ownerId, loaded.turn!);
         const done: StepResult = kept
           ? { kind: 'command', command: keptCommand(kept, turnId) }
           : await this.perform(loaded, folded, step, signal, keeper, key);
@@ -182,8 +176,10 @@ export class AgentTurnRunner {
     key: string,
   ): Promise<StepResult> {
     let done: StepResult;
+    // the step's model calls reserve their worst case against the reader's budget (none without one)
+    const payer = this.budget?.payerOf(loaded.ownerId, loaded.turn!, loaded.version);
     try {
-      done = await this.steps.perform(loaded, step, signal);
+      done = await BudgetedLlm.paying(payer, () => this.steps.perform(loaded, step, signal));
     } catch (e) {
       // cancelled, aborted or failed midway: what the provider billed is recorded all the same
       await this.recordStopped(

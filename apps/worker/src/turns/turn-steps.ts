@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import {
   buildHistory,
   LiveDeltas,
@@ -13,11 +13,13 @@ import { BooksRepository, WholeBooks } from '@parley/books';
 import { AppConfig, CONFIG } from '@parley/config';
 import { AlwaysRetrieveSteps } from './always-retrieve-steps';
 import { BookNames } from './book-names';
+import { BudgetedLlm } from './budgeted-llm';
 import { LoadedTurn } from './conversation-folds';
 import { HistorySummary } from './history-summary';
 import { ModelReply, recordWith, StepResult } from './model-reply';
 import { runToolCalls } from './tool-calls';
 import { retrievesAfterToolRefusal } from './tool-refusal';
+import { TurnBudget } from './turn-budget';
 import { WholeBookSteps } from './whole-book-steps';
 
 /**
@@ -40,11 +42,15 @@ export class TurnSteps {
     books: BooksRepository,
     @Inject(CONFIG) config: AppConfig,
     wholeBooks: WholeBooks,
+    /** absent (a test's steps): calls are made without reservations */
+    @Optional() budget?: TurnBudget,
   ) {
     const bookNames = new BookNames(books);
-    this.model = new ModelReply(llm, deltas, bookNames);
-    this.history = new HistorySummary(llm, bookNames, config.llm.summaryModel);
-    this.retrieval = new AlwaysRetrieveSteps(llm, this.model, bookNames, config);
+    // every call a step makes is reserved against its payer's budget first (BudgetedLlm.paying)
+    const paid = budget ? new BudgetedLlm(llm, budget, config.llm) : llm;
+    this.model = new ModelReply(paid, deltas, bookNames);
+    this.history = new HistorySummary(paid, bookNames, config.llm.summaryModel);
+    this.retrieval = new AlwaysRetrieveSteps(paid, this.model, bookNames, config);
     this.wholeBook = new WholeBookSteps(llm, this.model, wholeBooks, config);
   }
 

@@ -186,6 +186,25 @@ export function budgetExceeded(s: { limitUsd: number; spentUsd: number; month: {
   );
 }
 
+/**
+ * A model call refused before it was made because its worst case does not fit what is left of the
+ * payer's budget once the calls in flight are set aside: `budget_exceeded` too, not retryable.
+ */
+export function callOverBudget(s: {
+  limitUsd: number;
+  spentUsd: number;
+  reservedUsd: number;
+  callUsd: number;
+  month: { end: Date };
+}): LlmError {
+  return new LlmError(
+    `this call may cost up to $${s.callUsd}, more than is left of this month's budget of $${s.limitUsd} ` +
+      `($${s.spentUsd} spent, $${s.reservedUsd} set aside for calls in flight); it resets at ${s.month.end.toISOString()}`,
+    'budget_exceeded',
+    false,
+  );
+}
+
 export const LLM_CLIENT = 'LLM_CLIENT';
 
 export const zeroUsage = (): Usage => ({
