@@ -92,6 +92,21 @@ describe(BudgetReservations.name, () => {
     expect(await openUsd(reader)).toBe(0);
   });
 
+  it('counts no reservation whose line is in the ledger though nothing deleted it (a line written by an earlier release)', async () => {
+    const reader = `reader-${randomUUID()}`;
+    const turnId = randomUUID();
+    await reserve(reader, 0.5, 1, { turnId, atVersion: 2 });
+    await db.pool.query(
+      `INSERT INTO usage_records (event_id, conversation_id, version, owner_id, turn_id, kind, model, input_tokens,
+                                  output_tokens, cache_read_input_tokens, cache_creation_input_tokens, cost_usd, at)
+       VALUES ($1, $2, 3, $3, $4, 'answer', 'claude-sonnet-4-5', 1, 1, 0, 0, 0.1, now())`,
+      [randomUUID(), randomUUID(), reader, turnId],
+    );
+    expect(await openUsd(reader)).toBe(0.5); // still in the table
+    // 0.1 spent + 0.9: the 0.5 held for the call the line records counts no more
+    expect(await reserve(reader, 0.9, 1)).toMatchObject({ kind: 'reserved' });
+  });
+
   it("settles a book's reservation by id with its line; releases one never used; forgets an expired one", async () => {
     const reader = `reader-${randomUUID()}`;
     const held = await reserve(reader, 0.3, 1);

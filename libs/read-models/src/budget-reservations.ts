@@ -95,7 +95,12 @@ export class BudgetReservations {
       request.ownerId,
     ]);
     const { rows } = await client.query(
-      `SELECT (SELECT coalesce(sum(usd), 0) FROM budget_reservations WHERE owner_id = $1)::float8 AS reserved,
+      // a reservation whose line is in the ledger (written by a release that does not settle, mid-upgrade) counts no more
+      `SELECT (SELECT coalesce(sum(b.usd), 0) FROM budget_reservations b
+                WHERE b.owner_id = $1
+                  AND NOT EXISTS (SELECT 1 FROM usage_records s
+                                   WHERE s.owner_id = $1 AND s.at >= b.created_at - interval '1 minute'
+                                     AND ${SETTLES('s', 'b')}))::float8 AS reserved,
               coalesce((SELECT json_agg(u) FROM (${USAGE_BY_MODEL_SQL}) u), '[]'::json) AS usage`,
       [request.ownerId, null, month.start, month.end],
     );
@@ -126,4 +131,8 @@ const EPSILON_USD = 1e-9;
 export const SETTLE_RESERVATIONS_SQL = (param: string, guard = 'true'): string => `
   DELETE FROM budget_reservations b
    USING jsonb_to_recordset(${param}::jsonb) AS s(turn_id uuid, version integer, kind text)
-   WHERE ${guard} AND s.kind <> 'cancel' AND b.turn_id = s.turn_id AND (s.version IS NULL OR b.at_version < s.version)`;
+   WHERE ${guard} AND ${SETTLES('s', 'b')}`;
+
+/** Whether ledger line `line` settles reservation `r` (the rule above, as SQL over their aliases). */
+const SETTLES = (line: string, r: string): string =>
+  `${line}.kind <> 'cancel' AND ${r}.turn_id = ${line}.turn_id AND (${line}.version IS NULL OR ${r}.at_version < ${line}.version)`;
