@@ -29,8 +29,6 @@ import { WorkerMetrics } from '../metrics/worker-metrics';
 import { MemoryStepKeeper, StepKeeper } from './step-keeper';
 import { ConversationFolds, FoldedConversation, LoadedTurn, turnOf } from './conversation-folds';
 import { StepResult } from './model-reply';
-import { BudgetedLlm } from './budgeted-llm';
-import { TurnBudget } from './turn-budget';
 import { TurnSteps, WorkStep } from './turn-steps';
 
 /**
@@ -87,8 +85,6 @@ export class AgentTurnRunner {
     private readonly steps: TurnSteps,
     @Inject(CONFIG) private readonly config: AppConfig,
     @Optional() private readonly metrics: WorkerMetrics = new WorkerMetrics(),
-    /** absent: no budget is held (a test's runner) */
-    @Optional() private readonly budget?: TurnBudget,
   ) {
     this.ledger = new UsageLedger(store.pool);
   }
@@ -176,10 +172,8 @@ export class AgentTurnRunner {
     key: string,
   ): Promise<StepResult> {
     let done: StepResult;
-    // the step's model calls reserve their worst case against the reader's budget (none without one)
-    const payer = this.budget?.payerOf(loaded.ownerId, loaded.turn!, loaded.version);
     try {
-      done = await BudgetedLlm.paying(payer, () => this.steps.perform(loaded, step, signal));
+      done = await this.steps.perform(loaded, step, signal);
     } catch (e) {
       // cancelled, aborted or failed midway: what the provider billed is recorded all the same
       await this.recordStopped(

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import {
   buildHistory,
   LiveDeltas,
@@ -42,12 +42,11 @@ export class TurnSteps {
     books: BooksRepository,
     @Inject(CONFIG) config: AppConfig,
     wholeBooks: WholeBooks,
-    /** absent (a test's steps): calls are made without reservations */
-    @Optional() budget?: TurnBudget,
+    private readonly budget: TurnBudget,
   ) {
     const bookNames = new BookNames(books);
-    // every call a step makes is reserved against its payer's budget first (BudgetedLlm.paying)
-    const paid = budget ? new BudgetedLlm(llm, budget, config.llm) : llm;
+    // every call a step makes is reserved against its payer's budget first (see perform)
+    const paid = new BudgetedLlm(llm, budget, config.llm);
     this.model = new ModelReply(paid, deltas, bookNames);
     this.history = new HistorySummary(paid, bookNames, config.llm.summaryModel);
     this.retrieval = new AlwaysRetrieveSteps(paid, this.model, bookNames, config);
@@ -65,8 +64,16 @@ export class TurnSteps {
     };
   }
 
-  /** Does one step of the plan (its I/O) and says what came of it; nothing here appends. */
+  /**
+   * Does one step of the plan (its I/O) and says what came of it; nothing here appends. Its model
+   * calls reserve their worst case against the reader's budget, if they have one.
+   */
   async perform(loaded: LoadedTurn, step: WorkStep, signal: AbortSignal): Promise<StepResult> {
+    const payer = this.budget.payerOf(loaded.ownerId, loaded.turn!, loaded.version);
+    return BudgetedLlm.paying(payer, () => this.performStep(loaded, step, signal));
+  }
+
+  private async performStep(loaded: LoadedTurn, step: WorkStep, signal: AbortSignal): Promise<StepResult> {
     switch (step.kind) {
       case 'run-tools':
         return recordWith(await runToolCalls(this.tools, loaded, step.calls));
