@@ -7,8 +7,8 @@ import { BudgetReservations } from '@parley/read-models';
 /**
  * How long a reservation nothing settled keeps counting: a streamed call ends well within it, and
  * a call in a provider batch (up to 24 hours there) within the longer one. Only a process that
- * crashed between the call and its record leaves one that long; the turn's next line (its answer,
- * or the failure the sweeper records) settles it sooner.
+ * crashed between the call and its record leaves one that long; the turn's next line in the
+ * ledger, written by whichever worker takes the turn over, settles it sooner.
  */
 export const RESERVATION_TTL_MS = 30 * 60_000;
 export const BATCH_RESERVATION_TTL_MS = 25 * 3_600_000;
