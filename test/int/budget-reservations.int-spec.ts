@@ -123,4 +123,11 @@ describe(BudgetReservations.name, () => {
     await new Promise((resolve) => setTimeout(resolve, 60)); // the bound under test is time itself
     expect(await reserve(reader, 0.1, 1)).toMatchObject({ kind: 'reserved' });
   });
+
+  it("forgets an erased reader's reservations with their id", async () => {
+    const reader = `reader-${randomUUID()}`;
+    await reserve(reader, 0.2, 1);
+    await new UsageLedger(db.pool).forgetReader(reader);
+    expect(await openUsd(reader)).toBe(0);
+  });
 });

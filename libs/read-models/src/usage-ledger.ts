@@ -152,8 +152,10 @@ export class UsageLedger {
   /**
    * An erased account's lines keep the money and lose the reader's id; until their month is over
    * they keep the reader's pseudonym, so the month's spend still counts against the same `sub`.
+   * Their budget reservations go (their calls in flight land in the ledger under the pseudonym).
    */
   async forgetReader(ownerId: string): Promise<number> {
+    await this.db.query('DELETE FROM budget_reservations WHERE owner_id = $1', [ownerId]);
     const { rowCount } = await this.db.query(
       'UPDATE usage_records SET owner_id = NULL, owner_key = ledger_pseudonym(owner_id) WHERE owner_id = $1',
       [ownerId],
