@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { TURN_ENDING_TYPES } from '@parley/conversation';
 import { expectOk, expectProblem, turnOf } from '../support/api';
 import { questionOf } from '../support/fake-anthropic/questions';
+import { waitForBook } from '../support/factories/books';
 import { clientFor, Client } from '../support/stack';
 import { conversationHelpers } from '../support/conversation-helpers';
 import { useReaderStack } from '../support/use-stack';
@@ -329,6 +330,40 @@ describe('reader budgets (e2e, real SDK against the fake Messages API)', () => {
       return u.turns === prompts.length ? u : undefined;
     });
     expect(spent.costUsd).toBe(0);
+  }, 120_000);
+
+  it('reserves a whole-book call with its documents: a book the budget cannot pay for is not sent', async () => {
+    // ~72,000 characters: ~18,000 tokens as the fake counts them, ~$0.0225 written to the cache;
+    // the answer's worst case is $0.032 besides. Erin's $0.045 holds a plain call, not this one.
+    const erin = readerWithBudget(0.045);
+    const chapters = Array.from({ length: 12 }, (_, c) => [
+      `## Chapter ${c + 1}`,
+      '',
+      'The tide went out and came back, and the keeper wrote the weather in the log. '.repeat(75),
+      '',
+    ]);
+    const content = ['# The Long Sea', '', ...chapters.flat()].join('\n');
+    const upload = expectOk(
+      await erin.client.api.POST('/v1/books', { body: { title: 'The Long Sea', format: 'markdown', content } }),
+      202,
+    );
+    const book = await waitForBook(erin.client, upload.id, 60_000);
+    const id = expectOk(await erin.client.api.POST('/v1/conversations', { body: { bookId: book.id } }), 201).id;
+    const patched = await erin.client.req('PATCH', `/v1/conversations/${id}`, {
+      policy: { retrievalMode: 'whole-book' },
+    });
+    expect(patched.status).toBe(200);
+
+    const calls = s.fake.requests.length;
+    const question = long('What did the keeper write?');
+    const { ending } = await erin.ask(id, question);
+    expect(ending).toMatchObject({ type: 'TurnFailed', data: { code: 'budget_exceeded' } });
+    expect(s.fake.requests.length).toBe(calls);
+
+    // the same budget pays for a call without the book
+    const plain = await erin.conversation();
+    expect((await erin.ask(plain, question)).ending.type).toBe('AssistantReplied');
+    expect(callsFor(question)).toBe(1);
   }, 120_000);
 
   it('does not hand out a fresh budget when the reader erases their account (DELETE /v1/me)', async () => {
