@@ -1,17 +1,46 @@
 import { randomUUID } from 'node:crypto';
 import { TURN_ENDING_TYPES } from '@parley/conversation';
 import { expectOk, expectProblem, turnOf } from '../support/api';
+import { questionOf } from '../support/fake-anthropic/questions';
+import { waitForBook } from '../support/factories/books';
 import { clientFor, Client } from '../support/stack';
 import { conversationHelpers } from '../support/conversation-helpers';
 import { useReaderStack } from '../support/use-stack';
 import { waitFor } from '../support/wait-for';
 
-/** Far below what one answer of the fake model costs at claude-sonnet prices: one turn spends it. */
-const BUDGET_USD = 0.0001;
+const MODEL = 'claude-sonnet-5-5';
+/** The suite's price (LLM_PRICES, USD per million tokens): output so dear that max_tokens of it is most of a call's worst case. */
+const PRICE = { provider: 'anthropic', input: 1, output: 1000 };
+/** LLM_MAX_TOKENS: a call's worst case is 32 output tokens ($0.032) plus its prompt at the cache-write price. */
+const MAX_TOKENS = 32;
+const OUTPUT_WORST_USD = (MAX_TOKENS * PRICE.output) / 1e6;
+/**
+ * Holds one call's worst case (its prompt of a thousand-odd tokens adds about $0.002), not that
+ * and a second beside what the first spent: the fake's answer to a long question is ~22 tokens.
+ */
+const BUDGET_USD = 0.04;
+/**
+ * What a call may cost beyond the worst case reserved for it, should the estimate of its prompt
+ * be low: bounded here by a prompt of 4,000 tokens at the cache-write price (1.25× input).
+ */
+const ESTIMATION_ERROR_USD = (4_000 * PRICE.input * 1.25) / 1e6;
 
-/** BUDGET_USD_PER_MONTH and the token's parley_budget_usd_per_month: posts refused once a month's spend reaches them. */
+/** A question the fake answers at length (it repeats up to 80 characters of it): an answer spends ~$0.022. */
+const long = (q: string) => `${q} Tell me about the lamp room, the keeper and the storm that night at the lighthouse.`;
+
+/**
+ * BUDGET_USD_PER_MONTH and the token's parley_budget_usd_per_month: posts refused once a month's
+ * spend reaches them, and each model call made only when its worst case fits what is left.
+ */
 describe('reader budgets (e2e, real SDK against the fake Messages API)', () => {
-  const s = useReaderStack({ env: { LLM_MODEL: 'claude-sonnet-5-5', BUDGET_USD_PER_MONTH: String(BUDGET_USD) } });
+  const s = useReaderStack({
+    env: {
+      LLM_MODEL: MODEL,
+      LLM_PRICES: JSON.stringify({ [MODEL]: PRICE }),
+      LLM_MAX_TOKENS: String(MAX_TOKENS),
+      BUDGET_USD_PER_MONTH: String(BUDGET_USD),
+    },
+  });
   const { events } = s;
   const usage = async (who: Client) => expectOk(await who.api.GET('/v1/usage'));
   const versionOf = async (id: string) => (await s.alice.req('GET', `/v1/conversations/${id}`)).body.version as number;
@@ -21,6 +50,8 @@ describe('reader budgets (e2e, real SDK against the fake Messages API)', () => {
     );
   const monthStart = (d: Date) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1)).toISOString();
   const nextMonthStart = (d: Date) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1)).toISOString();
+  /** The fake's requests asking `question` (the model calls made for it). */
+  const callsFor = (question: string) => s.fake.requests.filter((r) => questionOf(r) === question).length;
 
   let id: string;
   const firstKey = randomUUID();
@@ -36,12 +67,12 @@ describe('reader budgets (e2e, real SDK against the fake Messages API)', () => {
       periodStart: monthStart(now),
       resetsAt: nextMonthStart(now),
     });
-    // no book: the turn is one model call, which the worker's check before it lets through
+    // no book: the turn is one model call, whose worst case fits the budget
     id = expectOk(await s.alice.api.POST('/v1/conversations', { body: {} }), 201).id;
     const posted = await s.alice.req(
       'POST',
       `/v1/conversations/${id}/messages`,
-      { content: 'Who is Marisol?' },
+      { content: long('Who is Marisol?') },
       { 'Idempotency-Key': firstKey },
     );
     expect(posted.status).toBe(202);
@@ -49,11 +80,49 @@ describe('reader budgets (e2e, real SDK against the fake Messages API)', () => {
     expect(await turnEnded(id, firstAnswer.turnId)).toMatchObject({ type: 'AssistantReplied' });
   }, 60_000);
 
-  it('refuses a post and a batch with 402 budget_exceeded once the month is spent, appending nothing', async () => {
-    // the usage ledger follows the log a moment behind: wait for the answer's line
+  it('makes no model call whose worst case does not fit what is left: the turn fails budget_exceeded', async () => {
     const spent = await waitFor('the answer to reach the ledger', async () => {
       const u = await usage(s.alice);
       return u.turns === 1 ? u : undefined;
+    });
+    // what is left is less than a call's worst case, though the month is not spent: the post is let in
+    expect(spent.budget.spentUsd).toBeLessThan(BUDGET_USD);
+    expect(spent.budget.leftUsd).toBeLessThan(OUTPUT_WORST_USD);
+    const question = long('And the lamp room?');
+    const posted = expectOk(
+      await s.alice.api.POST('/v1/conversations/{id}/messages', {
+        params: { path: { id } },
+        body: { content: question },
+      }),
+      202,
+    );
+    const ending = await turnEnded(id, posted.turnId);
+    expect(ending).toMatchObject({ type: 'TurnFailed', data: { code: 'budget_exceeded', retryable: false } });
+    expect(ending.data.message).toMatch(/may cost up to \$[\d.]+, more than is left/);
+    expect(callsFor(question)).toBe(0);
+    const after = await waitFor('the failure to reach the ledger', async () => {
+      const u = await usage(s.alice);
+      return u.turns === 2 ? u : undefined;
+    });
+    expect(after.budget.spentUsd).toBe(spent.budget.spentUsd);
+
+    // a richer token of the same reader spends past the server's budget (the same ledger)
+    const richer = clientFor(s.stack.base, s.alice.userId, { claims: { parley_budget_usd_per_month: 1000 } });
+    const more = expectOk(
+      await richer.api.POST('/v1/conversations/{id}/messages', {
+        params: { path: { id } },
+        body: { content: long('What did the keeper see?') },
+      }),
+      202,
+    );
+    expect(await turnEnded(id, more.turnId)).toMatchObject({ type: 'AssistantReplied' });
+  }, 60_000);
+
+  it('refuses a post and a batch with 402 budget_exceeded once the month is spent, appending nothing', async () => {
+    // the usage ledger follows the log a moment behind: wait for the second answer's line
+    const spent = await waitFor('the answers to reach the ledger', async () => {
+      const u = await usage(s.alice);
+      return u.turns === 3 ? u : undefined;
     });
     expect(spent.budget.spentUsd).toBeGreaterThanOrEqual(BUDGET_USD);
     expect(spent.budget).toMatchObject({ limitUsd: BUDGET_USD, spentUsd: spent.costUsd, leftUsd: 0 });
@@ -99,7 +168,7 @@ describe('reader budgets (e2e, real SDK against the fake Messages API)', () => {
     const repeat = await s.alice.req(
       'POST',
       `/v1/conversations/${id}/messages`,
-      { content: 'Who is Marisol?' },
+      { content: long('Who is Marisol?') },
       { 'Idempotency-Key': firstKey },
     );
     expect(repeat.status).toBe(202);
@@ -171,11 +240,11 @@ describe('reader budgets (e2e, real SDK against the fake Messages API)', () => {
   };
 
   it('holds every model call of a sequential batch to the budget, not only its start', async () => {
-    // a fresh reader may start a batch (nothing spent); its first answer spends the whole budget
+    // a fresh reader may start a batch (nothing spent); after its first answer no call's worst case fits
     const bob = readerWithBudget(BUDGET_USD);
     const id = await bob.conversation();
     const started = await bob.client.req('POST', `/v1/conversations/${id}/batches`, {
-      prompts: ['one', 'two', 'three', 'four'],
+      prompts: ['one', 'two', 'three', 'four'].map(long),
       mode: 'sequential',
     });
     expect(started.status).toBe(202);
@@ -193,48 +262,131 @@ describe('reader budgets (e2e, real SDK against the fake Messages API)', () => {
     expect(spent.costUsd).toBe(endings[0].data.costUsd);
   }, 90_000);
 
-  it('holds an independent batch to the budget: at most the calls already in flight are bought', async () => {
-    const concurrency = 16; // WORKER_CONCURRENCY's default: the turns that can be in flight at once
-    const prompts = Array.from({ length: 30 }, (_, i) => `question ${i}`);
-    const carol = readerWithBudget(BUDGET_USD);
-    const id = await carol.conversation();
-    const started = await carol.client.req('POST', `/v1/conversations/${id}/batches`, { prompts, mode: 'independent' });
+  it('holds an independent batch and posts in several conversations at once to the budget: worst cases reserved, nothing bought past it', async () => {
+    // room for three calls' worst cases at once, and less once answers are paid for
+    const budgetUsd = 3 * BUDGET_USD;
+    const carol = readerWithBudget(budgetUsd);
+    const prompts = Array.from({ length: 20 }, (_, i) => long(`Question ${i} of the batch.`));
+    const ids = [await carol.conversation()];
+    for (let i = 0; i < 5; i++) ids.push(await carol.conversation());
+    const posts = ids.slice(1).map((_, i) => long(`Question ${i} of a conversation.`));
+    const [started, ...posted] = await Promise.all([
+      carol.client.req('POST', `/v1/conversations/${ids[0]}/batches`, { prompts, mode: 'independent' }),
+      ...ids
+        .slice(1)
+        .map((id, i) => carol.client.req('POST', `/v1/conversations/${id}/messages`, { content: posts[i] })),
+    ]);
     expect(started.status).toBe(202);
+    expect(posted.map((p) => p.status)).toEqual(posts.map(() => 202));
 
-    const { endings } = await endedBatch(carol, id, started.body.batchId);
-
-    const answered = endings.filter((e) => e.type === 'AssistantReplied');
-    const refused = endings.filter((e) => e.type === 'TurnFailed' && e.data.code === 'budget_exceeded');
-    expect(answered.length + refused.length).toBe(prompts.length);
+    const { endings: batchEndings } = await endedBatch(carol, ids[0], started.body.batchId);
+    const postEndings = [];
+    for (const [i, p] of posted.entries()) {
+      postEndings.push(
+        await waitFor(`turn ${p.body.turnId} to end`, async () =>
+          (await carol.events(ids[i + 1])).find(
+            (e) => turnOf(e) === p.body.turnId && TURN_ENDING_TYPES.includes(e.type),
+          ),
+        ),
+      );
+    }
+    const questions = [...prompts, ...posts];
+    const endings = [...batchEndings, ...postEndings];
+    const answered = questions.filter((_, i) => endings[i].type === 'AssistantReplied');
+    const refused = questions.filter(
+      (_, i) => endings[i].type === 'TurnFailed' && endings[i].data.code === 'budget_exceeded',
+    );
+    expect(answered.length + refused.length).toBe(questions.length);
     expect(answered.length).toBeGreaterThanOrEqual(1);
-    expect(answered.length).toBeLessThanOrEqual(concurrency);
+    // each answer spends ~$0.024 of the $0.12: at most four calls' worst cases ever fit
+    expect(answered.length).toBeLessThanOrEqual(4);
+    // a refused turn bought nothing; an answered one its one call
+    for (const q of refused) expect({ q, calls: callsFor(q) }).toEqual({ q, calls: 0 });
+    for (const q of answered) expect({ q, calls: callsFor(q) }).toEqual({ q, calls: 1 });
+
     const spent = await waitFor('the ledger to hold every ending', async () => {
       const u = await usage(carol.client);
+      return u.turns === questions.length ? u : undefined;
+    });
+    expect(spent.costUsd).toBeGreaterThan(0);
+    expect(spent.costUsd).toBeLessThanOrEqual(budgetUsd + ESTIMATION_ERROR_USD);
+    expect(spent.budget.spentUsd).toBe(spent.costUsd);
+  }, 120_000);
+
+  it('buys nothing for a budget below any call: a 20-prompt batch at $0.0001 spends $0 and calls the model 0 times', async () => {
+    const mallory = readerWithBudget(0.0001);
+    const id = await mallory.conversation();
+    const prompts = Array.from({ length: 20 }, (_, i) => long(`Attack ${i}.`));
+    const started = await mallory.client.req('POST', `/v1/conversations/${id}/batches`, {
+      prompts,
+      mode: 'independent',
+    });
+    expect(started.status).toBe(202);
+    const { endings } = await endedBatch(mallory, id, started.body.batchId);
+    expect(endings.map((e) => [e.type, e.data.code])).toEqual(prompts.map(() => ['TurnFailed', 'budget_exceeded']));
+    expect(prompts.map(callsFor)).toEqual(prompts.map(() => 0));
+    const spent = await waitFor('the ledger to hold every ending', async () => {
+      const u = await usage(mallory.client);
       return u.turns === prompts.length ? u : undefined;
     });
-    const oneAnswer = Math.max(...answered.map((e) => e.data.costUsd as number));
-    expect(spent.costUsd).toBeLessThanOrEqual(concurrency * oneAnswer + 1e-6);
+    expect(spent.costUsd).toBe(0);
+  }, 120_000);
+
+  it('reserves a whole-book call with its documents: a book the budget cannot pay for is not sent', async () => {
+    // ~72,000 characters: ~18,000 tokens as the fake counts them, ~$0.0225 written to the cache;
+    // the answer's worst case is $0.032 besides. Erin's $0.045 holds a plain call, not this one.
+    const erin = readerWithBudget(0.045);
+    const chapters = Array.from({ length: 12 }, (_, c) => [
+      `## Chapter ${c + 1}`,
+      '',
+      'The tide went out and came back, and the keeper wrote the weather in the log. '.repeat(75),
+      '',
+    ]);
+    const content = ['# The Long Sea', '', ...chapters.flat()].join('\n');
+    const upload = expectOk(
+      await erin.client.api.POST('/v1/books', { body: { title: 'The Long Sea', format: 'markdown', content } }),
+      202,
+    );
+    const book = await waitForBook(erin.client, upload.id, 60_000);
+    const id = expectOk(await erin.client.api.POST('/v1/conversations', { body: { bookId: book.id } }), 201).id;
+    const patched = await erin.client.req('PATCH', `/v1/conversations/${id}`, {
+      policy: { retrievalMode: 'whole-book' },
+    });
+    expect(patched.status).toBe(200);
+
+    const calls = s.fake.requests.length;
+    const question = long('What did the keeper write?');
+    const { ending } = await erin.ask(id, question);
+    expect(ending).toMatchObject({ type: 'TurnFailed', data: { code: 'budget_exceeded' } });
+    expect(s.fake.requests.length).toBe(calls);
+
+    // the same budget pays for a call without the book
+    const plain = await erin.conversation();
+    expect((await erin.ask(plain, question)).ending.type).toBe('AssistantReplied');
+    expect(callsFor(question)).toBe(1);
   }, 120_000);
 
   it('does not hand out a fresh budget when the reader erases their account (DELETE /v1/me)', async () => {
+    // a budget of one call's worst case: after one answer, what is left pays for no other call
     const dave = readerWithBudget(BUDGET_USD);
     const id = await dave.conversation();
-    const { ending } = await dave.ask(id, 'Who is Marisol?');
+    const { ending } = await dave.ask(id, long('Who is Marisol?'));
     expect(ending.type).toBe('AssistantReplied');
     const before = await waitFor('the answer in the ledger', async () => {
       const u = await usage(dave.client);
       return u.turns === 1 ? u : undefined;
     });
-    expect(before.budget.leftUsd).toBe(0);
+    expect(before.budget.spentUsd).toBeGreaterThan(0);
 
     expect((await dave.client.req('DELETE', '/v1/me')).status).toBeLessThan(300);
 
     const after = await usage(dave.client);
-    expect(after.budget).toMatchObject({ spentUsd: before.budget.spentUsd, leftUsd: 0 });
+    expect(after.budget).toMatchObject({ spentUsd: before.budget.spentUsd, leftUsd: before.budget.leftUsd });
     const fresh = await dave.conversation();
-    const refused = await dave.client.req('POST', `/v1/conversations/${fresh}/messages`, { content: 'again?' });
-    expect(refused.status).toBe(402);
-    expect(refused.body).toMatchObject({ code: 'budget_exceeded', spentUsd: before.budget.spentUsd });
+    const again = long('Again?');
+    const { ending: refused } = await dave.ask(fresh, again);
+    expect(refused).toMatchObject({ type: 'TurnFailed', data: { code: 'budget_exceeded' } });
+    expect(callsFor(again)).toBe(0);
   }, 60_000);
 
   it('leaves an over-budget reader everything but posting', async () => {

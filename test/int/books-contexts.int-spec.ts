@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   BookContexts,
+  CONTEXT_ROLE,
   contextsOf,
   BookIngest,
   BookSearch,
@@ -12,7 +13,7 @@ import {
   PassagesRepository,
 } from '@parley/books';
 import { loadContextualConfig, type ContextualConfig } from '@parley/config';
-import { costUsd } from '@parley/agent';
+import { costUsd, worstCaseUsd } from '@parley/agent';
 import { ReadModelQueries, usageReport } from '@parley/read-models';
 import {
   apiError,
@@ -111,21 +112,60 @@ describe('contextual retrieval (a context per passage, written by the model, ind
     const s = await state(b.id);
     expect((await usageOf(paying)).costUsd).toBeCloseTo(s.usage.usd, 6);
 
-    // a budget the first call spends (the server's here): the run stops before the second call
+    // a budget below one call's worst case: no call is made at all
+    const first = fake.requests[0].body;
     fake.reset();
-    const thrifty = `u-${randomUUID()}`;
-    const held = await ingestion(contexts({}, 0.000001)).ingest(thrifty, {
+    const broke = await ingestion(contexts({}, 0.000001)).ingest(`u-${randomUUID()}`, {
       title: 'Wonder',
       format: 'markdown',
       content: book(),
     });
-    expect(held.status).toBe('ready'); // the book is readable; its passages lack contexts
+    expect(broke.status).toBe('ready'); // the book is readable; its passages lack contexts
+    expect(fake.requests).toHaveLength(0);
+    expect(await state(broke.id)).toMatchObject({
+      status: 'failed',
+      done: 0,
+      error: expect.stringContaining('budget'),
+    });
+
+    // a budget that holds the first call's worst case (the server's here): the others do not fit beside it
+    const [prefix, passage] = first.messages[0].content;
+    const budgetUsd =
+      1.02 *
+      worstCaseUsd({
+        model: first.model,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: prefix.text },
+              { type: 'text', text: passage.text },
+            ],
+          },
+        ],
+        tools: [],
+        options: { system: CONTEXT_ROLE },
+        maxTokens: first.max_tokens,
+      });
+    const thrifty = `u-${randomUUID()}`;
+    const held = await ingestion(contexts({}, budgetUsd)).ingest(thrifty, {
+      title: 'Wonder',
+      format: 'markdown',
+      content: book(),
+    });
+    expect(held.status).toBe('ready');
     expect(fake.requests).toHaveLength(1);
     expect(await state(held.id)).toMatchObject({ status: 'failed', done: 1, error: expect.stringContaining('budget') });
     const spent = await usageOf(thrifty);
-    expect(spent.costUsd).toBeGreaterThan(0.000001);
+    expect(spent.costUsd).toBeGreaterThan(0);
+    expect(spent.costUsd).toBeLessThanOrEqual(budgetUsd);
     const heldLines = await db.pool.query('SELECT cost_usd FROM usage_records WHERE book_id = $1', [held.id]);
     expect(heldLines.rows).toEqual([{ cost_usd: spent.costUsd }]);
+    // every reservation was settled with its line or given back
+    const open = await db.pool.query('SELECT count(*)::int AS n FROM budget_reservations WHERE owner_id = $1', [
+      thrifty,
+    ]);
+    expect(open.rows[0].n).toBe(0);
   });
 
   it('ingest: cached book prefix, well-formed requests, contexts stored and searchable, estimate then usage', async () => {

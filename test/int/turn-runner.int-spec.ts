@@ -8,6 +8,7 @@ import { RedisConnections } from '@parley/platform';
 import { AgentTurnRunner } from '../../apps/worker/src/turns/agent-turn.runner';
 import { ConversationFolds } from '../../apps/worker/src/turns/conversation-folds';
 import { TurnSteps } from '../../apps/worker/src/turns/turn-steps';
+import { TurnBudget } from '../../apps/worker/src/turns/turn-budget';
 import {
   assistantReplied,
   conversationRenamed,
@@ -76,13 +77,15 @@ describe('AgentTurnRunner (in process, real AnthropicLlm against the fake API)',
     deltas = new LiveDeltas(redis, config);
     tool = new FactsTool();
     const books = new BooksRepository(db.pool);
+    const wholeBooks = new WholeBooks(db.pool, new BookShelf(db.pool));
     const steps = new TurnSteps(
       llm,
       new ToolRegistry([tool]),
       deltas,
       books,
       config,
-      new WholeBooks(db.pool, new BookShelf(db.pool)),
+      wholeBooks,
+      new TurnBudget(store, config),
     );
     sut = new AgentTurnRunner(store, new ConversationFolds(store, config, llm), steps, config);
   });

@@ -19,6 +19,7 @@ import { TurnDispatcher } from './turns/turn-dispatcher.service';
 import { TurnSequencer } from './turns/turn-sequencer';
 import { BatchCompleter } from './turns/batch-completer';
 import { TurnSweeper } from './turns/turn-sweeper.service';
+import { TurnBudget } from './turns/turn-budget';
 import { TurnSteps } from './turns/turn-steps';
 import { ConversationFolds } from './turns/conversation-folds';
 import { MeteredToolRegistry } from './metrics/metered-tool-registry';
@@ -58,6 +59,7 @@ BullModule.workerClass = TakingWorker;
     },
     ConversationFolds,
     AgentTurnRunner,
+    TurnBudget,
     TurnSteps,
     AgentTurnsProcessor,
     RunningTurns,

@@ -4,6 +4,7 @@ export * from './queue/turn-jobs';
 export * from './queue/enqueue-turn';
 export * from './llm/llm.types';
 export * from './llm/pricing';
+export * from './llm/call-estimate';
 export * from './llm/anthropic.llm';
 export * from './llm/scripted.llm';
 export * from './llm/openai.llm';

@@ -133,79 +133,13 @@ export class ReadModelQueries {
    */
   async usage(ownerId: string, scope: { conversationId?: string; from?: Date; to?: Date }): Promise<UsageByModel[]> {
     const db = await this.source();
-    const { rows } = await db.query(
-      `WITH r AS (
-         SELECT u.* FROM usage_records u
-          WHERE (u.owner_id = $1 OR u.owner_key = ledger_pseudonym($1))
-            AND ($2::uuid IS NULL OR u.conversation_id = $2)
-            AND ($3::timestamptz IS NULL OR u.at >= $3)
-            AND ($4::timestamptz IS NULL OR u.at < $4)
-       ), own AS (
-         SELECT r.kind, r.model, r.batched, r.cost_usd IS NULL AND (r.kind = 'stopped_call' OR (r.kind = 'tool_call' AND NOT EXISTS (
-                  SELECT 1 FROM usage_records a
-                   WHERE a.conversation_id = r.conversation_id AND a.turn_id = r.turn_id AND a.kind = 'answer'
-                ))) AS unpriced,
-                r.cost_usd IS NOT NULL OR r.kind IN ('answer', 'summary') AS priced,
-                r.input_tokens - coalesce(e.input, 0) AS input_tokens,
-                r.output_tokens - coalesce(e.output, 0) AS output_tokens,
-                r.cache_read_input_tokens - coalesce(e.cache_read, 0) AS cache_read_input_tokens,
-                r.cache_creation_input_tokens - coalesce(e.cache_creation, 0) AS cache_creation_input_tokens,
-                greatest(coalesce(r.cost_usd, 0) - coalesce(e.cost, 0), 0) AS cost_usd
-           FROM r
-           LEFT JOIN LATERAL (
-             SELECT sum(t.input_tokens) AS input, sum(t.output_tokens) AS output,
-                    sum(t.cache_read_input_tokens) AS cache_read, sum(t.cache_creation_input_tokens) AS cache_creation,
-                    sum(t.cost_usd) AS cost
-               FROM usage_records t
-              WHERE r.kind = 'answer' AND t.conversation_id = r.conversation_id AND t.turn_id = r.turn_id
-                AND t.kind = 'tool_call' AND t.cost_usd IS NOT NULL
-           ) e ON true
-       )
-       SELECT model,
-              count(*) FILTER (WHERE kind IN ('answer', 'failure', 'cancel'))::int AS turns,
-              count(*) FILTER (WHERE kind = 'tool_call')::int AS tool_calls,
-              count(*) FILTER (WHERE kind = 'failure')::int AS failures,
-              coalesce(sum(input_tokens) FILTER (WHERE priced OR unpriced), 0)::float8 AS input,
-              coalesce(sum(output_tokens) FILTER (WHERE priced OR unpriced), 0)::float8 AS output,
-              coalesce(sum(cache_read_input_tokens) FILTER (WHERE priced OR unpriced), 0)::float8 AS cache_read,
-              coalesce(sum(cache_creation_input_tokens) FILTER (WHERE priced OR unpriced), 0)::float8 AS cache_creation,
-              coalesce(sum(cost_usd) FILTER (WHERE priced), 0)::float8 AS cost_usd,
-              coalesce(sum(input_tokens) FILTER (WHERE unpriced AND NOT batched), 0)::float8 AS unpriced_input,
-              coalesce(sum(output_tokens) FILTER (WHERE unpriced AND NOT batched), 0)::float8 AS unpriced_output,
-              coalesce(sum(cache_read_input_tokens) FILTER (WHERE unpriced AND NOT batched), 0)::float8 AS unpriced_cache_read,
-              coalesce(sum(cache_creation_input_tokens) FILTER (WHERE unpriced AND NOT batched), 0)::float8 AS unpriced_cache_creation,
-              coalesce(sum(input_tokens) FILTER (WHERE unpriced AND batched), 0)::float8 AS batched_input,
-              coalesce(sum(output_tokens) FILTER (WHERE unpriced AND batched), 0)::float8 AS batched_output,
-              coalesce(sum(cache_read_input_tokens) FILTER (WHERE unpriced AND batched), 0)::float8 AS batched_cache_read,
-              coalesce(sum(cache_creation_input_tokens) FILTER (WHERE unpriced AND batched), 0)::float8 AS batched_cache_creation
-         FROM own
-        GROUP BY model
-        ORDER BY model NULLS FIRST`,
-      [ownerId, scope.conversationId ?? null, scope.from ?? null, scope.to ?? null],
-    );
-    return rows.map((r) => ({
-      model: r.model,
-      turns: r.turns,
-      toolCalls: r.tool_calls,
-      failures: r.failures,
-      inputTokens: r.input,
-      outputTokens: r.output,
-      cacheReadInputTokens: r.cache_read,
-      cacheCreationInputTokens: r.cache_creation,
-      costUsd: r.cost_usd,
-      unpriced: {
-        inputTokens: r.unpriced_input,
-        outputTokens: r.unpriced_output,
-        cacheReadInputTokens: r.unpriced_cache_read,
-        cacheCreationInputTokens: r.unpriced_cache_creation,
-      },
-      unpricedBatched: {
-        inputTokens: r.batched_input,
-        outputTokens: r.batched_output,
-        cacheReadInputTokens: r.batched_cache_read,
-        cacheCreationInputTokens: r.batched_cache_creation,
-      },
-    }));
+    const { rows } = await db.query(USAGE_BY_MODEL_SQL, [
+      ownerId,
+      scope.conversationId ?? null,
+      scope.from ?? null,
+      scope.to ?? null,
+    ]);
+    return rows.map(usageByModelOf);
   }
 
   /** Oldest first, paged by stream version. */
@@ -238,3 +172,81 @@ export class ReadModelQueries {
     };
   }
 }
+
+/**
+ * The usage query ($1 owner, $2 conversation or null, $3 from or null, $4 to or null): one row per
+ * model. Shared with the budget's reservations, which read it in the same statement as the money
+ * set aside (one snapshot: a call settled meanwhile is counted once).
+ */
+export const USAGE_BY_MODEL_SQL = `WITH r AS (
+     SELECT u.* FROM usage_records u
+      WHERE (u.owner_id = $1 OR u.owner_key = ledger_pseudonym($1))
+        AND ($2::uuid IS NULL OR u.conversation_id = $2)
+        AND ($3::timestamptz IS NULL OR u.at >= $3)
+        AND ($4::timestamptz IS NULL OR u.at < $4)
+   ), own AS (
+     SELECT r.kind, r.model, r.batched, r.cost_usd IS NULL AND (r.kind = 'stopped_call' OR (r.kind = 'tool_call' AND NOT EXISTS (
+              SELECT 1 FROM usage_records a
+               WHERE a.conversation_id = r.conversation_id AND a.turn_id = r.turn_id AND a.kind = 'answer'
+            ))) AS unpriced,
+            r.cost_usd IS NOT NULL OR r.kind IN ('answer', 'summary') AS priced,
+            r.input_tokens - coalesce(e.input, 0) AS input_tokens,
+            r.output_tokens - coalesce(e.output, 0) AS output_tokens,
+            r.cache_read_input_tokens - coalesce(e.cache_read, 0) AS cache_read_input_tokens,
+            r.cache_creation_input_tokens - coalesce(e.cache_creation, 0) AS cache_creation_input_tokens,
+            greatest(coalesce(r.cost_usd, 0) - coalesce(e.cost, 0), 0) AS cost_usd
+       FROM r
+       LEFT JOIN LATERAL (
+         SELECT sum(t.input_tokens) AS input, sum(t.output_tokens) AS output,
+                sum(t.cache_read_input_tokens) AS cache_read, sum(t.cache_creation_input_tokens) AS cache_creation,
+                sum(t.cost_usd) AS cost
+           FROM usage_records t
+          WHERE r.kind = 'answer' AND t.conversation_id = r.conversation_id AND t.turn_id = r.turn_id
+            AND t.kind = 'tool_call' AND t.cost_usd IS NOT NULL
+       ) e ON true
+   )
+   SELECT model,
+          count(*) FILTER (WHERE kind IN ('answer', 'failure', 'cancel'))::int AS turns,
+          count(*) FILTER (WHERE kind = 'tool_call')::int AS tool_calls,
+          count(*) FILTER (WHERE kind = 'failure')::int AS failures,
+          coalesce(sum(input_tokens) FILTER (WHERE priced OR unpriced), 0)::float8 AS input,
+          coalesce(sum(output_tokens) FILTER (WHERE priced OR unpriced), 0)::float8 AS output,
+          coalesce(sum(cache_read_input_tokens) FILTER (WHERE priced OR unpriced), 0)::float8 AS cache_read,
+          coalesce(sum(cache_creation_input_tokens) FILTER (WHERE priced OR unpriced), 0)::float8 AS cache_creation,
+          coalesce(sum(cost_usd) FILTER (WHERE priced), 0)::float8 AS cost_usd,
+          coalesce(sum(input_tokens) FILTER (WHERE unpriced AND NOT batched), 0)::float8 AS unpriced_input,
+          coalesce(sum(output_tokens) FILTER (WHERE unpriced AND NOT batched), 0)::float8 AS unpriced_output,
+          coalesce(sum(cache_read_input_tokens) FILTER (WHERE unpriced AND NOT batched), 0)::float8 AS unpriced_cache_read,
+          coalesce(sum(cache_creation_input_tokens) FILTER (WHERE unpriced AND NOT batched), 0)::float8 AS unpriced_cache_creation,
+          coalesce(sum(input_tokens) FILTER (WHERE unpriced AND batched), 0)::float8 AS batched_input,
+          coalesce(sum(output_tokens) FILTER (WHERE unpriced AND batched), 0)::float8 AS batched_output,
+          coalesce(sum(cache_read_input_tokens) FILTER (WHERE unpriced AND batched), 0)::float8 AS batched_cache_read,
+          coalesce(sum(cache_creation_input_tokens) FILTER (WHERE unpriced AND batched), 0)::float8 AS batched_cache_creation
+     FROM own
+    GROUP BY model
+    ORDER BY model NULLS FIRST`;
+
+/** A row of USAGE_BY_MODEL_SQL as UsageByModel. */
+export const usageByModelOf = (r: { model: string | null } & Record<string, number>): UsageByModel => ({
+  model: r.model,
+  turns: r.turns,
+  toolCalls: r.tool_calls,
+  failures: r.failures,
+  inputTokens: r.input,
+  outputTokens: r.output,
+  cacheReadInputTokens: r.cache_read,
+  cacheCreationInputTokens: r.cache_creation,
+  costUsd: r.cost_usd,
+  unpriced: {
+    inputTokens: r.unpriced_input,
+    outputTokens: r.unpriced_output,
+    cacheReadInputTokens: r.unpriced_cache_read,
+    cacheCreationInputTokens: r.unpriced_cache_creation,
+  },
+  unpricedBatched: {
+    inputTokens: r.batched_input,
+    outputTokens: r.batched_output,
+    cacheReadInputTokens: r.batched_cache_read,
+    cacheCreationInputTokens: r.batched_cache_creation,
+  },
+});

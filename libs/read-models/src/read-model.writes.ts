@@ -1,5 +1,6 @@
 import { Pool } from 'pg';
 import { CheckpointMove, checkpointMoveSql, movesFromStart } from '@parley/event-store';
+import { SETTLE_RESERVATIONS_SQL } from './budget-reservations';
 import { USAGE_COLUMNS_SQL, USAGE_ROWS_SQL, UsageRow } from './usage-ledger';
 
 export interface ConversationRow {
@@ -88,14 +89,15 @@ export class ReadModelWrites {
    * move (`moved`), so when the checkpoint was not where the batch started nothing is written.
    * Without a move (a caller feeding events by hand) the writes go in unguarded. New rows are
    * inserted; a stored conversation changes only to a later version than it has; a message
-   * already there (by conversation and version) is left as it is.
+   * already there (by conversation and version) is left as it is. The budget reservations the
+   * ledger's new lines account for go in the same statement: the money is counted once, never none.
    */
   async write(changes: ReadModelChanges, move?: CheckpointMove): Promise<boolean> {
     const checkpoint = move ? checkpointMoveSql(move, 5) : undefined;
     const { rows } = await this.db.query<{ moved: number }>({
       name: !move
-        ? 'parley_read_models_write_unguarded_v4'
-        : `parley_read_models_write_v4${movesFromStart(move) ? '_from_start' : ''}`,
+        ? 'parley_read_models_write_unguarded_v5'
+        : `parley_read_models_write_v5${movesFromStart(move) ? '_from_start' : ''}`,
       text: `WITH moved AS (${checkpoint?.sql ?? 'SELECT 1 AS moved'}),
       deleted AS (
         DELETE FROM conversations WHERE id = ANY($1::uuid[]) AND EXISTS (SELECT 1 FROM moved)
@@ -127,6 +129,7 @@ export class ReadModelWrites {
         INSERT INTO usage_records ${USAGE_COLUMNS_SQL} ${USAGE_ROWS_SQL('$4')}
          WHERE EXISTS (SELECT 1 FROM moved)
         ON CONFLICT (event_id) DO NOTHING
+      ), settled AS (${SETTLE_RESERVATIONS_SQL('$4', 'EXISTS (SELECT 1 FROM moved)')}
       )
       SELECT count(*)::int AS moved FROM moved`,
       values: [

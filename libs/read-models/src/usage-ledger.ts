@@ -1,6 +1,7 @@
 import { Pool } from 'pg';
 import { ConversationEvent, conversationIdOf, Usage } from '@parley/conversation';
 import { StoredEvent } from '@parley/event-store';
+import { SETTLE_RESERVATIONS_SQL } from './budget-reservations';
 import { erasedStreamSql } from './conversation-log.queries';
 
 /**
@@ -126,11 +127,15 @@ export class UsageLedger {
    * Records lines not recorded yet (by event): the projection may have written some. A line of a
    * conversation its owner's account erasure took (a call paid for while the erasure ran) is
    * recorded as the erasure left the others: under the reader's pseudonym, without their id.
+   * The budget reservations the lines account for (`settles`: by id; a turn's, as the projection
+   * settles them) go in the same statement.
    */
-  async record(rows: UsageRow[]): Promise<void> {
-    if (rows.length === 0) return;
+  async record(rows: UsageRow[], settles: string[] = []): Promise<void> {
+    if (rows.length === 0 && settles.length === 0) return;
     await this.db.query(
       `WITH r AS (${USAGE_ROWS_SQL('$1')}),
+            settled AS (${SETTLE_RESERVATIONS_SQL('$1')}),
+            released AS (DELETE FROM budget_reservations WHERE id = ANY($2::uuid[])),
             named AS (
               SELECT r.*, ${erasedStreamSql(`'conversation-' || r.conversation_id::text`, { bySubject: 'account' })} AS erased
                 FROM r)
@@ -140,15 +145,17 @@ export class UsageLedger {
               batched, at, CASE WHEN erased THEN ledger_pseudonym(owner_id) END
          FROM named
        ON CONFLICT DO NOTHING`,
-      [JSON.stringify(rows)],
+      [JSON.stringify(rows), settles],
     );
   }
 
   /**
    * An erased account's lines keep the money and lose the reader's id; until their month is over
    * they keep the reader's pseudonym, so the month's spend still counts against the same `sub`.
+   * Their budget reservations go (their calls in flight land in the ledger under the pseudonym).
    */
   async forgetReader(ownerId: string): Promise<number> {
+    await this.db.query('DELETE FROM budget_reservations WHERE owner_id = $1', [ownerId]);
     const { rowCount } = await this.db.query(
       'UPDATE usage_records SET owner_id = NULL, owner_key = ledger_pseudonym(owner_id) WHERE owner_id = $1',
       [ownerId],

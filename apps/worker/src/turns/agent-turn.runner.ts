@@ -28,8 +28,7 @@ import { ledgerRowOf, UsageLedger } from '@parley/read-models';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { MemoryStepKeeper, StepKeeper } from './step-keeper';
 import { ConversationFolds, FoldedConversation, LoadedTurn, turnOf } from './conversation-folds';
-import { replyCallId, StepResult } from './model-reply';
-import { TurnBudget } from './turn-budget';
+import { StepResult } from './model-reply';
 import { TurnSteps, WorkStep } from './turn-steps';
 
 /**
@@ -64,12 +63,6 @@ export function stepKey(turn: TurnRecord, step: { kind: string; iteration?: numb
 const stepIteration = (turn: TurnRecord, step: { kind: string; iteration?: number }): number =>
   step.kind === 'answer' ? turn.iterations.length + 1 : (step.iteration ?? 1);
 
-/** Whether a step pays for a model call: not running tools, nor collecting an answer a provider batch holds. */
-function buysModelCall(turn: TurnRecord, step: WorkStep): boolean {
-  if (step.kind === 'run-tools') return false;
-  return !turn.modelBatches?.[replyCallId(turn.turnId, stepIteration(turn, step))];
-}
-
 /** A kept step's command: what it did, or (kept by a release before 0.3) the events it made. */
 const keptCommand = (kept: KeptStep, turnId: string): AgentCommand =>
   kept.command ?? { type: 'RecordKeptEvents', turnId, events: kept.events };
@@ -85,7 +78,6 @@ const keptCommand = (kept: KeptStep, turnId: string): AgentCommand =>
 export class AgentTurnRunner {
   private readonly logger = new Logger(AgentTurnRunner.name);
   private readonly ledger: UsageLedger;
-  private readonly budget: TurnBudget;
 
   constructor(
     private readonly store: EventStore,
@@ -95,7 +87,6 @@ export class AgentTurnRunner {
     @Optional() private readonly metrics: WorkerMetrics = new WorkerMetrics(),
   ) {
     this.ledger = new UsageLedger(store.pool);
-    this.budget = new TurnBudget(store, config);
   }
 
   async run(
@@ -131,7 +122,6 @@ export class AgentTurnRunner {
         const key = stepKey(loaded.turn!, step);
         const kept = keeper.kept?.step === key ? keeper.kept : undefined;
         if (kept) this.metrics.keptStepReused();
-        else if (buysModelCall(loaded.turn!, step)) await this.budget.assertCanCall(loaded.ownerId, loaded.turn!);
         const done: StepResult = kept
           ? { kind: 'command', command: keptCommand(kept, turnId) }
           : await this.perform(loaded, folded, step, signal, keeper, key);

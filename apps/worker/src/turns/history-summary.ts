@@ -50,7 +50,8 @@ export class HistorySummary {
         signal,
       });
     } catch (e) {
-      if (isAbort(e) || signal.aborted || !(e instanceof LlmError)) throw e;
+      // a summary the budget cannot pay for fails the turn as its answer would: no history is lost for it
+      if (isAbort(e) || signal.aborted || !(e instanceof LlmError) || e.code === 'budget_exceeded') throw e;
       const failure = { code: e.code, message: e.message, stoppedAttempts: stoppedAttemptsOf(e) };
       return { type: 'RecordTrimmedHistory', ...recorded, failure };
     }

@@ -1,47 +1,70 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { budgetExceeded, costUsd, TurnRecord } from '@parley/agent';
-import { AppConfig } from '@parley/config';
-import { EventStore, reached } from '@parley/event-store';
-import { READ_MODELS_CONSUMER, ReadModelQueries, standingThisMonth } from '@parley/read-models';
+import { Inject, Injectable } from '@nestjs/common';
+import { callOverBudget, CallRequest, costUsd, TurnRecord, worstCaseUsd } from '@parley/agent';
+import { AppConfig, CONFIG } from '@parley/config';
+import { EventStore } from '@parley/event-store';
+import { BudgetReservations } from '@parley/read-models';
 
-/** How long a check waits for the ledger to reach the log's head, and how often it looks. */
-const CATCH_UP_MS = 5_000;
-const CATCH_UP_POLL_MS = 20;
+/**
+ * How long a reservation nothing settled keeps counting: a streamed call ends well within it, and
+ * a call in a provider batch (up to 24 hours there) within the longer one. Only a process that
+ * crashed between the call and its record leaves one that long; the turn's next line in the
+ * ledger, written by whichever worker takes the turn over, settles it sooner.
+ */
+export const RESERVATION_TTL_MS = 30 * 60_000;
+export const BATCH_RESERVATION_TTL_MS = 25 * 3_600_000;
+
+/** Who pays for a turn's calls, and the budget they are held to; the version the step was planned on. */
+export interface CallPayer {
+  ownerId: string;
+  limitUsd: number;
+  turnId: string;
+  atVersion: number;
+}
 
 /**
  * Holds each model call of a turn to its reader's monthly budget: the one recorded with the
  * question (their token's, or the server's then), else BUDGET_USD_PER_MONTH. The API checks at
- * the door; this check before every call is what bounds a batch, a long tool loop and turns
- * queued before the money ran out. The spend is the ledger's, read once the projection that
- * writes it has reached the log's head as it was when the check began (at most CATCH_UP_MS):
- * every call recorded before the check counts, so a budget is overshot by at most the reader's
- * calls in flight at that moment (docs/api.md, budgets).
+ * the door; this reservation before every call is what bounds a batch, concurrent conversations,
+ * a long tool loop and turns queued before the money ran out: the call's worst case is set aside
+ * when it fits beside the month's spend and the calls in flight, and settled to what was billed
+ * when the call's line reaches the ledger (docs/api.md, budgets).
  */
+@Injectable()
 export class TurnBudget {
-  private readonly queries: ReadModelQueries;
+  private readonly reservations: BudgetReservations;
 
   constructor(
-    private readonly store: EventStore,
-    private readonly config: Pick<AppConfig, 'budgetUsdPerMonth'>,
+    store: EventStore,
+    @Inject(CONFIG) private readonly config: Pick<AppConfig, 'budgetUsdPerMonth'>,
   ) {
-    this.queries = new ReadModelQueries(async () => store.pool);
+    this.reservations = new BudgetReservations(store.pool);
   }
 
-  /** LlmError `budget_exceeded` (not retryable) once the reader has spent the budget; no query without one. */
-  async assertCanCall(ownerId: string | null, turn: TurnRecord, now = new Date()): Promise<void> {
+  /** The payer of a turn's calls planned on the log at `atVersion`; none without a budget (nothing to reserve). */
+  payerOf(ownerId: string | null, turn: TurnRecord, atVersion: number): CallPayer | undefined {
     const limitUsd = turn.budgetUsdPerMonth ?? this.config.budgetUsdPerMonth;
-    if (limitUsd === null || ownerId === null) return;
-    await this.ledgerReachedHead();
-    const standing = await standingThisMonth(this.queries, ownerId, limitUsd, costUsd, now);
-    if (standing.spent) throw budgetExceeded(standing);
+    if (limitUsd === null || ownerId === null) return undefined;
+    return { ownerId, limitUsd, turnId: turn.turnId, atVersion };
   }
 
-  /** Waits (a little) for the ledger's projection to reach the log's head as it is now; then reads what is there. */
-  private async ledgerReachedHead(): Promise<void> {
-    const head = await this.store.head();
-    const deadline = Date.now() + CATCH_UP_MS;
-    while (!reached(await this.store.consumerCheckpoint(READ_MODELS_CONSUMER), head) && Date.now() < deadline) {
-      await sleep(CATCH_UP_POLL_MS);
-    }
+  /** Sets the call's worst case aside, or throws LlmError `budget_exceeded` (the call is not made). */
+  async reserve(payer: CallPayer, request: CallRequest, { viaBatch = false } = {}): Promise<string> {
+    const reserved = await this.reservations.reserve(
+      {
+        ownerId: payer.ownerId,
+        limitUsd: payer.limitUsd,
+        usd: worstCaseUsd(request),
+        turn: { turnId: payer.turnId, atVersion: payer.atVersion },
+        ttlMs: viaBatch ? BATCH_RESERVATION_TTL_MS : RESERVATION_TTL_MS,
+      },
+      costUsd,
+    );
+    if (reserved.kind === 'refused') throw callOverBudget(reserved.standing);
+    return reserved.id;
+  }
+
+  /** A reservation back unused: its call failed before the provider billed anything. */
+  release(id: string): Promise<void> {
+    return this.reservations.release(id);
   }
 }

@@ -13,11 +13,13 @@ import { BooksRepository, WholeBooks } from '@parley/books';
 import { AppConfig, CONFIG } from '@parley/config';
 import { AlwaysRetrieveSteps } from './always-retrieve-steps';
 import { BookNames } from './book-names';
+import { BudgetedLlm } from './budgeted-llm';
 import { LoadedTurn } from './conversation-folds';
 import { HistorySummary } from './history-summary';
 import { ModelReply, recordWith, StepResult } from './model-reply';
 import { runToolCalls } from './tool-calls';
 import { retrievesAfterToolRefusal } from './tool-refusal';
+import { TurnBudget } from './turn-budget';
 import { WholeBookSteps } from './whole-book-steps';
 
 /**
@@ -40,11 +42,14 @@ export class TurnSteps {
     books: BooksRepository,
     @Inject(CONFIG) config: AppConfig,
     wholeBooks: WholeBooks,
+    private readonly budget: TurnBudget,
   ) {
     const bookNames = new BookNames(books);
-    this.model = new ModelReply(llm, deltas, bookNames);
-    this.history = new HistorySummary(llm, bookNames, config.llm.summaryModel);
-    this.retrieval = new AlwaysRetrieveSteps(llm, this.model, bookNames, config);
+    // every call a step makes is reserved against its payer's budget first (see perform)
+    const paid = new BudgetedLlm(llm, budget, config.llm);
+    this.model = new ModelReply(paid, deltas, bookNames);
+    this.history = new HistorySummary(paid, bookNames, config.llm.summaryModel);
+    this.retrieval = new AlwaysRetrieveSteps(paid, this.model, bookNames, config);
     this.wholeBook = new WholeBookSteps(llm, this.model, wholeBooks, config);
   }
 
@@ -59,8 +64,16 @@ export class TurnSteps {
     };
   }
 
-  /** Does one step of the plan (its I/O) and says what came of it; nothing here appends. */
+  /**
+   * Does one step of the plan (its I/O) and says what came of it; nothing here appends. Its model
+   * calls reserve their worst case against the reader's budget, if they have one.
+   */
   async perform(loaded: LoadedTurn, step: WorkStep, signal: AbortSignal): Promise<StepResult> {
+    const payer = this.budget.payerOf(loaded.ownerId, loaded.turn!, loaded.version);
+    return BudgetedLlm.paying(payer, () => this.performStep(loaded, step, signal));
+  }
+
+  private async performStep(loaded: LoadedTurn, step: WorkStep, signal: AbortSignal): Promise<StepResult> {
     switch (step.kind) {
       case 'run-tools':
         return recordWith(await runToolCalls(this.tools, loaded, step.calls));

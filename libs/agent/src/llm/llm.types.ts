@@ -1,4 +1,5 @@
 import { Usage } from '@parley/conversation';
+import { roundUsd } from './pricing';
 
 /** The provider-neutral LLM port. Adapters: Anthropic (official SDK) and the offline scripted one. */
 export type LlmTextBlock = {
@@ -208,11 +209,21 @@ export function readerMessageOf(code: string, retryable: boolean): string {
   return `The model's provider failed.${again}`;
 }
 
-/** A model call refused because the payer's monthly budget is spent: the turn fails `budget_exceeded`, not retryable. */
-export function budgetExceeded(s: { limitUsd: number; spentUsd: number; month: { end: Date } }): LlmError {
-  const resetsAt = s.month.end.toISOString();
+/**
+ * A model call refused before it was made because its worst case does not fit what is left of the
+ * payer's budget once the calls in flight are set aside: `budget_exceeded` too, not retryable.
+ */
+export function callOverBudget(s: {
+  limitUsd: number;
+  spentUsd: number;
+  reservedUsd: number;
+  callUsd: number;
+  month: { end: Date };
+}): LlmError {
   return new LlmError(
-    `this month's budget of $${s.limitUsd} is spent ($${s.spentUsd}); it resets at ${resetsAt}`,
+    `this call may cost up to $${roundUsd(s.callUsd)}, more than is left of this month's budget of $${s.limitUsd} ` +
+      `($${roundUsd(s.spentUsd)} spent, $${roundUsd(s.reservedUsd)} set aside for calls in flight); ` +
+      `it resets at ${s.month.end.toISOString()}`,
     'budget_exceeded',
     false,
   );

@@ -88,10 +88,14 @@ export class BookContexts {
     let recorded = Date.now();
 
     const situate = async (p: PassageToSituate) => {
-      await this.spending.assertCanCall(bookId);
-      const reply = await this.writer.situate(prefix, p.text);
+      const { model, maxOutputTokens: maxTokens } = this.config;
+      const reservation = await this.spending.reserve(bookId, { model, prefix, passage: p.text, maxTokens });
+      const reply = await this.writer.situate(prefix, p.text).catch(async (e: unknown) => {
+        await this.spending.release(reservation);
+        throw e;
+      });
       usage = addUsage(usage, reply.usage);
-      await this.spending.record(bookId, { messageId: reply.messageId, model: this.config.model, usage: reply.usage });
+      await this.spending.record(bookId, { messageId: reply.messageId, model, usage: reply.usage }, reservation);
       const context = cleanContext(reply.text);
       if (!context)
         throw new Error(

@@ -1,0 +1,138 @@
+import { randomUUID } from 'node:crypto';
+import { Pool, PoolClient } from 'pg';
+import { usageByModelOf, USAGE_BY_MODEL_SQL } from './read-model.queries';
+import { MonthStanding, monthOf, PriceOf, usageReport } from './usage-report';
+
+/** A model call about to be made, and the most it may cost its payer. */
+export interface ReservationRequest {
+  ownerId: string;
+  limitUsd: number;
+  /** the call's worst case: its prompt at the dearest input price, plus max_tokens of output */
+  usd: number;
+  /** a turn's call, planned on the conversation at `atVersion`: the line recording it comes later */
+  turn?: { turnId: string; atVersion: number };
+  /** a book's contextualisation (settled by `UsageLedger.record(rows, [id])`) */
+  bookId?: string;
+  /** after this long a reservation nothing settled (its process crashed) stops counting */
+  ttlMs: number;
+}
+
+/** Where the payer stands: spent this month (the ledger), set aside for calls in flight, and this call's worst case. */
+export interface ReservationStanding extends MonthStanding {
+  reservedUsd: number;
+  callUsd: number;
+}
+
+export type Reservation = { kind: 'reserved'; id: string } | { kind: 'refused'; standing: ReservationStanding };
+
+/**
+ * The money set aside for model calls in flight (`budget_reservations`). A call is admitted when
+ * the month's ledger, the reservations still open and its own worst case fit the limit, and its
+ * reservation is written in the same transaction, under a per-reader advisory lock: whatever the
+ * number of workers, replicas and concurrent calls, the checks of one reader come one at a time.
+ * The ledger and the reservations are read in one statement (one snapshot), so a call whose line
+ * and settlement land meanwhile counts once. Settling is the ledger's: see SETTLE_RESERVATIONS_SQL.
+ */
+export class BudgetReservations {
+  constructor(private readonly pool: Pick<Pool, 'connect'>) {}
+
+  async reserve(request: ReservationRequest, price: PriceOf, now = new Date()): Promise<Reservation> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      // a 64-bit key per reader; another lock of the same key can only be another check of theirs
+      await client.query(`SELECT pg_advisory_xact_lock(hashtextextended('parley-budget:' || $1, 0))`, [
+        request.ownerId,
+      ]);
+      const standing = await this.standing(client, request, price, now);
+      if (standing.spentUsd + standing.reservedUsd + request.usd > request.limitUsd + EPSILON_USD) {
+        await client.query('ROLLBACK');
+        return { kind: 'refused', standing };
+      }
+      const id = randomUUID();
+      await client.query(
+        `INSERT INTO budget_reservations (id, owner_id, turn_id, at_version, book_id, usd, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7))`,
+        [
+          id,
+          request.ownerId,
+          request.turn?.turnId ?? null,
+          request.turn?.atVersion ?? null,
+          request.bookId ?? null,
+          request.usd,
+          request.ttlMs / 1000,
+        ],
+      );
+      await client.query('COMMIT');
+      return { kind: 'reserved', id };
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw e;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Gives a reservation back unused: its call was never made. */
+  async release(id: string): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('DELETE FROM budget_reservations WHERE id = $1', [id]);
+    } finally {
+      client.release();
+    }
+  }
+
+  /** The month's ledger and the open reservations, as one snapshot; expired ones are cleared on the way. */
+  private async standing(
+    client: PoolClient,
+    request: ReservationRequest,
+    price: PriceOf,
+    now: Date,
+  ): Promise<ReservationStanding> {
+    const month = monthOf(now);
+    await client.query('DELETE FROM budget_reservations WHERE owner_id = $1 AND expires_at <= now()', [
+      request.ownerId,
+    ]);
+    const { rows } = await client.query(
+      // a reservation whose line is in the ledger (written by a release that does not settle, mid-upgrade) counts no more
+      `SELECT (SELECT coalesce(sum(b.usd), 0) FROM budget_reservations b
+                WHERE b.owner_id = $1
+                  AND NOT EXISTS (SELECT 1 FROM usage_records s
+                                   WHERE s.owner_id = $1 AND s.at >= b.created_at - interval '1 minute'
+                                     AND ${SETTLES('s', 'b')}))::float8 AS reserved,
+              coalesce((SELECT json_agg(u) FROM (${USAGE_BY_MODEL_SQL}) u), '[]'::json) AS usage`,
+      [request.ownerId, null, month.start, month.end],
+    );
+    const spentUsd = usageReport(rows[0].usage.map(usageByModelOf), price).costUsd;
+    const reservedUsd = rows[0].reserved as number;
+    return {
+      limitUsd: request.limitUsd,
+      spentUsd,
+      reservedUsd,
+      callUsd: request.usd,
+      month,
+      spent: spentUsd + reservedUsd + request.usd > request.limitUsd + EPSILON_USD,
+    };
+  }
+}
+
+/** Prices are rounded to a millionth of a dollar; sums of them may drift by far less than this. */
+const EPSILON_USD = 1e-9;
+
+/**
+ * Settles the reservations that ledger lines (`param`: a JSON array of UsageRow) account for: a
+ * line of a turn at version v is the call planned on an earlier version (each turn makes its
+ * calls one after the other, and the next is planned on the log holding this one's line), so it
+ * takes the turn's reservations made before v; a line never stored (version null: a conversation
+ * erased meanwhile) takes all of the turn's. A cancel's line takes none: the call it stopped is
+ * recorded (ModelCallStopped) just after it, and settles then. `guard`: an SQL condition all must meet.
+ */
+export const SETTLE_RESERVATIONS_SQL = (param: string, guard = 'true'): string => `
+  DELETE FROM budget_reservations b
+   USING jsonb_to_recordset(${param}::jsonb) AS s(turn_id uuid, version integer, kind text)
+   WHERE ${guard} AND ${SETTLES('s', 'b')}`;
+
+/** Whether ledger line `line` settles reservation `r` (the rule above, as SQL over their aliases). */
+const SETTLES = (line: string, r: string): string =>
+  `${line}.kind <> 'cancel' AND ${r}.turn_id = ${line}.turn_id AND (${line}.version IS NULL OR ${r}.at_version < ${line}.version)`;
