@@ -3,10 +3,22 @@ import https from 'node:https';
 import { Webhook } from 'standardwebhooks';
 import { WebhooksConfig } from '@parley/config';
 import { DueDelivery } from './webhook-outbox';
-import { guardedLookup, parseWebhookUrl, Resolver, refusedLiteral, systemResolver } from './webhook-url';
+import {
+  guardedLookup,
+  NOT_PUBLIC_HOST,
+  parseWebhookUrl,
+  Resolver,
+  refusedLiteral,
+  systemResolver,
+  WebhookUrlRefused,
+} from './webhook-url';
 
-/** How one try went: delivered (2xx), or why not. */
-export type DeliveryOutcome = { delivered: true; status: number } | { delivered: false; error: string };
+/**
+ * How one try went: delivered (2xx), or why not: `error` is kept on the delivery (its reader may
+ * see it), `detail` is for the worker's log alone (what a refused name resolved to).
+ */
+export type DeliveryOutcome =
+  { delivered: true; status: number } | { delivered: false; error: string; detail?: string };
 
 /** What a receiver's answer may hold that a delivery reads (the status; the body is drained unread). */
 const USER_AGENT = 'Parley-Webhooks/1';
@@ -32,7 +44,7 @@ export class WebhookSender {
       return { delivered: false, error: `refused: ${(e as Error).message}` };
     }
     const literal = refusedLiteral(url, this.config.allowPrivateUrls);
-    if (literal) return { delivered: false, error: `refused: ${literal} is not a public address` };
+    if (literal) return { delivered: false, error: `refused: ${NOT_PUBLIC_HOST}`, detail: `${literal} is not public` };
     const body = JSON.stringify(delivery.payload);
     const signature = new Webhook(delivery.secret).sign(delivery.messageId, now, body);
     const headers = {
@@ -72,7 +84,11 @@ export class WebhookSender {
       );
       req.on('timeout', () => req.destroy(new Error(`no answer within ${this.config.timeoutMs} ms`)));
       req.on('error', (e: NodeJS.ErrnoException) =>
-        resolve({ delivered: false, error: e.code === 'EWEBHOOKREFUSED' ? `refused: ${e.message}` : e.message }),
+        resolve(
+          e instanceof WebhookUrlRefused
+            ? { delivered: false, error: `refused: ${e.message}`, detail: e.detail }
+            : { delivered: false, error: e.message },
+        ),
       );
       req.end(body);
     });

@@ -93,6 +93,7 @@ export class WebhookDeliveries implements OnApplicationBootstrap, OnApplicationS
   private async deliver(delivery: DueDelivery): Promise<void> {
     const outcome = await this.sender.send(delivery);
     if (outcome.delivered) return this.outbox.delivered(delivery.id);
+    if (outcome.detail) this.logger.warn(`webhook delivery ${delivery.messageId} ${outcome.error}: ${outcome.detail}`);
     const { maxAttempts } = this.config.webhooks;
     if (delivery.attempt >= maxAttempts) {
       this.logger.warn(
