@@ -15,7 +15,7 @@ export interface WebhooksConfig {
   /** the pause after the first failed try, doubled after each next one up to retryMaxMs */
   retryBaseMs: number;
   retryMaxMs: number;
-  /** how long a receiver has to answer */
+  /** the deadline of one try, its lookup, connection, answer and body together */
   timeoutMs: number;
 }
 
