@@ -131,6 +131,17 @@ describe(WebhookSender.name, () => {
       error: `refused: ${NOT_PUBLIC_HOST}`,
       detail: expect.stringContaining('127.0.0.1'),
     });
+    // re-pointed at loopback spelled as an IPv4-compatible or -translated IPv6 address: refused too
+    for (const address of ['::7f00:1', '::ffff:0:7f00:1']) {
+      const rebound = new WebhookSender({ allowPrivateUrls: false, timeoutMs: 2_000 }, async () => [
+        { address, family: 6 },
+      ]);
+      expect(await rebound.send(delivery(`http://hooks.example.com:${port}/hook`))).toEqual({
+        delivered: false,
+        error: `refused: ${NOT_PUBLIC_HOST}`,
+        detail: expect.stringContaining(address),
+      });
+    }
     for (const literal of ['127.0.0.1', '[::127.0.0.1]', '[::ffff:0:127.0.0.1]'])
       expect(await sut.send(delivery(`http://${literal}:${port}/hook`))).toEqual({
         delivered: false,
