@@ -272,6 +272,8 @@ describe('webhook URLs a server without WEBHOOKS_ALLOW_PRIVATE_URLS refuses (e2e
     'http://localhost/hook',
     'http://[::1]/hook',
     'http://[::ffff:127.0.0.1]/hook',
+    'http://[::127.0.0.1]/hook',
+    'http://[::ffff:0:127.0.0.1]/hook',
     'http://169.254.169.254/latest/meta-data',
     'http://10.1.2.3/hook',
     'http://172.16.0.1/hook',
@@ -293,4 +295,24 @@ describe('webhook URLs a server without WEBHOOKS_ALLOW_PRIVATE_URLS refuses (e2e
     expect(r.body.code).toBe('webhook_url_refused');
     expect((await c.req('GET', '/v1/webhooks')).body.items).toEqual([]);
   });
+
+  it.each([
+    ['http://localhost/hook', 'localhost leads to '],
+    ['http://no-such-host.invalid/hook', 'no-such-host.invalid does not resolve (ENOTFOUND)'],
+  ])(
+    'says of %s only that it is not public, in the same words either way; what the resolver said goes to the log',
+    async (url, logged) => {
+      const logSoFar = s.stack.apis.map((a) => a.output().length);
+      const c = clientFor(s.stack.base, `reader-${randomUUID()}`);
+      const r = await c.req('POST', '/v1/webhooks', { url, events: ['turn.ended'] });
+      expect(r.body).toMatchObject({
+        code: 'webhook_url_refused',
+        detail: 'url: its host is not a public address, or does not resolve to one',
+      });
+      expect(JSON.stringify(r.body)).not.toMatch(/127\.0\.0\.1|ENOTFOUND|resolve \(/);
+      await waitFor('the refusal logged with what the resolver said', async () =>
+        s.stack.apis.some((a, i) => a.output().slice(logSoFar[i]).includes(logged)),
+      );
+    },
+  );
 });

@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { CheckpointedConsumerRunner, EventStore, reached } from '@parley/event-store';
-import { WebhookDeliveriesConsumer, WebhookEndpoints, WebhookOutbox, WEBHOOKS_CONSUMER } from '@parley/webhooks';
+import { CheckpointedConsumerRunner, EventStore, inTransaction, reached } from '@parley/event-store';
+import {
+  DueDelivery,
+  InFlightCaps,
+  WebhookDeliveriesConsumer,
+  WebhookEndpoints,
+  WebhookOutbox,
+  WEBHOOKS_CONSUMER,
+} from '@parley/webhooks';
 import {
   assistantReplied,
   conversationStarted,
@@ -52,6 +59,10 @@ describe(WebhookOutbox.name, () => {
       return reached(await runner.checkpoint(), head);
     });
   };
+
+  /** A sender's take, as the worker does it: in a transaction, at most `caps` in flight (else no cap to speak of). */
+  const take = (limit: number, leaseMs: number, caps: InFlightCaps = { perEndpoint: 1000, perReader: 1000 }) =>
+    inTransaction(db.pool, (tx) => new WebhookOutbox(tx).takeDue(limit, leaseMs, caps));
 
   /** A conversation of `ownerId` with turns ended each way: replied, failed, cancelled. */
   async function conversationWithTurns(ownerId: string) {
@@ -138,20 +149,60 @@ describe(WebhookOutbox.name, () => {
     await conversationWithTurns(owner);
     await drain();
     const outbox = new WebhookOutbox(db.pool);
-    const [first, second] = await Promise.all([outbox.takeDue(1000, 60_000), outbox.takeDue(1000, 60_000)]);
+    const [first, second] = await Promise.all([take(1000, 60_000), take(1000, 60_000)]);
     const mine = [...first, ...second].filter((d) => d.endpointId === endpoint.id);
     expect(mine).toHaveLength(3);
     expect(new Set(mine.map((d) => d.id)).size).toBe(3);
     expect(mine.every((d) => d.attempt === 1)).toBe(true);
     // leased: taken again only once the lease (or a retry's pause) is over
-    expect((await outbox.takeDue(1000, 60_000)).filter((d) => d.endpointId === endpoint.id)).toEqual([]);
+    expect((await take(1000, 60_000)).filter((d) => d.endpointId === endpoint.id)).toEqual([]);
     await outbox.retryLater(mine[0].id, 'HTTP 500', 0);
     await outbox.delivered(mine[1].id);
-    const again = (await outbox.takeDue(1000, 60_000)).filter((d) => d.endpointId === endpoint.id);
+    const again = (await take(1000, 60_000)).filter((d) => d.endpointId === endpoint.id);
     expect(again.map((d) => [d.id, d.attempt])).toEqual([[mine[0].id, 2]]);
     await outbox.giveUp(again[0], 'HTTP 500');
     const [listed] = await new WebhookEndpoints(db.pool).list(owner);
     expect(listed.disabledReason).toMatch(/failed 2 times; last: HTTP 500/);
     expect(listed.pendingDeliveries).toBe(2);
+  });
+
+  it("takes no more than an endpoint's and a reader's share in flight, skipping them for other readers' deliveries", async () => {
+    const caps = { perEndpoint: 2, perReader: 3 };
+    const slow = `reader-${randomUUID()}`;
+    const slowEndpoints = [await endpointFor(slow), await endpointFor(slow), await endpointFor(slow)];
+    await conversationWithTurns(slow);
+    await conversationWithTurns(slow); // 6 due deliveries per endpoint, 18 of the slow reader's
+    await drain();
+    const inFlight = (taken: DueDelivery[], endpoints: Array<{ id: string }>) =>
+      taken.filter((d) => endpoints.some((e) => e.id === d.endpointId));
+    const perEndpoint = (taken: DueDelivery[]) =>
+      slowEndpoints.map((e) => taken.filter((d) => d.endpointId === e.id).length);
+
+    // two senders at once: together still no more than the caps, spread over the reader's endpoints
+    const [a, b] = await Promise.all([take(1000, 60_000, caps), take(1000, 60_000, caps)]);
+    const first = inFlight([...a, ...b], slowEndpoints);
+    expect(first).toHaveLength(3);
+    expect(perEndpoint(first).sort()).toEqual([1, 1, 1]);
+
+    // the slow reader at their cap: another reader's delivery is taken at once, theirs are skipped
+    const other = `reader-${randomUUID()}`;
+    const otherEndpoint = await endpointFor(other);
+    await conversationWithTurns(other);
+    await drain();
+    const second = await take(1000, 60_000, caps);
+    expect(inFlight(second, slowEndpoints)).toEqual([]);
+    expect(inFlight(second, [otherEndpoint])).toHaveLength(2); // its endpoint's share of its 3
+
+    // a try that ended (failed, to be retried later) frees its slot; a lease run out (its sender died) too
+    const outbox = new WebhookOutbox(db.pool);
+    await outbox.retryLater(first[0].id, 'no complete answer within 10000 ms', 60_000);
+    const third = inFlight(await take(1000, 60_000, caps), slowEndpoints);
+    expect(third).toHaveLength(1);
+    expect(third[0].id).not.toBe(first[0].id);
+    await db.pool.query(`UPDATE webhook_deliveries SET leased_until = now(), next_attempt_at = now() WHERE id = $1`, [
+      third[0].id,
+    ]);
+    // the slot is free again, and the delivery due again (older ones go first)
+    expect(inFlight(await take(1000, 60_000, caps), slowEndpoints)).toHaveLength(1);
   });
 });

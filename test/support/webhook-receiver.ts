@@ -16,11 +16,19 @@ export interface ReceivedWebhook {
   /** how many times this path got this webhook-id, counting this one */
   attempt: number;
   /** what the receiver answered */
-  status: number | 'hang';
+  status: number | 'hang' | 'drip';
+  /** for 'hang' and 'drip': how long after the request the sender closed the connection (unset while open) */
+  closedAfterMs?: number;
 }
 
-/** How a path answers a delivery (its `attempt`-th of that webhook-id): a status, or never; default 204. */
-export type Answer = (delivery: { id: string; attempt: number }) => number | 'hang';
+/**
+ * How a path answers a delivery (its `attempt`-th of that webhook-id): a status; never ('hang');
+ * or 'drip': 200 and a chunked body of one byte every DRIP_EVERY_MS that never ends, a receiver
+ * never silent long enough for a timeout on silence. Default 204.
+ */
+export type Answer = (delivery: { id: string; attempt: number }) => number | 'hang' | 'drip';
+
+export const DRIP_EVERY_MS = 2_000;
 
 export interface WebhookReceiver {
   url(path: string): string;
@@ -28,6 +36,8 @@ export interface WebhookReceiver {
   expect(path: string, secret: string, answer?: Answer): void;
   /** deliveries whose signature verified (every try, duplicates included) */
   received(path?: string): ReceivedWebhook[];
+  /** deliveries answered 'hang' or 'drip' whose connection is open now */
+  open(path?: string): ReceivedWebhook[];
   /** deliveries that failed verification (should stay empty) */
   rejected(): Array<{ path: string; error: string }>;
   close(): Promise<void>;
@@ -65,8 +75,17 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       const id = headers['webhook-id'];
       const attempt = received.filter((r) => r.path === path && r.id === id).length + 1;
       const status = endpoint.answer({ id, attempt });
-      received.push({ path, id, timestamp: headers['webhook-timestamp'], body, attempt, status });
-      if (status !== 'hang') res.writeHead(status).end();
+      const got: ReceivedWebhook = { path, id, timestamp: headers['webhook-timestamp'], body, attempt, status };
+      received.push(got);
+      if (status === 'hang' || status === 'drip') {
+        const since = Date.now();
+        res.on('close', () => (got.closedAfterMs = Date.now() - since));
+      }
+      if (status === 'drip') {
+        res.writeHead(200, { 'content-type': 'text/plain' }).write('.');
+        const drip = setInterval(() => res.write('.'), DRIP_EVERY_MS);
+        res.on('close', () => clearInterval(drip));
+      } else if (status !== 'hang') res.writeHead(status).end();
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -75,6 +94,11 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     url: (path) => base + path,
     expect: (path, secret, answer = () => 204) => endpoints.set(path, { secret, answer }),
     received: (path) => received.filter((r) => path === undefined || r.path === path),
+    open: (path) =>
+      received.filter(
+        (r) =>
+          (r.status === 'hang' || r.status === 'drip') && r.closedAfterMs === undefined && (!path || r.path === path),
+      ),
     rejected: () => rejected,
     close: () => {
       server.closeAllConnections();

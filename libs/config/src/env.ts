@@ -227,8 +227,11 @@ const envSchema = tracingSchema.extend({
   // the pause after a delivery's first failed try, doubling after each next one
   WEBHOOKS_RETRY_BASE_MS: positiveInt.default(30_000),
   WEBHOOKS_RETRY_MAX_MS: positiveInt.default(3_600_000),
-  // how long a receiver has to answer one delivery
+  // the whole of one try, lookup to the answer's last byte, whatever the receiver does
   WEBHOOKS_TIMEOUT_MS: positiveInt.max(60_000).default(10_000),
+  // deliveries in flight at once, across the workers, to one endpoint and to one reader's endpoints
+  WEBHOOKS_IN_FLIGHT_PER_ENDPOINT: positiveInt.max(32).default(2),
+  WEBHOOKS_IN_FLIGHT_PER_READER: positiveInt.max(256).default(8),
 });
 
 export type Env = z.infer<typeof envSchema>;

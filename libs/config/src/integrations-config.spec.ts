@@ -26,13 +26,15 @@ describe('CORS_ORIGINS', () => {
 });
 
 describe('WEBHOOKS_*', () => {
-  it('refuses private URLs and retries 8 times from 30 s by default', () => {
+  it('refuses private URLs, retries 8 times from 30 s and sends 2 at once per endpoint, 8 per reader by default', () => {
     expect(loadConfig(dev).webhooks).toEqual({
       allowPrivateUrls: false,
       maxAttempts: 8,
       retryBaseMs: 30_000,
       retryMaxMs: 3_600_000,
       timeoutMs: 10_000,
+      inFlightPerEndpoint: 2,
+      inFlightPerReader: 8,
     });
   });
 
@@ -46,5 +48,9 @@ describe('WEBHOOKS_*', () => {
     expect(sut.allowPrivateUrls).toBe(true);
     expect(sut.retryMaxMs).toBe(5000);
     expect(() => loadConfig({ ...dev, WEBHOOKS_MAX_ATTEMPTS: '0' })).toThrow(/WEBHOOKS_MAX_ATTEMPTS/);
+    expect(loadConfig({ ...dev, WEBHOOKS_IN_FLIGHT_PER_READER: '3' }).webhooks.inFlightPerReader).toBe(3);
+    expect(() => loadConfig({ ...dev, WEBHOOKS_IN_FLIGHT_PER_ENDPOINT: '0' })).toThrow(
+      /WEBHOOKS_IN_FLIGHT_PER_ENDPOINT/,
+    );
   });
 });

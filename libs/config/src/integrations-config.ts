@@ -15,8 +15,11 @@ export interface WebhooksConfig {
   /** the pause after the first failed try, doubled after each next one up to retryMaxMs */
   retryBaseMs: number;
   retryMaxMs: number;
-  /** how long a receiver has to answer */
+  /** the deadline of one try, its lookup, connection, answer and body together */
   timeoutMs: number;
+  /** deliveries in flight at once (across workers) to one endpoint, and to one reader's endpoints */
+  inFlightPerEndpoint: number;
+  inFlightPerReader: number;
 }
 
 export function corsConfig(e: Env): CorsConfig {
@@ -30,5 +33,7 @@ export function webhooksConfig(e: Env): WebhooksConfig {
     retryBaseMs: e.WEBHOOKS_RETRY_BASE_MS,
     retryMaxMs: Math.max(e.WEBHOOKS_RETRY_MAX_MS, e.WEBHOOKS_RETRY_BASE_MS),
     timeoutMs: e.WEBHOOKS_TIMEOUT_MS,
+    inFlightPerEndpoint: e.WEBHOOKS_IN_FLIGHT_PER_ENDPOINT,
+    inFlightPerReader: e.WEBHOOKS_IN_FLIGHT_PER_READER,
   };
 }

@@ -1,5 +1,9 @@
 import { Pool } from 'pg';
+import { inTransaction } from '@parley/event-store';
 import { WebhookKind } from './webhook-messages';
+
+/** The first key of the advisory lock a reader's registrations take turns under (the second is the owner hashed). */
+const REGISTRATION_LOCK = 0x77686b65; // 'whke'
 
 /** A reader's endpoint as listed (never with its secret, which only its creation shows). */
 export interface WebhookEndpoint {
@@ -39,25 +43,28 @@ const COLUMNS = `e.id, e.url, e.events, e.created_at, e.disabled_at, e.disabled_
 
 /** Readers' webhook endpoints (docs/webhooks.md). */
 export class WebhookEndpoints {
-  constructor(private readonly db: Pick<Pool, 'query'>) {}
+  constructor(private readonly db: Pool) {}
 
-  /** Registers an endpoint unless the owner has `max` already; null when they have. */
+  /**
+   * Registers an endpoint unless the owner has `max` already; null when they have. The owner's
+   * registrations take turns under a transaction-level advisory lock, and each counts after taking
+   * it (a statement's own snapshot would not see the row another one just committed).
+   */
   async create(
     ownerId: string,
     endpoint: { url: string; events: WebhookKind[]; secret: string },
     max: number,
   ): Promise<WebhookEndpoint | null> {
-    // one statement, the owner's rows locked: registrations at once wait for each other's count
-    // (a reader's very first two race unlocked, which a limit of 20 can bear)
-    const { rows } = await this.db.query<EndpointRow>(
-      `WITH mine AS (SELECT id FROM webhook_endpoints WHERE owner_id = $1 FOR UPDATE),
-            e AS (
-              INSERT INTO webhook_endpoints (owner_id, url, events, secret)
-              SELECT $1, $2, $3::text[], $4 WHERE (SELECT count(*) FROM mine) < $5
-              RETURNING *)
-       SELECT e.id, e.url, e.events, e.created_at, e.disabled_at, e.disabled_reason, 0 AS pending FROM e`,
-      [ownerId, endpoint.url, endpoint.events, endpoint.secret, max],
-    );
+    const rows = await inTransaction(this.db, async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [REGISTRATION_LOCK, ownerId]);
+      const inserted = await tx.query<EndpointRow>(
+        `INSERT INTO webhook_endpoints (owner_id, url, events, secret)
+         SELECT $1, $2, $3::text[], $4 WHERE (SELECT count(*) FROM webhook_endpoints WHERE owner_id = $1) < $5
+         RETURNING id, url, events, created_at, disabled_at, disabled_reason, 0 AS pending`,
+        [ownerId, endpoint.url, endpoint.events, endpoint.secret, max],
+      );
+      return inserted.rows;
+    });
     return rows.length ? toEndpoint(rows[0]) : null;
   }
 

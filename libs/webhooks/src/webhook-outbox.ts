@@ -13,6 +13,15 @@ export interface DueDelivery {
   attempt: number;
 }
 
+/** What one endpoint, and one reader, may have in flight at once (docs/webhooks.md, "Fair delivery"). */
+export interface InFlightCaps {
+  perEndpoint: number;
+  perReader: number;
+}
+
+/** The advisory lock takers of due deliveries wait for each other on (one at a time, briefly). */
+const TAKE_LOCK = 0x77686474; // 'whdt'
+
 /** The outbox of deliveries (migration 027): written from the log, taken by senders, deleted once delivered. */
 export class WebhookOutbox {
   constructor(private readonly db: Pick<Pool, 'query'>) {}
@@ -53,8 +62,15 @@ export class WebhookOutbox {
   /**
    * Takes up to `limit` due deliveries of enabled endpoints, each for `leaseMs`: a sender that
    * dies holding one lets another take it once the lease runs out. Each take counts a try.
+   *
+   * Fairly: an endpoint has at most `caps.perEndpoint` deliveries in flight (leased, by any
+   * worker) and a reader at most `caps.perReader`, so one reader's slow receivers hold their
+   * share of the senders, not all of them; deliveries over a cap are skipped, not waited for,
+   * and a reader's share goes round their endpoints. Run it in a transaction: takers wait for
+   * each other on an advisory lock, then count what is in flight with a snapshot taken after it.
    */
-  async takeDue(limit: number, leaseMs: number): Promise<DueDelivery[]> {
+  async takeDue(limit: number, leaseMs: number, caps: InFlightCaps): Promise<DueDelivery[]> {
+    await this.db.query('SELECT pg_advisory_xact_lock($1)', [TAKE_LOCK]);
     const { rows } = await this.db.query<{
       id: string;
       endpoint_id: string;
@@ -64,18 +80,35 @@ export class WebhookOutbox {
       payload: WebhookMessage;
       attempts: number;
     }>(
-      `WITH due AS (
-         SELECT d.id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+      `WITH sending AS (
+         SELECT d.endpoint_id, e.owner_id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+          WHERE d.leased_until IS NOT NULL AND d.leased_until > now()),
+       busy_endpoints AS (SELECT endpoint_id, count(*) AS n FROM sending GROUP BY endpoint_id),
+       busy_owners AS (SELECT owner_id, count(*) AS n FROM sending GROUP BY owner_id),
+       due AS (
+         SELECT d.id, d.next_attempt_at, e.owner_id, coalesce(bo.n, 0) AS owner_busy,
+                coalesce(be.n, 0) + row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.id)
+                  AS endpoint_slot
+           FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+           LEFT JOIN busy_endpoints be ON be.endpoint_id = d.endpoint_id
+           LEFT JOIN busy_owners bo ON bo.owner_id = e.owner_id
           WHERE d.next_attempt_at <= now() AND e.disabled_at IS NULL
-          ORDER BY d.next_attempt_at
-          LIMIT $1
-          FOR UPDATE OF d SKIP LOCKED)
+            AND coalesce(be.n, 0) < $3 AND coalesce(bo.n, 0) < $4),
+       fair AS (
+         SELECT id, next_attempt_at,
+                owner_busy + row_number() OVER (PARTITION BY owner_id ORDER BY endpoint_slot, next_attempt_at, id)
+                  AS owner_slot
+           FROM due WHERE endpoint_slot <= $3),
+       chosen AS (SELECT id FROM fair WHERE owner_slot <= $4 ORDER BY next_attempt_at, id LIMIT $1)
        UPDATE webhook_deliveries d
-          SET attempts = d.attempts + 1, next_attempt_at = now() + $2 * interval '1 millisecond'
-         FROM due, webhook_endpoints e
-        WHERE d.id = due.id AND e.id = d.endpoint_id
+          SET attempts = d.attempts + 1,
+              next_attempt_at = now() + $2 * interval '1 millisecond',
+              leased_until = now() + $2 * interval '1 millisecond'
+         FROM chosen, webhook_endpoints e
+        WHERE d.id = chosen.id AND e.id = d.endpoint_id
+          AND d.next_attempt_at <= now() -- taken meanwhile by a sender without the lock (an older release): not again
        RETURNING d.id, d.endpoint_id, e.url, e.secret, d.message_id, d.payload, d.attempts`,
-      [limit, leaseMs],
+      [limit, leaseMs, caps.perEndpoint, caps.perReader],
     );
     return rows.map((r) => ({
       id: r.id,
@@ -96,7 +129,9 @@ export class WebhookOutbox {
   /** A failed try: the next one after `delayMs`. */
   async retryLater(id: string, error: string, delayMs: number): Promise<void> {
     await this.db.query(
-      `UPDATE webhook_deliveries SET last_error = $2, next_attempt_at = now() + $3 * interval '1 millisecond' WHERE id = $1`,
+      `UPDATE webhook_deliveries
+          SET last_error = $2, next_attempt_at = now() + $3 * interval '1 millisecond', leased_until = NULL
+        WHERE id = $1`,
       [id, error, delayMs],
     );
   }
@@ -107,7 +142,7 @@ export class WebhookOutbox {
    */
   async giveUp(delivery: DueDelivery, error: string): Promise<void> {
     await this.db.query(
-      `WITH d AS (UPDATE webhook_deliveries SET last_error = $3 WHERE id = $1)
+      `WITH d AS (UPDATE webhook_deliveries SET last_error = $3, leased_until = NULL WHERE id = $1)
        UPDATE webhook_endpoints SET disabled_at = now(), disabled_reason = $4
         WHERE id = $2 AND disabled_at IS NULL`,
       [

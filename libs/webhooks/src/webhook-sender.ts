@@ -3,20 +3,33 @@ import https from 'node:https';
 import { Webhook } from 'standardwebhooks';
 import { WebhooksConfig } from '@parley/config';
 import { DueDelivery } from './webhook-outbox';
-import { guardedLookup, parseWebhookUrl, Resolver, refusedLiteral, systemResolver } from './webhook-url';
+import {
+  guardedLookup,
+  NOT_PUBLIC_HOST,
+  parseWebhookUrl,
+  Resolver,
+  refusedLiteral,
+  systemResolver,
+  WebhookUrlRefused,
+} from './webhook-url';
 
-/** How one try went: delivered (2xx), or why not. */
-export type DeliveryOutcome = { delivered: true; status: number } | { delivered: false; error: string };
+/**
+ * How one try went: delivered (2xx), or why not: `error` is kept on the delivery (its reader may
+ * see it), `detail` is for the worker's log alone (what a refused name resolved to).
+ */
+export type DeliveryOutcome =
+  { delivered: true; status: number } | { delivered: false; error: string; detail?: string };
 
-/** What a receiver's answer may hold that a delivery reads (the status; the body is drained unread). */
 const USER_AGENT = 'Parley-Webhooks/1';
+/** Of a receiver's answer only the status counts: its body is read this far, then the connection closed. */
+export const RESPONSE_BODY_MAX_BYTES = 4096;
 
 /**
  * Sends one delivery as Standard Webhooks says: the JSON body `{type, timestamp, data}`, signed
  * with the endpoint's secret (`standardwebhooks`), with `webhook-id` (the same at every try),
- * `webhook-timestamp` and `webhook-signature`. A 2xx answer delivers it; redirects are not
- * followed. The connection goes only to addresses checked now (guardedLookup), not at
- * registration alone.
+ * `webhook-timestamp` and `webhook-signature`. A 2xx answer, complete within `timeoutMs`, delivers
+ * it; redirects are not followed. The connection goes only to addresses checked now
+ * (guardedLookup), not at registration alone.
  */
 export class WebhookSender {
   constructor(
@@ -32,7 +45,7 @@ export class WebhookSender {
       return { delivered: false, error: `refused: ${(e as Error).message}` };
     }
     const literal = refusedLiteral(url, this.config.allowPrivateUrls);
-    if (literal) return { delivered: false, error: `refused: ${literal} is not a public address` };
+    if (literal) return { delivered: false, error: `refused: ${NOT_PUBLIC_HOST}`, detail: `${literal} is not public` };
     const body = JSON.stringify(delivery.payload);
     const signature = new Webhook(delivery.secret).sign(delivery.messageId, now, body);
     const headers = {
@@ -45,34 +58,57 @@ export class WebhookSender {
     return this.post(url, headers, body);
   }
 
+  /**
+   * One try, over by `timeoutMs` whatever the receiver does: the deadline (an AbortSignal) covers
+   * the lookup, the connection, the headers and the body, so a receiver that answers slowly, a
+   * byte at a time, holds a sender no longer than one that never answers. Of the body, the first
+   * RESPONSE_BODY_MAX_BYTES are read (and dropped), then the connection is closed: the status
+   * alone decides.
+   */
   private post(url: URL, headers: Record<string, string>, body: string): Promise<DeliveryOutcome> {
     const request = url.protocol === 'https:' ? https.request : http.request;
-    return new Promise((resolve) => {
+    const deadline = AbortSignal.timeout(this.config.timeoutMs);
+    return new Promise((settle) => {
+      const failed = (error: string): void =>
+        settle({
+          delivered: false,
+          error: deadline.aborted ? `no complete answer within ${this.config.timeoutMs} ms` : error,
+        });
       const req = request(
         url,
         {
           method: 'POST',
           headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
           lookup: guardedLookup(this.config.allowPrivateUrls, this.resolve) as never,
-          timeout: this.config.timeoutMs,
+          signal: deadline,
           agent: false, // a connection per try: each one looks the name up (and checks it) again
         },
         (res) => {
-          res.resume(); // the body is not read, only drained
           const status = res.statusCode ?? 0;
-          res.on('end', () =>
-            resolve(
+          const answered = () =>
+            settle(
               status >= 200 && status < 300
                 ? { delivered: true, status }
                 : { delivered: false, error: `HTTP ${status}` },
-            ),
-          );
-          res.on('error', (e) => resolve({ delivered: false, error: e.message }));
+            );
+          let read = 0;
+          res.on('data', (chunk: Buffer) => {
+            read += chunk.length;
+            if (read < RESPONSE_BODY_MAX_BYTES) return;
+            answered();
+            res.destroy(); // the rest is not read
+          });
+          res.on('end', answered);
+          // cut off before its end (the deadline, a reset): a promise settles once, so after
+          // `end` or the cap this changes nothing
+          res.on('close', () => failed('the answer was cut off'));
+          res.on('error', (e) => failed(e.message));
         },
       );
-      req.on('timeout', () => req.destroy(new Error(`no answer within ${this.config.timeoutMs} ms`)));
       req.on('error', (e: NodeJS.ErrnoException) =>
-        resolve({ delivered: false, error: e.code === 'EWEBHOOKREFUSED' ? `refused: ${e.message}` : e.message }),
+        e instanceof WebhookUrlRefused
+          ? settle({ delivered: false, error: `refused: ${e.message}`, detail: e.detail })
+          : failed(e.message),
       );
       req.end(body);
     });

@@ -1,4 +1,11 @@
-import { checkWebhookUrl, isPublicAddress, parseWebhookUrl, Resolver, WebhookUrlRefused } from './webhook-url';
+import {
+  checkWebhookUrl,
+  isPublicAddress,
+  NOT_PUBLIC_HOST,
+  parseWebhookUrl,
+  Resolver,
+  WebhookUrlRefused,
+} from './webhook-url';
 
 /** A resolver that answers from a table, as DNS would. */
 const resolving =
@@ -25,6 +32,12 @@ describe(isPublicAddress.name, () => {
     '::',
     '::ffff:127.0.0.1',
     '::ffff:10.0.0.1',
+    // IPv4-compatible (::/96) and IPv4-translated (::ffff:0:0:0/96): refused whatever they embed
+    '::127.0.0.1',
+    '::7f00:1',
+    '::8.8.8.8',
+    '::ffff:0:127.0.0.1',
+    '::ffff:0:8.8.8.8',
     'fd12:3456::1',
     'fe80::1',
     'ff02::1',
@@ -57,24 +70,49 @@ describe(checkWebhookUrl.name, () => {
     ).resolves.toBeInstanceOf(URL);
   });
 
-  it('refuses a name when any of its addresses is private, naming it', async () => {
-    await expect(checkWebhookUrl('https://split.example.com/', { allowPrivate: false, resolve })).rejects.toThrow(
-      /10\.0\.0\.7/,
+  /** The refusal of `url`: its message for the reader, its detail for the log. */
+  const refusal = (url: string, r: Resolver = resolve) =>
+    checkWebhookUrl(url, { allowPrivate: false, resolve: r }).then(
+      () => {
+        throw new Error(`${url} was let through`);
+      },
+      (e: WebhookUrlRefused) => ({ refused: e instanceof WebhookUrlRefused, message: e.message, detail: e.detail }),
     );
-    await expect(checkWebhookUrl('https://inside.example.com/', { allowPrivate: false, resolve })).rejects.toThrow(
-      WebhookUrlRefused,
-    );
+
+  it('refuses a name when any of its addresses is private, telling the reader nothing of them (the log is told)', async () => {
+    expect(await refusal('https://split.example.com/')).toEqual({
+      refused: true,
+      message: NOT_PUBLIC_HOST,
+      detail: expect.stringContaining('10.0.0.7'),
+    });
+    expect(await refusal('https://inside.example.com/')).toEqual({
+      refused: true,
+      message: NOT_PUBLIC_HOST,
+      detail: expect.stringContaining('192.168.1.20'),
+    });
   });
 
-  it('refuses a name that does not resolve, and address literals without asking DNS', async () => {
-    await expect(checkWebhookUrl('https://gone.example.com/', { allowPrivate: false, resolve })).rejects.toThrow(
-      /does not resolve/,
-    );
+  it('refuses a name that does not resolve with the same words as one that leads inside', async () => {
+    expect(await refusal('https://gone.example.com/')).toEqual({
+      refused: true,
+      message: NOT_PUBLIC_HOST,
+      detail: 'gone.example.com does not resolve (ENOTFOUND)',
+    });
+  });
+
+  it('refuses address literals without asking DNS, the IPv4-compatible and -translated loopbacks too', async () => {
     const never: Resolver = () => Promise.reject(new Error('asked'));
-    await expect(checkWebhookUrl('http://[::1]:8080/', { allowPrivate: false, resolve: never })).rejects.toThrow(/::1/);
-    await expect(checkWebhookUrl('http://0x7f000001/', { allowPrivate: false, resolve: never })).rejects.toThrow(
-      /127\.0\.0\.1/,
-    );
+    for (const [url, address] of [
+      ['http://[::1]:8080/', '::1'],
+      ['http://0x7f000001/', '127.0.0.1'],
+      ['http://[::127.0.0.1]/', '::7f00:1'],
+      ['http://[::ffff:0:127.0.0.1]/', '::ffff:0:7f00:1'],
+    ])
+      expect(await refusal(url, never)).toEqual({
+        refused: true,
+        message: NOT_PUBLIC_HOST,
+        detail: expect.stringContaining(address),
+      });
   });
 
   it('allows private addresses when the operator does', async () => {

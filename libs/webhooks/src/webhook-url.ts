@@ -1,8 +1,22 @@
 import { lookup as dnsLookup, LookupAddress } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 
-/** Why a webhook URL is refused (docs/webhooks.md, "What URLs are refused"). */
-export class WebhookUrlRefused extends Error {}
+/**
+ * Why a webhook URL is refused (docs/webhooks.md, "What URLs are refused"). The message is for
+ * the reader; `detail` (what the name resolved to, or the resolver's error) is for the server's
+ * log only, so registering URLs cannot be used to ask this network's resolver about its names.
+ */
+export class WebhookUrlRefused extends Error {
+  constructor(
+    message: string,
+    readonly detail: string = message,
+  ) {
+    super(message);
+  }
+}
+
+/** The one answer for every host that is, or resolves to, no public address: it tells nothing of the resolver. */
+export const NOT_PUBLIC_HOST = 'its host is not a public address, or does not resolve to one';
 
 /** The longest URL an endpoint may have. */
 export const WEBHOOK_URL_MAX_CHARS = 2048;
@@ -10,7 +24,9 @@ export const WEBHOOK_URL_MAX_CHARS = 2048;
 /**
  * Addresses a webhook may not reach (SSRF): this host, its network and the provider's: loopback,
  * link-local (cloud metadata at 169.254.169.254), private and shared ranges, and the reserved,
- * documentation, benchmarking and multicast ones. IPv4-mapped IPv6 addresses are checked as IPv4.
+ * documentation, benchmarking and multicast ones. IPv4-mapped IPv6 addresses are checked as IPv4;
+ * the IPv4-compatible (::/96) and IPv4-translated (::ffff:0:0:0/96) forms are refused outright:
+ * deprecated, never a public receiver, and ::127.0.0.1 may still reach loopback.
  */
 const NOT_PUBLIC = new BlockList();
 for (const [net, prefix] of [
@@ -32,8 +48,8 @@ for (const [net, prefix] of [
 ] as const)
   NOT_PUBLIC.addSubnet(net, prefix, 'ipv4');
 for (const [net, prefix] of [
-  ['::', 128],
-  ['::1', 128],
+  ['::', 96],
+  ['::ffff:0:0:0', 96],
   ['64:ff9b::', 96],
   ['64:ff9b:1::', 48],
   ['100::', 64],
@@ -97,15 +113,13 @@ export async function checkWebhookUrl(raw: string, opts: { allowPrivate: boolean
     : await (opts.resolve ?? systemResolver)(url.hostname).then(
         (found) => found.map((a) => a.address),
         (e: NodeJS.ErrnoException) => {
-          throw new WebhookUrlRefused(`${url.hostname} does not resolve (${e.code ?? e.message})`);
+          throw new WebhookUrlRefused(NOT_PUBLIC_HOST, `${url.hostname} does not resolve (${e.code ?? e.message})`);
         },
       );
-  if (addresses.length === 0) throw new WebhookUrlRefused(`${url.hostname} does not resolve`);
+  if (addresses.length === 0) throw new WebhookUrlRefused(NOT_PUBLIC_HOST, `${url.hostname} does not resolve`);
   const refused = addresses.filter((a) => !isPublicAddress(a));
   if (refused.length > 0)
-    throw new WebhookUrlRefused(
-      `${url.hostname} leads to ${refused.join(', ')}: loopback, link-local and private addresses are not allowed`,
-    );
+    throw new WebhookUrlRefused(NOT_PUBLIC_HOST, `${url.hostname} leads to ${refused.join(', ')}: not public`);
   return url;
 }
 
@@ -125,7 +139,8 @@ export function guardedLookup(allowPrivate: boolean, resolve: Resolver = systemR
         const refused = allowPrivate ? [] : addresses.filter((a) => !isPublicAddress(a.address));
         if (addresses.length === 0 || refused.length > 0) {
           const err: NodeJS.ErrnoException = new WebhookUrlRefused(
-            `${hostname} leads to ${refused.map((a) => a.address).join(', ') || 'nothing'}: not a public address`,
+            NOT_PUBLIC_HOST,
+            `${hostname} leads to ${refused.map((a) => a.address).join(', ') || 'nothing'}: not public`,
           );
           err.code = 'EWEBHOOKREFUSED';
           return callback(err, []);

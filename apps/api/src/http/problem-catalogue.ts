@@ -34,7 +34,8 @@ export const PROBLEM_CATALOGUE = {
     title: 'The webhook URL is refused',
     description:
       'It is not an http(s) URL, holds credentials, does not resolve, or leads to a loopback, link-local or private ' +
-      'address (allowed only with WEBHOOKS_ALLOW_PRIVATE_URLS=true); `detail` says which.',
+      'address (allowed only with WEBHOOKS_ALLOW_PRIVATE_URLS=true); `detail` says which, never what the host ' +
+      'resolved to (the last two are told in the same words).',
   },
   token_missing: {
     status: 401,

@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Pool } from 'pg';
 import { AppConfig, CONFIG } from '@parley/config';
 import {
@@ -17,6 +17,7 @@ export const WEBHOOKS_PER_READER = 20;
 /** A reader's webhook endpoints: registered after their URL's check, listed, deleted. */
 @Injectable()
 export class WebhookRegistrations {
+  private readonly logger = new Logger(WebhookRegistrations.name);
   private readonly endpoints: WebhookEndpoints;
 
   constructor(
@@ -30,7 +31,11 @@ export class WebhookRegistrations {
     try {
       await checkWebhookUrl(body.url, { allowPrivate: this.config.webhooks.allowPrivateUrls });
     } catch (e) {
-      if (e instanceof WebhookUrlRefused) throw problem('webhook_url_refused', `url: ${e.message}`);
+      if (e instanceof WebhookUrlRefused) {
+        // what the name resolved to stays here: the answer must not make this resolver an oracle
+        this.logger.warn(`webhook url refused for ${ownerId}: ${e.detail}`);
+        throw problem('webhook_url_refused', `url: ${e.message}`);
+      }
       throw e;
     }
     const secret = newWebhookSecret();

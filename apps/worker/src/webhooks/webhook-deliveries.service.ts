@@ -1,10 +1,13 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Pool } from 'pg';
 import { AppConfig, CONFIG } from '@parley/config';
-import { AppendNotifier, CheckpointedConsumerRunner, EventStore, Wakeup } from '@parley/event-store';
+import { AppendNotifier, CheckpointedConsumerRunner, EventStore, inTransaction, Wakeup } from '@parley/event-store';
 import { DueDelivery, retryDelayMs, WebhookDeliveriesConsumer, WebhookOutbox, WebhookSender } from '@parley/webhooks';
 
-/** Deliveries one worker sends at once: a slow receiver holds one slot, not the others' deliveries. */
+/**
+ * Deliveries one worker sends at once. A slow receiver holds one slot until its deadline, and a
+ * reader no more than WEBHOOKS_IN_FLIGHT_PER_READER of them: the rest stay for other readers.
+ */
 const IN_FLIGHT = 32;
 /** A delivery's lease beyond its timeout: another sender takes it only after a sender died holding it. */
 const LEASE_MARGIN_MS = 30_000;
@@ -30,7 +33,7 @@ export class WebhookDeliveries implements OnApplicationBootstrap, OnApplicationS
   constructor(
     store: EventStore,
     notifier: AppendNotifier,
-    @Inject(Pool) pool: Pool,
+    @Inject(Pool) private readonly pool: Pool,
     @Inject(CONFIG) private readonly config: AppConfig,
   ) {
     this.outbox = new WebhookOutbox(pool);
@@ -70,7 +73,7 @@ export class WebhookDeliveries implements OnApplicationBootstrap, OnApplicationS
       try {
         const free = IN_FLIGHT - inFlight.size;
         if (free > 0) {
-          const due = await this.outbox.takeDue(free, this.config.webhooks.timeoutMs + LEASE_MARGIN_MS);
+          const due = await this.takeDue(free);
           full = due.length === free;
           for (const delivery of due) {
             const sending: Promise<void> = this.deliver(delivery)
@@ -90,9 +93,20 @@ export class WebhookDeliveries implements OnApplicationBootstrap, OnApplicationS
     await Promise.all(inFlight); // a delivery cut off here is taken again once its lease ends
   }
 
+  private takeDue(limit: number): Promise<DueDelivery[]> {
+    const { timeoutMs, inFlightPerEndpoint, inFlightPerReader } = this.config.webhooks;
+    return inTransaction(this.pool, (tx) =>
+      new WebhookOutbox(tx).takeDue(limit, timeoutMs + LEASE_MARGIN_MS, {
+        perEndpoint: inFlightPerEndpoint,
+        perReader: inFlightPerReader,
+      }),
+    );
+  }
+
   private async deliver(delivery: DueDelivery): Promise<void> {
     const outcome = await this.sender.send(delivery);
     if (outcome.delivered) return this.outbox.delivered(delivery.id);
+    if (outcome.detail) this.logger.warn(`webhook delivery ${delivery.messageId} ${outcome.error}: ${outcome.detail}`);
     const { maxAttempts } = this.config.webhooks;
     if (delivery.attempt >= maxAttempts) {
       this.logger.warn(
