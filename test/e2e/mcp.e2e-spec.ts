@@ -175,6 +175,58 @@ describe('MCP server at /mcp (e2e, the SDK client against the real stack)', () =
     expect(clientErrors.filter((e) => !/progress notification for an unknown token/.test(e.message))).toEqual([]);
   }
 
+  it("caps search_book's query as HTTP search caps q (500 characters), and sends nothing longer to be searched", async () => {
+    const alice = await connect(s.alice.token);
+    const refused = await alice
+      .callTool({ name: 'search_book', arguments: { bookId: s.bookId, query: 'telescope '.repeat(60) } })
+      .catch((e: Error) => ({ isError: true, content: [{ type: 'text', text: e.message }] }));
+    expect(refused.isError).toBe(true);
+    expect(JSON.stringify(refused.content)).toMatch(/500|too_big|at most/i);
+  });
+
+  it('answers a re-sent ask (same session, same JSON-RPC id) with its first turn: one conversation, one paid turn', async () => {
+    const rpc = async (body: object, sessionId?: string) => {
+      const res = await fetch(`${s.stack.base}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${s.alice.token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...(sessionId ? { 'mcp-session-id': sessionId } : {}),
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', ...body }),
+      });
+      const raw = await res.text();
+      // a JSON answer, or the last JSON-RPC message of an SSE stream (progress comes before it)
+      const messages = res.headers.get('content-type')?.includes('text/event-stream')
+        ? raw.split('\n').flatMap((l) => (l.startsWith('data: ') ? [JSON.parse(l.slice(6))] : []))
+        : [JSON.parse(raw)];
+      return { sessionId: res.headers.get('mcp-session-id'), result: messages.find((m) => 'result' in m)?.result };
+    };
+    const { sessionId } = await rpc({
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'retrying', version: '1' } },
+    });
+    expect(sessionId).toBeTruthy();
+    const question = `Who kept the lamp? ${Date.now()}`;
+    const ask = { id: 7, method: 'tools/call', params: { name: 'ask', arguments: { question, bookId: s.bookId } } };
+    const first = (await rpc(ask, sessionId!)).result.structuredContent;
+    const again = (await rpc(ask, sessionId!)).result.structuredContent;
+    expect(first.status).toBe('answered');
+    expect(again).toMatchObject({ conversationId: first.conversationId, turnId: first.turnId });
+    const titled = expectOk(
+      await s.alice.api.GET('/v1/conversations', { params: { query: { limit: 100 } } }),
+    ).items.filter((c: { title: string | null }) => c.title === question);
+    expect(titled).toHaveLength(1);
+    const posts = (await events(first.conversationId)).filter((e) => e.type === 'UserMessagePosted');
+    expect(posts).toHaveLength(1);
+    // the model answered the question once: every call for it belongs to the one turn
+    const calls = s.fake.requests.filter((r: RecordedRequest) => JSON.stringify(r.body.messages).includes(question));
+    expect(calls.length).toBeGreaterThan(0);
+    expect(calls.length).toBeLessThanOrEqual(2);
+  });
+
   it('cancels the turn when the request is cancelled (TurnCancelled, the model call aborted)', async () => {
     await cancelsTheTurn('here');
   });

@@ -22,13 +22,14 @@ export class ConversationStarting {
     input: { bookId?: string; bookIds?: string[]; title?: string; readingPosition?: number | null },
     /** the caller's token's parley_tenant, whose catalogue's books they may use */
     tenant?: string,
+    /** the new conversation's id: a caller that may start the same conversation twice derives it (MCP ask) */
+    id: string = randomUUID(),
   ): Promise<ConversationView> {
     if (input.bookId && input.bookIds && (input.bookIds.length !== 1 || input.bookIds[0] !== input.bookId)) {
       throw invalid('bookIds', 'give bookId (one book) or bookIds, not both');
     }
     const books = await this.books.ready(userId, tenant, input.bookIds ?? (input.bookId ? [input.bookId] : []));
     await this.rateLimits.consume('conversations', userId);
-    const id = randomUUID();
     await this.writes.execute(id, {
       type: 'StartConversation',
       userId,

@@ -2,13 +2,16 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig, CONFIG } from '@parley/config';
 import { LiveDeltas } from '@parley/agent';
 import { AssistantTextDelta, Citation, ConversationEvent, ToolResultRecorded } from '@parley/conversation';
-import { StoredEvent } from '@parley/event-store';
+import { deterministicId, StoredEvent } from '@parley/event-store';
+import { randomUUID } from 'node:crypto';
 import { AuthUser } from '../auth/auth-user';
 import { TITLE_MAX } from '../conversations/conversation.dto';
 import { ConversationStarting } from '../conversations/conversation-starting';
 import { TurnCancelling } from '../conversations/turn-cancelling';
 import { MessagePosting } from '../conversations/message-posting.service';
+import { describe } from '../http/http-exception.filter';
 import { invalid } from '../http/problem.exception';
+import { ConversationReads } from '../conversations/conversation-reads.service';
 import { RateLimits } from '../rate-limits/rate-limits';
 import { StreamSlots } from '../rate-limits/stream-slots';
 import { ReaderBudget } from '../usage/reader-budget';
@@ -59,6 +62,7 @@ export class McpAsk {
     private readonly budget: ReaderBudget,
     private readonly rateLimits: RateLimits,
     private readonly slots: StreamSlots,
+    private readonly reads: ConversationReads,
     @Inject(CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -82,7 +86,7 @@ export class McpAsk {
     request: AskRequest,
     hooks: AskHooks,
   ): Promise<AskOutcome> {
-    const conversationId = input.conversationId ?? (await this.start(user, input)).id;
+    const conversationId = input.conversationId ?? (await this.start(user, input, request));
     let turnId: string | undefined;
     const numbers = new Map<string, number>(); // chunkId → the [n] the turn's searches gave it
     let written = 0;
@@ -154,16 +158,35 @@ export class McpAsk {
   }
 
   /**
-   * A new conversation on the book (or on none), titled with the question. The question and the
-   * budget are checked first, as the post will check them: a refused ask leaves no empty conversation.
+   * The id of a new conversation on the book (or on none), titled with the question. The question
+   * and the budget are checked first, as the post will check them: a refused ask leaves no empty
+   * conversation. A retried request (same session, same JSON-RPC id) finds the conversation its
+   * first try started, whose post then answers as the first did: one conversation, one turn.
    */
-  private async start(user: AuthUser, input: AskInput) {
+  private async start(user: AuthUser, input: AskInput, request: AskRequest): Promise<string> {
     if (input.question.trim().length === 0) throw invalid('question', 'question must not be blank');
     const max = this.config.limits.messageMaxChars;
     if (input.question.length > max) throw invalid('question', `question must be at most ${max} characters`);
+    const key = idempotencyKeyOf(request);
+    const id = key ? deterministicId('mcp-ask-conversation', user.id, key) : randomUUID();
+    if (key && (await this.startedBy(user, id))) return id;
     await this.budget.assertWithin(user);
     const title = input.question.trim().replace(/\s+/g, ' ').slice(0, TITLE_MAX) || undefined;
-    return this.starting.start(user.id, { bookId: input.bookId, title }, user.tenant);
+    try {
+      return (await this.starting.start(user.id, { bookId: input.bookId, title }, user.tenant, id)).id;
+    } catch (e) {
+      // the same request, retried while its first try was starting the conversation: that one stands
+      if (key && describe(e).code === 'already_exists' && (await this.startedBy(user, id))) return id;
+      throw e;
+    }
+  }
+
+  /** Whether the reader's conversation `id` exists (one an earlier try of the same ask started). */
+  private async startedBy(user: AuthUser, id: string): Promise<boolean> {
+    return this.reads.view(user.id, id).then(
+      () => true,
+      () => false,
+    );
   }
 }
 

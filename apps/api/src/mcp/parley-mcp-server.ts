@@ -18,6 +18,7 @@ import { describe } from '../http/http-exception.filter';
 import { RateLimits } from '../rate-limits/rate-limits';
 import { AskRequest } from './ask-cancellations';
 import { McpAsk } from './mcp-ask';
+import { SEARCH_QUERY_MAX } from '../books/book.dto';
 import { askText, booksText, conversationsText, searchText, transcript } from './mcp-text';
 
 /** The server's name and version in the MCP handshake. */
@@ -106,7 +107,7 @@ export class ParleyMcpServer {
           'page and text, best first.',
         inputSchema: {
           bookId: uuid.describe('the book, from list_books'),
-          query: z.string().min(1).describe('words or a question to look for'),
+          query: z.string().min(1).max(SEARCH_QUERY_MAX).describe('words or a question to look for'),
           k: z.number().int().min(1).max(MAX_SEARCH_K).optional().describe('how many passages (default 5)'),
         },
         annotations: { readOnlyHint: true, openWorldHint: false },
