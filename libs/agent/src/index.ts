@@ -27,3 +27,4 @@ export * from './turn/citations';
 export * from './prompts';
 export * from './live-deltas';
 export * from './turn/whole-book';
+export * from './llm/wrapped-llm';

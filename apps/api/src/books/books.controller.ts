@@ -65,7 +65,6 @@ import {
   UpdateBookDto,
   UploadBookDto,
 } from './book.dto';
-import { carryReplyHeaders } from '../http/cors';
 import { RateLimits } from '../rate-limits/rate-limits';
 import { StreamSlots } from '../rate-limits/stream-slots';
 
@@ -204,14 +203,8 @@ export class BooksController {
   ): Promise<void> {
     const reader = bookReaderOf(user);
     await this.books.get(reader, id); // 404 before the stream starts
-    const slot = await this.slots.take(user.id); // a stream like a conversation's: SSE_MAX_STREAMS_PER_READER
-    try {
-      carryReplyHeaders(reply); // the CORS headers, which the raw response would not send
-      reply.hijack(); // the stream writes to the raw response itself
-      await this.events.serve(reader, id, req.raw, reply.raw);
-    } finally {
-      await slot.release();
-    }
+    // a stream like a conversation's: one of the reader's SSE_MAX_STREAMS_PER_READER
+    await this.slots.serving(user.id, reply, () => this.events.serve(reader, id, req.raw, reply.raw));
   }
 
   @Delete(':id')

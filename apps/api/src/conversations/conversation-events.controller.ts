@@ -12,7 +12,6 @@ import { EventPageDto } from './conversation-responses.dto';
 import { ConversationReads } from './conversation-reads.service';
 import { EventStreamService } from './event-stream.service';
 import { parseLastEventId } from './last-event-id';
-import { carryReplyHeaders } from '../http/cors';
 import { StreamSlots } from '../rate-limits/stream-slots';
 
 /**
@@ -70,13 +69,6 @@ export class ConversationEventsController {
   ): Promise<void> {
     const after = parseLastEventId(req.headers['last-event-id']) ?? q.after ?? 0;
     await this.reads.assertVisible(user.id, id);
-    const slot = await this.slots.take(user.id); // SSE_MAX_STREAMS_PER_READER: a 429 before the 200
-    try {
-      carryReplyHeaders(reply); // the CORS headers, which the raw response would not send
-      reply.hijack(); // the stream writes to the raw response itself
-      await this.streams.serve(id, after, req.raw, reply.raw);
-    } finally {
-      await slot.release();
-    }
+    await this.slots.serving(user.id, reply, () => this.streams.serve(id, after, req.raw, reply.raw));
   }
 }

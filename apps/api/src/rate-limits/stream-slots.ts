@@ -3,6 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { AppConfig, CONFIG } from '@parley/config';
 import { RedisClient, RedisConnections } from '@parley/platform';
 import { problem } from '../http/problem.exception';
+import type { FastifyReply } from 'fastify';
+import { carryReplyHeaders } from '../http/cors';
 import { MetricsService } from '../metrics/metrics.service';
 
 /** How long a slot outlives its last heartbeat: a crashed replica's streams free theirs after this. */
@@ -59,6 +61,21 @@ export class StreamSlots {
   ) {
     // fail fast instead of queueing commands while Redis is away
     this.redis = redis.open('stream-slots', { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+  }
+
+  /**
+   * Serves a stream on the raw response while it holds one of the reader's slots (a 429 before the
+   * 200 when they hold them all), the CORS headers carried over as the raw response would not send them.
+   */
+  async serving(userId: string, reply: FastifyReply, serve: () => Promise<void>): Promise<void> {
+    const slot = await this.take(userId);
+    try {
+      carryReplyHeaders(reply);
+      reply.hijack(); // the stream writes to the raw response itself
+      await serve();
+    } finally {
+      await slot.release();
+    }
   }
 
   /** A slot for one of the reader's streams, or a 429 rate_limited when they hold them all. */

@@ -1,11 +1,11 @@
 import {
   ChatOptions,
   ChatOutcome,
-  DocumentSupport,
   LlmClient,
   LlmMessage,
   LlmToolSpec,
   stoppedAttemptsOf,
+  WrappedLlm,
 } from '@parley/agent';
 import { WorkerMetrics } from './worker-metrics';
 
@@ -14,35 +14,15 @@ import { WorkerMetrics } from './worker-metrics';
  * goes through (the agent's calls, the query, HyDE and summary helpers), so nothing is missed or
  * measured twice. A call put into a provider batch, or still waiting in one, is not a call yet.
  */
-export class MeteredLlm implements LlmClient {
-  readonly provider: string;
-  readonly supportsTools: boolean;
-  readonly supportsBatches: boolean;
-  readonly documents?: DocumentSupport;
-
+export class MeteredLlm extends WrappedLlm {
   constructor(
-    private readonly inner: LlmClient,
+    inner: LlmClient,
     /** the model a call without `options.model` asks for */
     private readonly defaultModel: string,
     private readonly metrics: WorkerMetrics,
     private readonly clock: () => number = () => performance.now(),
   ) {
-    this.provider = inner.provider;
-    this.supportsTools = inner.supportsTools;
-    this.supportsBatches = inner.supportsBatches;
-    this.documents = inner.documents;
-  }
-
-  supportsToolsFor(model: string | undefined): boolean {
-    return this.inner.supportsToolsFor?.(model) ?? this.supportsTools;
-  }
-
-  documentsFor(model: string | undefined): DocumentSupport | undefined {
-    return this.inner.documentsFor?.(model) ?? this.documents;
-  }
-
-  providerFor(model: string | undefined): string {
-    return this.inner.providerFor?.(model) ?? this.provider;
+    super(inner);
   }
 
   async chatWithTools(messages: LlmMessage[], tools: LlmToolSpec[], options: ChatOptions): Promise<ChatOutcome> {

@@ -2,11 +2,11 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   ChatOptions,
   ChatOutcome,
-  DocumentSupport,
   LlmClient,
   LlmMessage,
   LlmToolSpec,
   stoppedAttemptsOf,
+  WrappedLlm,
 } from '@parley/agent';
 import { CallPayer, TurnBudget } from './turn-budget';
 
@@ -20,39 +20,19 @@ const payers = new AsyncLocalStorage<CallPayer>();
  * context rather than each caller (`paying`); without one (no budget) a call goes straight on.
  * Collecting an answer from a provider batch buys nothing: its submission was reserved.
  */
-export class BudgetedLlm implements LlmClient {
-  readonly provider: string;
-  readonly supportsTools: boolean;
-  readonly supportsBatches: boolean;
-  readonly documents?: DocumentSupport;
-
+export class BudgetedLlm extends WrappedLlm {
   constructor(
-    private readonly inner: LlmClient,
+    inner: LlmClient,
     private readonly budget: TurnBudget,
     /** the model and max_tokens of a call that does not say (LLM_MODEL, LLM_MAX_TOKENS) */
     private readonly defaults: { model: string; maxTokens: number },
   ) {
-    this.provider = inner.provider;
-    this.supportsTools = inner.supportsTools;
-    this.supportsBatches = inner.supportsBatches;
-    this.documents = inner.documents;
+    super(inner);
   }
 
   /** Runs a step with its calls paid by `payer` (none: unbudgeted, nothing reserved). */
   static paying<T>(payer: CallPayer | undefined, step: () => Promise<T>): Promise<T> {
     return payer ? payers.run(payer, step) : step();
-  }
-
-  supportsToolsFor(model: string | undefined): boolean {
-    return this.inner.supportsToolsFor?.(model) ?? this.supportsTools;
-  }
-
-  documentsFor(model: string | undefined): DocumentSupport | undefined {
-    return this.inner.documentsFor?.(model) ?? this.documents;
-  }
-
-  providerFor(model: string | undefined): string {
-    return this.inner.providerFor?.(model) ?? this.provider;
   }
 
   async chatWithTools(messages: LlmMessage[], tools: LlmToolSpec[], options: ChatOptions): Promise<ChatOutcome> {
