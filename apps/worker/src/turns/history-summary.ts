@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import {
   AgentCommand,
   answerOf,
@@ -24,6 +25,8 @@ const SUMMARY_MAX_TOKENS = 800;
  * them unsummarised. Either is recorded, so every later step and turn sends the same history.
  */
 export class HistorySummary {
+  private readonly logger = new Logger(HistorySummary.name);
+
   constructor(
     private readonly llm: LlmClient,
     private readonly bookNames: BookNames,
@@ -52,6 +55,9 @@ export class HistorySummary {
     } catch (e) {
       // a summary the budget cannot pay for fails the turn as its answer would: no history is lost for it
       if (isAbort(e) || signal.aborted || !(e instanceof LlmError) || e.code === 'budget_exceeded') throw e;
+      // the event says why in Parley's words; what the provider said is for the log
+      if (e.providerDetail)
+        this.logger.warn(`turn ${turnId}: the summary call failed (${e.code}): ${e.providerDetail}`);
       const failure = { code: e.code, message: e.message, stoppedAttempts: stoppedAttemptsOf(e) };
       return { type: 'RecordTrimmedHistory', ...recorded, failure };
     }
