@@ -3,7 +3,10 @@
  * hostile files: each is refused, or parsed, within a time and a memory bound. Uses the
  * compiled parser script in dist/ (`npm run build` first, as `npm test` does).
  */
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
 import { BookRejectedError, DEFAULT_PARSE_LIMITS, parseBounded, ParseLimits, ParseStats } from '@parley/books';
+import { projectRoot } from '@parley/platform';
 import { emptyPagesPdf, honestBook, nestedListsMarkdown, pdfBomb, singleLineText } from '../support/hostile-books';
 
 const MiB = 1024 * 1024;
@@ -17,6 +20,16 @@ async function parse(format: 'text' | 'markdown' | 'pdf', content: Buffer, limit
 }
 
 describe('bounded book parsing', () => {
+  it('starts the parser process on the parser alone: no package is loaded before the upload arrives', () => {
+    // each upload forks a parser: the config's schema (zod) and Nest cost it ~300 ms and ~480
+    // modules before it reads a byte, which made three bombs wait seconds for their refusal
+    const script = path.join(projectRoot(), 'dist/libs/books/src/parsing/parse-child.js');
+    const list = `require(${JSON.stringify(script)}); console.log(JSON.stringify(Object.keys(require.cache)))`;
+    const loaded = JSON.parse(execFileSync(process.execPath, ['-e', list], { encoding: 'utf8' })) as string[];
+    expect(loaded.filter((f) => f.includes('node_modules'))).toEqual([]);
+    expect(loaded.length).toBeLessThan(30);
+  });
+
   it('refuses a PDF whose content stream inflates to 400 MiB in about a second, before pdf.js inflates it', async () => {
     const bomb = pdfBomb(400);
     expect(bomb.length).toBeLessThan(1 * MiB);
