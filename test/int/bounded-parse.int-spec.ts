@@ -3,7 +3,11 @@
  * hostile files: each is refused, or parsed, within a time and a memory bound. Uses the
  * compiled parser script in dist/ (`npm run build` first, as `npm test` does).
  */
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
 import { BookRejectedError, DEFAULT_PARSE_LIMITS, parseBounded, ParseLimits, ParseStats } from '@parley/books';
+import { projectRoot } from '@parley/platform';
+import { waitFor } from '../support/wait-for';
 import { emptyPagesPdf, honestBook, nestedListsMarkdown, pdfBomb, singleLineText } from '../support/hostile-books';
 
 const MiB = 1024 * 1024;
@@ -17,6 +21,49 @@ async function parse(format: 'text' | 'markdown' | 'pdf', content: Buffer, limit
 }
 
 describe('bounded book parsing', () => {
+  it('starts the parser process on the parser alone: no package is loaded before the upload arrives', () => {
+    // each upload forks a parser: the config's schema (zod) and Nest cost it ~300 ms and ~480
+    // modules before it reads a byte, which made three bombs wait seconds for their refusal
+    const script = path.join(projectRoot(), 'dist/libs/books/src/parsing/parse-child.js');
+    const list = `require(${JSON.stringify(script)}); console.log(JSON.stringify(Object.keys(require.cache)))`;
+    const loaded = JSON.parse(execFileSync(process.execPath, ['-e', list], { encoding: 'utf8' })) as string[];
+    expect(loaded.filter((f) => f.includes('node_modules'))).toEqual([]);
+    expect(loaded.length).toBeLessThan(30);
+  });
+
+  it('leaves one parser waiting for the next upload, which holds its parent open for nothing and exits with it', async () => {
+    // a process that parses one book, lists its children (the waiting parser) and ends by itself
+    const dist = path.join(projectRoot(), 'dist/libs/books/src');
+    const script = `
+      const { parseBounded } = require(${JSON.stringify(`${dist}/parsing/bounded-parse.js`)});
+      const { DEFAULT_PARSE_LIMITS } = require(${JSON.stringify(`${dist}/book-ingest.js`)});
+      const fs = require('node:fs');
+      const children = () => fs.readdirSync('/proc/self/task').flatMap((t) =>
+        fs.readFileSync('/proc/self/task/' + t + '/children', 'latin1').trim().split(/\\s+/).filter(Boolean));
+      parseBounded('text', Buffer.from('Chapter 1\\n\\nA short book.\\n'), 'T', DEFAULT_PARSE_LIMITS).then(() => {
+        // the parser that read the book is killed at once, and gone within moments
+        const until = Date.now() + 5000;
+        (function settled() {
+          const now = children();
+          if (now.length <= 1 || Date.now() > until) console.log(JSON.stringify(now.map(Number)));
+          else setTimeout(settled, 20);
+        })();
+      });`;
+    const waiting = JSON.parse(
+      execFileSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 30_000 }),
+    ) as number[];
+    expect(waiting).toHaveLength(1);
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    await waitFor('the waiting parser to exit with its parent', () => !alive(waiting[0]), 10_000, 50);
+  });
+
   it('refuses a PDF whose content stream inflates to 400 MiB in about a second, before pdf.js inflates it', async () => {
     const bomb = pdfBomb(400);
     expect(bomb.length).toBeLessThan(1 * MiB);

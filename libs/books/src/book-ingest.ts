@@ -7,10 +7,13 @@ import { BooksRepository, IngestCaps, INGEST_BATCH, NewBook } from './books.repo
 import { BookContexts } from './contexts/book-contexts';
 import { BookEmbeddings } from './embeddings/book-embeddings';
 import { parseBounded } from './parsing/bounded-parse';
+import { ParseLimits } from './parsing/parse-limits';
 import { checkUpload } from './upload-check';
 
 /** The config schema's defaults, for callers without a config (the CLI's direct ingest, tests). */
 export const DEFAULT_BOOK_LIMITS: BookLimits = loadBookLimits({});
+/** The same defaults, the parser's part (one source of them), for callers without a config: tests, benchmarks. */
+export const DEFAULT_PARSE_LIMITS: ParseLimits = DEFAULT_BOOK_LIMITS;
 
 /** At most this often is a book's progress written while it is parsed. */
 const PROGRESS_EVERY_MS = 250;

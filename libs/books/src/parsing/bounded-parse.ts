@@ -1,4 +1,5 @@
-import { fork } from 'node:child_process';
+import { ChildProcess, fork } from 'node:child_process';
+import type { Socket } from 'node:net';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { BookRejectedError } from '../book.errors';
@@ -40,6 +41,60 @@ export function rssBytes(pid: number): number | null {
   }
 }
 
+/** A parser process and the tail of what it wrote to stderr (why it died, if it does). */
+interface Parser {
+  child: ChildProcess;
+  heapMb: number;
+  stderr: () => string;
+}
+
+function startParser(heapMb: number): Parser {
+  const child = fork(childScript(), [], {
+    execArgv: [`--max-old-space-size=${heapMb}`],
+    serialization: 'advanced', // Buffers and large arrays without JSON
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4096)));
+  child.once('error', () => undefined); // a spare that failed to start is found dead when taken
+  return { child, heapMb, stderr: () => stderr };
+}
+
+/** Whether a spare holds this process open: not while it waits, so a CLI or a test ends when its work does. */
+function holdOpen(p: Parser, hold: boolean): void {
+  const handles = [p.child, p.child.channel, p.child.stderr as Socket | null];
+  for (const h of handles) {
+    if (hold) h?.ref();
+    else h?.unref();
+  }
+}
+
+/**
+ * One parser process started ahead of the next upload: a process costs Node's own start
+ * (60–200 ms on a loaded machine) before it reads a byte, which the next upload, a bomb or a
+ * book, then does not wait for. It waits idle (~40 MB) for its one request, and exits with this
+ * process (parse-child.ts exits on disconnect).
+ */
+let spare: Parser | null = null;
+
+function takeParser(heapMb: number): Parser {
+  const warm = spare;
+  spare = null;
+  if (warm && warm.heapMb === heapMb && warm.child.connected && warm.child.exitCode === null) {
+    holdOpen(warm, true);
+    return warm;
+  }
+  if (warm && warm.child.exitCode === null) warm.child.kill('SIGKILL');
+  return startParser(heapMb);
+}
+
+/** Starts the next upload's parser, once this one is done (not meanwhile: it would take CPU from it). */
+function warmSpare(heapMb: number): void {
+  if (spare) return;
+  spare = startParser(heapMb);
+  holdOpen(spare, false);
+}
+
 /**
  * Parses and chunks an upload in a child process of its own, so a hostile file can only exhaust
  * that process: V8's heap is capped by --max-old-space-size, everything else (inflated buffers
@@ -57,14 +112,9 @@ export function parseBounded(
   stats: ParseStats = { peakRssBytes: 0, ms: 0 },
 ): Promise<BoundedParseResult> {
   const started = Date.now();
-  const child = fork(childScript(), [], {
-    execArgv: [`--max-old-space-size=${limits.parseHeapMb}`],
-    serialization: 'advanced', // Buffers and large arrays without JSON
-    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-  });
+  const parser = takeParser(limits.parseHeapMb);
+  const { child } = parser;
   stats.pid = child.pid;
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4096)));
 
   return new Promise<BoundedParseResult>((resolve, reject) => {
     let settled = false;
@@ -75,6 +125,7 @@ export function parseBounded(
       clearTimeout(timer);
       stats.ms = Date.now() - started;
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      warmSpare(limits.parseHeapMb);
       fn();
     };
     const maxRss = limits.parseMaxRssMb * 1024 * 1024;
@@ -115,7 +166,7 @@ export function parseBounded(
     child.once('close', (code, signal) =>
       finish(() =>
         reject(
-          /heap out of memory|Allocation failed/i.test(stderr)
+          /heap out of memory|Allocation failed/i.test(parser.stderr())
             ? new BookRejectedError(
                 413,
                 `reading the book needed more than ${limits.parseHeapMb} MB of memory`,
