@@ -70,7 +70,7 @@ export class BudgetedLlm implements LlmClient {
       return await this.inner.chatWithTools(messages, tools, options);
     } catch (e) {
       // billed in part: the runner's ModelCallStopped settles it; nothing billed, nothing to hold
-      if (stoppedAttemptsOf(e).length === 0) await this.budget.release(reservation);
+      if (reservation && stoppedAttemptsOf(e).length === 0) await this.budget.release(reservation);
       throw e;
     }
   }
