@@ -97,8 +97,8 @@ describe('tenant budgets', () => {
     ]);
     const ledger = new TenantLedger(db.pool);
     const range = { from: new Date('2026-05-01T00:00:00Z'), to: new Date('2026-06-01T00:00:00Z') };
-    const cost = (rows: Array<{ key: string | null; costUsd: number }>) =>
-      Object.fromEntries(rows.map((r) => [r.key ?? 'all', r.costUsd]));
+    const cost = (rows: Array<{ key: string | null; usage: { costUsd: number } }>) =>
+      Object.fromEntries(rows.map((r) => [r.key ?? 'all', r.usage.costUsd]));
     expect(cost(await ledger.usage(tenant, range, 'reader'))).toEqual({ [ann]: 0.75, [bob]: 0.125 });
     expect(cost(await ledger.usage(tenant, range, 'day'))).toEqual({ '2026-05-04': 0.625, '2026-05-05': 0.25 });
     expect(cost(await ledger.usage(tenant, range, 'model'))).toEqual({ all: 0.875 });

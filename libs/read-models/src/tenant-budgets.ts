@@ -24,6 +24,11 @@ export class TenantBudgets {
     );
   }
 
+  /** The reader's token names no tenant now: they are in none (an admin's budget for them stops holding). */
+  async forgetReader(userId: string): Promise<void> {
+    await this.db.query('DELETE FROM tenant_readers WHERE user_id = $1', [userId]);
+  }
+
   /** Whether the reader is in the tenant (as its admin may see and cap them). */
   async isReaderOf(tenant: string, userId: string): Promise<boolean> {
     const { rowCount } = await this.db.query('SELECT 1 FROM tenant_readers WHERE user_id = $1 AND tenant = $2', [

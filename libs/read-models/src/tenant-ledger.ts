@@ -24,7 +24,10 @@ export const tenantLinesSql = (grouping: TenantGrouping): string => `
         AND ($3::timestamptz IS NULL OR u.at < $3)`;
 
 /** A row of the tenant's usage: the usage query's figures of one model within one group (`key`: null by model alone). */
-export type TenantUsageRow = UsageByModel & { key: string | null };
+export interface TenantUsageRow {
+  key: string | null;
+  usage: UsageByModel;
+}
 
 /** The tenant's usage, read from the same ledger and by the same rule as each reader's (usageSql). */
 export class TenantLedger {
@@ -36,6 +39,6 @@ export class TenantLedger {
       range.from ?? null,
       range.to ?? null,
     ]);
-    return rows.map((r) => ({ ...usageByModelOf(r), key: r.key as string | null }));
+    return rows.map((r) => ({ key: r.key as string | null, usage: usageByModelOf(r) }));
   }
 }
