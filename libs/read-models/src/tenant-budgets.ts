@@ -29,6 +29,12 @@ export class TenantBudgets {
     await this.db.query('DELETE FROM tenant_readers WHERE user_id = $1', [userId]);
   }
 
+  /** An erased account: their tenant and the budget their admin set go with their id. */
+  async eraseReader(userId: string): Promise<void> {
+    await this.db.query('DELETE FROM reader_budgets WHERE user_id = $1', [userId]);
+    await this.forgetReader(userId);
+  }
+
   /** Whether the reader is in the tenant (as its admin may see and cap them). */
   async isReaderOf(tenant: string, userId: string): Promise<boolean> {
     const { rowCount } = await this.db.query('SELECT 1 FROM tenant_readers WHERE user_id = $1 AND tenant = $2', [
