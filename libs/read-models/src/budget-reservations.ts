@@ -39,6 +39,9 @@ export type Reservation =
  * number of workers, replicas and concurrent calls, the checks of one reader come one at a time.
  * The ledger and the reservations are read in one statement (one snapshot), so a call whose line
  * and settlement land meanwhile counts once. Settling is the ledger's: see SETTLE_RESERVATIONS_SQL.
+ * A tenant admin's budgets hold here too (TenantBudgets): the reader's, over the one requested;
+ * the tenant's cap, checked against all its readers' ledger and reservations under the tenant's
+ * lock, taken before the reader's.
  */
 export class BudgetReservations {
   constructor(private readonly pool: Pick<Pool, 'connect'>) {}
@@ -46,16 +49,14 @@ export class BudgetReservations {
   async reserve(request: ReservationRequest, price: PriceOf, now = new Date()): Promise<Reservation> {
     const client = await this.pool.connect();
     try {
-      await client.query('BEGIN');
+      // read before the transaction: without any budget (the common deployment) a call costs this one query
       const admin = await client.query(ADMIN_LIMITS_SQL, [request.ownerId]);
       const tenant: string | null = admin.rows[0].tenant;
       const tenantUsd: number | null = admin.rows[0].tenant_usd;
       // the budget the reader's tenant admin set is the operator's word: it holds over the token's
       const limitUsd: number | null = admin.rows[0].reader_usd ?? request.limitUsd;
-      if (limitUsd === null && tenantUsd === null) {
-        await client.query('ROLLBACK');
-        return { kind: 'unlimited' };
-      }
+      if (limitUsd === null && tenantUsd === null) return { kind: 'unlimited' };
+      await client.query('BEGIN');
       // always the tenant's lock before the reader's (one order, no deadlock): a tenant's checks come one at a time
       if (tenant !== null && tenantUsd !== null)
         await client.query(ADVISORY_LOCK_SQL, ['parley-tenant-budget:' + tenant]);
