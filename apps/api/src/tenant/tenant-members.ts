@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { TenantBudgets } from '@parley/read-models';
 import { AuthUser } from '../auth/auth-user';
 
@@ -15,6 +15,7 @@ const NOTED_MAX = 10_000;
 @Injectable()
 export class TenantMembers {
   private readonly noted = new Map<string, { tenant: string | null; at: number }>();
+  private readonly log = new Logger(TenantMembers.name);
 
   constructor(private readonly budgets: TenantBudgets) {}
 
@@ -22,8 +23,14 @@ export class TenantMembers {
     const tenant = user.tenant ?? null;
     const known = this.noted.get(user.id);
     if (known && known.tenant === tenant && now - known.at < NOTED_FOR_MS) return;
-    if (tenant === null) await this.budgets.forgetReader(user.id);
-    else await this.budgets.noteReader(user.id, tenant);
+    try {
+      if (tenant === null) await this.budgets.forgetReader(user.id);
+      else await this.budgets.noteReader(user.id, tenant);
+    } catch (e) {
+      // the request goes on (it answers for itself if Postgres is away); the next one notes the reader
+      this.log.warn(`could not note the tenant of reader ${user.id}: ${(e as Error).message}`);
+      return;
+    }
     this.noted.delete(user.id);
     this.noted.set(user.id, { tenant, at: now });
     // a Map keeps insertion order: the first key is the one noted longest ago
