@@ -888,7 +888,7 @@ export interface components {
       cacheHitRate: number;
     };
     BudgetDto: {
-      /** @description the reader's budget for the month in USD: the token's parley_budget_usd_per_month, else the server's; null: none */
+      /** @description the reader's budget for the month in USD: the one their tenant's admin set, else the token's parley_budget_usd_per_month, else the server's; null: none */
       limitUsd: number | null;
       /** @description USD spent this month (UTC), as costUsd counts it */
       spentUsd: number;
