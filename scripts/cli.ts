@@ -138,6 +138,7 @@ const commands: Record<string, Command> = {
       budget: { type: 'string' },
       operator: { type: 'boolean' },
       publisher: { type: 'boolean' },
+      admin: { type: 'boolean' },
       tenant: { type: 'string' },
     });
     if (!values.user) throw new UsageError('token needs --user <id>');
@@ -149,9 +150,13 @@ const commands: Record<string, Command> = {
     const { loadConfig } = await import('@parley/config');
     const { mintToken } = await import('../apps/api/src/auth/auth.guard');
     const { BUDGET_CLAIM } = await import('../apps/api/src/auth/budget-claim');
-    const { OPERATOR_ROLE, PUBLISHER_ROLE, ROLES_CLAIM } = await import('../apps/api/src/auth/roles-claim');
+    const { ADMIN_ROLE, OPERATOR_ROLE, PUBLISHER_ROLE, ROLES_CLAIM } = await import('../apps/api/src/auth/roles-claim');
     const { TENANT_CLAIM } = await import('../apps/api/src/auth/tenant-claim');
-    const roles = [...(values.operator ? [OPERATOR_ROLE] : []), ...(values.publisher ? [PUBLISHER_ROLE] : [])];
+    const roles = [
+      ...(values.operator ? [OPERATOR_ROLE] : []),
+      ...(values.publisher ? [PUBLISHER_ROLE] : []),
+      ...(values.admin ? [ADMIN_ROLE] : []),
+    ];
     const secret = loadConfig().auth.jwtSecret;
     if (!secret)
       throw new UsageError(

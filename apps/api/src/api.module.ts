@@ -15,6 +15,7 @@ import { ProblemsController } from './http/problems.controller';
 import { WebModule } from './web/web.module';
 import { McpModule } from './mcp/mcp.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
+import { TenantModule } from './tenant/tenant.module';
 
 /** The HTTP root: controllers call services; it enqueues, never consumes. */
 @Module({
@@ -31,6 +32,7 @@ import { WebhooksModule } from './webhooks/webhooks.module';
     WebModule,
     McpModule,
     WebhooksModule,
+    TenantModule,
   ],
   controllers: [HealthController, ProblemsController, ProtectedResourceController],
   providers: [

@@ -315,6 +315,59 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/tenant/usage': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The tenant's usage within [from, to), by reader, model or day: JSON, or CSV with Accept: text/csv */
+    get: operations['TenantController_usage'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/tenant/budget': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The tenant's monthly cap on all its readers together, and this month's spend */
+    get: operations['TenantController_budget'];
+    /** Sets (or, with null, lifts) the tenant's monthly cap on all its readers together */
+    put: operations['TenantController_setBudget'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/tenant/readers/{userId}/budget': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A reader's monthly budget as the admin set it, and their spend this month */
+    get: operations['TenantController_readerBudget'];
+    /** Sets (or, with null, lifts) a reader's monthly budget; it holds over their token's while they are in the tenant */
+    put: operations['TenantController_setReaderBudget'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/books': {
     parameters: {
       query?: never;
@@ -480,6 +533,7 @@ export interface components {
       | 'forbidden'
       | 'not_found'
       | 'conversation_not_found'
+      | 'reader_not_found'
       | 'book_not_found'
       | 'turn_not_found'
       | 'batch_not_found'
@@ -535,6 +589,8 @@ export interface components {
        * @description budget_exceeded: the start of next month (UTC)
        */
       resetsAt?: string;
+      /** @description budget_exceeded: the tenant whose cap on its readers together is spent (else the reader's own budget) */
+      tenant?: string;
       /** @description not_ready: each dependency and whether it answers (search: hybrid or lexical, as in /readyz) */
       checks?: {
         [key: string]: 'ok' | 'down' | 'hybrid' | 'lexical';
@@ -832,7 +888,7 @@ export interface components {
       cacheHitRate: number;
     };
     BudgetDto: {
-      /** @description the reader's budget for the month in USD: the token's parley_budget_usd_per_month, else the server's; null: none */
+      /** @description the reader's budget for the month in USD: the one their tenant's admin set, else the token's parley_budget_usd_per_month, else the server's; null: none */
       limitUsd: number | null;
       /** @description USD spent this month (UTC), as costUsd counts it */
       spentUsd: number;
@@ -869,6 +925,73 @@ export interface components {
       };
       /** @description this calendar month's budget, whatever from and to say; posting is refused once spentUsd ≥ limitUsd */
       budget: components['schemas']['BudgetDto'];
+    };
+    TenantUsageGroupDto: {
+      /** @description turns that ended (answered, failed or cancelled) */
+      turns: number;
+      toolCalls: number;
+      /** @description turns that ended TurnFailed */
+      failures: number;
+      inputTokens: number;
+      outputTokens: number;
+      cacheReadInputTokens: number;
+      cacheCreationInputTokens: number;
+      /** @description USD, from the per-model price table */
+      costUsd: number;
+      /** @description cache reads / all input tokens (uncached, cache reads and writes); 0 with none */
+      cacheHitRate: number;
+      /** @description the same figures per model (turns without a model answer are in the totals only) */
+      byModel: {
+        [key: string]: components['schemas']['ModelUsageDto'];
+      };
+      /** @description the group's reader id, model or day (YYYY-MM-DD, UTC) */
+      key: string;
+    };
+    TenantUsageDto: {
+      /** @description the admin's tenant (their token's parley_tenant) */
+      tenant: string;
+      /** @enum {string} */
+      groupBy: 'reader' | 'model' | 'day';
+      /** Format: date-time */
+      from: string | null;
+      /** Format: date-time */
+      to: string | null;
+      /** @description the tenant's readers together */
+      total: components['schemas']['UsageDto'];
+      /** @description ordered by key */
+      groups: components['schemas']['TenantUsageGroupDto'][];
+    };
+    AdminBudgetDto: {
+      tenant: string;
+      /** @description the budget the admin set; null: none */
+      monthlyUsd: number | null;
+      /** @description USD spent this month (UTC), from the usage ledger */
+      spentUsd: number;
+      /** @description USD left this month (0 once spent); null: no budget */
+      leftUsd: number | null;
+      /** Format: date-time */
+      periodStart: string;
+      /** Format: date-time */
+      resetsAt: string;
+    };
+    SetBudgetDto: {
+      /** @description USD per calendar month (UTC); 0 stops all spending; null lifts the budget */
+      monthlyUsd: number | null;
+    };
+    ReaderAdminBudgetDto: {
+      tenant: string;
+      /** @description the budget the admin set; null: none */
+      monthlyUsd: number | null;
+      /** @description USD spent this month (UTC), from the usage ledger */
+      spentUsd: number;
+      /** @description USD left this month (0 once spent); null: no budget */
+      leftUsd: number | null;
+      /** Format: date-time */
+      periodStart: string;
+      /** Format: date-time */
+      resetsAt: string;
+      /** @description the reader's id (their token's sub) */
+      userId: string;
     };
     CreateBookDto: {
       /** @description required with JSON content */
@@ -3323,6 +3446,431 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'] & {
             /** @enum {string} */
             code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
+          };
+        };
+      };
+    };
+  };
+  TenantController_usage: {
+    parameters: {
+      query?: {
+        /** @description count events at or after this instant */
+        from?: string;
+        /** @description count events before this instant */
+        to?: string;
+        /** @description one group per reader (their `sub`), per model, or per day (UTC, YYYY-MM-DD) */
+        groupBy?: 'reader' | 'model' | 'day';
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TenantUsageDto'];
+          'text/csv': components['schemas']['TenantUsageDto'];
+        };
+      };
+      /** @description `validation_failed`: The request is not valid */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'validation_failed';
+          };
+        };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `forbidden`: Not allowed */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'forbidden';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
+          };
+        };
+      };
+    };
+  };
+  TenantController_budget: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AdminBudgetDto'];
+        };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `forbidden`: Not allowed */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'forbidden';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
+          };
+        };
+      };
+    };
+  };
+  TenantController_setBudget: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['SetBudgetDto'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AdminBudgetDto'];
+        };
+      };
+      /** @description `validation_failed`: The request is not valid */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'validation_failed';
+          };
+        };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `forbidden`: Not allowed */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'forbidden';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
+          };
+        };
+      };
+    };
+  };
+  TenantController_readerBudget: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        userId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ReaderAdminBudgetDto'];
+        };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `forbidden`: Not allowed */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'forbidden';
+          };
+        };
+      };
+      /** @description `reader_not_found`: Reader not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'reader_not_found';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
+          };
+        };
+      };
+    };
+  };
+  TenantController_setReaderBudget: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        userId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['SetBudgetDto'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ReaderAdminBudgetDto'];
+        };
+      };
+      /** @description `validation_failed`: The request is not valid */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'validation_failed';
+          };
+        };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `forbidden`: Not allowed */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'forbidden';
+          };
+        };
+      };
+      /** @description `reader_not_found`: Reader not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'reader_not_found';
           };
         };
       };

@@ -6,7 +6,7 @@ import { AGENT_TURNS_QUEUE } from '@parley/agent';
 import { BOOK_INGEST_QUEUE, BookShelf, BooksRepository, ingestJobId, PassagesRepository } from '@parley/books';
 import { conversationIdOf, DomainError, ErasureSubject, handleCommand } from '@parley/conversation';
 import { EventStore } from '@parley/event-store';
-import { ConversationLogQueries, ReadModelWrites, UsageLedger } from '@parley/read-models';
+import { ConversationLogQueries, ReadModelWrites, TenantBudgets, UsageLedger } from '@parley/read-models';
 import { WebhookEndpoints } from '@parley/webhooks';
 import { ConversationEraser, ErasedConversation, freshFolds } from './conversation-eraser';
 import { ErasedJobs } from './erased-jobs';
@@ -181,6 +181,7 @@ export class Erasures {
     await this.shelf.forgetPublisher(userId);
     await new WebhookEndpoints(this.pool).deleteOwnedBy(userId); // their URLs, secrets and pending deliveries
     await this.ledger.forgetReader(userId);
+    await new TenantBudgets(this.pool).eraseReader(userId); // their tenant and the budget its admin set them
     await this.complete(erasureId, conversations);
     return { conversations, books };
   }

@@ -1,12 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { Pool, PoolClient } from 'pg';
-import { usageByModelOf, USAGE_BY_MODEL_SQL } from './read-model.queries';
+import { usageByModelOf, usageSql, USAGE_BY_MODEL_SQL } from './read-model.queries';
+import { tenantLinesSql } from './tenant-ledger';
+import { ADMIN_LIMITS_SQL } from './tenant-budgets';
 import { MonthStanding, monthOf, PriceOf, usageReport } from './usage-report';
 
 /** A model call about to be made, and the most it may cost its payer. */
 export interface ReservationRequest {
   ownerId: string;
-  limitUsd: number;
+  /** the reader's budget recorded with the question or upload (their token's, else the server's); null: none */
+  limitUsd: number | null;
   /** the call's worst case: its prompt at the dearest input price, plus max_tokens of output */
   usd: number;
   /** a turn's call, planned on the conversation at `atVersion`: the line recording it comes later */
@@ -21,9 +24,13 @@ export interface ReservationRequest {
 export interface ReservationStanding extends MonthStanding {
   reservedUsd: number;
   callUsd: number;
+  /** the tenant whose cap this is, when the tenant's readers together would exceed it; else the reader's budget */
+  tenant?: string;
 }
 
-export type Reservation = { kind: 'reserved'; id: string } | { kind: 'refused'; standing: ReservationStanding };
+/** Reserved (its id), refused (where the payer stands), or nothing to reserve against: no budget and no tenant cap. */
+export type Reservation =
+  { kind: 'reserved'; id: string } | { kind: 'unlimited' } | { kind: 'refused'; standing: ReservationStanding };
 
 /**
  * The money set aside for model calls in flight (`budget_reservations`). A call is admitted when
@@ -32,6 +39,9 @@ export type Reservation = { kind: 'reserved'; id: string } | { kind: 'refused'; 
  * number of workers, replicas and concurrent calls, the checks of one reader come one at a time.
  * The ledger and the reservations are read in one statement (one snapshot), so a call whose line
  * and settlement land meanwhile counts once. Settling is the ledger's: see SETTLE_RESERVATIONS_SQL.
+ * A tenant admin's budgets hold here too (TenantBudgets): the reader's, over the one requested;
+ * the tenant's cap, checked against all its readers' ledger and reservations under the tenant's
+ * lock, taken before the reader's.
  */
 export class BudgetReservations {
   constructor(private readonly pool: Pick<Pool, 'connect'>) {}
@@ -39,20 +49,37 @@ export class BudgetReservations {
   async reserve(request: ReservationRequest, price: PriceOf, now = new Date()): Promise<Reservation> {
     const client = await this.pool.connect();
     try {
+      // read before the transaction: without any budget (the common deployment) a call costs this one query
+      const admin = await client.query(ADMIN_LIMITS_SQL, [request.ownerId]);
+      const tenant: string | null = admin.rows[0].tenant;
+      const tenantUsd: number | null = admin.rows[0].tenant_usd;
+      // the budget the reader's tenant admin set is the operator's word: it holds over the token's
+      const limitUsd: number | null = admin.rows[0].reader_usd ?? request.limitUsd;
+      if (limitUsd === null && tenantUsd === null) return { kind: 'unlimited' };
       await client.query('BEGIN');
+      // always the tenant's lock before the reader's (one order, no deadlock): a tenant's checks come one at a time
+      if (tenant !== null && tenantUsd !== null)
+        await client.query(ADVISORY_LOCK_SQL, ['parley-tenant-budget:' + tenant]);
       // a 64-bit key per reader; another lock of the same key can only be another check of theirs
-      await client.query(`SELECT pg_advisory_xact_lock(hashtextextended('parley-budget:' || $1, 0))`, [
-        request.ownerId,
-      ]);
-      const standing = await this.standing(client, request, price, now);
-      if (standing.spentUsd + standing.reservedUsd + request.usd > request.limitUsd + EPSILON_USD) {
-        await client.query('ROLLBACK');
-        return { kind: 'refused', standing };
+      await client.query(ADVISORY_LOCK_SQL, ['parley-budget:' + request.ownerId]);
+      if (limitUsd !== null) {
+        const standing = await this.standing(client, { ...request, limitUsd }, price, now);
+        if (standing.spent) {
+          await client.query('ROLLBACK');
+          return { kind: 'refused', standing };
+        }
+      }
+      if (tenant !== null && tenantUsd !== null) {
+        const standing = await this.tenantStanding(client, tenant, tenantUsd, request.usd, price, now);
+        if (standing.spent) {
+          await client.query('ROLLBACK');
+          return { kind: 'refused', standing };
+        }
       }
       const id = randomUUID();
       await client.query(
-        `INSERT INTO budget_reservations (id, owner_id, turn_id, at_version, book_id, usd, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7))`,
+        `INSERT INTO budget_reservations (id, owner_id, turn_id, at_version, book_id, usd, expires_at, tenant)
+         VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7), $8)`,
         [
           id,
           request.ownerId,
@@ -61,6 +88,7 @@ export class BudgetReservations {
           request.bookId ?? null,
           request.usd,
           request.ttlMs / 1000,
+          tenant,
         ],
       );
       await client.query('COMMIT');
@@ -86,7 +114,7 @@ export class BudgetReservations {
   /** The month's ledger and the open reservations, as one snapshot; expired ones are cleared on the way. */
   private async standing(
     client: PoolClient,
-    request: ReservationRequest,
+    request: ReservationRequest & { limitUsd: number },
     price: PriceOf,
     now: Date,
   ): Promise<ReservationStanding> {
@@ -115,7 +143,44 @@ export class BudgetReservations {
       spent: spentUsd + reservedUsd + request.usd > request.limitUsd + EPSILON_USD,
     };
   }
+  /**
+   * The tenant's month: its readers' lines (as the tenant's usage report counts them) and the
+   * open reservations of its readers, as one snapshot; its readers' expired ones cleared first.
+   */
+  private async tenantStanding(
+    client: PoolClient,
+    tenant: string,
+    limitUsd: number,
+    callUsd: number,
+    price: PriceOf,
+    now: Date,
+  ): Promise<ReservationStanding> {
+    const month = monthOf(now);
+    await client.query('DELETE FROM budget_reservations WHERE tenant = $1 AND expires_at <= now()', [tenant]);
+    const { rows } = await client.query(
+      `SELECT (SELECT coalesce(sum(b.usd), 0) FROM budget_reservations b
+                WHERE b.tenant = $1
+                  AND NOT EXISTS (SELECT 1 FROM usage_records s
+                                   WHERE s.owner_id = b.owner_id AND s.at >= b.created_at - interval '1 minute'
+                                     AND ${SETTLES('s', 'b')}))::float8 AS reserved,
+              coalesce((SELECT json_agg(u) FROM (${usageSql(tenantLinesSql('model'))}) u), '[]'::json) AS usage`,
+      [tenant, month.start, month.end],
+    );
+    const spentUsd = usageReport(rows[0].usage.map(usageByModelOf), price).costUsd;
+    const reservedUsd = rows[0].reserved as number;
+    return {
+      limitUsd,
+      spentUsd,
+      reservedUsd,
+      callUsd,
+      month,
+      tenant,
+      spent: spentUsd + reservedUsd + callUsd > limitUsd + EPSILON_USD,
+    };
+  }
 }
+
+const ADVISORY_LOCK_SQL = `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`;
 
 /** Prices are rounded to a millionth of a dollar; sums of them may drift by far less than this. */
 const EPSILON_USD = 1e-9;

@@ -8,3 +8,5 @@ export * from './usage-ledger';
 export * from './budget-reservations';
 export * from './usage-report';
 export { ReadModelWrites } from './read-model.writes';
+export * from './tenant-ledger';
+export * from './tenant-budgets';

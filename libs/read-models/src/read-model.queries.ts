@@ -178,14 +178,22 @@ export class ReadModelQueries {
  * model. Shared with the budget's reservations, which read it in the same statement as the money
  * set aside (one snapshot: a call settled meanwhile is counted once).
  */
-export const USAGE_BY_MODEL_SQL = `WITH r AS (
-     SELECT u.* FROM usage_records u
+export const USAGE_BY_MODEL_SQL = usageSql(`
+     SELECT u.*, NULL::text AS key FROM usage_records u
       WHERE (u.owner_id = $1 OR u.owner_key = ledger_pseudonym($1))
         AND ($2::uuid IS NULL OR u.conversation_id = $2)
         AND ($3::timestamptz IS NULL OR u.at >= $3)
-        AND ($4::timestamptz IS NULL OR u.at < $4)
+        AND ($4::timestamptz IS NULL OR u.at < $4)`);
+
+/**
+ * The usage query over any set of the ledger's lines (`lines`: a SELECT of usage_records' columns
+ * and a `key` to group by besides the model): every report, a reader's or a tenant's, counts its
+ * lines by this one rule.
+ */
+export function usageSql(lines: string): string {
+  return `WITH r AS (${lines}
    ), own AS (
-     SELECT r.kind, r.model, r.batched, r.cost_usd IS NULL AND (r.kind = 'stopped_call' OR (r.kind = 'tool_call' AND NOT EXISTS (
+     SELECT r.key, r.kind, r.model, r.batched, r.cost_usd IS NULL AND (r.kind = 'stopped_call' OR (r.kind = 'tool_call' AND NOT EXISTS (
               SELECT 1 FROM usage_records a
                WHERE a.conversation_id = r.conversation_id AND a.turn_id = r.turn_id AND a.kind = 'answer'
             ))) AS unpriced,
@@ -205,7 +213,7 @@ export const USAGE_BY_MODEL_SQL = `WITH r AS (
             AND t.kind = 'tool_call' AND t.cost_usd IS NOT NULL
        ) e ON true
    )
-   SELECT model,
+   SELECT key, model,
           count(*) FILTER (WHERE kind IN ('answer', 'failure', 'cancel'))::int AS turns,
           count(*) FILTER (WHERE kind = 'tool_call')::int AS tool_calls,
           count(*) FILTER (WHERE kind = 'failure')::int AS failures,
@@ -223,8 +231,9 @@ export const USAGE_BY_MODEL_SQL = `WITH r AS (
           coalesce(sum(cache_read_input_tokens) FILTER (WHERE unpriced AND batched), 0)::float8 AS batched_cache_read,
           coalesce(sum(cache_creation_input_tokens) FILTER (WHERE unpriced AND batched), 0)::float8 AS batched_cache_creation
      FROM own
-    GROUP BY model
-    ORDER BY model NULLS FIRST`;
+    GROUP BY key, model
+    ORDER BY key, model NULLS FIRST`;
+}
 
 /** A row of USAGE_BY_MODEL_SQL as UsageByModel. */
 export const usageByModelOf = (r: { model: string | null } & Record<string, number>): UsageByModel => ({

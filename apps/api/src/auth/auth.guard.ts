@@ -3,6 +3,7 @@ import { problem } from '../http/problem.exception';
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
 import { AppConfig, CONFIG } from '@parley/config';
+import { TenantMembers } from '../tenant/tenant-members';
 import { AuthUser } from './auth-user';
 import { TokenVerifier } from './token-verifier';
 
@@ -29,6 +30,7 @@ export class AuthGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     @Inject(CONFIG) config: AppConfig,
+    private readonly members: TenantMembers,
   ) {
     this.verifier = new TokenVerifier(config.auth);
   }
@@ -37,12 +39,15 @@ export class AuthGuard implements CanActivate {
     const targets = [context.getHandler(), context.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
     const req = context.switchToHttp().getRequest<AuthedRequest>();
-    if (req.user) return true; // verified before the body was read
-    const token =
-      bearer(req) ??
-      (this.reflector.getAllAndOverride<boolean>(TAKES_QUERY_TOKEN, targets) ? queryToken(req) : undefined);
-    if (!token) throw problem('token_missing', 'a bearer token is required');
-    req.user = await this.verifier.verify(token);
+    if (!req.user) {
+      // else verified before the body was read
+      const token =
+        bearer(req) ??
+        (this.reflector.getAllAndOverride<boolean>(TAKES_QUERY_TOKEN, targets) ? queryToken(req) : undefined);
+      if (!token) throw problem('token_missing', 'a bearer token is required');
+      req.user = await this.verifier.verify(token);
+    }
+    await this.members.note(req.user);
     return true;
   }
 }

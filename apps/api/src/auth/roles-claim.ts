@@ -8,6 +8,12 @@ export const OPERATOR_ROLE = 'operator';
 export const PUBLISHER_ROLE = 'publisher';
 
 /**
+ * The role of a tenant's operator: its readers' usage and budgets, for the tenant the token's
+ * parley_tenant names (an admin token without a tenant is refused: docs/operations.md).
+ */
+export const ADMIN_ROLE = 'admin';
+
+/**
  * The roles a token's payload names. Anything but an array of strings names none: roles only add
  * rights, so a claim that cannot be read grants nothing (unlike a budget, whose fallback would be looser).
  */

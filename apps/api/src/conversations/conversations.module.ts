@@ -8,6 +8,7 @@ import { StreamWatcher } from '@parley/event-store';
 import { AccountController } from '../account/account.controller';
 import { ConversationUsageController } from '../usage/conversation-usage.controller';
 import { RateLimitsModule } from '../rate-limits/rate-limits.module';
+import { TenantModule } from '../tenant/tenant.module';
 import { ReaderBudget } from '../usage/reader-budget';
 import { UsageController } from '../usage/usage.controller';
 import { UsageService } from '../usage/usage.service';
@@ -41,6 +42,7 @@ import { TurnEnqueuer } from './turn-enqueuer';
     ReadModelsModule,
     ErasureModule,
     RateLimitsModule,
+    TenantModule,
   ],
   // in this order the OpenAPI document lists their paths
   controllers: [

@@ -72,13 +72,19 @@ export const PROBLEM_CATALOGUE = {
     title: 'Not allowed',
     description:
       'The caller may see the resource but not do this: publish a catalogue book without the `publisher` role, or ' +
-      'rename or withdraw a catalogue book without being a publisher of its tenant.',
+      'rename or withdraw a catalogue book without being a publisher of its tenant, or administer a tenant without ' +
+      'the `admin` role and a `parley_tenant`.',
   },
   not_found: { status: 404, title: 'No such resource', description: 'No route answers this method and path.' },
   conversation_not_found: {
     status: 404,
     title: 'Conversation not found',
     description: 'No conversation with this id belongs to the caller (deleted, foreign or never created).',
+  },
+  reader_not_found: {
+    status: 404,
+    title: 'Reader not found',
+    description: "No reader with this id is in the admin's tenant (not seen with its parley_tenant, or in another).",
   },
   book_not_found: {
     status: 404,

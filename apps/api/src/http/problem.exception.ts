@@ -18,6 +18,8 @@ export interface ProblemExtras {
   budgetUsd?: number;
   spentUsd?: number;
   resetsAt?: string;
+  /** budget_exceeded: the tenant whose cap (its readers' together) is spent, when it is the tenant's */
+  tenant?: string;
 }
 
 /** An error the API answers as a problem of the catalogue; its status is the code's. */

@@ -28,6 +28,11 @@ export class ProblemDto {
   @ApiPropertyOptional({ format: 'date-time', description: 'budget_exceeded: the start of next month (UTC)' })
   resetsAt?: string;
   @ApiPropertyOptional({
+    description:
+      "budget_exceeded: the tenant whose cap on its readers together is spent (else the reader's own budget)",
+  })
+  tenant?: string;
+  @ApiPropertyOptional({
     type: 'object',
     additionalProperties: { type: 'string', enum: ['ok', 'down', 'hybrid', 'lexical'] },
     description: 'not_ready: each dependency and whether it answers (search: hybrid or lexical, as in /readyz)',

@@ -1,5 +1,7 @@
 import { AppConfig } from '@parley/config';
 import { monthOf } from '@parley/read-models';
+import { AdminLimits } from '@parley/read-models';
+import { TenantAdmin } from '../tenant/tenant-admin.service';
 import { budgetDecision, ReaderBudget, standing } from './reader-budget';
 import { UsageReport, UsageService } from './usage.service';
 
@@ -64,11 +66,16 @@ describe('reader budgets', () => {
   });
 
   describe(ReaderBudget.name, () => {
-    const newSut = (serverLimit: number | null, spentUsd: number) => {
+    const NO_ADMIN: AdminLimits = { tenant: null, tenantUsd: null, readerUsd: null };
+    const newSut = (serverLimit: number | null, spentUsd: number, admin = NO_ADMIN, tenantSpentUsd = 0) => {
       const ofOwner = jest.fn(async () => ({ costUsd: spentUsd }) as UsageReport);
       // a UsageService whose ofOwner answers the spend (it reads nothing else)
       const usage: UsageService = Object.assign(Object.create(UsageService.prototype) as UsageService, { ofOwner });
-      return { sut: new ReaderBudget(usage, { budgetUsdPerMonth: serverLimit } as AppConfig), ofOwner };
+      const tenants: TenantAdmin = Object.assign(Object.create(TenantAdmin.prototype) as TenantAdmin, {
+        limitsOf: async () => admin,
+        spentUsd: async () => tenantSpentUsd,
+      });
+      return { sut: new ReaderBudget(usage, tenants, { budgetUsdPerMonth: serverLimit } as AppConfig), ofOwner };
     };
     const now = at('2026-06-10T08:00:00Z');
 
@@ -87,6 +94,25 @@ describe('reader budgets', () => {
       await expect(sut.assertWithin({ id: 'ann', budgetUsdPerMonth: 5 }, now)).resolves.toBeUndefined();
       await expect(sut.assertWithin({ id: 'ann', budgetUsdPerMonth: 0 }, now)).rejects.toMatchObject({
         code: 'budget_exceeded',
+      });
+    });
+
+    it("holds the reader to the budget their tenant's admin set over the token's, and to the tenant's cap", async () => {
+      const admin = { tenant: 'acme', tenantUsd: null, readerUsd: 1 };
+      await expect(
+        newSut(null, 2, admin).sut.assertWithin({ id: 'ann', budgetUsdPerMonth: 5 }, now),
+      ).rejects.toMatchObject({ code: 'budget_exceeded', extras: { budgetUsd: 1, spentUsd: 2 } });
+      const capped = { tenant: 'acme', tenantUsd: 3, readerUsd: null };
+      await expect(newSut(null, 0, capped, 3).sut.assertWithin({ id: 'ann' }, now)).rejects.toMatchObject({
+        code: 'budget_exceeded',
+        extras: { budgetUsd: 3, spentUsd: 3, tenant: 'acme' },
+      });
+      await expect(newSut(null, 0, capped, 2.5).sut.assertWithin({ id: 'ann' }, now)).resolves.toBeUndefined();
+      await expect(
+        newSut(null, 2, admin).sut.standing({ id: 'ann', budgetUsdPerMonth: 5 }, now),
+      ).resolves.toMatchObject({
+        limitUsd: 1,
+        leftUsd: 0,
       });
     });
 

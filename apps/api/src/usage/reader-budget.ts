@@ -5,6 +5,7 @@ import { AuthUser } from '../auth/auth-user';
 import { problem } from '../http/problem.exception';
 import { MetricsService } from '../metrics/metrics.service';
 import { Month, monthOf } from '@parley/read-models';
+import { TenantAdmin } from '../tenant/tenant-admin.service';
 import { UsageService } from './usage.service';
 
 /** Where a reader stands this month, as GET /v1/usage shows it (`budget`). */
@@ -49,9 +50,10 @@ export function budgetDecision(limitUsd: number | null, spentUsd: number, now: D
 }
 
 /**
- * Each reader's monthly budget: the token's parley_budget_usd_per_month, else BUDGET_USD_PER_MONTH.
- * What was spent is the usage read model's cost for the month (UsageService), so it trails the log
- * by the projector's moment.
+ * Each reader's monthly budget: the one their tenant's admin set, else the token's
+ * parley_budget_usd_per_month, else BUDGET_USD_PER_MONTH; and their tenant's cap, when its admin
+ * set one, on all its readers together. What was spent is the usage read model's cost for the
+ * month (UsageService, TenantAdmin), so it trails the log by the projector's moment.
  */
 @Injectable()
 export class ReaderBudget {
@@ -59,12 +61,14 @@ export class ReaderBudget {
 
   constructor(
     private readonly usage: UsageService,
+    private readonly tenants: TenantAdmin,
     @Inject(CONFIG) config: AppConfig,
     @Optional() private readonly metrics?: MetricsService,
   ) {
     this.serverLimitUsd = config.budgetUsdPerMonth;
   }
 
+  /** The budget the reader's token (else the server) gives them; their admin's, when set, holds over it (limitsOf). */
   limitOf(user: AuthUser): number | null {
     return user.budgetUsdPerMonth ?? this.serverLimitUsd;
   }
@@ -77,21 +81,40 @@ export class ReaderBudget {
 
   async standing(user: AuthUser, now = new Date()): Promise<BudgetStanding> {
     const month = monthOf(now);
-    return standing(this.limitOf(user), await this.spent(user.id, month), month);
+    const [{ readerUsd }, spent] = await Promise.all([this.limitsOf(user), this.spent(user.id, month)]);
+    return standing(readerUsd, spent, month);
   }
 
-  /** 402 budget_exceeded when the reader has spent this month's budget; no query without a budget. */
+  /**
+   * 402 budget_exceeded when the reader has spent this month's budget, or their tenant's readers
+   * together the tenant's cap; no usage query without a budget.
+   */
   async assertWithin(user: AuthUser, now = new Date()): Promise<void> {
-    const limit = this.limitOf(user);
-    if (limit === null) return;
-    const decision = budgetDecision(limit, await this.spent(user.id, monthOf(now)), now);
+    const { readerUsd, tenant, tenantUsd } = await this.limitsOf(user);
+    if (readerUsd !== null) this.refuseUnless(budgetDecision(readerUsd, await this.spent(user.id, monthOf(now)), now));
+    if (tenant !== null && tenantUsd !== null) {
+      const spent = await this.tenants.spentUsd(tenant, monthOf(now));
+      this.refuseUnless(budgetDecision(tenantUsd, spent, now), tenant);
+    }
+  }
+
+  /** The reader's budget in force (their admin's over their token's) and their tenant's cap. */
+  private async limitsOf(
+    user: AuthUser,
+  ): Promise<{ readerUsd: number | null; tenant: string | null; tenantUsd: number | null }> {
+    const admin = await this.tenants.limitsOf(user.id);
+    return { readerUsd: admin.readerUsd ?? this.limitOf(user), tenant: admin.tenant, tenantUsd: admin.tenantUsd };
+  }
+
+  private refuseUnless(decision: BudgetDecision, tenant?: string): void {
     if (decision.allowed) return;
     const { allowed: _, ...extras } = decision;
     this.metrics?.postsBudgetRefused.inc();
+    const whose = tenant === undefined ? "this month's budget" : `this month's budget of tenant ${tenant}`;
     throw problem(
       'budget_exceeded',
-      `this month's budget of $${extras.budgetUsd} is spent ($${extras.spentUsd}); it resets at ${extras.resetsAt}`,
-      extras,
+      `${whose} of $${extras.budgetUsd} is spent ($${extras.spentUsd}); it resets at ${extras.resetsAt}`,
+      tenant === undefined ? extras : { ...extras, tenant },
     );
   }
 

@@ -28,7 +28,8 @@ export class BudgetDto {
     type: 'number',
     nullable: true,
     description:
-      "the reader's budget for the month in USD: the token's parley_budget_usd_per_month, else the server's; null: none",
+      "the reader's budget for the month in USD: the one their tenant's admin set, else the token's " +
+      "parley_budget_usd_per_month, else the server's; null: none",
   })
   limitUsd!: number | null;
   @ApiProperty({ description: 'USD spent this month (UTC), as costUsd counts it' }) spentUsd!: number;

@@ -50,7 +50,7 @@ export class BudgetedLlm extends WrappedLlm {
       return await this.inner.chatWithTools(messages, tools, options);
     } catch (e) {
       // billed in part: the runner's ModelCallStopped settles it; nothing billed, nothing to hold
-      if (stoppedAttemptsOf(e).length === 0) await this.budget.release(reservation);
+      if (reservation && stoppedAttemptsOf(e).length === 0) await this.budget.release(reservation);
       throw e;
     }
   }

@@ -16,7 +16,8 @@ export const BATCH_RESERVATION_TTL_MS = 25 * 3_600_000;
 /** Who pays for a turn's calls, and the budget they are held to; the version the step was planned on. */
 export interface CallPayer {
   ownerId: string;
-  limitUsd: number;
+  /** the reader's budget recorded with the question, else the server's; null: none (a tenant admin's may hold) */
+  limitUsd: number | null;
   turnId: string;
   atVersion: number;
 }
@@ -40,15 +41,21 @@ export class TurnBudget {
     this.reservations = new BudgetReservations(store.pool);
   }
 
-  /** The payer of a turn's calls planned on the log at `atVersion`; none without a budget (nothing to reserve). */
+  /**
+   * The payer of a turn's calls planned on the log at `atVersion`; none for an erased reader. A
+   * payer without a budget still reserves: their tenant's admin may have set one, or a tenant cap.
+   */
   payerOf(ownerId: string | null, turn: TurnRecord, atVersion: number): CallPayer | undefined {
+    if (ownerId === null) return undefined;
     const limitUsd = turn.budgetUsdPerMonth ?? this.config.budgetUsdPerMonth;
-    if (limitUsd === null || ownerId === null) return undefined;
     return { ownerId, limitUsd, turnId: turn.turnId, atVersion };
   }
 
-  /** Sets the call's worst case aside, or throws LlmError `budget_exceeded` (the call is not made). */
-  async reserve(payer: CallPayer, request: CallRequest, { viaBatch = false } = {}): Promise<string> {
+  /**
+   * Sets the call's worst case aside (its reservation; undefined: no budget holds, nothing set
+   * aside), or throws LlmError `budget_exceeded` (the call is not made).
+   */
+  async reserve(payer: CallPayer, request: CallRequest, { viaBatch = false } = {}): Promise<string | undefined> {
     const reserved = await this.reservations.reserve(
       {
         ownerId: payer.ownerId,
@@ -60,7 +67,7 @@ export class TurnBudget {
       costUsd,
     );
     if (reserved.kind === 'refused') throw callOverBudget(reserved.standing);
-    return reserved.id;
+    return reserved.kind === 'reserved' ? reserved.id : undefined;
   }
 
   /** A reservation back unused: its call failed before the provider billed anything. */

@@ -219,9 +219,12 @@ export function callOverBudget(s: {
   reservedUsd: number;
   callUsd: number;
   month: { end: Date };
+  /** the tenant whose cap (all its readers together) it would exceed; else the reader's own budget */
+  tenant?: string;
 }): LlmError {
+  const budget = s.tenant === undefined ? "this month's budget" : "this month's budget of the reader's tenant";
   return new LlmError(
-    `this call may cost up to $${roundUsd(s.callUsd)}, more than is left of this month's budget of $${s.limitUsd} ` +
+    `this call may cost up to $${roundUsd(s.callUsd)}, more than is left of ${budget} of $${s.limitUsd} ` +
       `($${roundUsd(s.spentUsd)} spent, $${roundUsd(s.reservedUsd)} set aside for calls in flight); ` +
       `it resets at ${s.month.end.toISOString()}`,
     'budget_exceeded',

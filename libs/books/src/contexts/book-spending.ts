@@ -49,8 +49,9 @@ export class BookSpending {
    */
   async reserve(bookId: string, call: ContextCallRequest, now = new Date()): Promise<string | undefined> {
     const payer = await this.repo.payerOf(bookId);
+    // without a budget of their own the uploader may still be held by their tenant admin's
     const limitUsd = payer?.budgetUsdPerMonth ?? this.serverLimitUsd;
-    if (!payer || limitUsd === null) return undefined;
+    if (!payer) return undefined;
     const usd = worstCaseUsd({
       model: call.model,
       messages: [
@@ -72,7 +73,7 @@ export class BookSpending {
       now,
     );
     if (reserved.kind === 'refused') throw callOverBudget(reserved.standing);
-    return reserved.id;
+    return reserved.kind === 'reserved' ? reserved.id : undefined;
   }
 
   /** A reservation back unused: its call failed. */
