@@ -6,11 +6,14 @@ import { Pool } from 'pg';
 import { RedisConnections } from '@parley/platform';
 import { Public } from '../auth/auth.guard';
 import { AppConfig, CONFIG } from '@parley/config';
+import { BuildInfo, readBuildInfo } from './build-info';
 
 @ApiTags('operations')
 @Public()
 @Controller()
 export class HealthController {
+  private buildInfo?: BuildInfo;
+
   constructor(
     @Inject(Pool) private readonly pool: Pool,
     private readonly redis: RedisConnections,
@@ -24,6 +27,28 @@ export class HealthController {
   })
   healthz() {
     return { status: 'ok' };
+  }
+
+  /** The release this process runs: package.json's version and the commit it was built from (null when the build did not know it). */
+  @Get('version')
+  @ApiOperation({ summary: 'The version (package.json) and the commit this build was made from' })
+  @ApiOkResponse({
+    schema: {
+      type: 'object',
+      required: ['version', 'commit'],
+      properties: {
+        version: { type: 'string', example: '0.3.0' },
+        commit: {
+          type: 'string',
+          nullable: true,
+          description: 'the git commit of the build (CHANGELOG.md names each release by its commit); null when unknown',
+        },
+      },
+    },
+  })
+  version(): BuildInfo {
+    this.buildInfo ??= readBuildInfo();
+    return this.buildInfo;
   }
 
   /**
