@@ -26,6 +26,11 @@ export function readmeFirstSteps(readme = readFileSync(path.join(ROOT, 'README.m
   return shBlockAfter(readme, '## First steps with curl', 'README.md');
 }
 
+/** The README's catalogue lines: a publisher's book, found and talked with by a reader of its tenant. */
+export function readmeCatalogue(readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8')): string {
+  return shBlockAfter(readme, '### A catalogue for every reader', 'README.md');
+}
+
 /** Shell commands as lines, continuations joined, comments and blank lines left out. */
 const commandsOf = (script: string): string[] =>
   script
@@ -87,5 +92,13 @@ describe('curl walkthrough (e2e)', () => {
     expect(out).toMatch(/^id: 3\nevent: \w+\ndata: \{/m);
     expect(out).not.toMatch(/^id: [12]$/m);
     expect(out).toContain('{"role":"user","content":"Who did Alice meet sitting on a mushroom?"}');
+  }, 120_000);
+
+  it("runs the README's catalogue lines: the reader finds the publisher's book and talks with it once it is ready", async () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, PARLEY_URL: stack.base, AUTH_JWT_SECRET: TEST_JWT_SECRET };
+    const { code, out, err } = await runBash(`set -euo pipefail\n${readmeCatalogue()}`, env);
+    if (code !== 0) throw new Error(`the catalogue lines exited ${code}\n--- stdout\n${out}\n--- stderr\n${err}`);
+    expect(out).toContain("Alice (the school's copy)");
+    expect(out.trim().split('\n').pop()).toMatch(/^[0-9a-f-]{36}$/);
   }, 120_000);
 });
