@@ -1722,6 +1722,11 @@ export interface operations {
                * @enum {string}
                */
               search: 'hybrid' | 'lexical';
+              /**
+               * @description only with a self-hosted OpenAI-compatible server (OPENAI_BASE_URL): whether it answers within a second; never makes the API unready
+               * @enum {string}
+               */
+              model?: 'ok' | 'down';
             };
           };
         };

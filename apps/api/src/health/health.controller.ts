@@ -7,6 +7,7 @@ import { RedisConnections } from '@parley/platform';
 import { Public } from '../auth/auth.guard';
 import { AppConfig, CONFIG } from '@parley/config';
 import { BuildInfo, readBuildInfo } from './build-info';
+import { probeModelServer } from './model-server';
 
 @ApiTags('operations')
 @Public()
@@ -54,7 +55,10 @@ export class HealthController {
   /**
    * Ready when both Postgres and Redis answer within a second. checks.search says how books are
    * searched (hybrid: full text and vectors; lexical: full text only) and never makes it unready:
-   * an embeddings provider that is down leaves search lexical.
+   * an embeddings provider that is down leaves search lexical. checks.model, with a self-hosted
+   * OpenAI-compatible server (OPENAI_BASE_URL), says whether it answers within a second; it never
+   * makes the API unready either: books, conversations and streams are served without it, and
+   * every replica would leave the balancer at once for a fault none of them can mend.
    */
   @Get('readyz')
   @ApiOperation({ summary: 'Readiness: Postgres and Redis answer within a second' })
@@ -75,6 +79,12 @@ export class HealthController {
               enum: ['hybrid', 'lexical'],
               description: 'hybrid: full text and embeddings fused (EMBEDDINGS_PROVIDER set); lexical: full text only',
             },
+            model: {
+              type: 'string',
+              enum: ['ok', 'down'],
+              description:
+                'only with a self-hosted OpenAI-compatible server (OPENAI_BASE_URL): whether it answers within a second; never makes the API unready',
+            },
           },
         },
       },
@@ -84,11 +94,18 @@ export class HealthController {
   async readyz() {
     const within = <T>(p: Promise<T>) =>
       Promise.race([p, new Promise<never>((_, rej) => setTimeout(() => rej(new Error('timeout')), 1_000).unref())]);
-    const [db, redis] = await Promise.allSettled([within(this.pool.query('SELECT 1')), within(this.redis.main.ping())]);
+    const { llm } = this.config;
+    const modelServer = llm.providers.includes('openai') ? llm.openai.baseUrl : undefined;
+    const [db, redis, model] = await Promise.allSettled([
+      within(this.pool.query('SELECT 1')),
+      within(this.redis.main.ping()),
+      modelServer ? probeModelServer(modelServer, llm.openai.apiKey) : Promise.resolve(undefined),
+    ]);
     const checks = {
       database: db.status === 'fulfilled' ? 'ok' : 'down',
       redis: redis.status === 'fulfilled' ? 'ok' : 'down',
       search: this.config.embeddings.provider === 'none' ? 'lexical' : 'hybrid',
+      ...(model.status === 'fulfilled' && model.value ? { model: model.value } : {}),
     };
     if (checks.database !== 'ok' || checks.redis !== 'ok')
       throw problem('not_ready', 'the database or Redis does not answer', { checks });
