@@ -31,3 +31,13 @@ describe('start commands in the docs', () => {
     expect(startsWithoutSecret('export AUTH_JWT_SECRET=$(openssl rand -hex 32)\nnpm run start:api')).toBe(false);
   });
 });
+
+describe('the client tarball in the docs', () => {
+  it.each(['docs/api.md', 'libs/api-client/README.md'])('%s names no version the package may not have', (file) => {
+    const { version } = JSON.parse(readFileSync(path.join(ROOT, 'libs/api-client/package.json'), 'utf8')) as {
+      version: string;
+    };
+    const named = [...readFileSync(path.join(ROOT, file), 'utf8').matchAll(/parley-client-(\d+\.\d+\.\d+)\.tgz/g)];
+    expect(named.map((m) => m[1]).filter((v) => v !== version)).toEqual([]);
+  });
+});
