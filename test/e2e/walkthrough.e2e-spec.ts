@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { projectRoot } from '@parley/platform';
-import { startStack, Stack, TEST_JWT_SECRET } from '../support/stack';
+import { clientFor, startStack, Stack, TEST_JWT_SECRET } from '../support/stack';
 
 const ROOT = projectRoot();
 
@@ -92,6 +92,14 @@ describe('curl walkthrough (e2e)', () => {
     expect(out).toMatch(/^id: 3\nevent: \w+\ndata: \{/m);
     expect(out).not.toMatch(/^id: [12]$/m);
     expect(out).toContain('{"role":"user","content":"Who did Alice meet sitting on a mushroom?"}');
+
+    // the offline model answers the README's question right: the Caterpillar, from the passage that says so
+    const alice = clientFor(stack.base, 'alice');
+    const [latest] = (await alice.req('GET', '/v1/conversations?limit=1')).body.items as Array<{ id: string }>;
+    const { items } = (await alice.req('GET', `/v1/conversations/${latest.id}/messages`)).body as {
+      items: Array<{ role: string; content: string }>;
+    };
+    expect(items.find((m) => m.role === 'assistant')?.content).toMatch(/caterpillar, that was sitting on the top/i);
   }, 120_000);
 
   it("runs the README's catalogue lines: the reader finds the publisher's book and talks with it once it is ready", async () => {
