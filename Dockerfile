@@ -6,6 +6,8 @@ COPY package.json package-lock.json ./
 COPY libs/api-client/package.json libs/api-client/
 RUN npm ci --no-audit --no-fund
 COPY . .
+# the commit GET /version answers: the context has no .git (docker-compose.yml passes it when given)
+ARG PARLEY_COMMIT=
 RUN npm run build && npm prune --omit=dev
 
 FROM node:24-bookworm-slim

@@ -27,7 +27,19 @@ function resolveCommit() {
   try {
     git('cat-file', '-e', `${commit}^{commit}`);
   } catch {
-    throw new Error(`the previous release's commit ${commit} is not in this clone: fetch its history (git fetch --unshallow)`);
+    let shallow = false;
+    try {
+      shallow = git('rev-parse', '--is-shallow-repository').trim() === 'true';
+    } catch {
+      // not a git clone at all: said below
+    }
+    throw new Error(
+      `the rolling-upgrade test builds the previous release, ${PREVIOUS_RELEASE.version} (commit ${commit.slice(0, 12)}), ` +
+        `from git, and this ${shallow ? 'shallow clone' : 'checkout'} does not have it. ` +
+        (shallow
+          ? 'Fetch the history with `git fetch --unshallow` (or clone without --depth), then run npm test again.'
+          : 'Fetch the branch with its history (`git fetch --unshallow` in a shallow clone), then run npm test again.'),
+    );
   }
   return commit;
 }
@@ -57,4 +69,12 @@ export function buildPreviousRelease() {
   return root;
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) process.stdout.write(`${buildPreviousRelease()}\n`);
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  try {
+    process.stdout.write(`${buildPreviousRelease()}\n`);
+  } catch (e) {
+    // a message to act on, not a stack trace
+    process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(1);
+  }
+}

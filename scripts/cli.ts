@@ -7,9 +7,10 @@
 // first: refuse a Node.js older than package.json's engines, with what to do
 import '../libs/platform/src/supported-node';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { ConfigError } from '@parley/config';
 import { connect, type Api } from './cli/api';
 import { CliError, EXIT, UsageError } from './cli/errors';
-import { resolveTarget } from './cli/env';
+import { isLoopback, resolveTarget } from './cli/env';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 type Command = (argv: string[]) => Promise<number | void>;
@@ -147,7 +148,6 @@ const commands: Record<string, Command> = {
     const budget = values.budget === undefined ? undefined : Number(values.budget);
     if (budget !== undefined && !(Number.isFinite(budget) && budget >= 0))
       throw new UsageError('--budget takes US dollars per month, 0 or more');
-    const { loadConfig } = await import('@parley/config');
     const { mintToken } = await import('../apps/api/src/auth/auth.guard');
     const { BUDGET_CLAIM } = await import('../apps/api/src/auth/budget-claim');
     const { ADMIN_ROLE, OPERATOR_ROLE, PUBLISHER_ROLE, ROLES_CLAIM } = await import('../apps/api/src/auth/roles-claim');
@@ -157,11 +157,7 @@ const commands: Record<string, Command> = {
       ...(values.publisher ? [PUBLISHER_ROLE] : []),
       ...(values.admin ? [ADMIN_ROLE] : []),
     ];
-    const secret = loadConfig().auth.jwtSecret;
-    if (!secret)
-      throw new UsageError(
-        'token signs with AUTH_JWT_SECRET, which is not set (AUTH_JWKS_URL tokens come from the provider)',
-      );
+    const secret = await tokenSecret();
     const claims = {
       ...(budget === undefined ? {} : { [BUDGET_CLAIM]: budget }),
       ...(roles.length ? { [ROLES_CLAIM]: roles } : {}),
@@ -199,6 +195,42 @@ const commands: Record<string, Command> = {
   },
 };
 
+/**
+ * The secret `token` signs with: the server's configuration (AUTH_JWT_SECRET, or the development
+ * secret under NODE_ENV=development); with neither set and PARLEY_URL on this machine, the public
+ * development secret that `npm start` accepts, said on stderr. Anything else is a configuration
+ * error (exit code 8), never a bug.
+ */
+async function tokenSecret(env = process.env): Promise<string> {
+  const { DEV_JWT_SECRET, loadConfig } = await import('@parley/config');
+  if (!env.AUTH_JWT_SECRET && !env.AUTH_JWKS_URL && env.NODE_ENV !== 'development') {
+    if (!isLoopback(env))
+      throw new CliError(
+        `token: no secret to sign with for ${env.PARLEY_URL}: set AUTH_JWT_SECRET to the secret that server runs with ` +
+          '(a server signing in with an identity provider, AUTH_JWKS_URL, takes its tokens from the provider)',
+        EXIT.config,
+      );
+    console.error(
+      'token: AUTH_JWT_SECRET is not set, so this token is signed with the public development secret: ' +
+        'only a server started with NODE_ENV=development (npm start) accepts it',
+    );
+    return DEV_JWT_SECRET;
+  }
+  let secret: string | undefined;
+  try {
+    secret = loadConfig(env).auth.jwtSecret;
+  } catch (e) {
+    if (e instanceof ConfigError) throw new CliError(`token: ${e.message}`, EXIT.config);
+    throw e;
+  }
+  if (!secret)
+    throw new CliError(
+      'token signs with AUTH_JWT_SECRET, which is not set (with AUTH_JWKS_URL, tokens come from the identity provider)',
+      EXIT.config,
+    );
+  return secret;
+}
+
 async function main(): Promise<number> {
   const [name, ...rest] = process.argv.slice(2);
   if (name === 'help' || name === '--help' || name === '-h') {
@@ -213,8 +245,8 @@ async function main(): Promise<number> {
 main()
   .then((code) => process.exit(code)) // also ends a stream or a keyboard still holding the loop open
   .catch((e: unknown) => {
-    if (e instanceof CliError) console.error(e.message);
+    if (e instanceof CliError || e instanceof ConfigError) console.error(e.message);
     else if (process.env.PARLEY_DEBUG) console.error(e);
     else console.error(`unexpected error: ${e instanceof Error ? e.message : String(e)} (PARLEY_DEBUG=1 shows more)`);
-    process.exit(e instanceof CliError ? e.exitCode : EXIT.unexpected);
+    process.exit(e instanceof CliError ? e.exitCode : e instanceof ConfigError ? EXIT.config : EXIT.unexpected);
   });

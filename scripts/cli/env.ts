@@ -25,6 +25,15 @@ const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
  * That last fallback is safe to try: a server that does not run on the dev secret answers 401,
  * and it is never sent anywhere but this machine.
  */
+/** Whether PARLEY_URL (or its default) names this machine. */
+export function isLoopback(env: NodeJS.ProcessEnv = process.env): boolean {
+  try {
+    return LOOPBACK.has(new URL(env.PARLEY_URL || DEFAULT_URL).hostname);
+  } catch {
+    return false;
+  }
+}
+
 export async function resolveTarget(env: NodeJS.ProcessEnv = process.env): Promise<Target> {
   const baseUrl = (env.PARLEY_URL || DEFAULT_URL).replace(/\/+$/, '');
   let url: URL;

@@ -18,6 +18,8 @@ export const EXIT = {
   refused: 6,
   /** 5xx: the server failed or is unavailable for a moment (503) */
   server: 7,
+  /** the environment is wrong or incomplete for a local command: a variable missing or invalid (AUTH_JWT_SECRET for token) */
+  config: 8,
 } as const;
 
 /** An error the user caused or can act on: printed as one line, never with a stack. */

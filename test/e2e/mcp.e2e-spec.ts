@@ -318,11 +318,13 @@ describe('MCP server at /mcp (e2e, the SDK client against the real stack)', () =
     expect(items.filter((c) => c.title === 'Anything?')).toEqual([]);
   });
 
-  it('refuses a blank question, and bookId with conversationId, with validation_failed', async () => {
+  it('refuses an empty or blank question, and bookId with conversationId, with validation_failed', async () => {
     const alice = await connect(s.alice.token);
-    const asked = await alice.callTool({ name: 'ask', arguments: { question: '   ', bookId: s.bookId } });
-    expect(asked.isError).toBe(true);
-    expect(structured(asked)).toMatchObject({ code: 'validation_failed' });
+    for (const question of ['', '   ']) {
+      const asked = await alice.callTool({ name: 'ask', arguments: { question, bookId: s.bookId } });
+      expect(asked.isError).toBe(true);
+      expect(structured(asked)).toMatchObject({ code: 'validation_failed' });
+    }
     const both = await alice.callTool({
       name: 'ask',
       arguments: { question: 'Which?', bookId: s.bookId, conversationId: randomUUID() },

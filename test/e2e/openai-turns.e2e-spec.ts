@@ -76,6 +76,12 @@ describe('agent turns over OpenAI (e2e, the openai SDK against the fake Chat Com
   const setModel = async (id: string, policyModel: string) =>
     s.alice.api.PATCH('/v1/conversations/{id}', { params: { path: { id } }, body: { policy: { model: policyModel } } });
 
+  it('says in /readyz that the self-hosted model server (OPENAI_BASE_URL) answers', async () => {
+    const ready = await fetch(`${s.stack.base}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({ status: 'ready', checks: { database: 'ok', redis: 'ok', model: 'ok' } });
+  });
+
   it('runs a search turn: tool_calls answered by a tool message, AssistantReplied citing the passage, usage priced from LLM_PRICES', async () => {
     const id = await conversation();
     openai.enqueue(

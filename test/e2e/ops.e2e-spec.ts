@@ -1,7 +1,9 @@
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { projectRoot } from '@parley/platform';
 import { expectOk, expectProblem, isEvent } from '../support/api';
 import { Client, clientFor, freePort, startStack, Stack, tokenFor } from '../support/stack';
 import { waitFor } from '../support/wait-for';
@@ -32,6 +34,16 @@ describe('operations (e2e)', () => {
     });
   }, 60_000);
   afterAll(() => stack?.stop());
+
+  it("answers GET /version without a token: package.json's version and the commit the build was made from", async () => {
+    const res = await fetch(`${stack.base}/version`);
+    expect(res.status).toBe(200);
+    const { version } = JSON.parse(readFileSync(path.join(projectRoot(), 'package.json'), 'utf8')) as {
+      version: string;
+    };
+    const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: projectRoot(), encoding: 'utf8' }).trim();
+    expect(await res.json()).toEqual({ version, commit: head });
+  });
 
   it('answers 429 with Retry-After past RATE_LIMIT_POSTS_PER_MIN, per user, appending nothing', async () => {
     const alice = clientFor(stack.base, `rl-${randomUUID()}`);

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { projectRoot } from '@parley/platform';
-import { startStack, Stack, TEST_JWT_SECRET } from '../support/stack';
+import { clientFor, startStack, Stack, TEST_JWT_SECRET } from '../support/stack';
 
 const ROOT = projectRoot();
 
@@ -24,6 +24,11 @@ export function walkthroughScript(page = readFileSync(path.join(ROOT, 'docs', 'w
 /** The README's first curl steps: a shortened copy of the walkthrough's opening lines. */
 export function readmeFirstSteps(readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8')): string {
   return shBlockAfter(readme, '## First steps with curl', 'README.md');
+}
+
+/** The README's catalogue lines: a publisher's book, found and talked with by a reader of its tenant. */
+export function readmeCatalogue(readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8')): string {
+  return shBlockAfter(readme, '### A catalogue for every reader', 'README.md');
 }
 
 /** Shell commands as lines, continuations joined, comments and blank lines left out. */
@@ -87,5 +92,21 @@ describe('curl walkthrough (e2e)', () => {
     expect(out).toMatch(/^id: 3\nevent: \w+\ndata: \{/m);
     expect(out).not.toMatch(/^id: [12]$/m);
     expect(out).toContain('{"role":"user","content":"Who did Alice meet sitting on a mushroom?"}');
+
+    // the offline model answers the README's question right: the Caterpillar, from the passage that says so
+    const alice = clientFor(stack.base, 'alice');
+    const [latest] = (await alice.req('GET', '/v1/conversations?limit=1')).body.items as Array<{ id: string }>;
+    const { items } = (await alice.req('GET', `/v1/conversations/${latest.id}/messages`)).body as {
+      items: Array<{ role: string; content: string }>;
+    };
+    expect(items.find((m) => m.role === 'assistant')?.content).toMatch(/caterpillar, that was sitting on the top/i);
+  }, 120_000);
+
+  it("runs the README's catalogue lines: the reader finds the publisher's book and talks with it once it is ready", async () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, PARLEY_URL: stack.base, AUTH_JWT_SECRET: TEST_JWT_SECRET };
+    const { code, out, err } = await runBash(`set -euo pipefail\n${readmeCatalogue()}`, env);
+    if (code !== 0) throw new Error(`the catalogue lines exited ${code}\n--- stdout\n${out}\n--- stderr\n${err}`);
+    expect(out).toContain("Alice (the school's copy)");
+    expect(out.trim().split('\n').pop()).toMatch(/^[0-9a-f-]{36}$/);
   }, 120_000);
 });

@@ -30,7 +30,8 @@ describe('an entry point on a Node older than 24', () => {
     expect(run.status).toBe(1);
     expect(run.stderr).toBe(
       `Parley needs Node.js 24 or newer; this is Node.js 20.20.2 (${process.execPath}).\n` +
-        'Install Node.js 24 with `nvm install 24` or `npm i -g node@24`, check `node -v`, then run this again.\n',
+        'Install Node.js 24 with `nvm install 24`, or without root: `npm install --prefix ~/.parley-node node@24` and ' +
+        '`export PATH=~/.parley-node/node_modules/.bin:$PATH`; check `node -v`, then run this again.\n',
     );
     expect(run.stdout).toBe('');
     // nothing else loaded: no dependency, no connection attempt (the API alone takes seconds to load)

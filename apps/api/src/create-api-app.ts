@@ -61,7 +61,16 @@ export async function createApiApp(): Promise<NestFastifyApplication> {
   mountQueueBoard(app); // only when QUEUE_BOARD_PATH is set
   mountMcp(app); // /mcp, unless MCP_ENABLED=false
   app.setGlobalPrefix('v1', {
-    exclude: ['healthz', 'readyz', 'problems', 'problems/:code', '/', 'web/:file', PROTECTED_RESOURCE_PATH.slice(1)],
+    exclude: [
+      'healthz',
+      'readyz',
+      'version',
+      'problems',
+      'problems/:code',
+      '/',
+      'web/:file',
+      PROTECTED_RESOURCE_PATH.slice(1),
+    ],
   });
   app.useGlobalPipes(
     new ValidationPipe({

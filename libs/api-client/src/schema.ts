@@ -21,6 +21,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/version': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The version (package.json) and the commit this build was made from */
+    get: operations['HealthController_version'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/readyz': {
     parameters: {
       query?: never;
@@ -1777,6 +1794,30 @@ export interface operations {
       };
     };
   };
+  HealthController_version: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @example 0.3.0 */
+            version: string;
+            /** @description the git commit of the build (CHANGELOG.md names each release by its commit); null when unknown */
+            commit: string | null;
+          };
+        };
+      };
+    };
+  };
   HealthController_readyz: {
     parameters: {
       query?: never;
@@ -1804,6 +1845,11 @@ export interface operations {
                * @enum {string}
                */
               search: 'hybrid' | 'lexical';
+              /**
+               * @description only with a self-hosted OpenAI-compatible server (OPENAI_BASE_URL): whether it answers within a second; never makes the API unready
+               * @enum {string}
+               */
+              model?: 'ok' | 'down';
             };
           };
         };

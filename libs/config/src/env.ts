@@ -16,6 +16,7 @@ const RESERVED_ROOTS = [
   'web',
   'healthz',
   'readyz',
+  'version',
   'metrics',
   'problems',
   'mcp',

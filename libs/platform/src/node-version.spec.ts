@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import semver from 'semver';
-import { MINIMUM_NODE_MAJOR, unsupportedNodeMessage } from './node-version';
+import { MINIMUM_NODE_MAJOR, NO_ROOT_INSTALL, NO_ROOT_PATH, unsupportedNodeMessage } from './node-version';
 import { projectRoot } from './project-root';
 
 const read = (file: string) => JSON.parse(readFileSync(path.join(projectRoot(), file), 'utf8'));
@@ -12,7 +12,17 @@ describe(unsupportedNodeMessage.name, () => {
     const message = unsupportedNodeMessage(version, '/usr/bin/node');
     expect(message).toContain(`Parley needs Node.js 24 or newer; this is Node.js ${version} (/usr/bin/node).`);
     expect(message).toContain('nvm install 24');
-    expect(message).toContain('npm i -g node@24');
+    expect(message).toContain(NO_ROOT_INSTALL);
+    expect(message).toContain(NO_ROOT_PATH);
+    expect(message).not.toContain('npm i -g');
+  });
+
+  it("is what the README's quick start says, which needs no root (npm i -g node@24 fails over apt's node)", () => {
+    const readme = readFileSync(path.join(projectRoot(), 'README.md'), 'utf8');
+    const quickStart = readme.slice(readme.indexOf('## Quick start'), readme.indexOf('## Web page'));
+    expect(quickStart).toContain(`\`${NO_ROOT_INSTALL}\``);
+    expect(quickStart).toContain(`\`${NO_ROOT_PATH}\``);
+    expect(quickStart).not.toContain('npm i -g');
   });
 
   it.each(['24.0.0', '24.21.0', '26.1.0'])('accepts Node %s', (version) => {

@@ -150,6 +150,11 @@ export class FakeOpenAi {
     const rawBody = await readBody(req);
     const recorded: RecordedChatRequest = { headers: req.headers, body: parseJson(rawBody), rawBody, at: Date.now() };
     res.setHeader('x-request-id', `req_${randomBytes(12).toString('hex')}`);
+    // the model list, which Parley's /readyz asks to see that the server answers
+    if (req.method === 'GET' && (req.url ?? '').split('?')[0] === '/v1/models') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return void res.end(JSON.stringify({ object: 'list', data: [] }));
+    }
     const refusal = this.refusalOf(req, recorded);
     if (refusal) {
       this.rejected.push({ req: recorded, status: refusal.status, message: refusal.message });

@@ -6,11 +6,15 @@ import { Pool } from 'pg';
 import { RedisConnections } from '@parley/platform';
 import { Public } from '../auth/auth.guard';
 import { AppConfig, CONFIG } from '@parley/config';
+import { BuildInfo, readBuildInfo } from './build-info';
+import { probeModelServer } from './model-server';
 
 @ApiTags('operations')
 @Public()
 @Controller()
 export class HealthController {
+  private buildInfo?: BuildInfo;
+
   constructor(
     @Inject(Pool) private readonly pool: Pool,
     private readonly redis: RedisConnections,
@@ -26,10 +30,35 @@ export class HealthController {
     return { status: 'ok' };
   }
 
+  /** The release this process runs: package.json's version and the commit it was built from (null when the build did not know it). */
+  @Get('version')
+  @ApiOperation({ summary: 'The version (package.json) and the commit this build was made from' })
+  @ApiOkResponse({
+    schema: {
+      type: 'object',
+      required: ['version', 'commit'],
+      properties: {
+        version: { type: 'string', example: '0.3.0' },
+        commit: {
+          type: 'string',
+          nullable: true,
+          description: 'the git commit of the build (CHANGELOG.md names each release by its commit); null when unknown',
+        },
+      },
+    },
+  })
+  version(): BuildInfo {
+    this.buildInfo ??= readBuildInfo();
+    return this.buildInfo;
+  }
+
   /**
    * Ready when both Postgres and Redis answer within a second. checks.search says how books are
    * searched (hybrid: full text and vectors; lexical: full text only) and never makes it unready:
-   * an embeddings provider that is down leaves search lexical.
+   * an embeddings provider that is down leaves search lexical. checks.model, with a self-hosted
+   * OpenAI-compatible server (OPENAI_BASE_URL), says whether it answers within a second; it never
+   * makes the API unready either: books, conversations and streams are served without it, and
+   * every replica would leave the balancer at once for a fault none of them can mend.
    */
   @Get('readyz')
   @ApiOperation({ summary: 'Readiness: Postgres and Redis answer within a second' })
@@ -50,6 +79,12 @@ export class HealthController {
               enum: ['hybrid', 'lexical'],
               description: 'hybrid: full text and embeddings fused (EMBEDDINGS_PROVIDER set); lexical: full text only',
             },
+            model: {
+              type: 'string',
+              enum: ['ok', 'down'],
+              description:
+                'only with a self-hosted OpenAI-compatible server (OPENAI_BASE_URL): whether it answers within a second; never makes the API unready',
+            },
           },
         },
       },
@@ -59,11 +94,18 @@ export class HealthController {
   async readyz() {
     const within = <T>(p: Promise<T>) =>
       Promise.race([p, new Promise<never>((_, rej) => setTimeout(() => rej(new Error('timeout')), 1_000).unref())]);
-    const [db, redis] = await Promise.allSettled([within(this.pool.query('SELECT 1')), within(this.redis.main.ping())]);
+    const { llm } = this.config;
+    const modelServer = llm.providers.includes('openai') ? llm.openai.baseUrl : undefined;
+    const [db, redis, model] = await Promise.allSettled([
+      within(this.pool.query('SELECT 1')),
+      within(this.redis.main.ping()),
+      modelServer ? probeModelServer(modelServer, llm.openai.apiKey) : Promise.resolve(undefined),
+    ]);
     const checks = {
       database: db.status === 'fulfilled' ? 'ok' : 'down',
       redis: redis.status === 'fulfilled' ? 'ok' : 'down',
       search: this.config.embeddings.provider === 'none' ? 'lexical' : 'hybrid',
+      ...(model.status === 'fulfilled' && model.value ? { model: model.value } : {}),
     };
     if (checks.database !== 'ok' || checks.redis !== 'ok')
       throw problem('not_ready', 'the database or Redis does not answer', { checks });

@@ -139,7 +139,8 @@ export class ParleyMcpServer {
           'progress notifications follow the turn, the answer comes with its sources. Cancelling the request ' +
           'cancels the turn.',
         inputSchema: {
-          question: z.string().min(1).describe('the question'),
+          // no min(1): an empty question is refused by the ask itself, validation_failed as a blank one (docs/mcp.md)
+          question: z.string().describe('the question'),
           bookId: uuid.optional().describe('start a new conversation on this book (from list_books)'),
           conversationId: uuid.optional().describe('continue this conversation (from ask or list_conversations)'),
         },

@@ -1,4 +1,4 @@
-import { Provider } from '@nestjs/common';
+import { Logger, Provider } from '@nestjs/common';
 import {
   AnthropicLlm,
   LLM_CLIENT,
@@ -6,6 +6,7 @@ import {
   MODEL_TABLE,
   ModelToolSupport,
   OpenAiLlm,
+  openAiBaseUrlWarning,
   PriceTable,
   ProviderRouter,
   ScriptedLlm,
@@ -43,7 +44,8 @@ function providerClient(provider: LlmProviderName, { llm, tracing }: AppConfig):
     maxRetries: llm.maxRetries,
     captureContent: tracing?.captureContent ?? false,
   };
-  return provider === 'anthropic'
-    ? new AnthropicLlm({ ...common, apiKey: llm.apiKey, baseUrl: llm.baseUrl })
-    : new OpenAiLlm({ ...common, apiKey: llm.openai.apiKey, baseUrl: llm.openai.baseUrl });
+  if (provider === 'anthropic') return new AnthropicLlm({ ...common, apiKey: llm.apiKey, baseUrl: llm.baseUrl });
+  const warning = openAiBaseUrlWarning(llm.openai.baseUrl);
+  if (warning) new Logger('LlmProvider').warn(warning);
+  return new OpenAiLlm({ ...common, apiKey: llm.openai.apiKey, baseUrl: llm.openai.baseUrl });
 }

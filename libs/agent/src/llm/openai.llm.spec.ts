@@ -1,7 +1,9 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { chatApiError, FakeOpenAi } from '../../../../test/support/fake-openai/fake-openai.server';
 import { isAbort } from './anthropic.llm';
 import { answerOf, LlmError, LlmMessage, LlmToolSpec, stoppedAttemptsOf } from './llm.types';
-import { OpenAiLlm, TOOLS_UNSUPPORTED } from './openai.llm';
+import { openAiBaseUrlWarning, OpenAiLlm, TOOLS_UNSUPPORTED } from './openai.llm';
 
 /** The real `openai` SDK over HTTP against the fake Chat Completions API. */
 describe(OpenAiLlm.name, () => {
@@ -137,5 +139,64 @@ describe(OpenAiLlm.name, () => {
       .catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'llm_http_400', retryable: false });
     expect(fake.requests).toHaveLength(1);
+  });
+});
+
+describe('OpenAiLlm and a self-hosted server set up wrong', () => {
+  const question: LlmMessage[] = [{ role: 'user', content: [{ type: 'text', text: 'Who sat on the mushroom?' }] }];
+  const sut = (baseUrl: string) => new OpenAiLlm({ model: 'llama3.1:8b', maxTokens: 64, maxRetries: 0, baseUrl });
+  const failureOf = (baseUrl: string): Promise<LlmError> =>
+    sut(baseUrl)
+      .chatWithTools(question, [], { system: 'sys' })
+      .then(
+        () => Promise.reject(new Error('the call was expected to fail')),
+        (e: unknown) => e as LlmError,
+      );
+
+  it('names the unreachable server in what the log gets, never in what the reader gets', async () => {
+    const closed = await new Promise<number>((resolve) => {
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = s.address() as AddressInfo;
+        s.close(() => resolve(port));
+      });
+    });
+    const error = await failureOf(`http://127.0.0.1:${closed}/v1`);
+    expect(error).toMatchObject({ code: 'llm_unreachable', retryable: true });
+    expect(error.providerDetail).toContain(`http://127.0.0.1:${closed}/v1`);
+    expect(error.message).not.toContain('127.0.0.1');
+  });
+
+  it('says OPENAI_BASE_URL lacks /v1 when the server answers 404 (Ollama\'s "404 page not found")', async () => {
+    const ollama = createServer((_req, res) =>
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('404 page not found'),
+    );
+    await new Promise<void>((resolve) => ollama.listen(0, '127.0.0.1', resolve));
+    try {
+      const base = `http://127.0.0.1:${(ollama.address() as AddressInfo).port}`;
+      const error = await failureOf(base);
+      expect(error).toMatchObject({ code: 'llm_http_404', retryable: false });
+      expect(error.providerDetail).toContain(base);
+      expect(error.providerDetail).toContain('/v1');
+      expect(error.message).not.toContain(base);
+    } finally {
+      await new Promise((resolve) => ollama.close(resolve));
+    }
+  });
+
+  it.each([
+    ['http://127.0.0.1:11434', true],
+    ['http://127.0.0.1:11434/', true],
+    ['http://127.0.0.1:11434/api', true],
+    ['http://127.0.0.1:11434/v1', false],
+    ['http://127.0.0.1:11434/v1/', false],
+    ['https://acme.openai.azure.com/openai/v1', false],
+  ])('warns at boot when OPENAI_BASE_URL=%s lacks /v1: %s', (url, warns) => {
+    const warning = openAiBaseUrlWarning(url);
+    expect(warning !== undefined).toBe(warns);
+    if (warning) expect(warning).toMatch(/^OPENAI_BASE_URL=\S+ does not end in \/v1/);
+  });
+
+  it('has nothing to say without OPENAI_BASE_URL (OpenAI itself)', () => {
+    expect(openAiBaseUrlWarning(undefined)).toBeUndefined();
   });
 });

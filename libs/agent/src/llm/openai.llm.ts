@@ -100,7 +100,7 @@ export class OpenAiLlm implements LlmClient {
         this.warnIfNoUsage(streamed, params.model);
         return stopped.length ? { ...result, stoppedAttempts: stopped } : result;
       } catch (e) {
-        const error = classify(e);
+        const error = classify(e, this.client.baseURL);
         const aborted = isAbort(error) || options.signal?.aborted === true;
         const billed = streamed.billed(aborted ? 'aborted' : 'broken');
         if (billed) stopped.push(billed);
@@ -138,16 +138,37 @@ export class OpenAiLlm implements LlmClient {
   }
 }
 
+const MISSING_V1 = 'OpenAI-compatible servers (Ollama, vLLM, llama.cpp, LM Studio) serve the API under /v1';
+const pathEndsInV1 = (url: string) => /\/v1\/?$/.test(new URL(url).pathname);
+
+/**
+ * What to warn at boot about OPENAI_BASE_URL: a path without /v1, the usual Ollama mistake, after
+ * which every turn fails "404 page not found". A warning, not a refusal: a proxy may serve the API
+ * elsewhere.
+ */
+export function openAiBaseUrlWarning(baseUrl: string | undefined): string | undefined {
+  if (!baseUrl || pathEndsInV1(baseUrl)) return undefined;
+  return (
+    `OPENAI_BASE_URL=${baseUrl} does not end in /v1: ${MISSING_V1} (http://127.0.0.1:11434/v1 for Ollama), ` +
+    'and a server that does answers every turn 404 (docs/providers.md)'
+  );
+}
+
 /** An abort as the rest of Parley knows one (isAbort: named AbortError), whichever SDK saw it. */
 function abortError(): Error {
   return Object.assign(new Error('Request was aborted.'), { name: 'AbortError' });
 }
 
-/** An SDK error as an LlmError that says whether asking again may help; an abort stays as it is. */
-function classify(e: unknown): Error {
+/**
+ * An SDK error as an LlmError that says whether asking again may help; an abort stays as it is.
+ * The server's URL goes with what it said (the worker's log, never the reader): "Connection error."
+ * alone does not say which server a self-hosted setup failed to reach.
+ */
+function classify(e: unknown, baseUrl: string): Error {
   if (e instanceof LlmError) return e;
   if (e instanceof OpenAI.APIUserAbortError) return abortError();
-  if (e instanceof OpenAI.APIConnectionError) return providerFailure(e.message, 'llm_unreachable', true);
+  if (e instanceof OpenAI.APIConnectionError)
+    return providerFailure(`${e.message} (${baseUrl})`, 'llm_unreachable', true);
   if (e instanceof OpenAI.APIError) {
     const status = e.status ?? 0;
     // an error chunk after the 200: the status is gone, the stream was cut midway
@@ -155,7 +176,8 @@ function classify(e: unknown): Error {
     if (status === 400 && TOOLS_REFUSAL.test(e.message)) return providerFailure(e.message, TOOLS_UNSUPPORTED, false);
     const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
     const code = status === 429 ? 'llm_rate_limited' : status === 503 ? 'llm_overloaded' : `llm_http_${status}`;
-    return providerFailure(e.message, code, retryable);
+    const where = status === 404 && !pathEndsInV1(baseUrl) ? `${baseUrl}; ${MISSING_V1}` : baseUrl;
+    return providerFailure(`${e.message} (${where})`, code, retryable);
   }
   // the connection dropped while the body streamed (undici's "terminated")
   if (e instanceof TypeError) return providerFailure(e.message, 'llm_stream_cut', true, true);

@@ -52,7 +52,7 @@ export class ScriptedLlm implements LlmClient {
       tools.length === 0 && !results.length ? /\nLast question: ([^\n]+)\s*$/.exec(lastUserText(messages)) : null;
     if (asked) return this.reply([{ type: 'text', text: asked[1].trim() }], 'end_turn', messages);
     const text = results.length
-      ? answerFrom(results.map((r) => r.content).join('\n\n'))
+      ? answerFrom(results.map((r) => r.content).join('\n\n'), question)
       : `You asked: "${question}". I have no book passages to go on.`;
     for (const piece of text.match(/\S+\s*/g) ?? []) {
       options.signal?.throwIfAborted();
@@ -141,10 +141,25 @@ function bestPassage(documents: LlmDocumentBlock[], question: string): { documen
   return best;
 }
 
-/** Quotes the opening of the first numbered passage and cites it. */
-function answerFrom(results: string): string {
-  const m = /\[(\d+)\][^\n]*\n([\s\S]*?)(?=\n\n\[\d+\]|$)/.exec(results);
-  if (!m) return 'The book has no passage about that in the chapters you have read.';
-  const excerpt = m[2].replace(/\s+/g, ' ').trim().slice(0, 280);
-  return `According to the book: "${excerpt}…" [${m[1]}]`;
+/** The words of 4 letters or more, lower-cased: what the question and a passage are matched on. */
+const wordsOf = (text: string) => new Set(text.toLowerCase().match(/[a-z]{4,}/g) ?? []);
+
+/**
+ * Quotes the sentence of the numbered passages that shares the most words with the question (the
+ * best-ranked passage first on a tie), from its start, and cites its passage: "Who did Alice meet
+ * sitting on a mushroom?" finds the Caterpillar "sitting on the top" of the mushroom, though it
+ * closes the first passage. With no word in common, the opening of the first passage.
+ */
+function answerFrom(results: string, question: string): string {
+  const passages = [...results.matchAll(/\[(\d+)\][^\n]*\n([\s\S]*?)(?=\n\n\[\d+\]|$)/g)];
+  if (!passages.length) return 'The book has no passage about that in the chapters you have read.';
+  const asked = wordsOf(question);
+  let best = { n: passages[0][1], sentence: passages[0][2], score: 0 };
+  for (const [, n, text] of passages)
+    for (const sentence of text.split(/(?<=[.!?]['"]?)\s+/)) {
+      const score = [...wordsOf(sentence)].filter((w) => asked.has(w)).length;
+      if (score > best.score) best = { n, sentence, score };
+    }
+  const excerpt = best.sentence.replace(/\s+/g, ' ').trim().slice(0, 280);
+  return `According to the book: "${excerpt}…" [${best.n}]`;
 }
