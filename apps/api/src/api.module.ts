@@ -14,6 +14,7 @@ import { HttpExceptionFilter } from './http/http-exception.filter';
 import { ProblemsController } from './http/problems.controller';
 import { WebModule } from './web/web.module';
 import { McpModule } from './mcp/mcp.module';
+import { ChatProtocolsModule } from './chat-protocols/chat-protocols.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 
 /** The HTTP root: controllers call services; it enqueues, never consumes. */
@@ -30,6 +31,7 @@ import { WebhooksModule } from './webhooks/webhooks.module';
     BooksHttpModule,
     WebModule,
     McpModule,
+    ChatProtocolsModule,
     WebhooksModule,
   ],
   controllers: [HealthController, ProblemsController, ProtectedResourceController],
