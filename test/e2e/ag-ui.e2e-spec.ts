@@ -112,6 +112,27 @@ describe('AG-UI at /v1/ag-ui (e2e, the HttpAgent against the real stack)', () =>
     expect((await s.events(id)).filter((e) => e.type === 'AssistantReplied')).toEqual([]);
   });
 
+  it('finishes the run as cancelled when the turn is cancelled elsewhere (POST …/cancel)', async () => {
+    const id = await s.conversation();
+    const agent = agentFor(id, 'Tell it SLOW');
+    const events: BaseEvent[] = [];
+    let cancelled: Promise<unknown> | undefined;
+    await agent.runAgent(
+      { runId: randomUUID() },
+      {
+        onEvent: ({ event }) => void events.push(event),
+        onTextMessageContentEvent: () => {
+          cancelled ??= s.events(id).then((log) => {
+            const turnId = turnOf(log.find((e) => e.type === 'UserMessagePosted')!);
+            return s.alice.req('POST', `/v1/conversations/${id}/turns/${turnId}/cancel`);
+          });
+        },
+      },
+    );
+    expect(((await cancelled) as { status: number }).status).toBe(202);
+    expect(events.at(-1)).toMatchObject({ type: EventType.RUN_FINISHED, outcome: { type: 'cancelled' } });
+  });
+
   it('refuses without a token (401), on another reader’s conversation (404), and a malformed body (400)', async () => {
     const id = await s.conversation();
     const input = {

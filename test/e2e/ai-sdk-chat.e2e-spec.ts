@@ -100,6 +100,12 @@ describe('AI SDK UI message stream at /v1/ai-sdk/chat (e2e, the SDK transport ag
     expect(replied.data.citations.length).toBeGreaterThan(0);
     expect(sources.map((p) => p.sourceId)).toEqual(replied.data.citations.map((c) => c.chunkId));
     expect(sources[0].providerMetadata.parley).toMatchObject({ chapter: replied.data.citations[0].chapter, n: 1 });
+    // an ordinary turn: in the conversation's usage (a read model, projected shortly after) as any turn is
+    const usage = await waitFor('the turn in the usage read model', async () => {
+      const u = (await s.alice.req('GET', `/v1/conversations/${id}/usage`)).body;
+      return u?.turns === 1 ? u : undefined;
+    });
+    expect(usage).toMatchObject({ toolCalls: 1, costUsd: replied.data.costUsd });
   });
 
   it('answers with the UI message stream headers, as SSE', async () => {
@@ -164,6 +170,19 @@ describe('AI SDK UI message stream at /v1/ai-sdk/chat (e2e, the SDK transport ag
     );
     expect((await s.events(id)).filter((e) => e.type === 'AssistantReplied')).toEqual([]);
     expect(cancelled.type).toBe('TurnCancelled');
+  });
+
+  it('ends the stream with an abort part when the turn is cancelled elsewhere (POST …/cancel)', async () => {
+    const id = await s.conversation();
+    const reader = (await send(id, 'Tell it SLOW')).getReader();
+    const seen: UIMessageChunk[] = [];
+    while (seen.at(-1)?.type !== 'text-delta') seen.push((await reader.read()).value!);
+    const turnId = (seen[0] as { messageId: string }).messageId;
+    const cancel = await s.alice.req('POST', `/v1/conversations/${id}/turns/${turnId}/cancel`);
+    expect(cancel.status).toBe(202);
+    for (let r = await reader.read(); !r.done; r = await reader.read()) seen.push(r.value);
+    expect(seen.at(-1)).toEqual({ type: 'abort', reason: 'the turn was cancelled' });
+    expect((await s.events(id)).some((e) => e.type === 'TurnCancelled')).toBe(true);
   });
 
   it('refuses without a token (401), on another reader’s conversation (404), and a malformed body (400)', async () => {
