@@ -8,11 +8,12 @@ import { waitFor } from '../support/wait-for';
 
 /** The AI SDK's own client side (DefaultChatTransport, readUIMessageStream) against POST /v1/ai-sdk/chat. */
 describe('AI SDK UI message stream at /v1/ai-sdk/chat (e2e, the SDK transport against the real stack)', () => {
-  const s = useReaderStack({ fake: { defaultResponder: bookModel } });
+  // two API replicas: a stopping one leaves its turns running, and the other resumes them
+  const s = useReaderStack({ apis: 2, fake: { defaultResponder: bookModel } });
 
-  const transport = (token = s.alice.token) =>
+  const transport = (token = s.alice.token, base = s.stack.base) =>
     new DefaultChatTransport<UIMessage>({
-      api: `${s.stack.base}/v1/ai-sdk/chat`,
+      api: `${base}/v1/ai-sdk/chat`,
       headers: { authorization: `Bearer ${token}` },
     });
   const userMessage = (text: string): UIMessage => ({
@@ -217,5 +218,29 @@ describe('AI SDK UI message stream at /v1/ai-sdk/chat (e2e, the SDK transport ag
     const notJson = await s.alice.req('POST', '/v1/ai-sdk/chat', '{"id":', { 'content-type': 'application/json' });
     expect(notJson.status).toBe(400);
     expect((await s.alice.req('GET', '/v1/ai-sdk/chat/not-a-uuid/stream')).status).toBe(400);
+  });
+
+  // last: it stops the second API
+  it('leaves the turn running when its API stops (a deploy), and another replica resumes it', async () => {
+    const id = await s.conversation();
+    const [, second] = s.stack.apis;
+    const reader = (await send(id, 'Tell it SLOW', undefined, transport(s.alice.token, second.base))).getReader();
+    for (;;) if ((await reader.read()).value?.type === 'text-delta') break;
+    await second.kill('SIGTERM');
+    // the stopping API ends the stream (with no finish: the turn is not over)
+    let r: { done?: boolean };
+    do r = await reader.read().catch(() => ({ done: true }));
+    while (!r.done);
+
+    const resumed = await transport().reconnectToStream({ chatId: id });
+    expect(resumed).not.toBeNull();
+    const message = await messageOf(await chunksOf(resumed!));
+    const log = await s.events(id);
+    const replied = expectEvent(
+      log.find((e) => e.type === 'AssistantReplied'),
+      'AssistantReplied',
+    );
+    expect(textOf(message)).toBe(replied.data.content);
+    expect(log.some((e) => e.type === 'TurnCancelled')).toBe(false);
   });
 });

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable } from '@nestjs/common';
 import { LiveDeltas } from '@parley/agent';
 import { AssistantTextDelta, ToolInvoked, ToolResultRecorded } from '@parley/conversation';
 import { AuthUser } from '../auth/auth-user';
@@ -25,9 +25,13 @@ export type TurnOutcome =
  * The chat protocols' one way into a turn (AI SDK, AG-UI): posted as POST …/messages posts it
  * (MessagePosting: budget, rate limit, idempotency, isolation), or the one in flight found, then
  * followed in the log as the MCP ask follows it (TurnFollower), with the live text deltas.
+ * A stopping API ends its feeds without cancelling their turns, as /mcp does: the workers finish
+ * them, and the client finds them in the log or resumes on another replica.
  */
 @Injectable()
-export class TurnFeed {
+export class TurnFeed implements BeforeApplicationShutdown {
+  private readonly stopping = new AbortController();
+
   constructor(
     private readonly posting: MessagePosting,
     private readonly reads: ConversationReads,
@@ -35,6 +39,10 @@ export class TurnFeed {
     private readonly deltas: LiveDeltas,
     private readonly cancelling: TurnCancelling,
   ) {}
+
+  beforeApplicationShutdown(): void {
+    this.stopping.abort(new Error('the API is stopping'));
+  }
 
   /** Posts the reader's message; throws the post's problems (404, 400, 402, 429) before any stream starts. */
   async post(user: AuthUser, conversationId: string, content: string, idempotencyKey?: string): Promise<FeedTurn> {
@@ -47,7 +55,7 @@ export class TurnFeed {
         { content, multitask: 'enqueue' },
         { idempotencyKey },
       );
-      return new FeedTurn(user, conversationId, posted.turnId, posted.version, tap, this.follower, this.cancelling);
+      return new FeedTurn(user, conversationId, posted.turnId, posted.version, tap, this.parts());
     } catch (e) {
       tap.close();
       throw e;
@@ -68,8 +76,19 @@ export class TurnFeed {
       return undefined;
     }
     // read from the start of the log: the turn's tool calls so far are replayed, its text completed at the end
-    return new FeedTurn(user, conversationId, turn.turnId, 0, tap, this.follower, this.cancelling);
+    return new FeedTurn(user, conversationId, turn.turnId, 0, tap, this.parts());
   }
+
+  private parts(): FeedParts {
+    return { follower: this.follower, cancelling: this.cancelling, stopping: this.stopping.signal };
+  }
+}
+
+/** What a FeedTurn follows and cancels with, and the signal of the API stopping. */
+interface FeedParts {
+  follower: TurnFollower;
+  cancelling: TurnCancelling;
+  stopping: AbortSignal;
 }
 
 /** A posted or found turn, to follow once. */
@@ -80,8 +99,7 @@ export class FeedTurn {
     readonly turnId: string,
     private readonly after: number,
     private readonly tap: DeltaTap,
-    private readonly follower: TurnFollower,
-    private readonly cancelling: TurnCancelling,
+    private readonly parts: FeedParts,
   ) {}
 
   /** Follows the turn into `sink` until it ends, or until `signal` aborts (then `stopped`). */
@@ -91,7 +109,7 @@ export class FeedTurn {
     this.tap.attach((d) => text.delta(d));
     let ending: TurnEnding | undefined;
     try {
-      ending = await this.follower.follow(
+      ending = await this.parts.follower.follow(
         this.conversationId,
         this.turnId,
         this.after,
@@ -107,7 +125,7 @@ export class FeedTurn {
               return text.answer(e.data.content, e.data.iterations);
           }
         },
-        signal,
+        AbortSignal.any([signal, this.parts.stopping]),
       );
     } finally {
       this.tap.close();
@@ -134,9 +152,13 @@ export class FeedTurn {
     }
   }
 
-  /** Cancels the turn as POST …/turns/{turnId}/cancel does (a turn already ended is left as it is). */
+  /**
+   * Cancels the turn as POST …/turns/{turnId}/cancel does (a turn already ended is left as it
+   * is); not when the API is stopping, whose clients lost their stream through no choice of theirs.
+   */
   async cancel(): Promise<void> {
-    await this.cancelling.cancel(this.user.id, this.conversationId, this.turnId);
+    if (this.parts.stopping.aborted) return;
+    await this.parts.cancelling.cancel(this.user.id, this.conversationId, this.turnId);
   }
 
   /** Lets go of the live deltas when the turn is not followed after all. */
