@@ -158,6 +158,12 @@ describe('AG-UI at /v1/ag-ui (e2e, the HttpAgent against the real stack)', () =>
     });
     expect((await s.events(id)).filter((e) => e.type === 'UserMessagePosted')).toEqual([]);
 
+    // the reader's budget holds as for any post: a token with none left gets the problem, not a run
+    const broke = clientFor(s.stack.base, s.alice.userId, { claims: { parley_budget_usd_per_month: 0 } });
+    const overBudget = await broke.req('POST', '/v1/ag-ui', input);
+    expect([overBudget.status, overBudget.body?.code]).toEqual([402, 'budget_exceeded']);
+    expect((await s.events(id)).filter((e) => e.type === 'UserMessagePosted')).toEqual([]);
+
     for (const [body, field] of [
       [{ ...input, threadId: undefined }, 'threadId'],
       [{ ...input, threadId: 'not-a-uuid' }, 'threadId'],

@@ -215,6 +215,12 @@ describe('AI SDK UI message stream at /v1/ai-sdk/chat (e2e, the SDK transport ag
       const r = await s.alice.req('POST', '/v1/ai-sdk/chat', body);
       expect([r.status, r.body?.code, r.body?.errors?.[0]?.field]).toEqual([400, 'validation_failed', field]);
     }
+    // the reader's budget holds as for any post: a token with none left gets the problem, not a stream
+    const broke = clientFor(s.stack.base, s.alice.userId, { claims: { parley_budget_usd_per_month: 0 } });
+    const overBudget = await broke.req('POST', '/v1/ai-sdk/chat', { id, messages: [userMessage('hi')] });
+    expect([overBudget.status, overBudget.body?.code]).toEqual([402, 'budget_exceeded']);
+    expect((await s.events(id)).filter((e) => e.type === 'UserMessagePosted')).toEqual([]);
+
     const notJson = await s.alice.req('POST', '/v1/ai-sdk/chat', '{"id":', { 'content-type': 'application/json' });
     expect(notJson.status).toBe(400);
     expect((await s.alice.req('GET', '/v1/ai-sdk/chat/not-a-uuid/stream')).status).toBe(400);
