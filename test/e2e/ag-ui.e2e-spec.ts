@@ -81,6 +81,16 @@ describe('AG-UI at /v1/ag-ui (e2e, the HttpAgent against the real stack)', () =>
       }),
     ]);
     expect(agent.messages.find((m) => m.role === 'tool')).toMatchObject({ toolCallId: recorded.data.toolUseId });
+
+    // the next run sends the whole thread (the tool call, its result, the answer): only its last message is posted
+    agent.addMessage({ id: randomUUID(), role: 'user', content: 'And after that?' } as Message);
+    const next = await run(agent);
+    expect(next.error).toBeUndefined();
+    const posts = (await s.events(id)).filter((e) => e.type === 'UserMessagePosted');
+    expect(posts.map((e) => (e.data as { content: string }).content)).toEqual([
+      'What did Marisol carry?',
+      'And after that?',
+    ]);
   });
 
   it('ends a failed turn with RUN_ERROR', async () => {

@@ -109,6 +109,43 @@ describe('AI SDK UI message stream at /v1/ai-sdk/chat (e2e, the SDK transport ag
     expect(usage).toMatchObject({ toolCalls: 1, costUsd: replied.data.costUsd });
   });
 
+  it('takes the whole chat as useChat sends it (the earlier answer with its tool and source parts) and posts only the last message', async () => {
+    const id = await s.conversation();
+    const first = userMessage('What did Marisol carry?');
+    const t = transport();
+    const answer = await messageOf(
+      await chunksOf(
+        await t.sendMessages({
+          chatId: id,
+          messages: [first],
+          trigger: 'submit-message',
+          messageId: undefined,
+          abortSignal: undefined,
+        }),
+      ),
+    );
+    expect(answer.parts.map((p) => p.type)).toEqual(
+      expect.arrayContaining(['tool-search_book', 'text', 'source-document']),
+    );
+    const next = await messageOf(
+      await chunksOf(
+        await t.sendMessages({
+          chatId: id,
+          messages: [first, answer, userMessage('And after that?')],
+          trigger: 'submit-message',
+          messageId: undefined,
+          abortSignal: undefined,
+        }),
+      ),
+    );
+    const log = await s.events(id);
+    expect(
+      log.filter((e) => e.type === 'UserMessagePosted').map((e) => (e.data as { content: string }).content),
+    ).toEqual(['What did Marisol carry?', 'And after that?']);
+    const replies = log.filter((e) => e.type === 'AssistantReplied');
+    expect(textOf(next)).toBe((replies[1].data as { content: string }).content);
+  });
+
   it('answers with the UI message stream headers, as SSE', async () => {
     const id = await s.conversation();
     const r = await s.alice.req('POST', '/v1/ai-sdk/chat', { id, messages: [userMessage('What did Marisol carry?')] });
