@@ -17,6 +17,7 @@ export async function serveAgUiRun(
   res: ServerResponse,
   keepAliveMs: number,
 ): Promise<void> {
+  const ids = { threadId: run.threadId, runId: run.runId }; // only these: the caller's run may carry more
   const encoder = new EventEncoder({ accept });
   const signal = clientGone(res);
   const send = (event: BaseEvent) => {
@@ -33,13 +34,13 @@ export async function serveAgUiRun(
     ? setInterval(() => !res.destroyed && res.write(': ping\n\n'), keepAliveMs)
     : undefined;
   try {
-    send({ type: EventType.RUN_STARTED, threadId: run.threadId, runId: run.runId } as BaseEvent);
+    send({ type: EventType.RUN_STARTED, ...ids } as BaseEvent);
     const outcome = await turn.follow(agUiSink(send), signal);
     switch (outcome.status) {
       case 'answered':
         send({
           type: EventType.RUN_FINISHED,
-          ...run,
+          ...ids,
           result: { turnId: turn.turnId, messageId: outcome.messageId, citations: outcome.citations },
           outcome: { type: 'success' },
         } as BaseEvent);
@@ -48,7 +49,7 @@ export async function serveAgUiRun(
         send({ type: EventType.RUN_ERROR, code: outcome.code, message: outcome.message } as BaseEvent);
         break;
       case 'cancelled':
-        send({ type: EventType.RUN_FINISHED, ...run, outcome: { type: 'cancelled' } } as BaseEvent);
+        send({ type: EventType.RUN_FINISHED, ...ids, outcome: { type: 'cancelled' } } as BaseEvent);
         break;
       case 'erased':
         send({
