@@ -7,11 +7,15 @@ const swc = {
   },
   module: { type: 'commonjs' },
 };
+/** The packages ai's client side loads that ship ES modules only. */
+const ESM_ONLY_JS = '/node_modules/(ai|@ai-sdk/[^/]+|@workflow/[^/]+|@vercel/oidc|zod)/.+\\.m?js$';
 module.exports = {
   rootDir: '.',
   testEnvironment: 'node',
   testMatch: ['<rootDir>/{apps,libs,test}/**/*.{spec,int-spec,e2e-spec}.ts'],
-  transform: { '^.+\\.ts$': ['@swc/jest', swc] },
+  transform: { '^.+\\.ts$': ['@swc/jest', swc], [ESM_ONLY_JS]: ['@swc/jest', { ...swc, jsc: { target: 'es2022' } }] },
+  // the AI SDK (`ai`, @ai-sdk/*) ships ES modules only (and loads zod's): Jest's CommonJS runtime gets them compiled
+  transformIgnorePatterns: ['/node_modules/(?!(ai|@ai-sdk|@workflow|@vercel/oidc|zod)/)'],
   // the first pattern that matches wins: the client's before the libs' own
   moduleNameMapper: {
     // the installable client (libs/api-client), from its source as the other libs

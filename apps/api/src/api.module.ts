@@ -14,6 +14,7 @@ import { HttpExceptionFilter } from './http/http-exception.filter';
 import { ProblemsController } from './http/problems.controller';
 import { WebModule } from './web/web.module';
 import { McpModule } from './mcp/mcp.module';
+import { ChatProtocolsModule } from './chat-protocols/chat-protocols.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 import { TenantModule } from './tenant/tenant.module';
 
@@ -31,6 +32,7 @@ import { TenantModule } from './tenant/tenant.module';
     BooksHttpModule,
     WebModule,
     McpModule,
+    ChatProtocolsModule,
     WebhooksModule,
     TenantModule,
   ],

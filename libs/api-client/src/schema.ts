@@ -488,6 +488,66 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/ai-sdk/chat': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Post the chat's last user message (UserMessagePosted) and stream its turn as a UI message stream
+     * @description The body is what DefaultChatTransport sends: `id` the conversation id (POST /v1/conversations first), `messages` the UIMessages, the last one the reader’s. Aborting the request cancels the turn (TurnCancelled).
+     */
+    post: operations['AiSdkChatController_chat'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/ai-sdk/chat/{id}/stream': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The turn in flight as a UI message stream, from its start (204 when none is in flight)
+     * @description What DefaultChatTransport.reconnectToStream asks for. Leaving this stream does not cancel the turn.
+     */
+    get: operations['AiSdkChatController_resume'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/ag-ui': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Run the agent on a RunAgentInput: its last user message is posted (UserMessagePosted), the turn streamed as AG-UI events
+     * @description `threadId` is the conversation id (POST /v1/conversations first); a runId sent again is the same post. Aborting the request cancels the turn (TurnCancelled). See docs/ag-ui.md.
+     */
+    post: operations['AgUiController_run'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/webhooks': {
     parameters: {
       query?: never;
@@ -4726,6 +4786,405 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'] & {
             /** @enum {string} */
             code?: 'internal_error';
+          };
+        };
+      };
+    };
+  };
+  AiSdkChatController_chat: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /**
+           * Format: uuid
+           * @description the conversation's id
+           */
+          id: string;
+          /** @description UIMessages; the last is posted */
+          messages: Record<string, never>[];
+          /** @enum {string} */
+          trigger?: 'submit-message' | 'regenerate-message';
+          messageId?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The turn as the AI SDK UI message stream (header `x-vercel-ai-ui-message-stream: v1`): start (messageId: the turnId), text-start/text-delta/text-end, tool-input-available/tool-output-available (search_book), source-document per citation, then finish; error for a TurnFailed, abort for a TurnCancelled. See docs/ai-sdk.md. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/event-stream': string;
+        };
+      };
+      /** @description `validation_failed`: The request is not valid; `malformed_json`: The body is not valid JSON */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'validation_failed' | 'malformed_json';
+          };
+        };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `budget_exceeded`: This month's budget is spent */
+      402: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'budget_exceeded';
+          };
+        };
+      };
+      /** @description `conversation_not_found`: Conversation not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'conversation_not_found';
+          };
+        };
+      };
+      /** @description `payload_too_large`: The request is too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /** @description `idempotency_key_reused`: Idempotency-Key reused with another body */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'idempotency_key_reused';
+          };
+        };
+      };
+      /** @description `rate_limited`: Too many requests */
+      429: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'rate_limited';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
+          };
+        };
+      };
+    };
+  };
+  AiSdkChatController_resume: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The turn as the AI SDK UI message stream (header `x-vercel-ai-ui-message-stream: v1`): start (messageId: the turnId), text-start/text-delta/text-end, tool-input-available/tool-output-available (search_book), source-document per citation, then finish; error for a TurnFailed, abort for a TurnCancelled. See docs/ai-sdk.md. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/event-stream': string;
+        };
+      };
+      /** @description no turn in flight */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `validation_failed`: The request is not valid */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'validation_failed';
+          };
+        };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `conversation_not_found`: Conversation not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'conversation_not_found';
+          };
+        };
+      };
+      /** @description `rate_limited`: Too many requests */
+      429: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'rate_limited';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
+          };
+        };
+      };
+    };
+  };
+  AgUiController_run: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** Format: uuid */
+          threadId: string;
+          runId: string;
+          messages: Record<string, never>[];
+          tools: Record<string, never>[];
+          context: Record<string, never>[];
+        };
+      };
+    };
+    responses: {
+      /** @description AG-UI events (@ag-ui/encoder): RUN_STARTED, TEXT_MESSAGE_START/CONTENT/END, TOOL_CALL_START/ARGS/END and TOOL_CALL_RESULT (search_book), then RUN_FINISHED (result: turnId, messageId, citations) or RUN_ERROR. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/event-stream': string;
+        };
+      };
+      /** @description `validation_failed`: The request is not valid; `malformed_json`: The body is not valid JSON */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'validation_failed' | 'malformed_json';
+          };
+        };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `budget_exceeded`: This month's budget is spent */
+      402: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'budget_exceeded';
+          };
+        };
+      };
+      /** @description `conversation_not_found`: Conversation not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'conversation_not_found';
+          };
+        };
+      };
+      /** @description `payload_too_large`: The request is too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'payload_too_large';
+          };
+        };
+      };
+      /** @description `idempotency_key_reused`: Idempotency-Key reused with another body */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'idempotency_key_reused';
+          };
+        };
+      };
+      /** @description `rate_limited`: Too many requests */
+      429: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'rate_limited';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
           };
         };
       };

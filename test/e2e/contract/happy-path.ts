@@ -177,6 +177,42 @@ export function describeHappyPath(h: ContractHarness): void {
       expect(call.text).toMatch(/event: ConversationStarted/);
     });
 
+    it('the chat protocols: an AI SDK chat turn, its resume (204 once it ended), an AG-UI run', async () => {
+      // a reader of their own, so these posts count against no one else's rate limit
+      const dana = clientFor(h.stack.base, `reader-${randomUUID()}`);
+      const id = (
+        await h.send({ label: 'start a conversation (dana)', expect: 201 }, 'POST', '/v1/conversations', {
+          as: dana,
+          body: {},
+        })
+      ).body?.id;
+      const chat = await h.send({ label: 'an AI SDK chat turn (SSE)', expect: 200 }, 'POST', '/v1/ai-sdk/chat', {
+        as: dana,
+        body: { id, messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: 'Hello?' }] }] },
+      });
+      expect(chat.contentType).toMatch(/^text\/event-stream/);
+      await h.send(
+        { label: 'resume an AI SDK chat with no turn in flight', expect: 204 },
+        'GET',
+        `/v1/ai-sdk/chat/${id}/stream`,
+        {
+          as: dana,
+        },
+      );
+      const run = await h.send({ label: 'an AG-UI run (SSE)', expect: 200 }, 'POST', '/v1/ag-ui', {
+        as: dana,
+        headers: { accept: 'text/event-stream' },
+        body: {
+          threadId: id,
+          runId: randomUUID(),
+          messages: [{ id: 'm2', role: 'user', content: 'And then?' }],
+          tools: [],
+          context: [],
+        },
+      });
+      expect(run.contentType).toMatch(/^text\/event-stream/);
+    });
+
     it('Idempotency-Key: a retry gets the first answer, another body is 422; a stale If-Match is 409', async () => {
       const id = (
         await h.send({ label: 'start a conversation (carol)', expect: 201 }, 'POST', '/v1/conversations', {

@@ -199,7 +199,7 @@ function idempotencyKeyOf({ sessionId, requestId }: AskRequest): string | undefi
 }
 
 /** Notes which [n] each passage of a search result had (numbers run on across a turn). */
-function noteNumbers(r: ToolResultRecorded['data'], numbers: Map<string, number>): void {
+export function noteNumbers(r: ToolResultRecorded['data'], numbers: Map<string, number>): void {
   if (r.citationStart === undefined) return;
   r.chunks?.forEach((c, i) => numbers.set(c.chunkId, r.citationStart! + i));
 }

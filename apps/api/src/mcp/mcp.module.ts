@@ -16,6 +16,7 @@ import { TurnFollower } from './turn-follower';
 @Module({
   imports: [ConversationsModule, BooksModule, RateLimitsModule],
   providers: [ParleyMcpServer, McpAsk, TurnFollower, AskCancellations, McpRequests],
-  exports: [ParleyMcpServer, McpRequests],
+  // TurnFollower: the chat protocols (apps/api/src/chat-protocols) follow their turns the same way
+  exports: [ParleyMcpServer, McpRequests, TurnFollower],
 })
 export class McpModule {}
