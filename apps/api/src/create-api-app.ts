@@ -163,10 +163,16 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       if (!operation) continue;
       // operations without a security requirement are public: say so, rather than leave it unsaid
       operation.security ??= [];
-      // the ValidationPipe refuses unknown body fields (forbidNonWhitelisted): body schemas are closed
-      for (const name of referencedSchemas(operation.requestBody)) {
+      // the ValidationPipe refuses unknown body fields (forbidNonWhitelisted), nested ones too (policy):
+      // body schemas, and the schemas their properties refer to, are closed
+      const pending = referencedSchemas(operation.requestBody);
+      const closed = new Set<string>();
+      for (let name = pending.pop(); name !== undefined; name = pending.pop()) {
         const schema = document.components?.schemas?.[name] as SchemaObject | undefined;
-        if (schema) schema.additionalProperties = false;
+        if (!schema || closed.has(name)) continue;
+        closed.add(name);
+        schema.additionalProperties = false;
+        pending.push(...Object.values(schema.properties ?? {}).flatMap(referencedSchemas));
       }
     }
   }
@@ -179,7 +185,7 @@ function referencedSchemas(node: unknown): string[] {
   const ref = (node as { $ref?: unknown }).$ref;
   const own = typeof ref === 'string' && ref.startsWith('#/components/schemas/') ? [ref.split('/').pop()!] : [];
   const nested = Object.entries(node)
-    .filter(([key]) => key === 'content' || key === 'schema' || key === 'anyOf' || key === 'oneOf' || /\//.test(key))
+    .filter(([key]) => ['content', 'schema', 'anyOf', 'oneOf', 'allOf', 'items'].includes(key) || /\//.test(key))
     .flatMap(([, value]) => (Array.isArray(value) ? value.flatMap(referencedSchemas) : referencedSchemas(value)));
   return [...own, ...nested];
 }

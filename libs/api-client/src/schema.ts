@@ -797,7 +797,7 @@ export interface components {
       version: number;
     };
     StartBatchDto: {
-      /** @description the prompts, each at most MESSAGE_MAX_CHARS characters */
+      /** @description the prompts, each not blank and at most MESSAGE_MAX_CHARS characters */
       prompts: string[];
       /**
        * @description sequential: the conversation's next turns, in order, each seeing the answers before it; independent: each prompt answered against the current history in a fork of its own, concurrently
@@ -880,7 +880,7 @@ export interface components {
       };
     };
     PostMessageDto: {
-      /** @description at most MESSAGE_MAX_CHARS characters (16,000 by default; 400 validation_failed beyond) */
+      /** @description not blank, at most MESSAGE_MAX_CHARS characters (16,000 by default; 400 validation_failed beyond) */
       content: string;
       /** @description the passage the reader highlighted */
       selectedText?: string;
@@ -1215,7 +1215,7 @@ export interface components {
        * @example https://app.example.com/parley/webhooks
        */
       url: string;
-      /** @description the kinds to deliver (at least one) */
+      /** @description the kinds to deliver (at least one, each once) */
       events: ('turn.ended' | 'batch.completed' | 'book.ready')[];
     };
     CreatedWebhookDto: {

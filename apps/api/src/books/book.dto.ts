@@ -90,7 +90,7 @@ export class ListBooksQueryDto {
   @IsIn(BOOK_VISIBILITIES)
   visibility?: BookVisibility;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: 500, default: 100 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 500, default: 100 })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
@@ -112,7 +112,7 @@ export class SearchBookQueryDto {
   @MaxLength(SEARCH_QUERY_MAX)
   q!: string;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: SEARCH_K_MAX, default: 5 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: SEARCH_K_MAX, default: 5 })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
