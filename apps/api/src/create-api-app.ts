@@ -16,11 +16,13 @@ import { addBodyHeaders } from './http/body-headers';
 import { enableCors } from './http/cors';
 import { sendProblem } from './http/http-exception.filter';
 import { readJsonBody } from './http/json-body';
+import { answerUnknownMethods } from './http/method-not-allowed';
 import { validationProblem } from './http/validation-problem';
 import { timeRequests } from './metrics/http-metrics';
 import { MetricsService } from './metrics/metrics.service';
 import { mountQueueBoard } from './queue-board/queue-board';
 import { mountMcp } from './mcp/mcp-endpoint';
+import { applyBodiesByMediaType } from './openapi/api-body-by-media-type';
 import { EventEnvelopeDto } from './openapi/event-envelope.dto';
 import { envelopeSchemas, eventSchemas } from './openapi/event-schemas';
 
@@ -58,6 +60,7 @@ export async function createApiApp(): Promise<NestFastifyApplication> {
   parseBodies(http);
   closeOnUnreadBody(http);
   addBodyHeaders(http);
+  answerUnknownMethods(http); // before the routes: 405 with Allow for a known path, 404 for an unknown one
   mountQueueBoard(app); // only when QUEUE_BOARD_PATH is set
   mountMcp(app); // /mcp, unless MCP_ENABLED=false
   app.setGlobalPrefix('v1', {
@@ -157,6 +160,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     ...document.components,
     schemas: { ...document.components?.schemas, ...eventSchemas(), ...envelopeSchemas() },
   };
+  applyBodiesByMediaType(document);
   for (const item of Object.values(document.paths)) {
     for (const method of ['get', 'put', 'post', 'delete', 'patch'] as const) {
       const operation = item[method];

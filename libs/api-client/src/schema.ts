@@ -616,6 +616,7 @@ export interface components {
       | 'batch_not_found'
       | 'webhook_not_found'
       | 'version_not_found'
+      | 'method_not_allowed'
       | 'version_conflict'
       | 'turn_in_progress'
       | 'already_exists'
@@ -1070,17 +1071,17 @@ export interface components {
       /** @description the reader's id (their token's sub) */
       userId: string;
     };
-    CreateBookDto: {
-      /** @description required with JSON content */
-      title?: string;
+    CreateBookJsonDto: {
+      /** @description the title */
+      title: string;
       author?: string;
       /**
-       * @description required with JSON content
+       * @description how to read content
        * @enum {string}
        */
-      format?: 'text' | 'markdown' | 'pdf';
-      /** @description the book: text or Markdown as is, a PDF base64-encoded; required without a file */
-      content?: string;
+      format: 'text' | 'markdown' | 'pdf';
+      /** @description the book: text or Markdown as is, a PDF base64-encoded */
+      content: string;
       /**
        * @description private (the default): the caller's own; catalogue: publish it for every reader of the caller's tenant (a token whose parley_roles holds publisher; else 403 forbidden)
        * @enum {string}
@@ -4092,8 +4093,8 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': components['schemas']['CreateBookDto'] | components['schemas']['UploadBookDto'];
-        'multipart/form-data': components['schemas']['CreateBookDto'] | components['schemas']['UploadBookDto'];
+        'application/json': components['schemas']['CreateBookJsonDto'];
+        'multipart/form-data': components['schemas']['UploadBookDto'];
       };
     };
     responses: {

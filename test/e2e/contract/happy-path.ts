@@ -20,6 +20,7 @@ export function describeHappyPath(h: ContractHarness): void {
     it('health and readiness', async () => {
       await h.typed('liveness', 200, (c) => c.GET('/healthz'));
       await h.typed('readiness', 200, (c) => c.GET('/readyz'));
+      await h.typed('the running release', 200, (c) => c.GET('/version'));
       await h.typed('where tokens come from (RFC 9728)', 200, (c) => c.GET('/.well-known/oauth-protected-resource'));
     });
 

@@ -24,6 +24,8 @@ type Schema = {
   items?: Schema;
   $ref?: string;
   allOf?: Schema[];
+  required?: string[];
+  format?: string;
 };
 type Parameter = { name: string; in: string; schema: Schema };
 type Operation = { parameters?: Parameter[]; requestBody?: { content: Record<string, { schema: Schema }> } };
@@ -105,6 +107,17 @@ describe('docs/openapi.json says what the server does', () => {
       expect(validateSync(plainToInstance(dto, {}))).toEqual([]);
     },
   );
+
+  it('types each content type of POST /v1/books: the JSON fields, or the multipart form with its file', () => {
+    const content = document.paths['/v1/books']!.post!.requestBody!.content;
+    expect(Object.keys(content).sort()).toEqual(['application/json', 'multipart/form-data']);
+    const json = resolve(content['application/json']!.schema);
+    expect(json).toMatchObject({ required: expect.arrayContaining(['title', 'format', 'content']) });
+    const form = resolve(content['multipart/form-data']!.schema);
+    expect(form.properties!.file).toMatchObject({ type: 'string', format: 'binary' });
+    expect(form).toMatchObject({ required: ['file'] });
+    expect(Object.keys(form.properties!).sort()).toEqual(['author', 'file', 'format', 'title', 'visibility']);
+  });
 
   it('closes every request body schema, and the schemas nested in it (unknown fields are 400)', () => {
     const open: string[] = [];
