@@ -24,7 +24,7 @@ import { mountQueueBoard } from './queue-board/queue-board';
 import { mountMcp } from './mcp/mcp-endpoint';
 import { applyBodiesByMediaType } from './openapi/api-body-by-media-type';
 import { EventEnvelopeDto } from './openapi/event-envelope.dto';
-import { envelopeSchemas, eventSchemas } from './openapi/event-schemas';
+import { envelopeSchemas, eventSchemas, streamFrameSchemas } from './openapi/event-schemas';
 
 /** bytes of a JSON body (1 MiB) */
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -158,7 +158,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const document = SwaggerModule.createDocument(app, config, { extraModels: [EventEnvelopeDto] });
   document.components = {
     ...document.components,
-    schemas: { ...document.components?.schemas, ...eventSchemas(), ...envelopeSchemas() },
+    schemas: { ...document.components?.schemas, ...eventSchemas(), ...envelopeSchemas(), ...streamFrameSchemas() },
   };
   applyBodiesByMediaType(document);
   for (const item of Object.values(document.paths)) {

@@ -947,7 +947,7 @@ export interface components {
     };
     EventPageDto: {
       items: components['schemas']['ConversationEventEnvelope'][];
-      /** @description the last version of this page: pass it as ?after= for the next page; null at the end */
+      /** @description the last version of this page, in decimal digits (a string, as every page's cursor): pass it as ?after= for the next page (a typed client: Number(nextCursor)); null at the end */
       nextCursor: string | null;
     };
     ModelUsageDto: {
@@ -1824,6 +1824,69 @@ export interface components {
       | components['schemas']['PassagesWithdrawnEnvelope']
       | components['schemas']['ConversationDeletedEnvelope']
       | components['schemas']['ConversationErasedEnvelope'];
+    StoredEventFrame: {
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      event:
+        | 'ConversationStarted'
+        | 'ConversationRenamed'
+        | 'ReadingPositionChanged'
+        | 'PolicyChanged'
+        | 'SourcesChanged'
+        | 'UserMessagePosted'
+        | 'ToolInvoked'
+        | 'ToolResultRecorded'
+        | 'AssistantReplied'
+        | 'TurnFailed'
+        | 'TurnCancelled'
+        | 'HistorySummarized'
+        | 'HistoryTrimmed'
+        | 'ModelBatchSubmitted'
+        | 'ModelCallStopped'
+        | 'BatchStarted'
+        | 'BatchCompleted'
+        | 'PassagesWithdrawn'
+        | 'ConversationDeleted'
+        | 'ConversationErased';
+      /** @description the event's version */
+      id: number;
+      data: components['schemas']['ConversationEventEnvelope'];
+    };
+    /** @description a token delta of the reply being written: live only, never stored; AssistantReplied holds the text */
+    AssistantTextDelta: {
+      /** Format: uuid */
+      turnId: string;
+      /** @description the LLM call of the turn */
+      iteration: number;
+      /** @description more than 1: drop the text of earlier attempts */
+      attempt: number;
+      /** @description 0, 1, … within one attempt of one call */
+      index: number;
+      text: string;
+    };
+    AssistantTextDeltaFrame: {
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      event: 'AssistantTextDelta';
+      data: components['schemas']['AssistantTextDelta'];
+    };
+    /** @description A frame of GET /v1/conversations/{id}/stream, by its `event:`. */
+    ConversationStreamFrame:
+      components['schemas']['StoredEventFrame'] | components['schemas']['AssistantTextDeltaFrame'];
+    BookIngestFrame: {
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      event: 'progress' | 'ready' | 'failed';
+      data: components['schemas']['BookDto'];
+    };
+    /** @description A frame of GET /v1/books/{id}/events, by its `event:`. */
+    BookStreamFrame: components['schemas']['BookIngestFrame'];
   };
   responses: never;
   parameters: never;
@@ -1967,7 +2030,8 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        code: string;
+        /** @description any other is 404 not_found */
+        code: components['schemas']['ProblemCode'];
       };
       cookie?: never;
     };

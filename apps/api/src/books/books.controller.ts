@@ -196,6 +196,7 @@ export class BooksController {
   @ApiEventStream(
     '`event: progress` with the book (BookDto: status, progress) whenever it changes, then one `event: ready` or ' +
       '`event: failed` with the book, and the stream ends (at once for a book already done).',
+    'BookStreamFrame',
   )
   @ApiProblems('validation_failed', 'book_not_found', 'rate_limited')
   async followIngest(

@@ -59,6 +59,7 @@ export class ConversationEventsController {
   @ApiEventStream(
     'One frame per stored event: `id:` its version, `event:` its type, `data:` its envelope (ConversationEventEnvelope). ' +
       'Between them, `event: AssistantTextDelta` frames without id carry `{turnId, iteration, text}` as the reply streams.',
+    'ConversationStreamFrame',
   )
   @ApiProblems('validation_failed', 'conversation_not_found', 'rate_limited')
   async stream(

@@ -2,11 +2,13 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
+import { CONVERSATION_EVENT_TYPES } from '@parley/conversation';
 import { projectRoot } from '@parley/platform';
 import { CreateConversationDto, UpdateConversationDto } from '../conversations/conversation.dto';
 import { parseIdempotencyKey } from '../conversations/idempotency-key';
 import { parseIfMatch } from '../conversations/if-match';
 import { parseLastEventId } from '../conversations/last-event-id';
+import { PROBLEM_CODES } from '../http/problem-catalogue';
 
 type Schema = {
   type?: string;
@@ -117,6 +119,27 @@ describe('docs/openapi.json says what the server does', () => {
     expect(form.properties!.file).toMatchObject({ type: 'string', format: 'binary' });
     expect(form).toMatchObject({ required: ['file'] });
     expect(Object.keys(form.properties!).sort()).toEqual(['author', 'file', 'format', 'title', 'visibility']);
+  });
+
+  it('types the frames of every SSE stream as a union by their event', () => {
+    const streams = operations.filter(({ operation }) =>
+      Object.values((operation as any).responses ?? {}).some((r: any) => r.content?.['text/event-stream']),
+    );
+    const frameUnion = (route: string) =>
+      (document.paths[route]!.get as any).responses['200'].content['text/event-stream']['x-itemSchema'].$ref;
+    expect(frameUnion('/v1/conversations/{id}/stream')).toBe('#/components/schemas/ConversationStreamFrame');
+    expect(frameUnion('/v1/books/{id}/events')).toBe('#/components/schemas/BookStreamFrame');
+    const mapping = (component('ConversationStreamFrame') as any).discriminator.mapping as Record<string, string>;
+    expect(Object.keys(mapping).sort()).toEqual([...CONVERSATION_EVENT_TYPES, 'AssistantTextDelta'].sort());
+    expect(streams.map((s) => `${s.method} ${s.route}`)).toEqual(
+      expect.arrayContaining(['get /v1/conversations/{id}/stream', 'get /v1/books/{id}/events']),
+    );
+  });
+
+  it('names the problem codes /problems/{code} answers, and says ?after= and nextCursor are the same number', () => {
+    const code = parameters.find((p) => p.at === 'get /problems/{code} path code')!;
+    expect(resolve(code.schema)).toMatchObject({ enum: PROBLEM_CODES });
+    expect(component('EventPageDto').properties!.nextCursor).toMatchObject({ type: 'string', pattern: '^\\d{1,10}$' });
   });
 
   it('closes every request body schema, and the schemas nested in it (unknown fields are 400)', () => {
