@@ -254,9 +254,9 @@ export function describeClientMistakes(h: ContractHarness): void {
       );
     });
 
-    it('400 for malformed If-Match, Idempotency-Key and Last-Event-ID headers', async () => {
+    it('400 for malformed If-Match, Idempotency-Key and Last-Event-ID headers, which the document refuses too', async () => {
       await h.send(
-        { label: 'malformed If-Match on a patch', expect: 400, kind: 'opaque' },
+        { label: 'malformed If-Match on a patch', expect: 400, kind: 'schema', where: 'request.header' },
         'PATCH',
         `/v1/conversations/${conversationId}`,
         {
@@ -265,7 +265,7 @@ export function describeClientMistakes(h: ContractHarness): void {
         },
       );
       await h.send(
-        { label: 'malformed If-Match on a delete', expect: 400, kind: 'opaque' },
+        { label: 'malformed If-Match on a delete', expect: 400, kind: 'schema', where: 'request.header' },
         'DELETE',
         `/v1/conversations/${conversationId}`,
         {
@@ -273,19 +273,19 @@ export function describeClientMistakes(h: ContractHarness): void {
         },
       );
       await h.send(
-        { label: 'malformed If-Match on a post', expect: 400, kind: 'opaque' },
+        { label: 'malformed If-Match on a post', expect: 400, kind: 'schema', where: 'request.header' },
         'POST',
         `/v1/conversations/${conversationId}/messages`,
         { body: { content: 'x' }, headers: { 'if-match': '"-1"' } },
       );
       await h.send(
-        { label: 'Idempotency-Key over 200 characters', expect: 400, kind: 'opaque' },
+        { label: 'Idempotency-Key over 200 characters', expect: 400, kind: 'schema', where: 'request.header' },
         'POST',
         `/v1/conversations/${conversationId}/messages`,
         { body: { content: 'x' }, headers: { 'idempotency-key': 'k'.repeat(201) } },
       );
       await h.send(
-        { label: 'a bad Last-Event-ID on the stream', expect: 400, kind: 'opaque' },
+        { label: 'a bad Last-Event-ID on the stream', expect: 400, kind: 'schema', where: 'request.header' },
         'GET',
         `/v1/conversations/${conversationId}/stream`,
         { headers: { 'last-event-id': 'yesterday', accept: 'text/event-stream' } },
