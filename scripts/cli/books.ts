@@ -55,7 +55,7 @@ export async function booksAdd(
   if (args.author) form.append('author', args.author);
   if (args.catalogue) form.append('visibility', 'catalogue'); // a publisher's token only (403 otherwise)
   const accepted = await call(api, `upload of ${basename(args.file)}`, () =>
-    api.client.POST('/v1/books', { body: {}, bodySerializer: () => form }),
+    api.client.POST('/v1/books', { body: { file: basename(args.file) }, bodySerializer: () => form }),
   );
   const book = await untilIngested(api, accepted);
   if (book.status === 'failed') {

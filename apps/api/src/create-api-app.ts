@@ -16,13 +16,15 @@ import { addBodyHeaders } from './http/body-headers';
 import { enableCors } from './http/cors';
 import { sendProblem } from './http/http-exception.filter';
 import { readJsonBody } from './http/json-body';
+import { answerUnknownMethods } from './http/method-not-allowed';
 import { validationProblem } from './http/validation-problem';
 import { timeRequests } from './metrics/http-metrics';
 import { MetricsService } from './metrics/metrics.service';
 import { mountQueueBoard } from './queue-board/queue-board';
 import { mountMcp } from './mcp/mcp-endpoint';
+import { applyBodiesByMediaType } from './openapi/api-body-by-media-type';
 import { EventEnvelopeDto } from './openapi/event-envelope.dto';
-import { envelopeSchemas, eventSchemas } from './openapi/event-schemas';
+import { envelopeSchemas, eventSchemas, streamFrameSchemas } from './openapi/event-schemas';
 
 /** bytes of a JSON body (1 MiB) */
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -58,6 +60,7 @@ export async function createApiApp(): Promise<NestFastifyApplication> {
   parseBodies(http);
   closeOnUnreadBody(http);
   addBodyHeaders(http);
+  answerUnknownMethods(http); // before the routes: 405 with Allow for a known path, 404 for an unknown one
   mountQueueBoard(app); // only when QUEUE_BOARD_PATH is set
   mountMcp(app); // /mcp, unless MCP_ENABLED=false
   app.setGlobalPrefix('v1', {
@@ -155,18 +158,25 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const document = SwaggerModule.createDocument(app, config, { extraModels: [EventEnvelopeDto] });
   document.components = {
     ...document.components,
-    schemas: { ...document.components?.schemas, ...eventSchemas(), ...envelopeSchemas() },
+    schemas: { ...document.components?.schemas, ...eventSchemas(), ...envelopeSchemas(), ...streamFrameSchemas() },
   };
+  applyBodiesByMediaType(document);
   for (const item of Object.values(document.paths)) {
     for (const method of ['get', 'put', 'post', 'delete', 'patch'] as const) {
       const operation = item[method];
       if (!operation) continue;
       // operations without a security requirement are public: say so, rather than leave it unsaid
       operation.security ??= [];
-      // the ValidationPipe refuses unknown body fields (forbidNonWhitelisted): body schemas are closed
-      for (const name of referencedSchemas(operation.requestBody)) {
+      // the ValidationPipe refuses unknown body fields (forbidNonWhitelisted), nested ones too (policy):
+      // body schemas, and the schemas their properties refer to, are closed
+      const pending = referencedSchemas(operation.requestBody);
+      const closed = new Set<string>();
+      for (let name = pending.pop(); name !== undefined; name = pending.pop()) {
         const schema = document.components?.schemas?.[name] as SchemaObject | undefined;
-        if (schema) schema.additionalProperties = false;
+        if (!schema || closed.has(name)) continue;
+        closed.add(name);
+        schema.additionalProperties = false;
+        pending.push(...Object.values(schema.properties ?? {}).flatMap(referencedSchemas));
       }
     }
   }
@@ -179,7 +189,7 @@ function referencedSchemas(node: unknown): string[] {
   const ref = (node as { $ref?: unknown }).$ref;
   const own = typeof ref === 'string' && ref.startsWith('#/components/schemas/') ? [ref.split('/').pop()!] : [];
   const nested = Object.entries(node)
-    .filter(([key]) => key === 'content' || key === 'schema' || key === 'anyOf' || key === 'oneOf' || /\//.test(key))
+    .filter(([key]) => ['content', 'schema', 'anyOf', 'oneOf', 'allOf', 'items'].includes(key) || /\//.test(key))
     .flatMap(([, value]) => (Array.isArray(value) ? value.flatMap(referencedSchemas) : referencedSchemas(value)));
   return [...own, ...nested];
 }

@@ -616,6 +616,7 @@ export interface components {
       | 'batch_not_found'
       | 'webhook_not_found'
       | 'version_not_found'
+      | 'method_not_allowed'
       | 'version_conflict'
       | 'turn_in_progress'
       | 'already_exists'
@@ -797,7 +798,7 @@ export interface components {
       version: number;
     };
     StartBatchDto: {
-      /** @description the prompts, each at most MESSAGE_MAX_CHARS characters */
+      /** @description the prompts, each not blank and at most MESSAGE_MAX_CHARS characters */
       prompts: string[];
       /**
        * @description sequential: the conversation's next turns, in order, each seeing the answers before it; independent: each prompt answered against the current history in a fork of its own, concurrently
@@ -880,7 +881,7 @@ export interface components {
       };
     };
     PostMessageDto: {
-      /** @description at most MESSAGE_MAX_CHARS characters (16,000 by default; 400 validation_failed beyond) */
+      /** @description not blank, at most MESSAGE_MAX_CHARS characters (16,000 by default; 400 validation_failed beyond) */
       content: string;
       /** @description the passage the reader highlighted */
       selectedText?: string;
@@ -946,7 +947,7 @@ export interface components {
     };
     EventPageDto: {
       items: components['schemas']['ConversationEventEnvelope'][];
-      /** @description the last version of this page: pass it as ?after= for the next page; null at the end */
+      /** @description the last version of this page, in decimal digits (a string, as every page's cursor): pass it as ?after= for the next page (a typed client: Number(nextCursor)); null at the end */
       nextCursor: string | null;
     };
     ModelUsageDto: {
@@ -1070,17 +1071,17 @@ export interface components {
       /** @description the reader's id (their token's sub) */
       userId: string;
     };
-    CreateBookDto: {
-      /** @description required with JSON content */
-      title?: string;
+    CreateBookJsonDto: {
+      /** @description the title */
+      title: string;
       author?: string;
       /**
-       * @description required with JSON content
+       * @description how to read content
        * @enum {string}
        */
-      format?: 'text' | 'markdown' | 'pdf';
-      /** @description the book: text or Markdown as is, a PDF base64-encoded; required without a file */
-      content?: string;
+      format: 'text' | 'markdown' | 'pdf';
+      /** @description the book: text or Markdown as is, a PDF base64-encoded */
+      content: string;
       /**
        * @description private (the default): the caller's own; catalogue: publish it for every reader of the caller's tenant (a token whose parley_roles holds publisher; else 403 forbidden)
        * @enum {string}
@@ -1215,7 +1216,7 @@ export interface components {
        * @example https://app.example.com/parley/webhooks
        */
       url: string;
-      /** @description the kinds to deliver (at least one) */
+      /** @description the kinds to deliver (at least one, each once) */
       events: ('turn.ended' | 'batch.completed' | 'book.ready')[];
     };
     CreatedWebhookDto: {
@@ -1823,6 +1824,69 @@ export interface components {
       | components['schemas']['PassagesWithdrawnEnvelope']
       | components['schemas']['ConversationDeletedEnvelope']
       | components['schemas']['ConversationErasedEnvelope'];
+    StoredEventFrame: {
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      event:
+        | 'ConversationStarted'
+        | 'ConversationRenamed'
+        | 'ReadingPositionChanged'
+        | 'PolicyChanged'
+        | 'SourcesChanged'
+        | 'UserMessagePosted'
+        | 'ToolInvoked'
+        | 'ToolResultRecorded'
+        | 'AssistantReplied'
+        | 'TurnFailed'
+        | 'TurnCancelled'
+        | 'HistorySummarized'
+        | 'HistoryTrimmed'
+        | 'ModelBatchSubmitted'
+        | 'ModelCallStopped'
+        | 'BatchStarted'
+        | 'BatchCompleted'
+        | 'PassagesWithdrawn'
+        | 'ConversationDeleted'
+        | 'ConversationErased';
+      /** @description the event's version */
+      id: number;
+      data: components['schemas']['ConversationEventEnvelope'];
+    };
+    /** @description a token delta of the reply being written: live only, never stored; AssistantReplied holds the text */
+    AssistantTextDelta: {
+      /** Format: uuid */
+      turnId: string;
+      /** @description the LLM call of the turn */
+      iteration: number;
+      /** @description more than 1: drop the text of earlier attempts */
+      attempt: number;
+      /** @description 0, 1, … within one attempt of one call */
+      index: number;
+      text: string;
+    };
+    AssistantTextDeltaFrame: {
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      event: 'AssistantTextDelta';
+      data: components['schemas']['AssistantTextDelta'];
+    };
+    /** @description A frame of GET /v1/conversations/{id}/stream, by its `event:`. */
+    ConversationStreamFrame:
+      components['schemas']['StoredEventFrame'] | components['schemas']['AssistantTextDeltaFrame'];
+    BookIngestFrame: {
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      event: 'progress' | 'ready' | 'failed';
+      data: components['schemas']['BookDto'];
+    };
+    /** @description A frame of GET /v1/books/{id}/events, by its `event:`. */
+    BookStreamFrame: components['schemas']['BookIngestFrame'];
   };
   responses: never;
   parameters: never;
@@ -1966,7 +2030,8 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        code: string;
+        /** @description any other is 404 not_found */
+        code: components['schemas']['ProblemCode'];
       };
       cookie?: never;
     };
@@ -4092,8 +4157,8 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': components['schemas']['CreateBookDto'] | components['schemas']['UploadBookDto'];
-        'multipart/form-data': components['schemas']['CreateBookDto'] | components['schemas']['UploadBookDto'];
+        'application/json': components['schemas']['CreateBookJsonDto'];
+        'multipart/form-data': components['schemas']['UploadBookDto'];
       };
     };
     responses: {

@@ -82,11 +82,40 @@ export function describeClientMistakes(h: ContractHarness): void {
           body: c.body,
         });
       }
+      const unknownBook = await h.send(
+        { label: 'a patch naming an unknown book', expect: 404, kind: 'opaque' },
+        'PATCH',
+        `/v1/conversations/${conversationId}`,
+        { body: { bookIds: [randomUUID()] } },
+      );
+      expect(unknownBook.body.code).toBe('book_not_found');
       await h.send(
         { label: 'a version the conversation does not have', expect: 404, kind: 'opaque' },
         'GET',
         `/v1/conversations/${conversationId}?version=99`,
       );
+    });
+
+    it('405 with Allow for a method a path does not answer, 404 for a path nobody serves', async () => {
+      const templates = [...new Set(h.operations.map((o) => o.template))].filter((t) => t.startsWith('/v1/'));
+      for (const template of templates) {
+        const declared = h.operations.filter((o) => o.template === template).map((o) => o.method);
+        const method = ['PUT', 'PATCH', 'DELETE', 'POST'].find((m) => !declared.includes(m))!;
+        const url = template.replace(/\{[a-zA-Z]+\}/g, randomUUID());
+        const r = await fetch(`${h.stack.base}${url}`, { method, headers: h.alice.auth });
+        const body = (await r.json()) as { code: string };
+        const allow = (r.headers.get('allow') ?? '').split(', ');
+        expect({ template, method, status: r.status, code: body.code }).toEqual({
+          template,
+          method,
+          status: 405,
+          code: 'method_not_allowed',
+        });
+        expect(allow).toEqual(expect.arrayContaining(declared));
+        expect(allow).not.toContain(method);
+      }
+      const r = await fetch(`${h.stack.base}/v1/no-such-thing`, { method: 'PUT', headers: h.alice.auth });
+      expect({ status: r.status, allow: r.headers.get('allow') }).toEqual({ status: 404, allow: null });
     });
 
     it('400 for ids that are not UUIDs', async () => {
@@ -138,6 +167,25 @@ export function describeClientMistakes(h: ContractHarness): void {
         ['content of the wrong type', 'POST', `/v1/conversations/${conversationId}/messages`, { content: 7 }],
         ['content missing', 'POST', `/v1/conversations/${conversationId}/messages`, { selectedText: 'x' }],
         ['content empty', 'POST', `/v1/conversations/${conversationId}/messages`, { content: '' }],
+        ['content only blanks', 'POST', `/v1/conversations/${conversationId}/messages`, { content: '   ' }],
+        [
+          'a blank prompt',
+          'POST',
+          `/v1/conversations/${conversationId}/batches`,
+          { prompts: [' '], mode: 'sequential' },
+        ],
+        ['bookIds null', 'POST', '/v1/conversations', { bookIds: null }],
+        ['bookIds repeated', 'POST', '/v1/conversations', { bookIds: [h.bookId, h.bookId] }],
+        ['an unknown policy field', 'PATCH', `/v1/conversations/${conversationId}`, { policy: { colour: 'red' } }],
+        ['fork version past 2^31-1', 'POST', `/v1/conversations/${conversationId}/fork`, { version: 2 ** 31 }],
+        ['fork version not an integer', 'POST', `/v1/conversations/${conversationId}/fork`, { version: 1.5 }],
+        ['webhook events empty', 'POST', '/v1/webhooks', { url: 'https://example.com/hook', events: [] }],
+        [
+          'webhook events repeated',
+          'POST',
+          '/v1/webhooks',
+          { url: 'https://example.com/hook', events: ['turn.ended', 'turn.ended'] },
+        ],
         [
           'an unknown field in a post',
           'POST',
@@ -157,7 +205,6 @@ export function describeClientMistakes(h: ContractHarness): void {
         await h.send({ label, expect: 400, kind: 'schema', where: 'request.body' }, method, url, { body });
       }
       const opaque: Array<[string, string, string, unknown]> = [
-        ['content only blanks', 'POST', `/v1/conversations/${conversationId}/messages`, { content: '   ' }],
         ['a patch that changes nothing', 'PATCH', `/v1/conversations/${conversationId}`, {}],
         ['fork past the last version', 'POST', `/v1/conversations/${conversationId}/fork`, { version: 99 }],
         ['book JSON without content', 'POST', '/v1/books', { title: 'x', format: 'text' }],
@@ -189,6 +236,9 @@ export function describeClientMistakes(h: ContractHarness): void {
         ['search without q', `/v1/books/${h.bookId}/search`],
         ['search k=0', `/v1/books/${h.bookId}/search?q=lamp&k=0`],
         ['search k=abc', `/v1/books/${h.bookId}/search?q=lamp&k=abc`],
+        ['limit=1.5', '/v1/conversations?limit=1.5'],
+        ['events after=2^31', `/v1/conversations/${conversationId}/events?after=2147483648`],
+        ['search k=2.5', `/v1/books/${h.bookId}/search?q=lamp&k=2.5`],
       ];
       for (const [label, url] of schema) {
         const post = url.includes('multitask');
@@ -204,9 +254,9 @@ export function describeClientMistakes(h: ContractHarness): void {
       );
     });
 
-    it('400 for malformed If-Match, Idempotency-Key and Last-Event-ID headers', async () => {
+    it('400 for malformed If-Match, Idempotency-Key and Last-Event-ID headers, which the document refuses too', async () => {
       await h.send(
-        { label: 'malformed If-Match on a patch', expect: 400, kind: 'opaque' },
+        { label: 'malformed If-Match on a patch', expect: 400, kind: 'schema', where: 'request.header' },
         'PATCH',
         `/v1/conversations/${conversationId}`,
         {
@@ -215,7 +265,7 @@ export function describeClientMistakes(h: ContractHarness): void {
         },
       );
       await h.send(
-        { label: 'malformed If-Match on a delete', expect: 400, kind: 'opaque' },
+        { label: 'malformed If-Match on a delete', expect: 400, kind: 'schema', where: 'request.header' },
         'DELETE',
         `/v1/conversations/${conversationId}`,
         {
@@ -223,19 +273,19 @@ export function describeClientMistakes(h: ContractHarness): void {
         },
       );
       await h.send(
-        { label: 'malformed If-Match on a post', expect: 400, kind: 'opaque' },
+        { label: 'malformed If-Match on a post', expect: 400, kind: 'schema', where: 'request.header' },
         'POST',
         `/v1/conversations/${conversationId}/messages`,
         { body: { content: 'x' }, headers: { 'if-match': '"-1"' } },
       );
       await h.send(
-        { label: 'Idempotency-Key over 200 characters', expect: 400, kind: 'opaque' },
+        { label: 'Idempotency-Key over 200 characters', expect: 400, kind: 'schema', where: 'request.header' },
         'POST',
         `/v1/conversations/${conversationId}/messages`,
         { body: { content: 'x' }, headers: { 'idempotency-key': 'k'.repeat(201) } },
       );
       await h.send(
-        { label: 'a bad Last-Event-ID on the stream', expect: 400, kind: 'opaque' },
+        { label: 'a bad Last-Event-ID on the stream', expect: 400, kind: 'schema', where: 'request.header' },
         'GET',
         `/v1/conversations/${conversationId}/stream`,
         { headers: { 'last-event-id': 'yesterday', accept: 'text/event-stream' } },

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { waitForBook } from '../../support/factories/books';
 import { ContractHarness, RATE_LIMIT } from '../../support/contract-harness';
+import { frameDepartures } from '../../support/sse-frames';
 import { clientFor } from '../../support/stack';
 import { waitFor } from '../../support/wait-for';
 
@@ -33,8 +34,11 @@ export function describeHappyPath(h: ContractHarness): void {
       await h.typed('show a problem kind', 200, (c) =>
         c.GET('/problems/{code}', { params: { path: { code: 'version_conflict' } } }),
       );
-      await h.typed('an unknown problem kind', 404, (c) =>
-        c.GET('/problems/{code}', { params: { path: { code: 'no_such_code' } } }),
+      await h.send(
+        { label: 'an unknown problem kind', expect: 404, kind: 'schema', where: 'request.path' },
+        'GET',
+        '/problems/no_such_code',
+        { as: null },
       );
     });
 
@@ -59,6 +63,7 @@ export function describeHappyPath(h: ContractHarness): void {
       );
       expect(sse.contentType).toMatch(/^text\/event-stream/);
       expect(sse.text).toMatch(/event: ready\ndata: \{/);
+      expect(frameDepartures(h.doc, 'BookStreamFrame', sse.text)).toEqual([]);
     });
 
     it('conversations: create, list, show, show ?version, patch, post, messages, events, fork, delete', async () => {
@@ -165,7 +170,7 @@ export function describeHappyPath(h: ContractHarness): void {
           let text = '';
           if (!r.body) return text;
           const reader = r.body.getReader();
-          while (!/event: ConversationStarted\n(?:id: 1\n)?data: /.test(text)) {
+          while (!/event: ConversationStarted\n(?:id: 1\n)?data: [^\n]*\n\n/.test(text)) {
             const { value, done } = await reader.read();
             if (done) break;
             text += new TextDecoder().decode(value);
@@ -176,6 +181,9 @@ export function describeHappyPath(h: ContractHarness): void {
       );
       expect(call.contentType).toMatch(/^text\/event-stream/);
       expect(call.text).toMatch(/event: ConversationStarted/);
+      expect(
+        frameDepartures(h.doc, 'ConversationStreamFrame', call.text.slice(0, call.text.lastIndexOf('\n\n'))),
+      ).toEqual([]);
     });
 
     it('the chat protocols: an AI SDK chat turn, its resume (204 once it ended), an AG-UI run', async () => {

@@ -49,6 +49,18 @@ export class CreateBookDto {
   visibility?: BookVisibility;
 }
 
+/** POST /books as JSON, for the OpenAPI document only: title, format and content are then required. */
+export class CreateBookJsonDto extends CreateBookDto {
+  @ApiProperty({ required: true, minLength: 1, maxLength: BOOK_TITLE_MAX, description: 'the title' })
+  override title!: string;
+
+  @ApiProperty({ required: true, enum: BOOK_FORMATS, description: 'how to read content' })
+  override format!: BookFormat;
+
+  @ApiProperty({ required: true, description: 'the book: text or Markdown as is, a PDF base64-encoded' })
+  override content!: string;
+}
+
 /** The multipart form, for the OpenAPI document only. */
 export class UploadBookDto {
   @ApiProperty({
@@ -90,7 +102,7 @@ export class ListBooksQueryDto {
   @IsIn(BOOK_VISIBILITIES)
   visibility?: BookVisibility;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: 500, default: 100 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 500, default: 100 })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
@@ -112,7 +124,7 @@ export class SearchBookQueryDto {
   @MaxLength(SEARCH_QUERY_MAX)
   q!: string;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: SEARCH_K_MAX, default: 5 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: SEARCH_K_MAX, default: 5 })
   @IsOptional()
   @Type(() => Number)
   @IsInt()

@@ -16,8 +16,6 @@ import {
 import { AppConfig, CONFIG } from '@parley/config';
 import {
   ApiBearerAuth,
-  ApiBody,
-  ApiConsumes,
   ApiAcceptedResponse,
   ApiExtraModels,
   ApiNoContentResponse,
@@ -49,6 +47,7 @@ import { ReaderBudget } from '../usage/reader-budget';
 import { InvalidCursorError } from '@parley/read-models';
 import { invalid, problem } from '../http/problem.exception';
 import { Uuid } from '../http/uuid-param';
+import { ApiBodyByMediaType } from '../openapi/api-body-by-media-type';
 import { ApiIdParams } from '../openapi/api-id-params';
 import { AUTH_PROBLEMS, ApiProblems, BODY_PROBLEMS } from '../openapi/api-problems';
 import { ApiEventStream } from '../openapi/api-event-stream';
@@ -59,6 +58,7 @@ import {
   BookDto,
   BookListDto,
   CreateBookDto,
+  CreateBookJsonDto,
   ListBooksQueryDto,
   SearchBookQueryDto,
   SearchResultDto,
@@ -74,7 +74,7 @@ const isBase64 = (s: string): boolean => /^[A-Za-z0-9+/]*={0,2}$/.test(s.replace
 @ApiTags('books')
 @ApiBearerAuth()
 @ApiProblems(AUTH_PROBLEMS)
-@ApiExtraModels(CreateBookDto, UploadBookDto)
+@ApiExtraModels(CreateBookJsonDto, UploadBookDto)
 @Controller('books')
 export class BooksController {
   constructor(
@@ -104,8 +104,11 @@ export class BooksController {
       "With `visibility: catalogue` (a publisher's token only, else 403 `forbidden`) the book is published for every " +
       "reader of the publisher's tenant (`parley_tenant`), ingested and paid for once, by the publisher.",
   })
-  @ApiConsumes('application/json', 'multipart/form-data')
-  @ApiBody({ schema: { anyOf: [{ $ref: getSchemaPath(CreateBookDto) }, { $ref: getSchemaPath(UploadBookDto) }] } })
+  @ApiBodyByMediaType({
+    // JSON: the book in `content`, with its title and format
+    'application/json': { $ref: getSchemaPath(CreateBookJsonDto) },
+    'multipart/form-data': { $ref: getSchemaPath(UploadBookDto) },
+  })
   @ApiAcceptedResponse({ type: BookDto })
   @ApiProblems(
     BODY_PROBLEMS,
@@ -193,6 +196,7 @@ export class BooksController {
   @ApiEventStream(
     '`event: progress` with the book (BookDto: status, progress) whenever it changes, then one `event: ready` or ' +
       '`event: failed` with the book, and the stream ends (at once for a book already done).',
+    'BookStreamFrame',
   )
   @ApiProblems('validation_failed', 'book_not_found', 'rate_limited')
   async followIngest(

@@ -11,7 +11,7 @@ import { EventsQueryDto, StreamQueryDto } from './conversation.dto';
 import { EventPageDto } from './conversation-responses.dto';
 import { ConversationReads } from './conversation-reads.service';
 import { EventStreamService } from './event-stream.service';
-import { parseLastEventId } from './last-event-id';
+import { LAST_EVENT_ID_PATTERN, parseLastEventId } from './last-event-id';
 import { StreamSlots } from '../rate-limits/stream-slots';
 
 /**
@@ -53,11 +53,13 @@ export class ConversationEventsController {
   @ApiHeader({
     name: 'Last-Event-ID',
     required: false,
+    schema: { type: 'string', pattern: LAST_EVENT_ID_PATTERN, maxLength: 10 },
     description: 'the last version received; the stream resumes after it (wins over ?after=)',
   })
   @ApiEventStream(
     'One frame per stored event: `id:` its version, `event:` its type, `data:` its envelope (ConversationEventEnvelope). ' +
       'Between them, `event: AssistantTextDelta` frames without id carry `{turnId, iteration, text}` as the reply streams.',
+    'ConversationStreamFrame',
   )
   @ApiProblems('validation_failed', 'conversation_not_found', 'rate_limited')
   async stream(

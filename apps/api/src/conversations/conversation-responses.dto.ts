@@ -129,7 +129,10 @@ export class EventPageDto {
   @ApiProperty({
     type: String,
     nullable: true,
-    description: 'the last version of this page: pass it as ?after= for the next page; null at the end',
+    pattern: '^\\d{1,10}$',
+    description:
+      "the last version of this page, in decimal digits (a string, as every page's cursor): pass it as ?after= for " +
+      'the next page (a typed client: Number(nextCursor)); null at the end',
   })
   nextCursor!: string | null;
 }

@@ -28,11 +28,20 @@ export const CONTENT_HARD_MAX = 200_000;
 
 export const BOOKS_PER_CONVERSATION_MAX = 20;
 
-/** An optional list of distinct book ids, at most BOOKS_PER_CONVERSATION_MAX. */
+/** Not blank: the OpenAPI pattern for what assertMessageText refuses (whitespace only). */
+export const NOT_BLANK = '\\S';
+
+/** An optional list of distinct book ids, at most BOOKS_PER_CONVERSATION_MAX; absent, not null. */
 function BookIdsProperty(description: string): PropertyDecorator {
   return applyDecorators(
-    ApiPropertyOptional({ type: [String], format: 'uuid', maxItems: BOOKS_PER_CONVERSATION_MAX, description }),
-    IsOptional(),
+    ApiPropertyOptional({
+      type: 'array',
+      items: { type: 'string', format: 'uuid' },
+      maxItems: BOOKS_PER_CONVERSATION_MAX,
+      uniqueItems: true,
+      description,
+    }),
+    ValidateIf((_, v) => v !== undefined),
     IsArray(),
     ArrayMaxSize(BOOKS_PER_CONVERSATION_MAX),
     ArrayUnique(),
@@ -81,6 +90,7 @@ export class PolicyPatchDto {
   @ApiPropertyOptional({
     type: String,
     nullable: true,
+    pattern: MODEL_ID.source,
     description:
       'a model id the server prices (e.g. claude-sonnet-5-5, claude-haiku-4-5), or the server default LLM_MODEL',
   })
@@ -118,6 +128,7 @@ export class PolicyPatchDto {
 
   @ApiPropertyOptional({
     type: String,
+    minLength: 1,
     maxLength: POLICY_INSTRUCTIONS_MAX,
     nullable: true,
     description: 'appended to the system prompt of every turn posted after the change',
@@ -160,14 +171,19 @@ export class PostMessageDto {
   @ApiProperty({
     minLength: 1,
     maxLength: CONTENT_HARD_MAX,
-    description: 'at most MESSAGE_MAX_CHARS characters (16,000 by default; 400 validation_failed beyond)',
+    pattern: NOT_BLANK,
+    description: 'not blank, at most MESSAGE_MAX_CHARS characters (16,000 by default; 400 validation_failed beyond)',
   })
   @IsString()
   @MinLength(1)
   @MaxLength(CONTENT_HARD_MAX)
   content!: string;
 
-  @ApiPropertyOptional({ maxLength: SELECTED_TEXT_MAX, description: 'the passage the reader highlighted' })
+  @ApiPropertyOptional({
+    minLength: 1,
+    maxLength: SELECTED_TEXT_MAX,
+    description: 'the passage the reader highlighted',
+  })
   @IsOptional()
   @IsString()
   @MinLength(1)
@@ -179,10 +195,11 @@ export const BATCH_PROMPTS_MAX = 50;
 
 export class StartBatchDto {
   @ApiProperty({
-    type: [String],
+    type: 'array',
+    items: { type: 'string', minLength: 1, maxLength: CONTENT_HARD_MAX, pattern: NOT_BLANK },
     minItems: 1,
     maxItems: BATCH_PROMPTS_MAX,
-    description: 'the prompts, each at most MESSAGE_MAX_CHARS characters',
+    description: 'the prompts, each not blank and at most MESSAGE_MAX_CHARS characters',
   })
   @IsArray()
   @ArrayMinSize(1)
@@ -220,7 +237,7 @@ export class PostMessageQueryDto {
 }
 
 export class ForkConversationDto {
-  @ApiProperty({ minimum: 1 })
+  @ApiProperty({ type: 'integer', minimum: 1, maximum: 2 ** 31 - 1 })
   @IsInt()
   @Min(1)
   @Max(2 ** 31 - 1)
@@ -233,7 +250,7 @@ export class ListConversationsQueryDto {
   @IsUUID()
   bookId?: string;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 20 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 100, default: 20 })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
@@ -249,7 +266,7 @@ export class ListConversationsQueryDto {
 }
 
 export class PageQueryDto {
-  @ApiPropertyOptional({ minimum: 1, maximum: 500, default: 100 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 500, default: 100 })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
@@ -265,7 +282,13 @@ export class PageQueryDto {
 }
 
 export class EventsQueryDto {
-  @ApiPropertyOptional({ minimum: 0, default: 0, description: 'return events with version > after' })
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 0,
+    maximum: 2 ** 31 - 1,
+    default: 0,
+    description: 'return events with version > after',
+  })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
@@ -273,7 +296,7 @@ export class EventsQueryDto {
   @Max(2 ** 31 - 1)
   after?: number;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: 1000, default: 1000 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 1000, default: 1000 })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
@@ -283,7 +306,12 @@ export class EventsQueryDto {
 }
 
 export class ShowConversationQueryDto {
-  @ApiPropertyOptional({ minimum: 1, description: 'the state folded from events 1..version' })
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: 2 ** 31 - 1,
+    description: 'the state folded from events 1..version',
+  })
   @IsOptional()
   @Type(() => Number)
   @IsInt()

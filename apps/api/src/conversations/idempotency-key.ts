@@ -3,7 +3,9 @@ import { ApiHeader } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import { invalid } from '../http/problem.exception';
 
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
+/** The pattern the OpenAPI document states: 1..200 visible ASCII characters. */
+export const IDEMPOTENCY_KEY_PATTERN = '^[\\x21-\\x7e]{1,200}$';
+const IDEMPOTENCY_KEY = new RegExp(IDEMPOTENCY_KEY_PATTERN);
 
 /** `Idempotency-Key`: 1..200 visible ASCII characters; absent → undefined; anything else → 400. */
 export function parseIdempotencyKey(header: string | string[] | undefined): string | undefined {
@@ -25,5 +27,6 @@ export const ApiIdempotencyKey = () =>
   ApiHeader({
     name: 'Idempotency-Key',
     required: false,
+    schema: { type: 'string', pattern: IDEMPOTENCY_KEY_PATTERN, minLength: 1, maxLength: 200 },
     description: 'a retry with the same key and body gets the first answer and appends nothing; another body is 422',
   });

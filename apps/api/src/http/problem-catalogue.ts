@@ -75,7 +75,7 @@ export const PROBLEM_CATALOGUE = {
       'rename or withdraw a catalogue book without being a publisher of its tenant, or administer a tenant without ' +
       'the `admin` role and a `parley_tenant`.',
   },
-  not_found: { status: 404, title: 'No such resource', description: 'No route answers this method and path.' },
+  not_found: { status: 404, title: 'No such resource', description: 'No route answers this path.' },
   conversation_not_found: {
     status: 404,
     title: 'Conversation not found',
@@ -107,6 +107,11 @@ export const PROBLEM_CATALOGUE = {
     status: 404,
     title: 'Version not found',
     description: 'The conversation has not reached this version.',
+  },
+  method_not_allowed: {
+    status: 405,
+    title: 'The method is not allowed',
+    description: 'The path exists but does not answer this method; `Allow` lists the methods it answers.',
   },
   version_conflict: {
     status: 409,

@@ -1,5 +1,5 @@
 import { Controller, Get, Param } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { Public } from '../auth/auth.guard';
 import { ApiProblems } from '../openapi/api-problems';
 import { PROBLEM_CATALOGUE, PROBLEM_CODES, ProblemCode } from './problem-catalogue';
@@ -30,6 +30,7 @@ export class ProblemsController {
 
   @Get(':code')
   @ApiOperation({ summary: "One kind of error: a problem's `type` URI" })
+  @ApiParam({ name: 'code', enum: PROBLEM_CODES, enumName: 'ProblemCode', description: 'any other is 404 not_found' })
   @ApiOkResponse({ type: ProblemKindDto })
   @ApiProblems('not_found', 'internal_error')
   show(@Param('code') code: string): ProblemKindDto {

@@ -60,3 +60,66 @@ function toOpenApi30(node: unknown): unknown {
   }
   return out;
 }
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+/** One Server-Sent Events frame: its `event:` (what the union is discriminated by), `id:` and `data:` (JSON). */
+function frame(events: readonly string[], data: SchemaObject | { $ref: string }, id: boolean): SchemaObject {
+  return {
+    type: 'object',
+    properties: {
+      event: { type: 'string', enum: [...events] },
+      ...(id ? { id: { type: 'integer', minimum: 1, description: "the event's version" } } : {}),
+      data,
+    },
+    required: id ? ['event', 'id', 'data'] : ['event', 'data'],
+  };
+}
+
+/** A union of frame schemas, discriminated by each frame's `event:`. */
+function frameUnion(description: string, frames: Record<string, readonly string[]>): SchemaObject {
+  return {
+    description,
+    oneOf: Object.keys(frames).map(ref),
+    discriminator: {
+      propertyName: 'event',
+      mapping: Object.fromEntries(
+        Object.entries(frames).flatMap(([schema, events]) =>
+          events.map((event) => [event, `#/components/schemas/${schema}`]),
+        ),
+      ),
+    },
+  };
+}
+
+/**
+ * The frames of the SSE streams (text/event-stream), as objects of their fields: `event`, `id`
+ * when the frame has one, and `data` parsed as JSON. OpenAPI 3.0 cannot type a stream's items;
+ * each stream's response names its frame union in `x-itemSchema` (OpenAPI 3.2's `itemSchema`).
+ */
+export function streamFrameSchemas(): Record<string, SchemaObject> {
+  return {
+    StoredEventFrame: frame(CONVERSATION_EVENT_TYPES, ref('ConversationEventEnvelope'), true),
+    AssistantTextDelta: {
+      type: 'object',
+      description: 'a token delta of the reply being written: live only, never stored; AssistantReplied holds the text',
+      properties: {
+        turnId: { type: 'string', format: 'uuid' },
+        iteration: { type: 'integer', minimum: 1, description: 'the LLM call of the turn' },
+        attempt: { type: 'integer', minimum: 1, description: 'more than 1: drop the text of earlier attempts' },
+        index: { type: 'integer', minimum: 0, description: '0, 1, … within one attempt of one call' },
+        text: { type: 'string' },
+      },
+      required: ['turnId', 'iteration', 'attempt', 'index', 'text'],
+    },
+    AssistantTextDeltaFrame: frame(['AssistantTextDelta'], ref('AssistantTextDelta'), false),
+    ConversationStreamFrame: frameUnion('A frame of GET /v1/conversations/{id}/stream, by its `event:`.', {
+      StoredEventFrame: CONVERSATION_EVENT_TYPES,
+      AssistantTextDeltaFrame: ['AssistantTextDelta'],
+    }),
+    BookIngestFrame: frame(['progress', 'ready', 'failed'], ref('BookDto'), false),
+    BookStreamFrame: frameUnion('A frame of GET /v1/books/{id}/events, by its `event:`.', {
+      BookIngestFrame: ['progress', 'ready', 'failed'],
+    }),
+  };
+}

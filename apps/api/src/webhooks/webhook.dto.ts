@@ -14,7 +14,14 @@ export class CreateWebhookDto {
   @MaxLength(WEBHOOK_URL_MAX_CHARS)
   url!: string;
 
-  @ApiProperty({ enum: WEBHOOK_KINDS, isArray: true, description: 'the kinds to deliver (at least one)' })
+  @ApiProperty({
+    enum: WEBHOOK_KINDS,
+    isArray: true,
+    minItems: 1,
+    maxItems: WEBHOOK_KINDS.length,
+    uniqueItems: true,
+    description: 'the kinds to deliver (at least one, each once)',
+  })
   @IsArray()
   @ArrayNotEmpty()
   @ArrayUnique()
