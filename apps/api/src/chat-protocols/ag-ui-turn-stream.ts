@@ -1,4 +1,4 @@
-import { BaseEvent, EventType } from '@ag-ui/core';
+import { AGUIEvent, EventType } from '@ag-ui/core';
 import { EventEncoder } from '@ag-ui/encoder';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { clientGone } from './client-gone';
@@ -20,7 +20,7 @@ export async function serveAgUiRun(
   const ids = { threadId: run.threadId, runId: run.runId }; // only these: the caller's run may carry more
   const encoder = new EventEncoder({ accept });
   const signal = clientGone(res);
-  const send = (event: BaseEvent) => {
+  const send = (event: AGUIEvent) => {
     if (!res.destroyed) res.write(encoder.encodeBinary({ timestamp: Date.now(), ...event }));
   };
   res.writeHead(200, {
@@ -34,7 +34,7 @@ export async function serveAgUiRun(
     ? setInterval(() => !res.destroyed && res.write(': ping\n\n'), keepAliveMs)
     : undefined;
   try {
-    send({ type: EventType.RUN_STARTED, ...ids } as BaseEvent);
+    send({ type: EventType.RUN_STARTED, ...ids });
     const outcome = await turn.follow(agUiSink(send), signal);
     switch (outcome.status) {
       case 'answered':
@@ -43,27 +43,27 @@ export async function serveAgUiRun(
           ...ids,
           result: { turnId: turn.turnId, messageId: outcome.messageId, citations: outcome.citations },
           outcome: { type: 'success' },
-        } as BaseEvent);
+        });
         break;
       case 'failed':
-        send({ type: EventType.RUN_ERROR, code: outcome.code, message: outcome.message } as BaseEvent);
+        send({ type: EventType.RUN_ERROR, code: outcome.code, message: outcome.message });
         break;
       case 'cancelled':
-        send({ type: EventType.RUN_FINISHED, ...ids, outcome: { type: 'cancelled' } } as BaseEvent);
+        send({ type: EventType.RUN_FINISHED, ...ids, outcome: { type: 'cancelled' } });
         break;
       case 'erased':
         send({
           type: EventType.RUN_ERROR,
           code: 'conversation_erased',
           message: 'the conversation was erased',
-        } as BaseEvent);
+        });
         break;
       case 'stopped':
         await turn.cancel(); // the client left: the run is over for it, so is the turn
         break;
     }
   } catch (e) {
-    send({ type: EventType.RUN_ERROR, code: 'internal_error', message: 'the turn could not be followed' } as BaseEvent);
+    send({ type: EventType.RUN_ERROR, code: 'internal_error', message: 'the turn could not be followed' });
     throw e;
   } finally {
     clearInterval(ping);
@@ -72,8 +72,7 @@ export async function serveAgUiRun(
 }
 
 /** The tool result is its own message (role tool), its id the tool call's with `:result`. */
-function agUiSink(send: (e: BaseEvent) => void): TurnSink {
-  const event = (e: Record<string, unknown>) => send(e as unknown as BaseEvent);
+function agUiSink(event: (e: AGUIEvent) => void): TurnSink {
   return {
     textStart: (messageId) => event({ type: EventType.TEXT_MESSAGE_START, messageId, role: 'assistant' }),
     textDelta: (messageId, delta) => event({ type: EventType.TEXT_MESSAGE_CONTENT, messageId, delta }),
