@@ -1,11 +1,21 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiExtension } from '@nestjs/swagger';
 import type { OpenAPIObject } from '@nestjs/swagger';
-import type { ReferenceObject, SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import type {
+  OperationObject,
+  ReferenceObject,
+  SchemaObject,
+} from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 
 const EXTENSION = 'x-parley-body-by-media-type';
 
 type Schemas = Record<string, SchemaObject | ReferenceObject>;
+
+/** An operation ApiBodyByMediaType marked: the extension Nest wrote holds its schemas. */
+type MarkedOperation = OperationObject & { [EXTENSION]?: Schemas };
+
+const isMarked = (operation: OperationObject | undefined): operation is MarkedOperation =>
+  operation !== undefined && EXTENSION in operation;
 
 /**
  * A request body whose schema depends on its content type (JSON fields, or a multipart form with a
@@ -23,10 +33,10 @@ export const ApiBodyByMediaType = (schemas: Schemas): MethodDecorator =>
 export function applyBodiesByMediaType(document: OpenAPIObject): void {
   for (const item of Object.values(document.paths)) {
     for (const operation of [item.get, item.put, item.post, item.patch, item.delete]) {
-      const extended = operation as unknown as Record<string, unknown> | undefined;
-      const schemas = extended?.[EXTENSION] as Schemas | undefined;
-      if (!operation || !extended || !schemas) continue;
-      delete extended[EXTENSION];
+      if (!isMarked(operation)) continue;
+      const schemas = operation[EXTENSION];
+      delete operation[EXTENSION];
+      if (!schemas) continue;
       operation.requestBody = {
         required: true,
         content: Object.fromEntries(Object.entries(schemas).map(([type, schema]) => [type, { schema }])),
