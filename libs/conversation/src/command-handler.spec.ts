@@ -254,6 +254,14 @@ describe(handleCommand.name, () => {
     expect(events.map((e) => [e.version, e.data])).toEqual([[3, { erasedEvents: 2, subject: 'conversation' }]]);
   });
 
+  it('refuses a command it has no decider for, appending nothing', async () => {
+    const { stream } = given([started]);
+    await expect(
+      handleCommand(stream.store, stream.folds, 'c', [{ type: 'RecordModelReply', userId: null }]),
+    ).rejects.toThrow(/no decider was given for command RecordModelReply/);
+    expect(stream.store.appends).toBe(0);
+  });
+
   it('leaves the store unasked when nothing was decided', async () => {
     const { stream } = given([started]);
     const result = await handleCommand(stream.store, stream.folds, 'c', [

@@ -7,7 +7,7 @@ import {
   traceMetadata,
   WrongExpectedVersionError,
 } from '@parley/event-store';
-import { ConversationCommand, decide, DecidedEvent, DomainError } from './decide';
+import { ConversationCommand, decide, DecidedEvent, DomainError, isConversationCommand } from './decide';
 import { ConversationEvent, conversationStreamId } from './events';
 import { ConversationState, evolve } from './state';
 
@@ -117,8 +117,7 @@ export async function handleCommand<
   const streamId = conversationStreamId(conversationId);
   const retries = opts.retries ?? DEFAULT_RETRIES;
   const metadataOf = opts.metadata ?? commandMetadata;
-  const decideOn: Decider<C, F> =
-    opts.decide ?? ((cs, f) => decideAll(cs as unknown as ConversationCommand[], f.state));
+  const decideOn: Decider<C, F> = opts.decide ?? decideConversationCommands;
   for (let attempt = 0; ; attempt++) {
     const unread = attempt === 0 ? folds.kept?.(conversationId) : undefined;
     const folded = unread ?? (await folds.load(conversationId));
@@ -164,6 +163,15 @@ export function stamped(
     id: id ?? eventId?.(e as ConversationEvent) ?? randomUUID(),
     metadata: own ? { ...metadata, ...own } : metadata,
   }));
+}
+
+/** The default decision: conversation commands, by decide() on the state; any other command is a caller's mistake. */
+function decideConversationCommands(commands: Command[], folded: FoldedForCommands): DecidedEvent[] {
+  const known = commands.map((c) => {
+    if (!isConversationCommand(c)) throw new Error(`no decider was given for command ${c.type}`);
+    return c;
+  });
+  return decideAll(known, folded.state);
 }
 
 /** Every command decided on the state the ones before it left. */

@@ -1,4 +1,4 @@
-import { ConversationCommand, decide, DomainError } from './decide';
+import { ConversationCommand, decide, DomainError, isConversationCommand } from './decide';
 import { ConversationEvent } from './events';
 import { fold, initialState, titleFromMessage } from './state';
 
@@ -383,5 +383,13 @@ describe(titleFromMessage.name, () => {
     expect(long.startsWith(title.slice(0, -1))).toBe(true);
     expect(title.endsWith('…')).toBe(true);
     expect(title.slice(0, -1)).not.toMatch(/\s$/);
+  });
+});
+
+describe('isConversationCommand', () => {
+  it('knows every conversation command and nothing else (a handler without a decider refuses the rest)', () => {
+    expect(isConversationCommand({ type: 'PostUserMessage' })).toBe(true);
+    expect(isConversationCommand({ type: 'EraseConversation' })).toBe(true);
+    expect(isConversationCommand({ type: 'RecordModelReply' })).toBe(false);
   });
 });

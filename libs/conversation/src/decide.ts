@@ -72,6 +72,29 @@ export type ConversationCommand =
   /** userId null: the system erasing a conversation deleted by a release before erasure */
   | { type: 'EraseConversation'; userId: string | null; subject: ErasureSubject };
 
+/** Every conversation command's type: the Record makes the compiler hold the list to the union. */
+const CONVERSATION_COMMAND_TYPES = new Set<string>(
+  Object.keys({
+    StartConversation: true,
+    ForkConversation: true,
+    RenameConversation: true,
+    ChangeReadingPosition: true,
+    ChangePolicy: true,
+    ChangeSources: true,
+    PostUserMessage: true,
+    StartBatch: true,
+    CompleteBatch: true,
+    CancelTurn: true,
+    FailTurn: true,
+    RecordPassagesWithdrawn: true,
+    EraseConversation: true,
+  } satisfies Record<ConversationCommand['type'], true>),
+);
+
+/** Whether a command is one `decide` knows (a handler given no decider of its own decides only these). */
+export const isConversationCommand = (command: { type: string }): command is ConversationCommand =>
+  CONVERSATION_COMMAND_TYPES.has(command.type);
+
 /** The commands a reader issues through the API (an erasure goes through the event store's eraseStream). */
 export type ReaderCommand = Exclude<
   ConversationCommand,
