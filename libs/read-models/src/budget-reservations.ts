@@ -63,14 +63,22 @@ export class BudgetReservations {
       // a 64-bit key per reader; another lock of the same key can only be another check of theirs
       await client.query(ADVISORY_LOCK_SQL, ['parley-budget:' + request.ownerId]);
       if (limitUsd !== null) {
-        const standing = await this.standing(client, { ...request, limitUsd }, price, now);
+        const reader = { kind: 'reader', id: request.ownerId } as const;
+        const standing = await this.standing(client, reader, limitUsd, request.usd, price, now);
         if (standing.spent) {
           await client.query('ROLLBACK');
           return { kind: 'refused', standing };
         }
       }
       if (tenant !== null && tenantUsd !== null) {
-        const standing = await this.tenantStanding(client, tenant, tenantUsd, request.usd, price, now);
+        const standing = await this.standing(
+          client,
+          { kind: 'tenant', id: tenant },
+          tenantUsd,
+          request.usd,
+          price,
+          now,
+        );
         if (standing.spent) {
           await client.query('ROLLBACK');
           return { kind: 'refused', standing };
@@ -111,60 +119,31 @@ export class BudgetReservations {
     }
   }
 
-  /** The month's ledger and the open reservations, as one snapshot; expired ones are cleared on the way. */
+  /**
+   * Where a budget stands this month: the ledger's lines it covers and the open reservations of
+   * its readers (one reader's, or a tenant's readers together), as one snapshot; expired
+   * reservations are cleared on the way.
+   */
   private async standing(
     client: PoolClient,
-    request: ReservationRequest & { limitUsd: number },
-    price: PriceOf,
-    now: Date,
-  ): Promise<ReservationStanding> {
-    const month = monthOf(now);
-    await client.query('DELETE FROM budget_reservations WHERE owner_id = $1 AND expires_at <= now()', [
-      request.ownerId,
-    ]);
-    const { rows } = await client.query(
-      // a reservation whose line is in the ledger (written by a release that does not settle, mid-upgrade) counts no more
-      `SELECT (SELECT coalesce(sum(b.usd), 0) FROM budget_reservations b
-                WHERE b.owner_id = $1
-                  AND NOT EXISTS (SELECT 1 FROM usage_records s
-                                   WHERE s.owner_id = $1 AND s.at >= b.created_at - interval '1 minute'
-                                     AND ${SETTLES('s', 'b')}))::float8 AS reserved,
-              coalesce((SELECT json_agg(u) FROM (${USAGE_BY_MODEL_SQL}) u), '[]'::json) AS usage`,
-      [request.ownerId, null, month.start, month.end],
-    );
-    const spentUsd = usageReport(rows[0].usage.map(usageByModelOf), price).costUsd;
-    const reservedUsd = rows[0].reserved as number;
-    return {
-      limitUsd: request.limitUsd,
-      spentUsd,
-      reservedUsd,
-      callUsd: request.usd,
-      month,
-      spent: spentUsd + reservedUsd + request.usd > request.limitUsd + EPSILON_USD,
-    };
-  }
-  /**
-   * The tenant's month: its readers' lines (as the tenant's usage report counts them) and the
-   * open reservations of its readers, as one snapshot; its readers' expired ones cleared first.
-   */
-  private async tenantStanding(
-    client: PoolClient,
-    tenant: string,
+    holder: BudgetHolder,
     limitUsd: number,
     callUsd: number,
     price: PriceOf,
     now: Date,
   ): Promise<ReservationStanding> {
     const month = monthOf(now);
-    await client.query('DELETE FROM budget_reservations WHERE tenant = $1 AND expires_at <= now()', [tenant]);
+    const { column, usage, params } = HOLDERS[holder.kind];
+    await client.query(`DELETE FROM budget_reservations WHERE ${column} = $1 AND expires_at <= now()`, [holder.id]);
     const { rows } = await client.query(
+      // a reservation whose line is in the ledger (written by a release that does not settle, mid-upgrade) counts no more
       `SELECT (SELECT coalesce(sum(b.usd), 0) FROM budget_reservations b
-                WHERE b.tenant = $1
+                WHERE b.${column} = $1
                   AND NOT EXISTS (SELECT 1 FROM usage_records s
                                    WHERE s.owner_id = b.owner_id AND s.at >= b.created_at - interval '1 minute'
                                      AND ${SETTLES('s', 'b')}))::float8 AS reserved,
-              coalesce((SELECT json_agg(u) FROM (${usageSql(tenantLinesSql('model'))}) u), '[]'::json) AS usage`,
-      [tenant, month.start, month.end],
+              coalesce((SELECT json_agg(u) FROM (${usage}) u), '[]'::json) AS usage`,
+      params(holder.id, month),
     );
     const spentUsd = usageReport(rows[0].usage.map(usageByModelOf), price).costUsd;
     const reservedUsd = rows[0].reserved as number;
@@ -174,11 +153,26 @@ export class BudgetReservations {
       reservedUsd,
       callUsd,
       month,
-      tenant,
+      ...(holder.kind === 'tenant' ? { tenant: holder.id } : {}),
       spent: spentUsd + reservedUsd + callUsd > limitUsd + EPSILON_USD,
     };
   }
 }
+
+/** Whose budget a check is of: one reader's, or a tenant's readers together. */
+type BudgetHolder = { kind: 'reader' | 'tenant'; id: string };
+
+/**
+ * Per holder: the reservations' column naming it, its lines of the ledger (as its usage report
+ * counts them: a reader's own GET /v1/usage, the tenant's report) and that query's parameters.
+ */
+const HOLDERS: Record<
+  BudgetHolder['kind'],
+  { column: string; usage: string; params: (id: string, month: { start: Date; end: Date }) => unknown[] }
+> = {
+  reader: { column: 'owner_id', usage: USAGE_BY_MODEL_SQL, params: (id, m) => [id, null, m.start, m.end] },
+  tenant: { column: 'tenant', usage: usageSql(tenantLinesSql('model')), params: (id, m) => [id, m.start, m.end] },
+};
 
 const ADVISORY_LOCK_SQL = `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`;
 
