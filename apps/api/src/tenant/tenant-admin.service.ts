@@ -4,6 +4,7 @@ import {
   AdminLimits,
   Month,
   monthOf,
+  ReadModelQueries,
   TenantBudgets,
   TenantLedger,
   TenantUsageRow,
@@ -44,6 +45,7 @@ export class TenantAdmin {
   constructor(
     private readonly budgets: TenantBudgets,
     private readonly ledger: TenantLedger,
+    private readonly queries: ReadModelQueries,
   ) {}
 
   /**
@@ -87,11 +89,7 @@ export class TenantAdmin {
 
   /** The tenant's readers' spend this month, as its usage report counts it. */
   async spentUsd(tenant: string, month: Month): Promise<number> {
-    const rows = await this.ledger.usage(tenant, { from: month.start, to: month.end }, 'model');
-    return usageReport(
-      rows.map((r) => r.usage),
-      costUsd,
-    ).costUsd;
+    return (await this.usage(tenant, { from: month.start, to: month.end }, 'model')).total.costUsd;
   }
 
   async tenantBudget(tenant: string, now = new Date()): Promise<AdminBudget> {
@@ -109,14 +107,12 @@ export class TenantAdmin {
   async readerBudget(tenant: string, userId: string, now = new Date()): Promise<AdminBudget & { userId: string }> {
     await this.assertReaderOf(tenant, userId);
     const month = monthOf(now);
-    const [limit, rows] = await Promise.all([
+    // the reader's own usage query (their GET /v1/usage), not the whole tenant's filtered down to them
+    const [limit, usage] = await Promise.all([
       this.budgets.readerBudget(tenant, userId),
-      this.ledger.usage(tenant, { from: month.start, to: month.end }, 'reader'),
+      this.queries.usage(userId, { from: month.start, to: month.end }),
     ]);
-    const spent = usageReport(
-      rows.filter((r) => r.key === userId).map((r) => r.usage),
-      costUsd,
-    ).costUsd;
+    const spent = usageReport(usage, costUsd).costUsd;
     return { ...adminBudget(tenant, limit, spent, month), userId };
   }
 

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { TenantBudgets, TenantLedger } from '@parley/read-models';
+import { ReadModelsModule, TenantBudgets, TenantLedger } from '@parley/read-models';
 import { Pool } from 'pg';
 import { TenantAdmin } from './tenant-admin.service';
 import { TenantController } from './tenant.controller';
@@ -7,6 +7,7 @@ import { TenantMembers } from './tenant-members';
 
 /** Tenant administration: which readers are in which tenant, its usage, and the budgets its admin sets. */
 @Module({
+  imports: [ReadModelsModule],
   controllers: [TenantController],
   providers: [
     { provide: TenantBudgets, inject: [Pool], useFactory: (pool: Pool) => new TenantBudgets(pool) },
