@@ -4,7 +4,7 @@ import { AppConfig, CONFIG } from '@parley/config';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AuthUser } from '../auth/auth.guard';
 import { CurrentUser } from '../auth/current-user.decorator';
-import { carryReplyHeaders } from '../http/cors';
+import { hijackForStream } from '../http/cors';
 import { ApiEventStream } from '../openapi/api-event-stream';
 import { AUTH_PROBLEMS, ApiProblems, BODY_PROBLEMS } from '../openapi/api-problems';
 import { StreamSlots } from '../rate-limits/stream-slots';
@@ -63,16 +63,12 @@ export class AgUiController {
   ): Promise<void> {
     const run = agUiRunOf(body);
     // the run holds the response open as GET …/stream does: one of the reader's stream slots
-    const slot = await this.slots.take(user.id);
-    try {
+    await this.slots.holding(user.id, async () => {
       const turn = await this.feed.post(user, run.threadId, run.text, `ag-ui:${run.runId}`);
-      carryReplyHeaders(reply); // the CORS headers, which the raw response would not send
-      reply.hijack(); // the run writes to the raw response itself
+      hijackForStream(reply);
       await serveAgUiRun(turn, run, req.headers.accept, reply.raw, this.config.sse.pingMs).catch((e) =>
         this.log.error(`AG-UI run of turn ${turn.turnId} failed: ${String(e)}`),
       );
-    } finally {
-      await slot.release();
-    }
+    });
   }
 }

@@ -4,7 +4,7 @@ import { AppConfig, CONFIG } from '@parley/config';
 import type { FastifyReply } from 'fastify';
 import { AuthUser } from '../auth/auth.guard';
 import { CurrentUser } from '../auth/current-user.decorator';
-import { carryReplyHeaders } from '../http/cors';
+import { hijackForStream } from '../http/cors';
 import { Uuid } from '../http/uuid-param';
 import { ApiEventStream } from '../openapi/api-event-stream';
 import { ApiIdParams } from '../openapi/api-id-params';
@@ -63,13 +63,10 @@ export class AiSdkChatController {
   async chat(@CurrentUser() user: AuthUser, @Body() body: unknown, @Res() reply: FastifyReply): Promise<void> {
     const request = await chatRequestOf(body);
     // the stream holds the response open as GET …/stream does: one of the reader's stream slots
-    const slot = await this.slots.take(user.id);
-    try {
+    await this.slots.holding(user.id, async () => {
       const turn = await this.feed.post(user, request.conversationId, request.text, request.idempotencyKey);
       await this.serve(turn, reply, true);
-    } finally {
-      await slot.release();
-    }
+    });
   }
 
   @Get(':id/stream')
@@ -89,20 +86,17 @@ export class AiSdkChatController {
   ): Promise<void> {
     const turn = await this.feed.inFlight(user, id);
     if (!turn) return void reply.code(204).send();
-    const slot = await this.slots.take(user.id).catch((e) => {
-      turn.close();
-      throw e;
-    });
-    try {
-      await this.serve(turn, reply, false);
-    } finally {
-      await slot.release();
-    }
+    await this.slots
+      .holding(user.id, () => this.serve(turn, reply, false))
+      .catch((e) => {
+        turn.close(); // refused a slot: the turn is not followed (after a stream, closing again does nothing)
+        throw e;
+      });
   }
 
+  /** The turn as a UI message stream on the raw response, which the SDK writes itself. */
   private async serve(turn: FeedTurn, reply: FastifyReply, cancelOnLeave: boolean): Promise<void> {
-    carryReplyHeaders(reply); // the CORS headers, which the raw response would not send
-    reply.hijack(); // the SDK writes to the raw response itself
+    hijackForStream(reply);
     await serveUiMessageStream(turn, reply.raw, {
       cancelOnLeave,
       keepAliveMs: this.config.sse.pingMs,

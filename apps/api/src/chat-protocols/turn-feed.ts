@@ -5,7 +5,7 @@ import { AuthUser } from '../auth/auth-user';
 import { ConversationReads } from '../conversations/conversation-reads.service';
 import { MessagePosting } from '../conversations/message-posting.service';
 import { TurnCancelling } from '../conversations/turn-cancelling';
-import { NumberedCitation, noteNumbers } from '../mcp/mcp-ask';
+import { NumberedCitation, noteNumbers, numbered } from '../mcp/mcp-ask';
 import { TurnEnding, TurnFollower } from '../mcp/turn-follower';
 import { AnswerText, TextSink } from './answer-text';
 
@@ -138,10 +138,7 @@ export class FeedTurn {
           status: 'answered',
           messageId: ending.data.messageId,
           content: ending.data.content,
-          citations: ending.data.citations.map((c) => ({
-            ...c,
-            ...(numbers.has(c.chunkId) ? { n: numbers.get(c.chunkId) } : {}),
-          })),
+          citations: numbered(ending.data.citations, numbers),
         };
       case 'TurnFailed':
         return { status: 'failed', code: ending.data.code, message: ending.data.message };

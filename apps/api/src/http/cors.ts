@@ -50,3 +50,9 @@ export function carryReplyHeaders(reply: FastifyReply): void {
     if (value !== undefined) reply.raw.setHeader(name, value);
   }
 }
+
+/** Hands the response to a stream that writes the raw response itself, the hooks' headers carried over. */
+export function hijackForStream(reply: FastifyReply): void {
+  carryReplyHeaders(reply);
+  reply.hijack();
+}

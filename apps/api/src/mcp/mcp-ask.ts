@@ -129,10 +129,7 @@ export class McpAsk {
             status: 'answered',
             ...turn,
             answer: ending.data.content,
-            citations: ending.data.citations.map((c) => ({
-              ...c,
-              ...(numbers.has(c.chunkId) ? { n: numbers.get(c.chunkId) } : {}),
-            })),
+            citations: numbered(ending.data.citations, numbers),
           };
         case 'TurnFailed':
           return { status: 'failed', ...turn, code: ending.data.code, message: ending.data.message };
@@ -196,6 +193,11 @@ export class McpAsk {
  */
 function idempotencyKeyOf({ sessionId, requestId }: AskRequest): string | undefined {
   return sessionId ? `mcp:${sessionId}:${typeof requestId}:${requestId}` : undefined;
+}
+
+/** The answer's citations, each with the [n] the turn's searches gave its passage, where they did. */
+export function numbered(citations: Citation[], numbers: Map<string, number>): NumberedCitation[] {
+  return citations.map((c) => ({ ...c, ...(numbers.has(c.chunkId) ? { n: numbers.get(c.chunkId) } : {}) }));
 }
 
 /** Notes which [n] each passage of a search result had (numbers run on across a turn). */

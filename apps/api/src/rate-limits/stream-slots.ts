@@ -4,7 +4,7 @@ import { AppConfig, CONFIG } from '@parley/config';
 import { RedisClient, RedisConnections } from '@parley/platform';
 import { problem } from '../http/problem.exception';
 import type { FastifyReply } from 'fastify';
-import { carryReplyHeaders } from '../http/cors';
+import { hijackForStream } from '../http/cors';
 import { MetricsService } from '../metrics/metrics.service';
 
 /** How long a slot outlives its last heartbeat: a crashed replica's streams free theirs after this. */
@@ -67,12 +67,18 @@ export class StreamSlots {
    * Serves a stream on the raw response while it holds one of the reader's slots (a 429 before the
    * 200 when they hold them all), the CORS headers carried over as the raw response would not send them.
    */
-  async serving(userId: string, reply: FastifyReply, serve: () => Promise<void>): Promise<void> {
+  serving(userId: string, reply: FastifyReply, serve: () => Promise<void>): Promise<void> {
+    return this.holding(userId, () => {
+      hijackForStream(reply);
+      return serve();
+    });
+  }
+
+  /** Runs `work` (which may refuse before it streams) while it holds one of the reader's slots. */
+  async holding<T>(userId: string, work: () => Promise<T>): Promise<T> {
     const slot = await this.take(userId);
     try {
-      carryReplyHeaders(reply);
-      reply.hijack(); // the stream writes to the raw response itself
-      await serve();
+      return await work();
     } finally {
       await slot.release();
     }
