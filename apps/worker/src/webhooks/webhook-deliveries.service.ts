@@ -9,8 +9,13 @@ import { DueDelivery, retryDelayMs, WebhookDeliveriesConsumer, WebhookOutbox, We
  * reader no more than WEBHOOKS_IN_FLIGHT_PER_READER of them: the rest stay for other readers.
  */
 const IN_FLIGHT = 32;
-/** A delivery's lease beyond its timeout: another sender takes it only after a sender died holding it. */
-const LEASE_MARGIN_MS = 30_000;
+/**
+ * A delivery's lease beyond its timeout: another sender takes it only after a sender died holding
+ * it. A try ends by WEBHOOKS_TIMEOUT_MS whatever the receiver does, so a few seconds cover the
+ * recording; a longer lease would hold a dead sender's deliveries against the endpoint's in-flight
+ * cap, keeping its next deliveries waiting.
+ */
+const LEASE_MARGIN_MS = 5_000;
 /** After the log consumer wrote deliveries, how long before looking (its transaction commits meanwhile). */
 const AFTER_RECORDED_MS = 30;
 
