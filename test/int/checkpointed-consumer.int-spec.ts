@@ -39,10 +39,34 @@ describe(CheckpointedConsumerRunner.name, () => {
     missing = 0,
   ): Promise<void> {
     const total = await storedCount();
-    await waitFor(
-      'the consumer to catch up',
-      async () => (await runner.drain(), (await applied()) + missing >= total),
-      20_000,
+    try {
+      await waitFor(
+        'the consumer to catch up',
+        async () => (await runner.drain(), (await applied()) + missing >= total),
+        20_000,
+      );
+    } catch (e) {
+      throw new Error(
+        `${(e as Error).message}: ${await applied()} of ${total - missing} applied; ${await olderWriters()}`,
+      );
+    }
+  }
+
+  /** Open transactions that hold the log's horizon back, cluster-wide (other suites' too). */
+  async function olderWriters(): Promise<string> {
+    const { rows } = await db.pool.query(
+      `SELECT datname, state, now() - xact_start AS open_for, left(query, 120) AS query FROM pg_stat_activity
+        WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid() ORDER BY xact_start LIMIT 3`,
+    );
+    return `older writers: ${JSON.stringify(rows)}`;
+  }
+
+  /** Starts a consumer at the log's current end, so a test applies only what it appends itself. */
+  async function startAtHead(consumer: string): Promise<void> {
+    await db.pool.query(
+      `INSERT INTO consumer_checkpoints (consumer, transaction_id, position)
+       SELECT $1, transaction_id, position FROM events ORDER BY transaction_id DESC, position DESC LIMIT 1`,
+      [consumer],
     );
   }
 
@@ -359,6 +383,8 @@ describe(CheckpointedConsumerRunner.name, () => {
   });
 
   it('dead-letters an event it keeps failing on and carries on with the rest', async () => {
+    await startAtHead('dlq');
+    const before = await storedCount();
     await appendMany(3, 'Good');
     await appendMany(1, 'Poison');
     await appendMany(3, 'Good');
@@ -368,12 +394,12 @@ describe(CheckpointedConsumerRunner.name, () => {
       undefined,
       { maxAttempts: 3 },
     );
-    await drainAll(sut, async () => (await appliedBy('dlq')).length, 1);
+    await drainAll(sut, async () => (await appliedBy('dlq')).length + before, 1);
     const { rows } = await db.pool.query('SELECT attempts FROM consumer_dead_letters WHERE consumer = $1', ['dlq']);
     expect(rows).toEqual([{ attempts: 3 }]);
     const applied = await appliedBy('dlq');
     expect(applied.filter((r) => r.type === 'Poison')).toHaveLength(0);
-    expect(applied.length).toBe((await store.readAll({ limit: 100_000 })).length - 1);
+    expect(applied.map((r) => r.type)).toEqual(['Good', 'Good', 'Good', 'Good', 'Good', 'Good']);
   });
 });
 
