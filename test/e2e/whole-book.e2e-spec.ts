@@ -131,6 +131,17 @@ describe('whole-book retrieval (e2e)', () => {
     expect(second.citations).toEqual([
       expect.objectContaining({ chapterIndex: 8, quote: expect.stringContaining('heron marker8x') }),
     ]);
+    // the log keeps which passage was quoted, not its text: the quote is joined from the book when read
+    const stored = await s.stack.db.pool.query<{ data: string }>(
+      `SELECT data::text AS data FROM events WHERE stream_id = $1 AND type = 'AssistantReplied'`,
+      [`conversation-${id}`],
+    );
+    expect(stored.rows).toHaveLength(2);
+    for (const { data } of stored.rows) {
+      const { citations } = JSON.parse(data) as { citations: object[] };
+      expect(citations).toEqual([expect.objectContaining({ quoted: true })]);
+      expect(JSON.stringify(citations)).not.toMatch(/marker[38]x/);
+    }
 
     // the ledger holds what the provider reported (once the projection has caught up)
     const expected = {

@@ -307,6 +307,22 @@ describe('books: ingest, queries, search', () => {
       expect(blocks[0]).toContain(rows[0].text);
     });
 
+    it('names each passage by its id in the parts the log keeps, which join into the content the model reads', async () => {
+      const out = await tool.run({ query: 'Cheshire Cat grin', k: 3 }, ctx());
+      const named = out.contentParts!.filter((p): p is { passage: string } => typeof p !== 'string');
+      expect(named.map((p) => p.passage)).toEqual(out.chunks!.map((c) => c.chunkId));
+      const { rows } = await db.pool.query<{ id: string; text: string }>(
+        'SELECT id, text FROM book_chunks WHERE id = ANY($1::uuid[])',
+        [named.map((p) => p.passage)],
+      );
+      const texts = new Map(rows.map((r) => [r.id, r.text]));
+      const words = out.contentParts!.filter((p) => typeof p === 'string').join('');
+      for (const text of texts.values()) expect(words).not.toContain(text);
+      expect(out.contentParts!.map((p) => (typeof p === 'string' ? p : texts.get(p.passage))).join('')).toBe(
+        out.content,
+      );
+    });
+
     it("continues the turn's numbering from citationStart", async () => {
       const first = await tool.run({ query: 'Cheshire Cat grin', k: 2 }, ctx());
       const later = await tool.run({ query: 'Cheshire Cat grin', k: 2 }, ctx({ citationStart: 4 }));

@@ -126,32 +126,6 @@ describe('erasure (in process, real Postgres and Redis)', () => {
       expect(await streamOf(id)).toHaveLength(3);
     });
 
-    it("redacts an event's data only, and only through the store's redaction", async () => {
-      const { id, events } = await answered('ann');
-      const streamId = conversationStreamId(id);
-      const [, , replied] = events;
-      const data = { ...(replied.data as object), content: '[redacted]' };
-      const redacted = await store.redactEvents([{ eventId: replied.id, data }]);
-      expect(redacted).toEqual([{ eventId: replied.id, streamId, version: replied.version }]);
-      const after = await streamOf(id);
-      expect(after.map((e) => [e.id, e.version, e.type, e.metadata, e.position])).toEqual(
-        events.map((e) => [e.id, e.version, e.type, e.metadata, e.position]),
-      );
-      expect(after[2].data).toEqual(data);
-      // with the redaction's setting, anything but the data is still refused
-      const c = await db.pool.connect();
-      try {
-        await c.query('BEGIN');
-        await c.query(`SELECT set_config('parley.redacting_events', 'on', true)`);
-        await expect(c.query(`UPDATE events SET type = 'Forged' WHERE event_id = $1`, [replied.id])).rejects.toThrow(
-          'append-only',
-        );
-      } finally {
-        await c.query('ROLLBACK');
-        c.release();
-      }
-    });
-
     it('a tailer from before the erasure reads on without a gap and meets the tombstone, not the erased events', async () => {
       const before = await answered('ann');
       const from = checkpointOf(before.events[2]);

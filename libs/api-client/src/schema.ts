@@ -1392,6 +1392,11 @@ export interface components {
       page: number | null;
       /** @description the text the model quoted from the passage (whole-book answers, cited by the provider) */
       quote?: string;
+      /**
+       * @description Stored form only, never served: the answer quoted the whole passage, whose text is joined as `quote` from the book when the log is read (absent once the passage is withdrawn).
+       * @enum {boolean}
+       */
+      quoted?: true;
       score: number;
       section: string | null;
     };
@@ -1595,6 +1600,13 @@ export interface components {
         /** @description the citation number of the first chunk (numbers are unique within a turn) */
         citationStart?: number;
         content: string;
+        /** @description Stored form only, never served: `content` with each passage named by its id, joined from the book into `content` when the log is read (a withdrawn passage reads as a notice). Stored `content` then holds only the words beside the passages. */
+        contentParts?: (
+          | string
+          | {
+              passage: string;
+            }
+        )[];
         isError: boolean;
         toolUseId: string;
         turnId: string;

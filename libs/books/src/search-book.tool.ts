@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { AgentTool, ToolContext, ToolOutput } from '@parley/agent';
+import type { AgentTool, ToolContentPart, ToolContext, ToolOutput } from '@parley/agent';
 import type { Citation } from '@parley/conversation';
 import { BookNotFoundError } from './book.errors';
 import { SearchHit } from './book.types';
@@ -118,12 +118,18 @@ export class SearchBookTool implements AgentTool {
       return { content: `No passages matched "${parsed.query}"${scope}${other}.${goneNote}`, chunks: [] };
     }
     const first = ctx.citationStart ?? 1;
-    const passages = hits.map((h, i) => {
+    const parts: ToolContentPart[] = [
+      `${hits.length} passage${hits.length === 1 ? '' : 's'} for "${parsed.query}"${scope}:`,
+    ];
+    for (const [i, h] of hits.entries()) {
       const book = several ? `${titles.get(h.bookId) ?? 'a book'} (book ${h.bookId}) · ` : '';
-      return `[${first + i}] ${book}${locate(h)}\n${h.text}`;
-    });
+      parts.push(`\n\n[${first + i}] ${book}${locate(h)}\n`, { passage: h.chunkId });
+    }
+    if (goneNote) parts.push(goneNote);
+    const texts = new Map(hits.map((h) => [h.chunkId, h.text]));
     return {
-      content: `${hits.length} passage${hits.length === 1 ? '' : 's'} for "${parsed.query}"${scope}:\n\n${passages.join('\n\n')}${goneNote}`,
+      content: parts.map((p) => (typeof p === 'string' ? p : texts.get(p.passage))).join(''),
+      contentParts: parts,
       chunks: hits.map((h) => ({ ...toCitation(h), ...(several ? { bookId: h.bookId } : {}) })),
     };
   }

@@ -20,6 +20,11 @@ export interface Citation {
   score: number;
   /** the text the model quoted from the passage (whole-book answers, cited by the provider) */
   quote?: string;
+  /**
+   * Stored form only, never served: the answer quoted the whole passage, whose text is joined as
+   * `quote` from the book when the log is read (absent once the passage is withdrawn).
+   */
+  quoted?: true;
 }
 
 export interface ConversationStarted {
@@ -175,6 +180,12 @@ export interface ToolResultRecorded {
     turnId: string;
     toolUseId: string;
     content: string;
+    /**
+     * Stored form only, never served: `content` with each passage named by its id, joined from the
+     * book into `content` when the log is read (a withdrawn passage reads as a notice). Stored
+     * `content` then holds only the words beside the passages.
+     */
+    contentParts?: Array<string | { passage: string }>;
     isError: boolean;
     chunks?: Citation[];
     /** the citation number of the first chunk (numbers are unique within a turn) */

@@ -91,6 +91,17 @@ export class ErasureRepository {
     return r && { id, subject: r.subject, subjectId: r.subject_id, requestedBy: r.requested_by, at: r.requested_at };
   }
 
+  /** Erasure records of this subject still open this long after they were opened: ones a crash broke off. */
+  async unfinished(subject: ErasureSubject, olderThan: string): Promise<Array<{ id: string; subjectId: string }>> {
+    const { rows } = await this.pool.query<{ id: string; subject_id: string }>(
+      `SELECT id, subject_id FROM erasures
+        WHERE completed_at IS NULL AND subject = $1 AND requested_at < now() - $2::interval
+        ORDER BY requested_at LIMIT 100`,
+      [subject, olderThan],
+    );
+    return rows.map((r) => ({ id: r.id, subjectId: r.subject_id }));
+  }
+
   /** A request that found nothing to erase leaves no record. */
   async discard(id: string): Promise<void> {
     await this.pool.query('DELETE FROM erasures WHERE id = $1', [id]);

@@ -3,16 +3,19 @@ import { InjectQueue } from '@nestjs/bullmq';
 import { Queue } from 'bullmq';
 import { Pool } from 'pg';
 import { AGENT_TURNS_QUEUE } from '@parley/agent';
-import { BOOK_INGEST_QUEUE, BookShelf, BooksRepository, ingestJobId, PassagesRepository } from '@parley/books';
-import { conversationIdOf, DomainError, ErasureSubject, handleCommand } from '@parley/conversation';
+import { BOOK_INGEST_QUEUE, BookShelf, BooksRepository, ingestJobId } from '@parley/books';
+import { DomainError, ErasureSubject } from '@parley/conversation';
 import { EventStore } from '@parley/event-store';
-import { ConversationLogQueries, ReadModelWrites, TenantBudgets, UsageLedger } from '@parley/read-models';
+import { ConversationLogQueries, TenantBudgets, UsageLedger } from '@parley/read-models';
 import { WebhookEndpoints } from '@parley/webhooks';
-import { ConversationEraser, ErasedConversation, freshFolds } from './conversation-eraser';
+import { ConversationEraser, ErasedConversation } from './conversation-eraser';
 import { ErasedJobs } from './erased-jobs';
 import { ErasureJournal, JournalEntry } from './erasure-journal';
 import { ErasureRepository } from './erasure.repository';
-import { withoutWithdrawnPassages } from './withdrawn-passages';
+import { CatalogueWithdrawal } from './catalogue-withdrawal';
+
+/** How old an open erasure record is before the sweep takes it for one that did not finish (a crash). */
+const UNFINISHED_AFTER = '1 minute';
 
 /** How far back the sweep looks for forks made while a book or an account erasure ran. */
 const LATE_FORKS_LOOKBACK = '1 day';
@@ -55,6 +58,7 @@ export class Erasures {
   private readonly jobs: ErasedJobs;
   private readonly log: ConversationLogQueries;
   private readonly shelf: BookShelf;
+  private readonly withdrawal: CatalogueWithdrawal;
 
   constructor(
     private readonly store: EventStore,
@@ -71,6 +75,7 @@ export class Erasures {
     this.log = new ConversationLogQueries(pool);
     this.shelf = new BookShelf(pool);
     this.eraser = new ConversationEraser(store);
+    this.withdrawal = new CatalogueWithdrawal(store, this.shelf);
     this.jobs = new ErasedJobs(
       this.repo,
       new Map(
@@ -116,53 +121,17 @@ export class Erasures {
 
   /**
    * A catalogue book withdrawn: its data goes as a deleted book's does, but the readers'
-   * conversations with it are theirs and stay (their later turns find it gone). Audited and
-   * journaled as a book erasure; a replay finds the restored book in the catalogue and withdraws it again.
+   * conversations with it are theirs and stay, and read the withdrawal notice where they quoted it
+   * (CatalogueWithdrawal). Audited and journaled as a book erasure; a replay finds the restored
+   * book in the catalogue and withdraws it again.
    */
   private async withdrawAs(erasureId: string, bookId: string): Promise<ErasureResult> {
     await this.repo.addPendingJobs([{ queue: BOOK_INGEST_QUEUE, jobId: ingestJobId(bookId) }]);
-    const passages = await new PassagesRepository(this.pool).idsOf(bookId);
-    const books = (await this.shelf.withdraw(bookId)) ? 1 : 0;
-    const redacted = await this.redactPassages(bookId, passages);
-    if (redacted) this.logger.log(`book ${bookId} withdrawn: its passages taken out of ${redacted} readers' events`);
-    await this.complete(erasureId, []);
+    const { books, conversations, entry } = await this.withdrawal.withdraw(erasureId, bookId);
+    if (conversations) this.logger.log(`book ${bookId} withdrawn: ${conversations} readers' conversations told`);
+    await this.journalize(entry);
+    await this.removeJobs();
     return { conversations: [], books };
-  }
-
-  /**
-   * The withdrawn passages' text taken out of the readers' conversations that quoted them (tool
-   * results, answers' quotes), through the event store's redaction, with the read models' rows
-   * and the fold snapshots; after the book is gone, so no later search returns them.
-   */
-  private async redactPassages(bookId: string, chunkIds: string[]): Promise<number> {
-    const withdrawn = new Set(chunkIds);
-    const redactions = (await this.log.eventsCitingPassages(chunkIds)).flatMap((e) => {
-      const r = withoutWithdrawnPassages(e, withdrawn);
-      return r ? [{ ...e, ...r }] : [];
-    });
-    const byEvent = new Map(redactions.map((r) => [r.eventId, r]));
-    const redacted = await this.store.redactEvents(redactions, (tx, done) =>
-      new ReadModelWrites(tx).redactMessages(
-        done.flatMap(({ eventId, streamId, version }) => {
-          const conversationId = conversationIdOf(streamId);
-          const { content, citations } = byEvent.get(eventId)!;
-          return conversationId ? [{ conversationId, version, content, citations }] : [];
-        }),
-      ),
-    );
-    // each conversation says so in its log, so every fold of it (a worker's, an SSE tail) reads it anew
-    const perConversation = new Map<string, number>();
-    for (const { streamId } of redacted) perConversation.set(streamId, (perConversation.get(streamId) ?? 0) + 1);
-    for (const [streamId, redactedEvents] of perConversation) {
-      const conversationId = conversationIdOf(streamId);
-      if (!conversationId) continue;
-      await handleCommand(this.store, freshFolds(this.store), conversationId, [
-        { type: 'RecordPassagesWithdrawn', userId: null, bookId, redactedEvents },
-      ]);
-    }
-    // a snapshot saved meanwhile from a fold read before the redaction would hold the text again
-    await this.repo.deleteSnapshotsOf([...perConversation.keys()]);
-    return redacted.length;
   }
 
   /**
@@ -197,6 +166,7 @@ export class Erasures {
     jobsLeft: number;
     lateSnapshots: number;
     journaled: number;
+    withdrawn: number;
   }> {
     let erased = 0;
     for (const id of await this.log.deletedNotErased(100)) if (await this.eraseAudited(id, null)) erased++;
@@ -210,7 +180,12 @@ export class Erasures {
     const jobsLeft = await this.jobs.removePending();
     const lateSnapshots = await this.repo.deleteLateSnapshots();
     const journaled = await this.journalPending();
-    return { erased, lateForks, jobsLeft, lateSnapshots, journaled };
+    let withdrawn = 0;
+    // a withdrawal is one transaction: one that did not commit left its book in the catalogue
+    for (const { id, subjectId } of await this.repo.unfinished('book', UNFINISHED_AFTER)) {
+      if (await this.shelf.isCatalogue(subjectId)) withdrawn += (await this.withdrawAs(id, subjectId)).books;
+    }
+    return { erased, lateForks, jobsLeft, lateSnapshots, journaled, withdrawn };
   }
 
   /** Whether erasures are journaled (ERASURE_JOURNAL_URL is set). */

@@ -14,8 +14,16 @@ export interface EventRow {
   occurred_at: Date;
 }
 
+/**
+ * An event row as readers see it. The data of the two types that may cite a book goes through
+ * parley_event_data (migration 033): their passages are stored by reference and joined here, so
+ * every read of the log (folds, tails, the API's and SSE's) serves the text, or the withdrawal
+ * notice once the passage is gone.
+ */
 export const EVENT_COLUMNS =
-  'position, event_id, stream_id, version, type, data, metadata, transaction_id::text AS transaction_id_text, occurred_at';
+  'position, event_id, stream_id, version, type, ' +
+  "CASE WHEN type IN ('ToolResultRecorded', 'AssistantReplied') THEN parley_event_data(type, data) ELSE data END AS data, " +
+  'metadata, transaction_id::text AS transaction_id_text, occurred_at';
 
 /**
  * A row as an event of contract E: the one place the log's untyped rows become a contract's

@@ -189,36 +189,14 @@ export class EventStore {
     });
   }
 
-  /**
-   * The one sanctioned change to stored events besides erasure: each event's data replaced by
-   * its redacted form (a withdrawn book's passages taken out), nothing else of it changed, in one
-   * transaction that also drops the streams' fold snapshots (they hold the old data) and runs
-   * `within` (the read models' matching rows). The schema refuses any other update.
-   */
-  async redactEvents(
-    redactions: Array<{ eventId: string; data: unknown }>,
-    within?: (
-      client: PoolClient,
-      redacted: Array<{ eventId: string; streamId: string; version: number }>,
-    ) => Promise<void>,
-  ): Promise<Array<{ eventId: string; streamId: string; version: number }>> {
-    if (redactions.length === 0) return [];
-    return this.withTransaction(async (tx) => {
-      await tx.query(`SELECT set_config('parley.redacting_events', 'on', true)`);
-      const { rows } = await tx.query<{ event_id: string; stream_id: string; version: number }>(
-        `UPDATE events e SET data = r.data
-           FROM jsonb_to_recordset($1::jsonb) AS r(event_id uuid, data jsonb)
-          WHERE e.event_id = r.event_id
-        RETURNING e.event_id, e.stream_id, e.version`,
-        [JSON.stringify(redactions.map((r) => ({ event_id: r.eventId, data: r.data })))],
-      );
-      const redacted = rows.map((r) => ({ eventId: r.event_id, streamId: r.stream_id, version: r.version }));
-      await tx.query('DELETE FROM fold_snapshots WHERE stream_id = ANY($1::text[])', [
-        [...new Set(redacted.map((r) => r.streamId))],
-      ]);
-      await within?.(tx, redacted);
-      return redacted;
-    });
+  /** These events as readers see them, in log order (`client`: the caller's transaction). */
+  async readEvents(eventIds: string[], client: Pick<Pool, 'query'> = this.pool): Promise<StoredEvent[]> {
+    if (eventIds.length === 0) return [];
+    const { rows } = await client.query<EventRow>(
+      `SELECT ${EVENT_COLUMNS} FROM events WHERE event_id = ANY($1::uuid[]) ORDER BY position`,
+      [eventIds],
+    );
+    return rows.map(toStoredEvent);
   }
 
   async streamVersion(streamId: string, client: Pick<Pool, 'query'> = this.pool): Promise<number> {

@@ -153,7 +153,7 @@ export class ConversationLogQueries {
   ): Promise<Map<string, { type: string; data: Record<string, unknown> }>> {
     if (turns.length === 0) return new Map();
     const { rows } = await this.pool.query<{ stream_id: string; type: string; data: Record<string, unknown> }>(
-      `SELECT e.stream_id, e.type, e.data FROM events e
+      `SELECT e.stream_id, e.type, parley_event_data(e.type, e.data) AS data FROM events e
          JOIN unnest($1::text[], $2::text[]) AS t(stream_id, turn_id)
            ON e.stream_id = t.stream_id AND e.data->>'turnId' = t.turn_id
         WHERE e.type IN ('AssistantReplied', 'TurnFailed', 'TurnCancelled')`,

@@ -52,11 +52,12 @@ export class ErasureSweeper implements OnModuleInit, OnApplicationBootstrap, OnA
     this.sweeping = true;
     try {
       if (!this.replayed) await this.replay();
-      const { erased, lateForks, lateSnapshots, journaled } = await this.erasures.sweep();
+      const { erased, lateForks, lateSnapshots, journaled, withdrawn } = await this.erasures.sweep();
       if (erased > 0) this.logger.log(`erased ${erased} conversation(s) deleted before erasure existed`);
       if (lateForks > 0) this.logger.log(`erased ${lateForks} fork(s) made while a book or account erasure ran`);
       if (lateSnapshots > 0) this.logger.log(`removed ${lateSnapshots} fold snapshot(s) saved after an erasure`);
       if (journaled > 0) this.logger.log(`journaled ${journaled} erasure(s) not yet in the erasure journal`);
+      if (withdrawn > 0) this.logger.log(`withdrew ${withdrawn} catalogue book(s) whose withdrawal a crash broke off`);
     } catch (e) {
       this.logger.warn(
         `erasure sweep failed, trying again in ${this.config.worker.erasureSweepMs} ms: ${(e as Error).message}`,

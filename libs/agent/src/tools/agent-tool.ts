@@ -23,9 +23,17 @@ export interface ToolContext {
   excludeChunkIds?: readonly string[];
 }
 
+/** A piece of a tool result as the log keeps it: its own words inline, a book's passage by its id. */
+export type ToolContentPart = string | { passage: string };
+
 export interface ToolOutput {
   /** the text the model reads as the tool_result */
   content: string;
+  /**
+   * `content` again, with each passage of a book named by its id instead of written out: what the
+   * log keeps, so the book's text stays in the book (docs/event-store.md, "What is immutable").
+   */
+  contentParts?: ToolContentPart[];
   isError?: boolean;
   /** passages behind the result, numbered as the model may cite them ([n] = chunks[n-1]) */
   chunks?: Citation[];

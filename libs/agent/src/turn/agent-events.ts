@@ -8,7 +8,7 @@ import {
 import { deterministicId } from '@parley/event-store';
 import { addUsage, ChatResult, StoppedAttempt, textsOf, zeroUsage } from '../llm/llm.types';
 import { costUsd } from '../llm/pricing';
-import { ToolOutput } from '../tools/agent-tool';
+import { ToolContentPart, ToolOutput } from '../tools/agent-tool';
 import { citedPassages } from './citations';
 import { HistoryCut } from './history-cut';
 import { ToolCallRecord, TurnRecord } from './turn-fold';
@@ -190,7 +190,9 @@ export function toolResultsRecorded(made: StepMade, turnId: string, outputs: Too
       {
         turnId,
         toolUseId: call.toolUseId,
-        content: output.content,
+        ...(output.contentParts
+          ? { content: textBesidePassages(output.contentParts), contentParts: output.contentParts }
+          : { content: output.content }),
         isError: output.isError ?? false,
         ...(output.chunks ? { chunks: output.chunks, citationStart } : {}),
       },
@@ -198,6 +200,13 @@ export function toolResultsRecorded(made: StepMade, turnId: string, outputs: Too
     ),
   );
 }
+
+/**
+ * What a 0.3 process reads of a result kept by reference during a rolling upgrade: the result's own
+ * words without the passages (the log is joined with the book's text for everyone else).
+ */
+const textBesidePassages = (parts: ToolContentPart[]): string =>
+  parts.map((p) => (typeof p === 'string' ? p : '')).join('');
 
 /** A tool call's output, with the number its passages start at. */
 export interface ToolOutcome {

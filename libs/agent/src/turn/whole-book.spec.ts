@@ -114,9 +114,9 @@ describe('citedFromDocuments', () => {
         section: null,
         page: null,
         score: 1,
-        quote: 'Passage 0 of chapter 2.',
+        quoted: true, // the passage's text is joined from the book when the log is read
       },
-      expect.objectContaining({ chunkId: 'c2-1', quote: 'Passage 1 of chapter 2.' }),
+      expect.objectContaining({ chunkId: 'c2-1', quoted: true }),
     ]);
     expect(stray).toEqual([]);
   });

@@ -178,7 +178,7 @@ export function citedFromDocuments(
             section: p.section,
             page: p.page,
             score: 1,
-            quote: p.text,
+            quoted: true, // the whole passage: its text is joined from the book when the log is read
           });
         }
         if (!cited.includes(n)) cited.push(n);

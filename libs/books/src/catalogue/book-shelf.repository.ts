@@ -136,9 +136,21 @@ export class BookShelf {
   }
 
   /** Deletes a catalogue book with its passages, vocabulary, embeddings and contexts (cascade). */
-  async withdraw(id: string): Promise<boolean> {
-    if (!UUID.test(id)) return false;
-    const { rowCount } = await this.pool.query(`DELETE FROM books WHERE id = $1 AND visibility = 'catalogue'`, [id]);
-    return (rowCount ?? 0) > 0;
+  /**
+   * Withdraws a catalogue book in the caller's transaction: its passages' ids are kept as withdrawn
+   * (no text), and it goes with its passages, terms and upload (cascades). The passages' ids, or
+   * null when it is not a catalogue book (any more).
+   */
+  async withdraw(id: string, tx: Pick<Pool, 'query'>): Promise<string[] | null> {
+    if (!UUID.test(id)) return null;
+    const { rows } = await tx.query(`SELECT 1 FROM books WHERE id = $1 AND visibility = 'catalogue' FOR UPDATE`, [id]);
+    if (rows.length === 0) return null;
+    const withdrawn = await tx.query<{ chunk_id: string }>(
+      `INSERT INTO withdrawn_passages (chunk_id, book_id) SELECT id, book_id FROM book_chunks WHERE book_id = $1
+       ON CONFLICT (chunk_id) DO UPDATE SET book_id = excluded.book_id RETURNING chunk_id`,
+      [id],
+    );
+    await tx.query('DELETE FROM books WHERE id = $1', [id]);
+    return withdrawn.rows.map((r) => r.chunk_id);
   }
 }
