@@ -22,6 +22,7 @@ function model(req: RecordedRequest): FakeReply {
   if (q.includes('SLOW')) {
     return { content: [{ type: 'text', text: 'word '.repeat(200) }], delayMsPerChunk: 50 };
   }
+  if (q.includes('READ') && (toolsAllowed || hasResults)) return reader(last, hasResults);
   if (!hasResults && toolsAllowed) {
     if (q.includes('PARALLEL')) {
       return {
@@ -36,6 +37,20 @@ function model(req: RecordedRequest): FakeReply {
     return { content: [{ type: 'tool_use', name: 'search_book', input: { query: q.replace(/\W+/g, ' ').trim() } }] };
   }
   return { content: [{ type: 'text', text: `Here is what the book says about "${q.slice(0, 40)}". [1]` }] };
+}
+
+/** READ: the model reads as a person does: the table of contents, then chapter 2's opening, then answers citing it. */
+function reader(last: { content: any[] }, hasResults: boolean): FakeReply {
+  const results = hasResults ? last.content.filter((b) => b.type === 'tool_result') : [];
+  const text = results.map((r) => (typeof r.content === 'string' ? r.content : JSON.stringify(r.content))).join(' ');
+  if (!hasResults) return { content: [{ type: 'tool_use', name: 'list_chapters', input: {} }] };
+  if (text.includes('- chapter ')) {
+    return { content: [{ type: 'tool_use', name: 'read_passage', input: { chapter: 2, count: 2 } }] };
+  }
+  const n = /\[(\d+)\]/.exec(text)?.[1];
+  return {
+    content: [{ type: 'text', text: n ? `In the lamp room she found a logbook [${n}].` : `I cannot read on: ${text}` }],
+  };
 }
 
 describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
@@ -135,6 +150,41 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
     // the two passages are numbered apart, so [n] names one passage within the turn
     const starts = evs.filter(isEvent('ToolResultRecorded')).map((e) => e.data.citationStart);
     expect(new Set(starts).size).toBe(2);
+  });
+
+  it('reads like a person: the table of contents, then a chapter in place, cited like a search, within the reading position', async () => {
+    const id = await conversation();
+    const { turnId } = await post(id, 'READ: what is in the lamp room?');
+    const reply = expectEvent(await untilEnded(id, turnId), 'AssistantReplied');
+    const evs = await events(id);
+    expect(evs.filter(isEvent('ToolInvoked')).map((e) => e.data.name)).toEqual(['list_chapters', 'read_passage']);
+    const [contents, read] = evs.filter(isEvent('ToolResultRecorded'));
+    expect(contents.data.content).toMatch(
+      /- chapter 1: Chapter 1: Arrival \(\d+ passages?\)\n- chapter 2: Chapter 2: The Lamp/,
+    );
+    expect(read.data.isError).toBe(false);
+    expect(read.data.content).toContain('logbook bound in green leather');
+    expect(reply.data.citations).toEqual([
+      expect.objectContaining({ chunkId: read.data.chunks![0].chunkId, chapter: 'Chapter 2: The Lamp' }),
+    ]);
+    expect(reply.data.isFromBook).toBe(true);
+
+    // the reader who has read chapter 1 only: the contents stop there, and chapter 2 is not read
+    expectOk(
+      await s.alice.api.PATCH('/v1/conversations/{id}', { params: { path: { id } }, body: { readingPosition: 1 } }),
+    );
+    const second = await post(id, 'READ: and now?');
+    await untilEnded(id, second.turnId);
+    const later = (await events(id))
+      .filter(isEvent('ToolResultRecorded'))
+      .filter((e) => e.data.turnId === second.turnId);
+    expect(later[0].data.content).not.toContain('The Lamp');
+    expect(later[1].data).toMatchObject({
+      isError: true,
+      content: expect.stringContaining('has not reached chapter 2'),
+    });
+    expect(JSON.stringify(later)).not.toContain('green leather');
+    expect(s.fake.rejected).toEqual([]);
   });
 
   it('returns a failing tool call as is_error and the model carries on', async () => {

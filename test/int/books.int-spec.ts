@@ -15,6 +15,8 @@ import {
   readerOf,
   MAX_BOOK_BYTES,
   SearchBookTool,
+  ListChaptersTool,
+  ReadPassageTool,
   PassagesRepository,
 } from '@parley/books';
 import { minimalPdf } from '../support/minimal-pdf';
@@ -374,6 +376,76 @@ describe('books: ingest, queries, search', () => {
         content: expect.stringMatching(/^No passages/),
         chunks: [],
       });
+    });
+  });
+
+  describe('the reading tools (list_chapters, read_passage)', () => {
+    let chapters: ListChaptersTool;
+    let read: ReadPassageTool;
+    const ctx = (over: Partial<ToolContext> = {}): ToolContext => ({
+      userId: reader,
+      catalogue: null,
+      conversationId: randomUUID(),
+      readingPosition: null,
+      bookId: alice.id,
+      bookIds: [alice.id],
+      ...over,
+    });
+    const passagesOf = async (chapterIndex: number) =>
+      (
+        await db.pool.query<{ id: string; text: string }>(
+          'SELECT id, text FROM book_chunks WHERE book_id = $1 AND chapter_index = $2 ORDER BY ordinal',
+          [alice.id, chapterIndex],
+        )
+      ).rows;
+
+    beforeAll(() => {
+      const passages = new PassagesRepository(db.pool);
+      chapters = new ListChaptersTool(books, passages);
+      read = new ReadPassageTool(books, passages);
+    });
+
+    it('lists the chapters up to the reading position, with their passages, and names none past it', async () => {
+      const all = await chapters.run({}, ctx());
+      expect(all.isError).toBeFalsy();
+      expect(all.content).toContain('- chapter 1: CHAPTER I. Down the Rabbit-Hole (');
+      expect(all.content).toContain("CHAPTER XII. Alice's Evidence (13 passages)");
+      const upTo2 = await chapters.run({}, ctx({ readingPosition: 2 }));
+      expect(upTo2.content).toContain('CHAPTER II. The Pool of Tears');
+      expect(upTo2.content).not.toContain('CHAPTER III');
+      expect(upTo2.content).toMatch(/10 more chapters the reader has not reached/);
+      const counted = Number(/CHAPTER II\. The Pool of Tears \((\d+) passages\)/.exec(upTo2.content)![1]);
+      expect(counted).toBe((await passagesOf(2)).length);
+    });
+
+    it('reads a chapter from a passage on, numbered to cite and kept by reference, never past the reading position', async () => {
+      const stored = await passagesOf(2);
+      const out = await read.run({ chapter: 2, passage: 2, count: 2 }, ctx({ readingPosition: 2, citationStart: 7 }));
+      expect(out.isError).toBeFalsy();
+      expect(out.chunks!.map((c) => c.chunkId)).toEqual(stored.slice(1, 3).map((p) => p.id));
+      expect(out.content).toContain(`[7] CHAPTER II. The Pool of Tears\n${stored[1].text}`);
+      expect(out.content).toContain(`[8] CHAPTER II. The Pool of Tears\n${stored[2].text}`);
+      expect(out.content.startsWith(`CHAPTER II. The Pool of Tears, passages 2–3 of ${stored.length}`)).toBe(true);
+      expect(out.contentParts!.filter((p) => typeof p !== 'string')).toEqual(
+        stored.slice(1, 3).map((p) => ({ passage: p.id })),
+      );
+
+      const past = await read.run({ chapter: 3 }, ctx({ readingPosition: 2 }));
+      expect(past).toEqual({ isError: true, content: expect.stringContaining('has not reached chapter 3') });
+      expect((await read.run({ chapter: 2, passage: 999 }, ctx())).isError).toBe(true);
+      expect((await read.run({ chapter: 2, count: 6 }, ctx())).content).toMatch(/count must be/);
+    });
+
+    it('reads around a passage the turn numbered, and not into a chapter the reader has not reached', async () => {
+      const two = await passagesOf(2);
+      const three = await passagesOf(3);
+      const last = two[two.length - 1];
+      const numberedPassages = new Map([[4, last.id]]);
+      const out = await read.run({ near: 4, count: 3 }, ctx({ numberedPassages }));
+      expect(out.chunks!.map((c) => c.chunkId)).toEqual([two[two.length - 2].id, last.id, three[0].id]);
+      const guarded = await read.run({ near: 4, count: 3 }, ctx({ numberedPassages, readingPosition: 2 }));
+      expect(guarded.chunks!.map((c) => c.chunkId)).toEqual([two[two.length - 2].id, last.id]);
+      expect((await read.run({ near: 5 }, ctx({ numberedPassages }))).content).toMatch(/there is no \[5\]/);
     });
   });
 });

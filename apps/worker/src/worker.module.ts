@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { BullModule } from '@nestjs/bullmq';
 import { AGENT_TURNS_QUEUE, LiveDeltas, modelTableProvider, ToolRegistry } from '@parley/agent';
-import { BOOK_INGEST_QUEUE, BooksModule, SearchBookTool } from '@parley/books';
+import { BOOK_INGEST_QUEUE, BooksModule, ListChaptersTool, ReadPassageTool, SearchBookTool } from '@parley/books';
 import { ConfigModule } from '@parley/config';
 import { EventStoreModule } from '@parley/event-store';
 import { DatabaseModule, loggerModule, queueRootModule, RedisModule, TracingShutdown } from '@parley/platform';
@@ -54,8 +54,9 @@ BullModule.workerClass = TakingWorker;
     llmProvider,
     {
       provide: ToolRegistry,
-      inject: [SearchBookTool, WorkerMetrics],
-      useFactory: (search: SearchBookTool, metrics: WorkerMetrics) => new MeteredToolRegistry([search], metrics),
+      inject: [SearchBookTool, ListChaptersTool, ReadPassageTool, WorkerMetrics],
+      useFactory: (search: SearchBookTool, chapters: ListChaptersTool, read: ReadPassageTool, metrics: WorkerMetrics) =>
+        new MeteredToolRegistry([search, chapters, read], metrics),
     },
     ConversationFolds,
     AgentTurnRunner,

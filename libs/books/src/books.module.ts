@@ -14,12 +14,14 @@ import { BookEmbeddings } from './embeddings/book-embeddings';
 import { createEmbedder } from './embeddings/embedder';
 import { EmbeddingsRepository } from './embeddings/embeddings.repository';
 import { SearchBookTool } from './search-book.tool';
+import { ListChaptersTool } from './reading/list-chapters.tool';
+import { ReadPassageTool } from './reading/read-passage.tool';
 import { WholeBooks } from './whole-books';
 
 /**
  * Books: ingestion (BookIngest), the reader's books (BookQueries), search (BookSearch) and the
  * search_book agent tool. Needs the global DatabaseModule (the pg Pool) and ConfigModule.
- * The agent module collects SearchBookTool into its tool registry.
+ * The worker collects the agent tools (search_book, list_chapters, read_passage) into its tool registry.
  */
 @Module({
   providers: [
@@ -30,6 +32,8 @@ import { WholeBooks } from './whole-books';
     BookQueries,
     BookSearch,
     SearchBookTool,
+    ListChaptersTool,
+    ReadPassageTool,
     WholeBooks,
     { provide: BOOK_LIMITS, inject: [CONFIG], useFactory: (c: AppConfig) => c.books },
     {
@@ -48,6 +52,16 @@ import { WholeBooks } from './whole-books';
         c.contextual ? contextsOf(c.contextual, pool, c.budgetUsdPerMonth, priceTableWith(c.llm.prices)) : null,
     },
   ],
-  exports: [BooksRepository, BookShelf, BookIngest, BookQueries, BookSearch, SearchBookTool, WholeBooks],
+  exports: [
+    BooksRepository,
+    BookShelf,
+    BookIngest,
+    BookQueries,
+    BookSearch,
+    SearchBookTool,
+    ListChaptersTool,
+    ReadPassageTool,
+    WholeBooks,
+  ],
 })
 export class BooksModule {}

@@ -12,6 +12,8 @@ export * from './book-search';
 export * from './upload-check';
 export * from './books.module';
 export * from './search-book.tool';
+export * from './reading/list-chapters.tool';
+export * from './reading/read-passage.tool';
 export * from './book-ingest-queue';
 export * from './parsing/bounded-parse';
 export * from './parsing/parse-limits';

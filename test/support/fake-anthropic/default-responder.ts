@@ -15,7 +15,8 @@ export function defaultReply(req: RecordedRequest): FakeReply {
   const blocks = asBlocks(lastUser?.content);
   const question = textOf(blocks.filter((b) => b.type === 'text'));
   const results = blocks.filter((b) => b.type === 'tool_result');
-  const firstTool = req.body.tools?.[0];
+  // the tool a question goes to: the first one that takes a query (search_book beside the reading tools)
+  const searchTool = req.body.tools?.find((t: any) => t.input_schema?.properties?.query);
   const documents = citableDocuments(req.body);
   if (documents.length > 0 && results.length === 0) {
     // documents with citations: quote the passage closest to the question and cite it
@@ -29,9 +30,8 @@ export function defaultReply(req: RecordedRequest): FakeReply {
     };
   }
 
-  if (firstTool && results.length === 0) {
-    const takesQuery = Boolean(firstTool.input_schema?.properties?.query);
-    if (takesQuery) return { content: [{ type: 'tool_use', name: firstTool.name, input: { query: question } }] };
+  if (searchTool && results.length === 0) {
+    return { content: [{ type: 'tool_use', name: searchTool.name, input: { query: question } }] };
   }
   if (results.length > 0) {
     const found = results.map((r) => textOf(asBlocks(r.content))).join(' ');

@@ -372,14 +372,15 @@ export class FakeOpenAi {
 export function defaultChatReply(req: RecordedChatRequest): FakeChatReply {
   const messages: any[] = req.body.messages;
   const question = lastUserText(messages);
-  const tool = req.body.tools?.[0]?.function;
+  // the tool a question goes to: the first one that takes a query (search_book beside the reading tools)
+  const tool = req.body.tools?.map((t: any) => t.function).find((f: any) => f?.parameters?.properties?.query);
   const lastAssistant = messages.map((m) => m.role).lastIndexOf('assistant');
   const results = messages.slice(lastAssistant + 1).filter((m) => m.role === 'tool');
   if (lastAssistant >= 0 && results.length) {
     const found = results.map((m) => textOf(m.content)).join(' ');
     return { text: `Answer: ${found.replace(/\s+/g, ' ').trim().slice(0, 80)} [1]` };
   }
-  if (tool && req.body.tool_choice !== 'none' && tool.parameters?.properties?.query)
+  if (tool && req.body.tool_choice !== 'none')
     return { toolCalls: [{ name: tool.name, arguments: { query: question } }] };
   return { text: `Answer: ${question.replace(/\s+/g, ' ').trim().slice(0, 80)}` };
 }

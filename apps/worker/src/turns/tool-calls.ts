@@ -1,4 +1,12 @@
-import { AgentCommand, citationStartFor, isHydeCall, newStep, ToolCallRecord, ToolRegistry } from '@parley/agent';
+import {
+  AgentCommand,
+  citationStartFor,
+  isHydeCall,
+  newStep,
+  numberedPassagesOf,
+  ToolCallRecord,
+  ToolRegistry,
+} from '@parley/agent';
 import { LoadedTurn } from './conversation-folds';
 
 /**
@@ -12,9 +20,10 @@ export async function runToolCalls(
   calls: ToolCallRecord[],
 ): Promise<AgentCommand> {
   const turn = loaded.turn!;
+  const numberedPassages = new Map([...numberedPassagesOf(turn)].map(([n, c]) => [n, c.chunkId]));
   const run = async (call: ToolCallRecord, excludeChunkIds?: string[]) => {
     const citationStart = citationStartFor(turn, call.toolUseId);
-    const ctx = { ...loaded.ctx, citationStart, excludeChunkIds };
+    const ctx = { ...loaded.ctx, citationStart, excludeChunkIds, numberedPassages };
     const output = await tools.run(call.name, call.input, ctx, call.toolUseId);
     return { call, output, citationStart };
   };

@@ -21,6 +21,8 @@ export interface ToolContext {
   citationStart?: number;
   /** passages an earlier search of the same turn already returned: left out of this one */
   excludeChunkIds?: readonly string[];
+  /** the passages this turn's results numbered so far, by number: [n] is the chunk id numberedPassages.get(n) */
+  numberedPassages?: ReadonlyMap<number, string>;
 }
 
 /** A piece of a tool result as the log keeps it: its own words inline, a book's passage by its id. */

@@ -6,10 +6,7 @@ import { TurnRecord } from './turn-fold';
  * chunk numbered n by this turn's tool results, each chunk once, in order of first citation.
  */
 export function citedPassages(text: string, turn: TurnRecord): Citation[] {
-  const numbered = new Map<number, Citation>();
-  for (const it of turn.iterations) {
-    for (const r of it.results.values()) r.chunks.forEach((c, i) => numbered.set(r.citationStart + i, c));
-  }
+  const numbered = numberedPassagesOf(turn);
   const cited: Citation[] = [];
   const seen = new Set<string>();
   for (const m of text.matchAll(/\[(\d+(?:\s*[-–,]\s*\d+)*)\]/g)) {
@@ -22,6 +19,15 @@ export function citedPassages(text: string, turn: TurnRecord): Citation[] {
     }
   }
   return cited;
+}
+
+/** The passages this turn's tool results numbered, by number. */
+export function numberedPassagesOf(turn: TurnRecord): Map<number, Citation> {
+  const numbered = new Map<number, Citation>();
+  for (const it of turn.iterations) {
+    for (const r of it.results.values()) r.chunks.forEach((c, i) => numbered.set(r.citationStart + i, c));
+  }
+  return numbered;
 }
 
 function expand(list: string): number[] {
