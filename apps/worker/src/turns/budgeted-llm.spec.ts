@@ -4,6 +4,7 @@ import {
   ChatOutcome,
   LlmClient,
   LlmError,
+  ModelCapabilities,
   withStoppedAttempts,
   worstCaseUsd,
 } from '@parley/agent';
@@ -38,9 +39,10 @@ class RecordingBudget {
 
 /** A provider that counts its calls and answers, or fails as told. */
 class CountingLlm implements LlmClient {
-  readonly provider = 'anthropic';
-  readonly supportsTools = true;
-  readonly supportsBatches = true;
+  readonly everyModelTakesTools = true;
+  capabilitiesOf(): ModelCapabilities {
+    return { provider: 'anthropic', tools: true, documents: 'cached', batches: true };
+  }
   calls = 0;
   failWith?: Error;
   async chatWithTools(): Promise<ChatOutcome> {
