@@ -1,5 +1,5 @@
 import { Usage } from '@parley/conversation';
-import { roundUsd } from './pricing';
+import { roundUsd } from './price-table';
 
 /**
  * The provider-neutral LLM port. Adapters: Anthropic and Chat Completions (official SDKs), and the

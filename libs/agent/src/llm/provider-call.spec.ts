@@ -1,12 +1,17 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { FakeAnthropic } from '../../../../test/support/fake-anthropic/fake-anthropic.server';
-import { FakeOpenAi } from '../../../../test/support/fake-openai/fake-openai.server';
+import { apiError, FakeAnthropic } from '../../../../test/support/fake-anthropic/fake-anthropic.server';
+import { chatApiError, FakeOpenAi } from '../../../../test/support/fake-openai/fake-openai.server';
 import { EndedSpan, recordedSpans } from '../../../../test/support/recorded-spans';
 import { AnthropicLlm } from './anthropic.llm';
 import { answerOf, LlmClient, LlmError, LlmMessage, stoppedAttemptsOf } from './llm.types';
 import { OpenAiLlm } from './openai.llm';
 import { classifySdkError, isAbort, SdkErrors } from './provider-call';
+
+/** The spans this file's calls end (one OpenTelemetry SDK for the process). */
+const spans = recordedSpans();
+beforeAll(() => spans.sdk.start());
+afterAll(() => spans.sdk.shutdown());
 
 /**
  * The call helper both adapters share (ProviderCall), through each real SDK against its fake
@@ -14,11 +19,9 @@ import { classifySdkError, isAbort, SdkErrors } from './provider-call';
  * an abort whichever SDK saw it.
  */
 describe('ProviderCall, through both adapters', () => {
-  const spans = recordedSpans();
   let anthropic: FakeAnthropic;
   let openai: FakeOpenAi;
   beforeAll(async () => {
-    spans.sdk.start();
     [anthropic, openai] = await Promise.all([FakeAnthropic.start(), FakeOpenAi.start()]);
   });
   afterEach(() => {
@@ -26,10 +29,7 @@ describe('ProviderCall, through both adapters', () => {
     openai.reset();
     spans.ended.length = 0;
   });
-  afterAll(async () => {
-    await Promise.all([anthropic.close(), openai.close()]);
-    await spans.sdk.shutdown();
-  });
+  afterAll(() => Promise.all([anthropic.close(), openai.close()]));
 
   const question: LlmMessage[] = [{ role: 'user', content: [{ type: 'text', text: 'Who sat on the mushroom?' }] }];
   const long = 'word '.repeat(300);
@@ -189,5 +189,101 @@ describe(classifySdkError.name, () => {
       code: 'llm_unreachable',
       retryable: true,
     });
+  });
+});
+
+/** A request sent once, not streamed (what contextual retrieval sends), through the same helper. */
+describe('a request sent once (complete), through both adapters', () => {
+  let anthropic: FakeAnthropic;
+  let openai: FakeOpenAi;
+  beforeAll(async () => {
+    [anthropic, openai] = await Promise.all([FakeAnthropic.start(), FakeOpenAi.start()]);
+  });
+  afterEach(() => {
+    anthropic.reset();
+    openai.reset();
+    spans.ended.length = 0;
+  });
+  afterAll(() => Promise.all([anthropic.close(), openai.close()]));
+
+  const book = `<book>${'The lamp had been dark for nine winters. '.repeat(50)}</book>`;
+  const claude = (maxRetries = 0) =>
+    new AnthropicLlm({
+      model: 'claude-haiku-4-5',
+      maxTokens: 64,
+      maxRetries,
+      apiKey: 'sk-fake',
+      baseUrl: anthropic.url,
+      captureContent: true,
+    });
+  const chat = () =>
+    new OpenAiLlm({ model: 'acme-chat-1', maxTokens: 64, maxRetries: 0, baseUrl: openai.url, captureContent: true });
+  const anthropicRequest = {
+    model: 'claude-haiku-4-5',
+    max_tokens: 64,
+    messages: [
+      {
+        role: 'user' as const,
+        content: [
+          { type: 'text' as const, text: book, cache_control: { type: 'ephemeral' as const } },
+          { type: 'text' as const, text: 'Situate the passage.' },
+        ],
+      },
+    ],
+  };
+
+  it('sends the request as it is, and answers with its message id, text and usage, in a span without the prompt', async () => {
+    anthropic.enqueue({ content: [{ type: 'text', text: 'In the lamp chapter.' }] });
+    const { messageId, result } = await claude().complete(anthropicRequest);
+    expect(anthropic.requests[0].body).toEqual(anthropicRequest);
+    expect(messageId).toMatch(/^msg_/);
+    expect(result.content).toEqual([{ type: 'text', text: 'In the lamp chapter.' }]);
+    expect(result.usage.cacheCreationInputTokens + result.usage.inputTokens).toBeGreaterThan(0);
+    const [span] = spans.ended.filter((s) => s.name === 'chat claude-haiku-4-5');
+    expect(span.attributes).toMatchObject({ 'gen_ai.provider.name': 'anthropic', 'gen_ai.request.max_tokens': 64 });
+    // a whole book is no span attribute, even with content capture on; the short answer is
+    expect(span.attributes).not.toHaveProperty('gen_ai.input.messages');
+    expect(String(span.attributes['gen_ai.output.messages'])).toContain('In the lamp chapter.');
+  });
+
+  it('fails as the streamed calls do once the SDK has retried: an LlmError, in Parley words, the span saying which', async () => {
+    anthropic.enqueue(apiError(529, 'Overloaded'), apiError(529, 'Overloaded'));
+    const error = await claude(1)
+      .complete(anthropicRequest)
+      .catch((e: unknown) => e);
+    expect(anthropic.requests).toHaveLength(2);
+    expect(error).toBeInstanceOf(LlmError);
+    expect(error).toMatchObject({
+      code: 'llm_overloaded',
+      retryable: true,
+      providerDetail: expect.stringMatching(/529/),
+    });
+    expect(spans.ended.find((s) => s.name === 'chat claude-haiku-4-5')?.attributes['error.type']).toBe(
+      'llm_overloaded',
+    );
+  });
+
+  it('on the Chat Completions API: the stop at max tokens said as such, and a missing usage counted from the length', async () => {
+    const request = {
+      model: 'acme-chat-1',
+      max_completion_tokens: 64,
+      messages: [
+        { role: 'system' as const, content: book },
+        { role: 'user' as const, content: 'Situate the passage.' },
+      ],
+    };
+    openai.enqueue({ text: 'In the lamp', finishReason: 'length', omitUsage: true });
+    const { messageId, result } = await chat().complete(request);
+    expect(openai.requests[0].body).toEqual(request);
+    expect(messageId).toMatch(/^chatcmpl-/);
+    expect(result).toMatchObject({ stopReason: 'max_tokens', content: [{ type: 'text', text: 'In the lamp' }] });
+    expect(result.usage).toEqual({
+      inputTokens: Math.ceil(JSON.stringify(request.messages).length / 4),
+      outputTokens: Math.ceil('In the lamp'.length / 4),
+      cacheReadInputTokens: 0,
+      cacheCreationInputTokens: 0,
+    });
+    openai.enqueue(chatApiError(400, 'bad'));
+    await expect(chat().complete(request)).rejects.toMatchObject({ code: 'llm_http_400', retryable: false });
   });
 });
