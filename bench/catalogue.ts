@@ -31,11 +31,14 @@ import { readerOf } from '../libs/books/src/catalogue/book-reader';
 import { SearchBookTool } from '../libs/books/src/search-book.tool';
 import { BookQueries } from '../libs/books/src/book-queries';
 import { AnthropicLlm } from '../libs/agent/src/llm/anthropic.llm';
-import { costUsd } from '../libs/agent/src/llm/pricing';
+import { priceTableWith } from '../libs/agent/src/llm/pricing';
 import { renderPrompt } from '../libs/agent/src/prompts';
 import { systemPrompt } from '../apps/worker/src/turns/system-prompt';
 import { PromptCache } from '../test/support/fake-anthropic/prompt-cache';
 import { percentile, recreateDatabase } from './bench-db';
+
+/** The shipped prices (no LLM_PRICES here). */
+const { costUsd } = priceTableWith();
 
 const CATALOGUE_BOOKS = Number(process.env.CATALOGUE_BOOKS ?? 10_000);
 const READERS = Number(process.env.READERS ?? 1000);

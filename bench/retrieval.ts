@@ -26,7 +26,7 @@ import {
   loadEmbeddingsConfig,
   loadLlmPrices,
 } from '../libs/config/src';
-import { installPrices } from '../libs/agent/src/llm/pricing';
+import { priceTableWith } from '../libs/agent/src/llm/pricing';
 import { projectRoot } from '../libs/platform/src/project-root';
 import { BooksRepository } from '../libs/books/src/books.repository';
 import { PassagesRepository } from '../libs/books/src/search/passages.repository';
@@ -252,7 +252,7 @@ async function measureContextual(
     config = loadContextualConfig();
     if (!config) return notMeasured(log, 'no LLM configured for it: CONTEXTUAL_RETRIEVAL is off');
     // the benchmark spends on no reader's budget; LLM_PRICES names the model's provider and price
-    contexts = contextsOf(config, pool, null, installPrices(loadLlmPrices()));
+    contexts = contextsOf(config, pool, null, priceTableWith(loadLlmPrices()));
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
     return notMeasured(log, e.message.replace(/\s+/g, ' '));

@@ -11,7 +11,7 @@ import {
   addUsage,
   AnthropicLlm,
   bookDocuments,
-  costUsd,
+  priceTableWith,
   LlmMessage,
   LlmToolSpec,
   readerNote,
@@ -21,6 +21,9 @@ import {
 } from '../libs/agent/src';
 import { Usage } from '../libs/conversation/src';
 import { FakeAnthropic } from '../test/support/fake-anthropic/fake-anthropic.server';
+
+/** The shipped prices (no LLM_PRICES here). */
+const { costUsd } = priceTableWith();
 
 const MODEL = process.env.BENCH_MODEL ?? 'claude-sonnet-5-5';
 const TURNS = 10;

@@ -7,7 +7,7 @@
  * provider configured, embeds those passages again with their context.
  */
 import { Pool } from 'pg';
-import { installPrices } from '@parley/agent';
+import { priceTableWith } from '@parley/agent';
 import {
   loadBudgetUsdPerMonth,
   loadContextualConfig,
@@ -15,7 +15,14 @@ import {
   loadEmbeddingsConfig,
   loadLlmPrices,
 } from '@parley/config';
-import { BookEmbeddings, contextsOf, createEmbedder, describeEstimate, EmbeddingsRepository } from '@parley/books';
+import {
+  BookEmbeddings,
+  contextsOf,
+  createEmbedder,
+  describeEstimate,
+  EmbeddingsRepository,
+  failureOf,
+} from '@parley/books';
 import { EXIT } from './errors';
 
 export async function contexts(action: 'estimate' | 'add', bookId: string | undefined): Promise<number> {
@@ -29,7 +36,7 @@ export async function contexts(action: 'estimate' | 'add', bookId: string | unde
   const pool = new Pool({ connectionString: loadDatabaseUrl() });
   try {
     // the operator's prices, as the worker has them: they price the calls and name the model's provider
-    const c = contextsOf(config, pool, loadBudgetUsdPerMonth(), installPrices(loadLlmPrices()));
+    const c = contextsOf(config, pool, loadBudgetUsdPerMonth(), priceTableWith(loadLlmPrices()));
     const embedder = createEmbedder(loadEmbeddingsConfig());
     const embeddings = embedder ? new BookEmbeddings(embedder, new EmbeddingsRepository(pool)) : null;
     const books = bookId ? [{ id: bookId, title: bookId }] : await c.booksToSituate();
@@ -45,7 +52,7 @@ export async function contexts(action: 'estimate' | 'add', bookId: string | unde
         if (embeddings) await embeddings.embedBook(b.id);
       } catch (e) {
         failed++;
-        console.error(`  failed: ${(e as Error).message} (a re-run resumes)`);
+        console.error(`  failed: ${failureOf(e)} (a re-run resumes)`);
       }
     }
     return failed ? EXIT.server : EXIT.ok;

@@ -1,11 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { costUsd } from '@parley/agent';
+import { priceTableWith } from '@parley/agent';
 import { turnOf } from '../support/api';
 import { defaultReply } from '../support/fake-anthropic/default-responder';
 import { FakeReply } from '../support/fake-anthropic/fake-anthropic.server';
 import { clientFor } from '../support/stack';
 import { useReaderStack } from '../support/use-stack';
 import { waitFor } from '../support/wait-for';
+
+/** The shipped prices (no LLM_PRICES here). */
+const { costUsd } = priceTableWith();
 
 const ENDINGS = ['AssistantReplied', 'TurnFailed', 'TurnCancelled'];
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { EventStore } from '@parley/event-store';
-import { costUsd } from '@parley/agent';
+import { priceTableWith } from '@parley/agent';
 import { rebuildReadModels } from '@parley/read-models';
 import { Envelope, expectOk } from '../support/api';
 import { defaultReply } from '../support/fake-anthropic/default-responder';
@@ -8,6 +8,9 @@ import { apiError, FakeError, FakeReply } from '../support/fake-anthropic/fake-a
 import { clientFor } from '../support/stack';
 import { useReaderStack } from '../support/use-stack';
 import { waitFor } from '../support/wait-for';
+
+/** The shipped prices (no LLM_PRICES here). */
+const { costUsd } = priceTableWith();
 
 type Usage = {
   inputTokens: number;

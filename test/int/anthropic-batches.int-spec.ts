@@ -1,5 +1,8 @@
-import { AnthropicLlm, batchCustomId, ChatOutcome, costUsd, LlmError, LlmMessage } from '@parley/agent';
+import { AnthropicLlm, batchCustomId, ChatOutcome, LlmError, LlmMessage, priceTableWith } from '@parley/agent';
 import { apiError, FakeAnthropic } from '../support/fake-anthropic/fake-anthropic.server';
+
+/** The shipped prices (no LLM_PRICES here). */
+const { costUsd } = priceTableWith();
 
 /** The adapter's Message Batches path, on the real SDK against the fake API: submit, wait, answer. */
 describe('AnthropicLlm through the Message Batches API', () => {

@@ -12,7 +12,7 @@ import {
   PassagesRepository,
 } from '@parley/books';
 import { ConfigError, loadContextualConfig, type ContextualConfig } from '@parley/config';
-import { installPrices, roundUsd } from '@parley/agent';
+import { priceTableWith, roundUsd } from '@parley/agent';
 import {
   chatApiError,
   FakeOpenAi,
@@ -24,6 +24,8 @@ import { createTestDatabase, TestDatabase } from '../support/test-database';
 /** A model priced the way an operator's LLM_PRICES would price it, on the Chat Completions API. */
 const MODEL = 'ctx-mini';
 const PRICE = { provider: 'openai' as const, input: 2, output: 8, cachedInput: 0.5 };
+/** The shipped prices with the operator's price of MODEL over them, as LLM_PRICES would put it. */
+const prices = priceTableWith({ [MODEL]: PRICE });
 const usdOf = (t: { input: number; cached: number; output: number }) =>
   roundUsd((t.input * PRICE.input + t.cached * PRICE.cachedInput + t.output * PRICE.output) / 1e6);
 
@@ -66,7 +68,7 @@ describe('contextual retrieval on the Chat Completions API (an openai CONTEXTUAL
     timeoutMs: 10_000,
     ...over,
   });
-  const contexts = (over: Partial<ContextualConfig> = {}) => contextsOf(config(over), db.pool, null);
+  const contexts = (over: Partial<ContextualConfig> = {}) => contextsOf(config(over), db.pool, null, prices);
   const ingestion = (c: BookContexts | null) => new BookIngest(new BooksRepository(db.pool), undefined, null, c);
   const search = (...args: Parameters<BookSearch['search']>) =>
     new BookSearch(new PassagesRepository(db.pool), new BookShelf(db.pool)).search(...args);
@@ -92,10 +94,8 @@ describe('contextual retrieval on the Chat Completions API (an openai CONTEXTUAL
   beforeAll(async () => {
     db = await createTestDatabase();
     fake = await FakeOpenAi.start({ defaultResponder: contextReply, minCacheableTokens: 1024 });
-    installPrices({ [MODEL]: PRICE });
   });
   afterAll(async () => {
-    installPrices({});
     await fake.close();
     await db.drop();
   });
@@ -107,8 +107,10 @@ describe('contextual retrieval on the Chat Completions API (an openai CONTEXTUAL
       CONTEXTUAL_MODEL: MODEL,
       ANTHROPIC_API_KEY: 'sk-ant',
     })!;
-    expect(() => contextsOf(keyless, db.pool, null)).toThrow(ConfigError);
-    expect(() => contextsOf(keyless, db.pool, null)).toThrow(/OPENAI_API_KEY: required .*CONTEXTUAL_MODEL ctx-mini/);
+    expect(() => contextsOf(keyless, db.pool, null, prices)).toThrow(ConfigError);
+    expect(() => contextsOf(keyless, db.pool, null, prices)).toThrow(
+      /OPENAI_API_KEY: required .*CONTEXTUAL_MODEL ctx-mini/,
+    );
   });
 
   it('ingest: valid requests with the book as a stable prefix, contexts stored and searchable, cached tokens recorded and priced', async () => {

@@ -13,7 +13,7 @@ import {
   PassagesRepository,
 } from '@parley/books';
 import { loadContextualConfig, type ContextualConfig } from '@parley/config';
-import { costUsd, worstCaseUsd } from '@parley/agent';
+import { priceTableWith, worstCaseUsd } from '@parley/agent';
 import { ReadModelQueries, usageReport } from '@parley/read-models';
 import {
   apiError,
@@ -23,6 +23,10 @@ import {
 } from '../support/fake-anthropic/fake-anthropic.server';
 import { honestBook } from '../support/hostile-books';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
+
+/** The shipped prices (no LLM_PRICES here). */
+const prices = priceTableWith();
+const { costUsd } = prices;
 
 /** A book of a few chapters; the word "zeppelin" is nowhere in it. */
 function book(): string {
@@ -62,7 +66,7 @@ describe('contextual retrieval (a context per passage, written by the model, ind
     ...over,
   });
   const contexts = (over: Partial<ContextualConfig> = {}, serverBudgetUsd: number | null = null) =>
-    contextsOf(config(over), db.pool, serverBudgetUsd);
+    contextsOf(config(over), db.pool, serverBudgetUsd, prices);
   const ingestion = (c: BookContexts | null) => new BookIngest(new BooksRepository(db.pool), undefined, null, c);
   const search = (...args: Parameters<BookSearch['search']>) =>
     new BookSearch(new PassagesRepository(db.pool), new BookShelf(db.pool)).search(...args);
@@ -89,7 +93,7 @@ describe('contextual retrieval (a context per passage, written by the model, ind
     expect(loadContextualConfig({})).toBeNull();
     // on, an Anthropic model (the default CONTEXTUAL_MODEL) needs its key before anything runs
     const keyless = loadContextualConfig({ CONTEXTUAL_RETRIEVAL: 'true' })!;
-    expect(() => contextsOf(keyless, db.pool, null)).toThrow(/ANTHROPIC_API_KEY: required/);
+    expect(() => contextsOf(keyless, db.pool, null, prices)).toThrow(/ANTHROPIC_API_KEY: required/);
   });
 
   it("bills every call to the uploader in the usage ledger, and stops at the uploader's budget", async () => {
@@ -132,21 +136,24 @@ describe('contextual retrieval (a context per passage, written by the model, ind
     const [prefix, passage] = first.messages[0].content;
     const budgetUsd =
       1.02 *
-      worstCaseUsd({
-        model: first.model,
-        messages: [
-          {
-            role: 'user',
-            content: [
-              { type: 'text', text: prefix.text },
-              { type: 'text', text: passage.text },
-            ],
-          },
-        ],
-        tools: [],
-        options: { system: CONTEXT_ROLE },
-        maxTokens: first.max_tokens,
-      });
+      worstCaseUsd(
+        {
+          model: first.model,
+          messages: [
+            {
+              role: 'user',
+              content: [
+                { type: 'text', text: prefix.text },
+                { type: 'text', text: passage.text },
+              ],
+            },
+          ],
+          tools: [],
+          options: { system: CONTEXT_ROLE },
+          maxTokens: first.max_tokens,
+        },
+        prices,
+      );
     const thrifty = `u-${randomUUID()}`;
     const held = await ingestion(contexts({}, budgetUsd)).ingest(thrifty, {
       title: 'Wonder',

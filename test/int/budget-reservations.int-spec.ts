@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { costUsd } from '@parley/agent';
+import { priceTableWith } from '@parley/agent';
 import { BudgetReservations, ReadModelWrites, UsageLedger, UsageRow } from '@parley/read-models';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 import { waitFor } from '../support/wait-for';
+
+/** The shipped prices (no LLM_PRICES here). */
+const { costUsd } = priceTableWith();
 
 const HOUR_MS = 3_600_000;
 

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
+import { modelTableOf } from '@parley/agent';
 import { BookQueries, BookShelf } from '@parley/books';
 import { AppConfig, loadConfig } from '@parley/config';
 import { ConversationEvent, conversationStreamId, DomainError } from '@parley/conversation';
@@ -55,7 +56,7 @@ describe('conversation use cases (in process, real EventStore)', () => {
     const enqueuer = { turnCancelled: async () => undefined } as unknown as TurnEnqueuer;
     const unlimited = { consume: async () => undefined, capacity: () => 1 } as unknown as RateLimits;
     const starting = new ConversationStarting(writes, books, reads, unlimited);
-    const updating = new ConversationUpdating(writes, books, reads, config);
+    const updating = new ConversationUpdating(writes, books, reads, config, modelTableOf(config));
     const forking = new ConversationForking(store, writes, new BookQueries(new BookShelf(db.pool)), unlimited);
     const cancelling = new TurnCancelling(writes, enqueuer);
     return {

@@ -5,11 +5,14 @@ import path from 'node:path';
 import { projectRoot } from '@parley/platform';
 import { ConversationEvent, conversationStreamId } from '@parley/conversation';
 import { EventStore, StoredEvent } from '@parley/event-store';
-import { costUsd, roundUsd } from '@parley/agent';
+import { priceTableWith, roundUsd } from '@parley/agent';
 import { ConversationsProjection, ReadModelQueries } from '@parley/read-models';
 import { UsageService } from '../../apps/api/src/usage/usage.service';
 import { countingPool } from '../support/counting-pool';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
+
+/** The shipped prices (no LLM_PRICES here). */
+const { costUsd } = priceTableWith();
 
 type Data<T extends ConversationEvent['type']> = Extract<ConversationEvent, { type: T }>['data'];
 const usage = { inputTokens: 1, outputTokens: 1, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
@@ -188,7 +191,10 @@ describe(ConversationsProjection.name, () => {
     };
     const { id, stored } = await conversationOf([...failedAfterACall(true), ...failedAfterACall(false)]);
     await feed(stored);
-    const report = await new UsageService(new ReadModelQueries(async () => db.pool)).ofConversation('reader', id);
+    const report = await new UsageService(new ReadModelQueries(async () => db.pool), priceTableWith()).ofConversation(
+      'reader',
+      id,
+    );
     expect(report).toMatchObject({ turns: 2, toolCalls: 2, failures: 2, inputTokens: 24_000 });
     const list = costUsd(model, spent);
     const batched = costUsd(model, spent, { batched: true });
@@ -226,7 +232,10 @@ describe(ConversationsProjection.name, () => {
       id,
     ]);
     expect(kinds.rows.map((r) => r.kind)).toEqual(['stopped_call', 'tool_call', 'answer', 'cancel', 'stopped_call']);
-    const report = await new UsageService(new ReadModelQueries(async () => db.pool)).ofConversation('reader', id);
+    const report = await new UsageService(new ReadModelQueries(async () => db.pool), priceTableWith()).ofConversation(
+      'reader',
+      id,
+    );
     expect(report).toMatchObject({ turns: 2, toolCalls: 1, failures: 0, inputTokens: 2 * 9_000 + usage.inputTokens });
     const cost = roundUsd(costUsd(model, billed) + costUsd(model, billed, { batched: true }));
     expect(cost).toBeGreaterThan(0);

@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { costUsd } from '@parley/agent';
+import { priceTableWith } from '@parley/agent';
 import { BudgetReservations, TenantBudgets, TenantLedger, UsageLedger, UsageRow } from '@parley/read-models';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
+
+/** The shipped prices (no LLM_PRICES here). */
+const { costUsd } = priceTableWith();
 
 const HOUR_MS = 3_600_000;
 

@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { AgentTool, AnthropicLlm, LiveDeltas, ToolContext, ToolRegistry } from '@parley/agent';
+import { AgentTool, AnthropicLlm, LiveDeltas, modelTableOf, ToolContext, ToolRegistry } from '@parley/agent';
 import { BookShelf, BooksRepository, WholeBooks } from '@parley/books';
 import { AppConfig, loadConfig } from '@parley/config';
 import { AssistantTextDelta, ConversationEvent, conversationStreamId } from '@parley/conversation';
@@ -73,6 +73,7 @@ describe('AgentTurnRunner (in process, real AnthropicLlm against the fake API)',
       apiKey: 'sk-fake',
       baseUrl: fake.url,
     });
+    const prices = modelTableOf(config);
     redis = new RedisConnections(config);
     deltas = new LiveDeltas(redis, config);
     tool = new FactsTool();
@@ -85,9 +86,9 @@ describe('AgentTurnRunner (in process, real AnthropicLlm against the fake API)',
       books,
       config,
       wholeBooks,
-      new TurnBudget(store, config),
+      new TurnBudget(store, config, prices),
     );
-    sut = new AgentTurnRunner(store, new ConversationFolds(store, config, llm), steps, config);
+    sut = new AgentTurnRunner(store, new ConversationFolds(store, config, llm), steps, config, prices);
   });
   afterEach(() => {
     fake.reset();

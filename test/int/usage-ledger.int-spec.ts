@@ -1,5 +1,5 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import { costUsd } from '@parley/agent';
+import { priceTableWith } from '@parley/agent';
 import { ConversationEvent, forkEvents } from '@parley/conversation';
 import { EventStore, StoredEvent } from '@parley/event-store';
 import { ConversationsProjection, ReadModelQueries } from '@parley/read-models';
@@ -13,6 +13,9 @@ import {
   withIds,
 } from '../support/factories/events';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
+
+/** The shipped prices (no LLM_PRICES here). */
+const { costUsd } = priceTableWith();
 
 const model = 'claude-sonnet-4-5';
 const firstCall = { inputTokens: 20_000, outputTokens: 300, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
@@ -33,7 +36,7 @@ describe('usage ledger (in process, real Postgres)', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     store = new EventStore(db.pool);
-    usage = new UsageService(new ReadModelQueries(async () => db.pool));
+    usage = new UsageService(new ReadModelQueries(async () => db.pool), priceTableWith());
   });
   afterAll(() => db.drop());
 

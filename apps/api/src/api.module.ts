@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
-import { modelTableProvider } from '@parley/agent';
+import { ModelTableModule } from '@parley/agent';
 import { ConfigModule } from '@parley/config';
 import { EventStoreModule } from '@parley/event-store';
 import { DatabaseModule, loggerModule, queueRootModule, RedisModule, TracingShutdown } from '@parley/platform';
@@ -22,6 +22,8 @@ import { TenantModule } from './tenant/tenant.module';
 @Module({
   imports: [
     ConfigModule,
+    // LLM_PRICES over the shipped prices, for policy checks and usage reports
+    ModelTableModule,
     loggerModule('api'),
     DatabaseModule,
     EventStoreModule,
@@ -39,8 +41,6 @@ import { TenantModule } from './tenant/tenant.module';
   controllers: [HealthController, ProblemsController, ProtectedResourceController],
   providers: [
     TracingShutdown,
-    // LLM_PRICES over the shipped prices, for policy checks and usage reports
-    modelTableProvider,
     { provide: APP_GUARD, useClass: AuthGuard },
     { provide: APP_FILTER, useClass: HttpExceptionFilter },
   ],

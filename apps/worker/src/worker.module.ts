@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { BullModule } from '@nestjs/bullmq';
-import { AGENT_TURNS_QUEUE, LiveDeltas, modelTableProvider, ToolRegistry } from '@parley/agent';
+import { AGENT_TURNS_QUEUE, LiveDeltas, ModelTableModule, ToolRegistry } from '@parley/agent';
 import { BOOK_INGEST_QUEUE, BooksModule, ListChaptersTool, ReadPassageTool, SearchBookTool } from '@parley/books';
 import { ConfigModule } from '@parley/config';
 import { EventStoreModule } from '@parley/event-store';
@@ -35,6 +35,8 @@ BullModule.workerClass = TakingWorker;
 @Module({
   imports: [
     ConfigModule,
+    // LLM_PRICES over the shipped prices: what routes, prices and budgets the model calls
+    ModelTableModule,
     loggerModule('worker'),
     DatabaseModule,
     EventStoreModule,
@@ -50,7 +52,6 @@ BullModule.workerClass = TakingWorker;
     TracingShutdown,
     LiveDeltas,
     ProjectionsService,
-    modelTableProvider,
     llmProvider,
     {
       provide: ToolRegistry,

@@ -15,6 +15,7 @@ export * from './llm/model-tool-support';
 export * from './llm/provider-router';
 export * from './llm/streamed-usage';
 export * from './llm/mid-stream-retry';
+export { abortError, isAbort } from './llm/provider-call';
 export * from './turn/turn-fold';
 export * from './turn/agent-events';
 export * from './turn/decide-agent-step';

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { priceTableWith } from '@parley/agent';
+import { MODEL_TABLE, PriceTable } from '@parley/agent';
 import { AppConfig, CONFIG } from '@parley/config';
 import { BooksRepository } from './books.repository';
 import { PassagesRepository } from './search/passages.repository';
@@ -46,10 +46,10 @@ import { WholeBooks } from './whole-books';
     },
     {
       provide: BOOK_CONTEXTS,
-      inject: [CONFIG, Pool],
-      // the table built from the config, not the installed one: the root module's MODEL_TABLE may come later
-      useFactory: (c: AppConfig, pool: Pool) =>
-        c.contextual ? contextsOf(c.contextual, pool, c.budgetUsdPerMonth, priceTableWith(c.llm.prices)) : null,
+      // the process's model table (ModelTableModule, global): the provider of CONTEXTUAL_MODEL, and its prices
+      inject: [CONFIG, Pool, MODEL_TABLE],
+      useFactory: (c: AppConfig, pool: Pool, table: PriceTable) =>
+        c.contextual ? contextsOf(c.contextual, pool, c.budgetUsdPerMonth, table) : null,
     },
   ],
   exports: [

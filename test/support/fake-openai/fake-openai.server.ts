@@ -28,7 +28,7 @@ export interface FakeChatReply {
   finishReason?: 'stop' | 'tool_calls' | 'length';
   /** overrides the simulated counts */
   usage?: { prompt_tokens?: number; completion_tokens?: number; cached_tokens?: number };
-  /** no usage chunk even when asked for one (some compatible servers) */
+  /** no usage chunk even when asked for one, no usage in a whole answer (some compatible servers) */
   omitUsage?: boolean;
   /** pause before each content chunk, for cancel tests */
   delayMsPerChunk?: number;
@@ -311,7 +311,7 @@ export class FakeOpenAi {
             finish_reason: finish,
           },
         ],
-        usage,
+        ...(reply.omitUsage ? {} : { usage }),
       }),
       chunks: (withUsage: boolean): Array<{ data: unknown; isContent: boolean }> => {
         const u = withUsage ? { usage: null } : {};

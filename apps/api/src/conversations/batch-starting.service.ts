@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
+import { MODEL_TABLE, PriceTable } from '@parley/agent';
 import { AppConfig, CONFIG } from '@parley/config';
 import { assertVisible, BatchVia } from '@parley/conversation';
 import { AuthUser } from '../auth/auth-user';
@@ -39,6 +40,7 @@ export class BatchStarting {
     private readonly rateLimits: RateLimits,
     private readonly enqueuer: TurnEnqueuer,
     @Inject(CONFIG) private readonly config: AppConfig,
+    @Inject(MODEL_TABLE) private readonly prices: PriceTable,
   ) {}
 
   async start(user: AuthUser, conversationId: string, input: BatchInput): Promise<{ batchId: string }> {
@@ -46,7 +48,7 @@ export class BatchStarting {
     const { state } = await this.folds.load(conversationId);
     assertVisible(state, user.id);
     const via = input.via ?? 'messages';
-    const provider = providerOf(this.config, state.policy.model);
+    const provider = providerOf(this.config, this.prices, state.policy.model);
     if (via === 'message-batches' && provider !== 'anthropic')
       throw invalid('via', `message-batches needs an Anthropic model (this conversation's runs on ${provider})`);
     await this.budget.assertWithin(user); // before the rate limits: a refused batch uses none of its posts

@@ -1,4 +1,4 @@
-import { modelAllowedToReaders, modelRefusal, priceTable } from '@parley/agent';
+import { modelAllowedToReaders, modelRefusal, PriceTable } from '@parley/agent';
 import { AppConfig } from '@parley/config';
 import { PolicyPatch } from '@parley/conversation';
 import { invalid, problem } from '../http/problem.exception';
@@ -12,14 +12,18 @@ export function assertMessageText(config: Pick<AppConfig, 'limits'>, text: strin
 
 /**
  * The limits of a policy that depend on the server: the models the operator lets readers pick
- * (POLICY_MODELS, else 400 model_not_allowed), which must also be priced on a provider it talks
- * to, and its cap on model calls.
+ * (POLICY_MODELS, else 400 model_not_allowed), which must also be priced (in `table`) on a
+ * provider it talks to, and its cap on model calls.
  */
-export function assertPolicyAllowed(config: Pick<AppConfig, 'llm' | 'agent'>, policy: PolicyPatch): void {
+export function assertPolicyAllowed(
+  config: Pick<AppConfig, 'llm' | 'agent'>,
+  table: PriceTable,
+  policy: PolicyPatch,
+): void {
   const { model, maxIterations } = policy;
   if (typeof model === 'string' && model !== config.llm.model) {
     const refusal = modelAllowedToReaders(model, config.llm)
-      ? modelRefusal(model, config.llm, priceTable())
+      ? modelRefusal(model, config.llm, table)
       : `model ${model} is not one this server lets a conversation choose (POLICY_MODELS: ${allowedModels(config.llm)})`;
     if (refusal) throw problem('model_not_allowed', refusal, { errors: [{ field: 'policy.model', message: refusal }] });
   }
@@ -34,9 +38,9 @@ export function assertPolicyAllowed(config: Pick<AppConfig, 'llm' | 'agent'>, po
 const allowedModels = ({ model, policyModels }: AppConfig['llm']): string =>
   policyModels === '*' ? 'any priced model' : [...new Set([model, ...policyModels])].join(', ');
 
-/** The provider a conversation's model runs on (the scripted stand-in's, when it answers every call). */
-export function providerOf(config: Pick<AppConfig, 'llm'>, model: string | undefined): string {
+/** The provider a conversation's model runs on, by `table` (the scripted stand-in's, when it answers every call). */
+export function providerOf(config: Pick<AppConfig, 'llm'>, table: PriceTable, model: string | undefined): string {
   const { llm } = config;
   if (llm.provider === 'scripted') return 'scripted';
-  return priceTable().providerOf(model ?? llm.model) ?? llm.provider;
+  return table.providerOf(model ?? llm.model) ?? llm.provider;
 }

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { MODEL_TABLE, PriceTable } from '@parley/agent';
 import { AppConfig, CONFIG } from '@parley/config';
 import { PolicyPatch } from '@parley/conversation';
 import { problem } from '../http/problem.exception';
@@ -16,6 +17,7 @@ export class ConversationUpdating {
     private readonly books: ReadableBooks,
     private readonly reads: ConversationReads,
     @Inject(CONFIG) private readonly config: AppConfig,
+    @Inject(MODEL_TABLE) private readonly prices: PriceTable,
   ) {}
 
   async update(
@@ -31,7 +33,7 @@ export class ConversationUpdating {
         errors: [{ field: 'body', message: 'give title, readingPosition, bookIds and/or policy' }],
       });
     }
-    if (input.policy) assertPolicyAllowed(this.config, input.policy);
+    if (input.policy) assertPolicyAllowed(this.config, this.prices, input.policy);
     const books = input.bookIds ? await this.books.ready(userId, tenant, input.bookIds) : undefined;
     await this.writes.execute(
       conversationId,

@@ -1,5 +1,5 @@
-import { Injectable } from '@nestjs/common';
-import { costUsd, roundUsd } from '@parley/agent';
+import { Inject, Injectable } from '@nestjs/common';
+import { MODEL_TABLE, PriceTable, roundUsd } from '@parley/agent';
 import {
   AdminLimits,
   Month,
@@ -46,6 +46,7 @@ export class TenantAdmin {
     private readonly budgets: TenantBudgets,
     private readonly ledger: TenantLedger,
     private readonly queries: ReadModelQueries,
+    @Inject(MODEL_TABLE) private readonly prices: PriceTable,
   ) {}
 
   /**
@@ -62,7 +63,7 @@ export class TenantAdmin {
     const rows = await this.ledger.usage(tenant, range, groupBy);
     const total = usageReport(
       rows.map((r) => r.usage),
-      costUsd,
+      this.prices.costUsd,
     );
     const groups =
       groupBy === 'model'
@@ -71,7 +72,7 @@ export class TenantAdmin {
             ...figures,
             byModel: { [model]: figures },
           }))
-        : [...groupRows(rows)].map(([key, of]) => ({ key, ...usageReport(of, costUsd) }));
+        : [...groupRows(rows)].map(([key, of]) => ({ key, ...usageReport(of, this.prices.costUsd) }));
     return {
       tenant,
       groupBy,
@@ -112,7 +113,7 @@ export class TenantAdmin {
       this.budgets.readerBudget(tenant, userId),
       this.queries.usage(userId, { from: month.start, to: month.end }),
     ]);
-    const spent = usageReport(usage, costUsd).costUsd;
+    const spent = usageReport(usage, this.prices.costUsd).costUsd;
     return { ...adminBudget(tenant, limit, spent, month), userId };
   }
 

@@ -1,5 +1,5 @@
-import { Injectable } from '@nestjs/common';
-import { costUsd } from '@parley/agent';
+import { Inject, Injectable } from '@nestjs/common';
+import { MODEL_TABLE, PriceTable } from '@parley/agent';
 import { ReadModelQueries, UsageReport, usageReport } from '@parley/read-models';
 
 export type { ModelUsage, UsageReport } from '@parley/read-models';
@@ -10,13 +10,16 @@ export type { ModelUsage, UsageReport } from '@parley/read-models';
  */
 @Injectable()
 export class UsageService {
-  constructor(private readonly queries: ReadModelQueries) {}
+  constructor(
+    private readonly queries: ReadModelQueries,
+    @Inject(MODEL_TABLE) private readonly prices: PriceTable,
+  ) {}
 
   async ofConversation(ownerId: string, conversationId: string): Promise<UsageReport> {
-    return usageReport(await this.queries.usage(ownerId, { conversationId }), costUsd);
+    return usageReport(await this.queries.usage(ownerId, { conversationId }), this.prices.costUsd);
   }
 
   async ofOwner(ownerId: string, range: { from?: Date; to?: Date }): Promise<UsageReport> {
-    return usageReport(await this.queries.usage(ownerId, range), costUsd);
+    return usageReport(await this.queries.usage(ownerId, range), this.prices.costUsd);
   }
 }

@@ -20,8 +20,16 @@ const answer = (extra: Partial<ChatResult> = {}): ChatOutcome => ({
   },
 });
 
+/** A client of two providers: models named `gpt-…` run on openai, any other on anthropic. */
 function llmThat(outcome: () => Promise<ChatOutcome>): LlmClient {
-  return { provider: 'anthropic', supportsTools: true, supportsBatches: true, chatWithTools: outcome };
+  return {
+    everyModelTakesTools: true,
+    capabilitiesOf: (model) =>
+      model?.startsWith('gpt-')
+        ? { provider: 'openai', tools: true, documents: false, batches: false }
+        : { provider: 'anthropic', tools: true, documents: 'cached', batches: true },
+    chatWithTools: outcome,
+  };
 }
 
 /** A clock that moves 250 ms between reads. */
@@ -41,13 +49,31 @@ describe(MeteredLlm.name, () => {
     return { metrics, result: sut.chatWithTools([], [], { system: '', model }) };
   };
 
-  it('keeps the client it wraps as it was: provider and capabilities', () => {
+  it("keeps the client it wraps as it was: each model's capabilities", () => {
     const sut = new MeteredLlm(
       llmThat(async () => answer()),
       'm',
       new WorkerMetrics(new Registry()),
     );
-    expect([sut.provider, sut.supportsTools, sut.supportsBatches]).toEqual(['anthropic', true, true]);
+    expect(sut.capabilitiesOf('gpt-5.4')).toEqual({
+      provider: 'openai',
+      tools: true,
+      documents: false,
+      batches: false,
+    });
+    expect(sut.capabilitiesOf(undefined)).toMatchObject({ provider: 'anthropic', batches: true });
+    expect(sut.everyModelTakesTools).toBe(true);
+  });
+
+  it("labels a call with its model's provider", async () => {
+    const { metrics, result } = call(
+      llmThat(async () => answer()),
+      'gpt-5.4',
+    );
+    await result;
+    expect(await lines(metrics.registry, 'gen_ai_client_operation_duration_seconds_sum')).toEqual([
+      expect.stringMatching(/gen_ai_provider_name="openai".*gen_ai_request_model="gpt-5.4"} 0.25$/),
+    ]);
   });
 
   it('times a call by the model asked for, and counts the tokens billed, stopped attempts included', async () => {

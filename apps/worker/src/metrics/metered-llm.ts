@@ -26,7 +26,7 @@ export class MeteredLlm extends WrappedLlm {
   }
 
   async chatWithTools(messages: LlmMessage[], tools: LlmToolSpec[], options: ChatOptions): Promise<ChatOutcome> {
-    const labels = { provider: this.providerFor(options.model), model: options.model ?? this.defaultModel };
+    const labels = { provider: this.capabilitiesOf(options.model).provider, model: options.model ?? this.defaultModel };
     const started = this.clock();
     const seconds = () => (this.clock() - started) / 1000;
     let outcome: ChatOutcome;

@@ -1,14 +1,16 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import {
   AgentCommand,
+  agentStepsDecider,
   decideAgentStep,
-  decideAgentSteps,
   isAbort,
   KeptStep,
   sleepUnlessAborted,
   LlmError,
+  MODEL_TABLE,
   modelCallStopped,
   planTurn,
+  PriceTable,
   StoppedAttempt,
   stoppedAttemptsOf,
   TurnRecord,
@@ -78,15 +80,19 @@ const keptCommand = (kept: KeptStep, turnId: string): AgentCommand =>
 export class AgentTurnRunner {
   private readonly logger = new Logger(AgentTurnRunner.name);
   private readonly ledger: UsageLedger;
+  private readonly decide: ReturnType<typeof agentStepsDecider>;
 
   constructor(
     private readonly store: EventStore,
     private readonly folds: ConversationFolds,
     private readonly steps: TurnSteps,
     @Inject(CONFIG) private readonly config: AppConfig,
+    /** prices the calls a step's events record */
+    @Inject(MODEL_TABLE) private readonly prices: PriceTable,
     @Optional() private readonly metrics: WorkerMetrics = new WorkerMetrics(),
   ) {
     this.ledger = new UsageLedger(store.pool);
+    this.decide = agentStepsDecider(prices);
   }
 
   async run(
@@ -158,7 +164,7 @@ export class AgentTurnRunner {
    */
   private record(conversationId: string, turnId: string, command: AgentCommand) {
     return handleCommand(this.store, this.folds, conversationId, [command], {
-      decide: decideAgentSteps,
+      decide: this.decide,
       correlationId: turnId,
     });
   }
@@ -186,7 +192,7 @@ export class AgentTurnRunner {
       throw e;
     }
     if (done.kind === 'command' && step.kind !== 'run-tools') {
-      const events = this.stampedFor(folded, decideAgentStep(done.command, folded), loaded.turn!.turnId);
+      const events = this.stampedFor(folded, decideAgentStep(done.command, folded, this.prices), loaded.turn!.turnId);
       void keeper.keep({ step: key, command: done.command, events });
     }
     return done;
@@ -217,7 +223,9 @@ export class AgentTurnRunner {
         attempts,
       });
       if (folded.state.status !== 'erased') return;
-      const events = stamped(modelCallStopped(turnId, iteration, attempts), { userId: ownerId ?? undefined });
+      const events = stamped(modelCallStopped(this.prices, turnId, iteration, attempts), {
+        userId: ownerId ?? undefined,
+      });
       await this.recordSpendOfErased(conversationId, events);
     } catch (e) {
       this.logger.warn(`turn ${turnId}: stopped model call not recorded (${(e as Error).message})`);

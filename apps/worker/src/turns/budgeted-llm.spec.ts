@@ -4,12 +4,15 @@ import {
   ChatOutcome,
   LlmClient,
   LlmError,
+  ModelCapabilities,
+  priceTableWith,
   withStoppedAttempts,
   worstCaseUsd,
 } from '@parley/agent';
 import { BudgetedLlm } from './budgeted-llm';
 import { CallPayer, TurnBudget } from './turn-budget';
 
+const prices = priceTableWith();
 const payer: CallPayer = { ownerId: 'ann', limitUsd: 1, turnId: 't1', atVersion: 4 };
 const answered: ChatOutcome = {
   kind: 'answered',
@@ -28,7 +31,7 @@ class RecordingBudget {
   refuse = false;
   async reserve(p: CallPayer, request: CallRequest, { viaBatch = false } = {}) {
     if (this.refuse) throw new LlmError('over', 'budget_exceeded', false);
-    this.reserved.push({ payer: p, usd: worstCaseUsd(request), viaBatch });
+    this.reserved.push({ payer: p, usd: worstCaseUsd(request, prices), viaBatch });
     return `r${this.reserved.length}`;
   }
   async release(id: string) {
@@ -38,9 +41,10 @@ class RecordingBudget {
 
 /** A provider that counts its calls and answers, or fails as told. */
 class CountingLlm implements LlmClient {
-  readonly provider = 'anthropic';
-  readonly supportsTools = true;
-  readonly supportsBatches = true;
+  readonly everyModelTakesTools = true;
+  capabilitiesOf(): ModelCapabilities {
+    return { provider: 'anthropic', tools: true, documents: 'cached', batches: true };
+  }
   calls = 0;
   failWith?: Error;
   async chatWithTools(): Promise<ChatOutcome> {
@@ -64,7 +68,10 @@ describe(BudgetedLlm.name, () => {
 
   it("reserves the request's worst case (the default max_tokens when the call names none) before the call", async () => {
     await BudgetedLlm.paying(payer, () => sut.chatWithTools(ask, [], options));
-    const expected = worstCaseUsd({ model: 'claude-sonnet-4-5', messages: ask, tools: [], options, maxTokens: 1024 });
+    const expected = worstCaseUsd(
+      { model: 'claude-sonnet-4-5', messages: ask, tools: [], options, maxTokens: 1024 },
+      prices,
+    );
     expect(budget.reserved).toEqual([{ payer, usd: expected, viaBatch: false }]);
     expect(inner.calls).toBe(1);
   });

@@ -104,9 +104,9 @@ export class ConversationFolds {
   constructor(
     store: EventStore,
     @Inject(CONFIG) config: Pick<AppConfig, 'agent' | 'llm'>,
-    @Inject(LLM_CLIENT) llm: Pick<LlmClient, 'supportsTools'>,
+    @Inject(LLM_CLIENT) llm: Pick<LlmClient, 'everyModelTakesTools'>,
   ) {
-    const historiesWithoutTools = usesAlwaysRetrieve(config.llm.retrievalMode, llm.supportsTools);
+    const historiesWithoutTools = usesAlwaysRetrieve(config.llm.retrievalMode, llm.everyModelTakesTools);
     this.cache = new StreamFoldCache(
       store,
       conversationTurnsFold(historiesWithoutTools),

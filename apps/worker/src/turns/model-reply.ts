@@ -52,7 +52,7 @@ export class ModelReply {
     const { messages, prefixEnd, tools, iteration, allowTools, signal } = call;
     const turn = loaded.turn!;
     const deltas = new DeltaBatcher(this.deltas, loaded.ctx.conversationId, turn.turnId, iteration);
-    const viaBatch = this.viaBatch(turn, iteration);
+    const viaBatch = this.viaBatch(turn, loaded.settings.model, iteration);
     let step: StepResult;
     try {
       const outcome = await this.llm.chatWithTools(messages, tools, {
@@ -86,7 +86,11 @@ export class ModelReply {
     if (outcome.kind === 'pending') return { kind: 'wait-model-batch', providerBatchId: outcome.providerBatchId };
     if (outcome.kind === 'submitted' && viaBatch) {
       const { providerBatchId } = outcome;
-      const submitted = { step: viaBatch.callId, provider: this.llm.provider, providerBatchId };
+      const submitted = {
+        step: viaBatch.callId,
+        provider: this.llm.capabilitiesOf(loaded.settings.model).provider,
+        providerBatchId,
+      };
       return recordWith({ type: 'RecordModelBatchSubmission', turnId: turn.turnId, ...newStep(), submitted });
     }
     const result = answerOf(outcome);
@@ -107,8 +111,8 @@ export class ModelReply {
    * A batch prompt sent `via: message-batches` has its answering calls (not the small helper
    * calls: a reformulated query, a summary) go through the provider's Message Batches API.
    */
-  private viaBatch(turn: TurnRecord, iteration: number): ChatOptions['viaBatch'] {
-    if (turn.batch?.via !== 'message-batches' || !this.llm.supportsBatches) return undefined;
+  private viaBatch(turn: TurnRecord, model: string | undefined, iteration: number): ChatOptions['viaBatch'] {
+    if (turn.batch?.via !== 'message-batches' || !this.llm.capabilitiesOf(model).batches) return undefined;
     const callId = replyCallId(turn.turnId, iteration);
     return { callId, providerBatchId: turn.modelBatches?.[callId] };
   }

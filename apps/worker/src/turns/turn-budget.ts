@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { callOverBudget, CallRequest, costUsd, TurnRecord, worstCaseUsd } from '@parley/agent';
+import { callOverBudget, CallRequest, MODEL_TABLE, PriceTable, TurnRecord, worstCaseUsd } from '@parley/agent';
 import { AppConfig, CONFIG } from '@parley/config';
 import { EventStore } from '@parley/event-store';
 import { BudgetReservations } from '@parley/read-models';
@@ -37,6 +37,7 @@ export class TurnBudget {
   constructor(
     store: EventStore,
     @Inject(CONFIG) private readonly config: Pick<AppConfig, 'budgetUsdPerMonth'>,
+    @Inject(MODEL_TABLE) private readonly prices: PriceTable,
   ) {
     this.reservations = new BudgetReservations(store.pool);
   }
@@ -60,11 +61,11 @@ export class TurnBudget {
       {
         ownerId: payer.ownerId,
         limitUsd: payer.limitUsd,
-        usd: worstCaseUsd(request),
+        usd: worstCaseUsd(request, this.prices),
         turn: { turnId: payer.turnId, atVersion: payer.atVersion },
         ttlMs: viaBatch ? BATCH_RESERVATION_TTL_MS : RESERVATION_TTL_MS,
       },
-      costUsd,
+      this.prices.costUsd,
     );
     if (reserved.kind === 'refused') throw callOverBudget(reserved.standing);
     return reserved.kind === 'reserved' ? reserved.id : undefined;

@@ -58,7 +58,7 @@ export class TurnSteps {
     return {
       settings: loaded.settings,
       searchOffered: !!loaded.ctx.bookId && this.tools.specsFor(loaded.ctx).some((t) => t.name === 'search_book'),
-      providerSupportsTools: this.llm.supportsToolsFor?.(loaded.settings.model) ?? this.llm.supportsTools,
+      providerSupportsTools: this.llm.capabilitiesOf(loaded.settings.model).tools,
       deleted: loaded.deleted,
       wholeBook: !loaded.deleted && (await this.wholeBook.reads(loaded)),
     };

@@ -25,7 +25,7 @@ export class WholeBookSteps {
   private readonly logger = new Logger(WholeBookSteps.name);
 
   constructor(
-    private readonly llm: Pick<LlmClient, 'documents' | 'documentsFor'>,
+    private readonly llm: Pick<LlmClient, 'capabilitiesOf'>,
     private readonly model: ModelReply,
     private readonly books: WholeBooks,
     private readonly config: Pick<AppConfig, 'llm'>,
@@ -56,7 +56,7 @@ export class WholeBookSteps {
     const mode = loaded.settings.retrievalMode;
     if (mode !== 'whole-book' && mode !== 'auto') return { reads: false };
     if (loaded.ctx.bookIds.length === 0 || !loaded.turn) return { reads: false };
-    const documents = this.llm.documentsFor?.(loaded.settings.model) ?? this.llm.documents;
+    const { documents } = this.llm.capabilitiesOf(loaded.settings.model);
     if (!documents) return { reads: false, searchedInstead: { reason: 'provider_takes_no_documents' } };
     if (mode === 'auto' && documents !== 'cached') return { reads: false };
     const tokens = await this.books.tokensUpTo(turnReader(loaded.ctx), loaded.ctx.bookIds, loaded.ctx.readingPosition);

@@ -1,5 +1,6 @@
 import { FakeAnthropic } from '../../../../test/support/fake-anthropic/fake-anthropic.server';
-import { AnthropicLlm, isAbort } from './anthropic.llm';
+import { AnthropicLlm } from './anthropic.llm';
+import { isAbort } from './provider-call';
 import { answerOf, LlmError, LlmMessage, stoppedAttemptsOf } from './llm.types';
 
 /** The real SDK over HTTP against the fake Messages API: what a stream stopped midway was billed. */

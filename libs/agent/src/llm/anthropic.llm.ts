@@ -1,6 +1,4 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { Attributes, SpanKind } from '@opentelemetry/api';
-import { recordError, tracer } from '@parley/event-store';
 import type {
   Message,
   MessageCreateParamsNonStreaming,
@@ -16,22 +14,25 @@ import {
   ChatOptions,
   ChatOutcome,
   ChatResult,
+  Completion,
+  DEFAULT_TIMEOUT_MS,
   LlmClient,
   LlmCitation,
   LlmDocumentBlock,
   LlmError,
   LlmMessage,
   LlmToolSpec,
+  ModelCapabilities,
   providerFailure,
-  StoppedAttempt,
-  withStoppedAttempts,
   ProviderClientOptions,
 } from './llm.types';
 import { StreamedUsage } from './streamed-usage';
-import { chatRequestAttributes, chatResultAttributes } from './chat-span';
-import { midStreamBackoffMs, sleepUnlessAborted } from './mid-stream-retry';
+import { classifySdkError, ProviderCall, StreamAttempt } from './provider-call';
 
 const EPHEMERAL = { type: 'ephemeral' as const };
+
+/** Every Claude model: tool use, cited documents under the prompt cache, the Message Batches API. */
+const CAPABILITIES: ModelCapabilities = { provider: 'anthropic', tools: true, documents: 'cached', batches: true };
 
 /**
  * The Anthropic adapter on the official SDK (which reads ANTHROPIC_API_KEY/ANTHROPIC_BASE_URL and
@@ -40,88 +41,83 @@ const EPHEMERAL = { type: 'ephemeral' as const };
  * tool, the system prompt, the end of the earlier turns, and the end of the request.
  */
 export class AnthropicLlm implements LlmClient {
-  readonly provider = 'anthropic';
-  readonly supportsTools = true;
-  readonly supportsBatches = true;
-  readonly documents = 'cached' as const;
+  readonly everyModelTakesTools = true;
   private readonly client: Anthropic;
+  private readonly calls: ProviderCall;
 
   constructor(private readonly opts: ProviderClientOptions) {
     this.client = new Anthropic({
       apiKey: opts.apiKey,
       baseURL: opts.baseUrl,
       maxRetries: opts.maxRetries,
-      timeout: 120_000,
-      // the `chat` span below is the call's one GenAI span (it spans the mid-stream retries too):
+      timeout: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      // the `chat` span is the call's one GenAI span (it spans the mid-stream retries too):
       // the SDK's own spans would count every call's tokens twice in a GenAI-aware backend
       openTelemetry: false,
     });
+    this.calls = new ProviderCall({
+      provider: CAPABILITIES.provider,
+      baseUrl: this.client.baseURL,
+      maxRetries: opts.maxRetries,
+      captureContent: opts.captureContent ?? false,
+      classify,
+    });
+  }
+
+  capabilitiesOf(): ModelCapabilities {
+    return CAPABILITIES;
+  }
+
+  /** One model call, in its span; a batch call's submission and its looks at the batch too. */
+  chatWithTools(messages: LlmMessage[], tools: LlmToolSpec[], options: ChatOptions): Promise<ChatOutcome> {
+    const params = this.request(messages, tools, options);
+    const viaBatch = options.viaBatch;
+    return this.calls.traced(spanRequest(params), messages, async () =>
+      viaBatch
+        ? this.calls.once(() => this.callViaBatch(params, viaBatch, options.signal))
+        : { kind: 'answered', result: await this.calls.streamed(options, (n) => this.attempt(params, options, n)) },
+    );
   }
 
   /**
-   * One model call in a `chat <model>` client span (GenAI semantic conventions). A batch call's
-   * submission and its looks at the batch are spans too, without a result until it has one.
+   * One request sent as it is, not streamed (contextual retrieval's, whose prompt is a whole
+   * book: the span leaves the prompt out), with the adapter's span, retries and errors.
    */
-  chatWithTools(messages: LlmMessage[], tools: LlmToolSpec[], options: ChatOptions): Promise<ChatOutcome> {
-    const params = this.request(messages, tools, options);
-    const attributes: Attributes = chatRequestAttributes(params, messages, {
-      baseUrl: this.client.baseURL,
-      captureContent: this.opts.captureContent ?? false,
-    });
-    return tracer.startActiveSpan(`chat ${params.model}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
-      try {
-        const outcome = options.viaBatch
-          ? await this.callViaBatch(params, options.viaBatch, options.signal)
-          : { kind: 'answered' as const, result: await this.streamCall(params, options) };
-        if (outcome.kind === 'answered')
-          span.setAttributes(chatResultAttributes(outcome.result, this.opts.captureContent ?? false));
-        else span.setAttribute('parley.llm.provider_batch_id', outcome.providerBatchId);
-        return outcome;
-      } catch (e) {
-        recordError(span, e);
-        throw e;
-      } finally {
-        span.end();
-      }
-    });
+  complete(params: MessageCreateParamsNonStreaming): Promise<Completion> {
+    return this.calls.traced(spanRequest(params), undefined, () =>
+      this.calls.once(async (): Promise<Completion> => {
+        const reply = await this.client.messages.create(params);
+        return { kind: 'answered', messageId: reply.id, result: chatResult(reply) };
+      }),
+    );
   }
 
   /** Submits the call in a batch of its own, or looks at the batch already holding it. */
-  private async callViaBatch(
+  private callViaBatch(
     params: MessageCreateParamsStreaming,
     { callId, providerBatchId }: NonNullable<ChatOptions['viaBatch']>,
     signal?: AbortSignal,
   ): Promise<ChatOutcome> {
-    try {
-      return providerBatchId
-        ? await this.batchResult(providerBatchId, batchCustomId(callId), signal)
-        : await this.submitBatch(batchCustomId(callId), params, signal);
-    } catch (e) {
-      throw e instanceof LlmError ? e : classify(e);
-    }
+    return providerBatchId
+      ? this.batchResult(providerBatchId, batchCustomId(callId), signal)
+      : this.submitBatch(batchCustomId(callId), params, signal);
   }
 
-  /** The call streamed, asked again (with backoff) when a stream breaks off midway. */
-  private async streamCall(params: MessageCreateParamsStreaming, options: ChatOptions): Promise<ChatResult> {
-    // attempts stopped after message_start were billed: they go with the result or the error
-    const stopped: StoppedAttempt[] = [];
-    for (let attempt = 1; ; attempt++) {
-      const billed = new StreamedUsage();
-      try {
-        const result = await this.streamOnce(params, options, attempt, billed);
-        return stopped.length ? { ...result, stoppedAttempts: stopped } : result;
-      } catch (e) {
-        const error = classify(e);
-        const usage = billed.billed();
-        if (usage) stopped.push({ ...usage, cause: isAbort(error) || options.signal?.aborted ? 'aborted' : 'broken' });
-        // The SDK retries failed HTTP responses itself; a stream broken off after its 200 (an
-        // `overloaded_error` event midway) it does not, so that retry is ours.
-        if (!(error instanceof LlmError) || !error.midStream || !error.retryable || attempt > this.opts.maxRetries)
-          throw withStoppedAttempts(error, stopped);
-        await sleepUnlessAborted(midStreamBackoffMs(attempt), options.signal);
-        if (options.signal?.aborted) throw withStoppedAttempts(new Anthropic.APIUserAbortError(), stopped);
-      }
-    }
+  /** One streamed attempt: the text as it comes, the usage billed as the events say it. */
+  private attempt(params: MessageCreateParamsStreaming, options: ChatOptions, attempt: number): StreamAttempt {
+    const usage = new StreamedUsage();
+    return {
+      billed: (cause) => {
+        const billed = usage.billed();
+        return billed && { ...billed, cause };
+      },
+      run: async () => {
+        const stream = this.client.messages.stream(params, { signal: options.signal });
+        stream.on('streamEvent', (event) => usage.see(event));
+        if (options.onTextDelta) stream.on('text', (delta) => options.onTextDelta!(delta, attempt));
+        return chatResult(await stream.finalMessage());
+      },
+    };
   }
 
   /**
@@ -159,18 +155,6 @@ export class AnthropicLlm implements LlmClient {
       throw new LlmError(`provider batch ${providerBatchId}: the request ${r.type}`, `llm_batch_${r.type}`, true);
     }
     throw new LlmError(`provider batch ${providerBatchId} has no result for ${customId}`, 'llm_batch_missing', false);
-  }
-
-  private async streamOnce(
-    params: MessageCreateParamsStreaming,
-    options: ChatOptions,
-    attempt: number,
-    billed: StreamedUsage,
-  ): Promise<ChatResult> {
-    const stream = this.client.messages.stream(params, { signal: options.signal });
-    stream.on('streamEvent', (event) => billed.see(event));
-    if (options.onTextDelta) stream.on('text', (delta) => options.onTextDelta!(delta, attempt));
-    return chatResult(await stream.finalMessage());
   }
 
   /** The request body; exposed for tests of byte-identical prefixes. */
@@ -308,23 +292,28 @@ const RETRYABLE_ERROR_TYPES: Record<string, string> = {
   timeout_error: 'llm_timeout',
 };
 
-function classify(e: unknown): Error {
-  if (e instanceof Anthropic.APIUserAbortError) return e;
-  if (e instanceof Anthropic.APIConnectionError) return providerFailure(e.message, 'llm_unreachable', true);
-  if (e instanceof Anthropic.APIError) {
-    const status = e.status ?? 0;
-    if (!status) {
-      // an error event after the 200: the status is gone, the error type says what happened
+/** The Anthropic SDK's errors in Parley's classification (provider-call.ts). */
+const classify = (e: unknown): Error =>
+  classifySdkError(e, {
+    APIUserAbortError: Anthropic.APIUserAbortError,
+    APIConnectionError: Anthropic.APIConnectionError,
+    APIError: Anthropic.APIError,
+    overloadedStatus: 529,
+    detail: (message) => message,
+    inStream: (e) => {
+      // an error event after the 200: the error type says what happened
       const type = (e.error as { error?: { type?: string } } | undefined)?.error?.type ?? '';
       const code = RETRYABLE_ERROR_TYPES[type];
       return providerFailure(e.message, code ?? `llm_stream_${type || 'error'}`, code !== undefined, true);
-    }
-    const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
-    const code = status === 529 ? 'llm_overloaded' : status === 429 ? 'llm_rate_limited' : `llm_http_${status}`;
-    return providerFailure(e.message, code, retryable);
-  }
-  return e instanceof Error ? e : new Error(String(e));
-}
+    },
+  });
 
-export const isAbort = (e: unknown): boolean =>
-  e instanceof Anthropic.APIUserAbortError || (e as Error)?.name === 'AbortError';
+/** The span's view of a request: the system prompt's blocks as sent. */
+function spanRequest(params: MessageCreateParamsStreaming | MessageCreateParamsNonStreaming) {
+  const system = params.system;
+  return {
+    model: params.model,
+    maxTokens: params.max_tokens,
+    system: system === undefined ? [] : typeof system === 'string' ? system : system.map((b) => b.text),
+  };
+}

@@ -1,5 +1,9 @@
 import { estimateInputTokens, textTokens, worstCaseUsd } from './call-estimate';
 import { LlmMessage } from './llm.types';
+import { priceTableWith } from './pricing';
+
+/** The shipped prices. */
+const prices = priceTableWith();
 
 const prose = 'The lamp room stood at the top of the tower, and Marisol climbed to it every night. '.repeat(50);
 const ask = (text: string): LlmMessage[] => [{ role: 'user', content: [{ type: 'text', text }] }];
@@ -53,10 +57,10 @@ describe(worstCaseUsd.name, () => {
   it('prices every input token at the cache-write price and max_tokens of output (claude-sonnet-4-5: 3.75 and 15 per million)', () => {
     const r = request(ask(prose), 2000);
     const input = estimateInputTokens(r);
-    expect(worstCaseUsd(r)).toBeCloseTo((input * 3.75 + 2000 * 15) / 1e6, 6);
+    expect(worstCaseUsd(r, prices)).toBeCloseTo((input * 3.75 + 2000 * 15) / 1e6, 6);
   });
 
   it('is 0 for a model without a price, as its calls are in the ledger', () => {
-    expect(worstCaseUsd({ ...request(ask(prose)), model: 'no-such-model' })).toBe(0);
+    expect(worstCaseUsd({ ...request(ask(prose)), model: 'no-such-model' }, prices)).toBe(0);
   });
 });

@@ -1,5 +1,5 @@
 import { ChatOptions, LlmMessage, LlmToolSpec } from './llm.types';
-import { costUsd } from './pricing';
+import { PriceTable } from './price-table';
 
 /**
  * Characters per token for text in the Latin script, on the low side (English runs near 4), so
@@ -55,9 +55,10 @@ export function estimateInputTokens({ messages, tools, options }: Pick<CallReque
 /**
  * The most a call may cost, as the ledger will price it: every input token at the dearer of the
  * input and cache-write prices (a request with cache breakpoints may write all it sends), and
- * max_tokens of output. A model without a price costs 0, as its calls do in the ledger.
+ * max_tokens of output, at `prices`. A model without a price costs 0, as its calls do in the ledger.
  */
-export function worstCaseUsd(request: CallRequest): number {
+export function worstCaseUsd(request: CallRequest, prices: PriceTable): number {
+  const { costUsd } = prices;
   const input = estimateInputTokens(request);
   const none = { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
   const asInput = costUsd(request.model, { ...none, inputTokens: input });

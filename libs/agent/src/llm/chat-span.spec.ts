@@ -1,14 +1,9 @@
-import { AnthropicLlm } from './anthropic.llm';
-import { chatRequestAttributes, chatResultAttributes } from './chat-span';
+import { chatResultAttributes, providerRequestAttributes } from './chat-span';
 import { ChatResult, LlmMessage } from './llm.types';
 
 describe('chat span attributes', () => {
   const messages: LlmMessage[] = [{ role: 'user', content: [{ type: 'text', text: 'Where is the lamp?' }] }];
-  const params = new AnthropicLlm({ model: 'claude-sonnet-5-5', maxTokens: 512, maxRetries: 0, apiKey: 'k' }).request(
-    messages,
-    [],
-    { system: 'You read books.' },
-  );
+  const request = { provider: 'anthropic', model: 'claude-sonnet-5-5', maxTokens: 512, system: ['You read books.'] };
   const result: ChatResult = {
     content: [{ type: 'text', text: 'On the shelf. [1]' }],
     stopReason: 'end_turn',
@@ -17,12 +12,12 @@ describe('chat span attributes', () => {
   };
 
   it('name the operation, the provider, the models, the tokens and the finish reason, and no content by default', () => {
-    const request = chatRequestAttributes(params, messages, {
+    const attributes = providerRequestAttributes(request, messages, {
       baseUrl: 'https://api.anthropic.com',
       captureContent: false,
     });
     const response = chatResultAttributes(result, false);
-    expect({ ...request, ...response }).toEqual({
+    expect({ ...attributes, ...response }).toEqual({
       'gen_ai.operation.name': 'chat',
       'gen_ai.system': 'anthropic',
       'gen_ai.provider.name': 'anthropic',
@@ -42,11 +37,14 @@ describe('chat span attributes', () => {
   });
 
   it('carry the prompt and the answer only with content capture on', () => {
-    const request = chatRequestAttributes(params, messages, { baseUrl: 'http://127.0.0.1:8080', captureContent: true });
-    expect(JSON.parse(String(request['gen_ai.system_instructions']))).toEqual([
+    const attributes = providerRequestAttributes(request, messages, {
+      baseUrl: 'http://127.0.0.1:8080',
+      captureContent: true,
+    });
+    expect(JSON.parse(String(attributes['gen_ai.system_instructions']))).toEqual([
       { type: 'text', content: 'You read books.' },
     ]);
-    expect(JSON.parse(String(request['gen_ai.input.messages']))).toEqual([
+    expect(JSON.parse(String(attributes['gen_ai.input.messages']))).toEqual([
       { role: 'user', parts: [{ type: 'text', content: 'Where is the lamp?' }] },
     ]);
     expect(JSON.parse(String(chatResultAttributes(result, true)['gen_ai.output.messages']))).toEqual([

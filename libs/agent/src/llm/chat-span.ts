@@ -1,4 +1,3 @@
-import type { MessageCreateParamsStreaming } from '@anthropic-ai/sdk/resources/messages';
 import { Attributes } from '@opentelemetry/api';
 import { ChatResult, LlmMessage } from './llm.types';
 
@@ -7,20 +6,6 @@ import { ChatResult, LlmMessage } from './llm.types';
  * conventions. No prompt or answer text unless content capture is on: both hold what readers
  * wrote and what their books say.
  */
-
-export function chatRequestAttributes(
-  params: MessageCreateParamsStreaming,
-  messages: LlmMessage[],
-  opts: { baseUrl: string; captureContent: boolean },
-): Attributes {
-  const system =
-    params.system && typeof params.system !== 'string' ? params.system.map((b) => b.text) : [params.system ?? ''];
-  return providerRequestAttributes(
-    { provider: 'anthropic', model: params.model, maxTokens: params.max_tokens, system },
-    messages,
-    opts,
-  );
-}
 
 /**
  * The request attributes of a call to any provider: `gen_ai.provider.name` the provider's own,

@@ -1,7 +1,10 @@
 import { Usage } from '@parley/conversation';
-import { roundUsd } from './pricing';
+import { roundUsd } from './price-table';
 
-/** The provider-neutral LLM port. Adapters: Anthropic (official SDK) and the offline scripted one. */
+/**
+ * The provider-neutral LLM port. Adapters: Anthropic and Chat Completions (official SDKs), and the
+ * offline scripted one; the provider router serves several at once.
+ */
 export type LlmTextBlock = {
   type: 'text';
   text: string;
@@ -107,6 +110,12 @@ export function answerOf(outcome: ChatOutcome): ChatResult {
   );
 }
 
+/** A request an adapter sent once, not streamed (its `complete`): the provider's id of it, and its answer. */
+export type Completion = Extract<ChatOutcome, { kind: 'answered' }> & {
+  /** the provider's id of the message (`msg_…`, `chatcmpl-…`) */
+  messageId: string;
+};
+
 /** A streamed attempt of a model call that stopped before its end, and what the provider billed for it. */
 export interface StoppedAttempt {
   /** the provider's id of the message (`msg_…`): names the attempt */
@@ -129,20 +138,26 @@ export function withStoppedAttempts<E extends Error>(e: E, attempts: StoppedAtte
 }
 
 export interface LlmClient {
-  readonly provider: string;
-  /** false for providers without tool use: the agent then always retrieves first */
-  readonly supportsTools: boolean;
-  /** per model, where the client serves several (a model may lack tool use); absent: supportsTools */
-  supportsToolsFor?(model: string | undefined): boolean;
-  /** the provider a model's calls go to, where the client serves several; absent: provider */
-  providerFor?(model: string | undefined): string;
-  /** true where ChatOptions.viaBatch works (the provider has a batch API) */
-  readonly supportsBatches: boolean;
-  /** whether user messages may hold document blocks the model cites (whole-book retrieval); absent: no */
-  readonly documents?: DocumentSupport;
-  /** per model, where the client serves several; absent: documents */
-  documentsFor?(model: string | undefined): DocumentSupport | undefined;
+  /** What `model` can do here (undefined: the client's configured model), as its provider serves it. */
+  capabilitiesOf(model: string | undefined): ModelCapabilities;
+  /**
+   * true only where every model the client serves surely takes tools; otherwise some conversation
+   * may run without them, and their histories are kept rendered without tools too
+   */
+  readonly everyModelTakesTools: boolean;
   chatWithTools(messages: LlmMessage[], tools: LlmToolSpec[], options: ChatOptions): Promise<ChatOutcome>;
+}
+
+/** What one model can do, as the client serving it says: the one answer per model (a router serves several providers). */
+export interface ModelCapabilities {
+  /** the provider the model's calls go to */
+  provider: string;
+  /** false for a model without tool use: its turns always retrieve first */
+  tools: boolean;
+  /** whether user messages may hold document blocks the model cites (whole-book retrieval) */
+  documents: DocumentSupport | false;
+  /** whether ChatOptions.viaBatch works (the provider has a batch API) */
+  batches: boolean;
 }
 
 /**
@@ -152,6 +167,9 @@ export interface LlmClient {
  */
 export type DocumentSupport = 'cached' | 'uncached';
 
+/** How long a provider's client waits for a request unless told otherwise (ProviderClientOptions.timeoutMs). */
+export const DEFAULT_TIMEOUT_MS = 120_000;
+
 /** What a provider's client is made with (LLM_* and the provider's own key and URL). */
 export interface ProviderClientOptions {
   model: string;
@@ -159,6 +177,8 @@ export interface ProviderClientOptions {
   maxRetries: number;
   apiKey?: string;
   baseUrl?: string;
+  /** each request's timeout; unset: DEFAULT_TIMEOUT_MS */
+  timeoutMs?: number;
   /** prompts and answers on the `chat` spans (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT) */
   captureContent?: boolean;
 }

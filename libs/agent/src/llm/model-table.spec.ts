@@ -1,26 +1,23 @@
 import { loadConfig } from '@parley/config';
-import { installModelTable, modelAllowedToReaders, modelRefusal } from './model-table';
-import { installPrices } from './pricing';
+import { modelAllowedToReaders, modelRefusal, modelTableOf } from './model-table';
 
 const env = (more: Record<string, string>) => loadConfig({ NODE_ENV: 'development', ...more });
 const openai = { LLM_PROVIDER: 'openai', OPENAI_API_KEY: 'sk-x' };
 
-describe(installModelTable.name, () => {
-  afterEach(() => installPrices({}));
-
+describe(modelTableOf.name, () => {
   it('refuses to start when LLM_MODEL has no price', () => {
-    expect(() => installModelTable(env({ ...openai, LLM_MODEL: 'acme-chat-1' }))).toThrow(
+    expect(() => modelTableOf(env({ ...openai, LLM_MODEL: 'acme-chat-1' }))).toThrow(
       /LLM_MODEL: unknown model acme-chat-1/,
     );
   });
 
   it('refuses to start when LLM_MODEL runs on a provider the server does not talk to', () => {
-    expect(() => installModelTable(env({ ...openai, LLM_MODEL: 'claude-sonnet-5-5' }))).toThrow(
+    expect(() => modelTableOf(env({ ...openai, LLM_MODEL: 'claude-sonnet-5-5' }))).toThrow(
       /LLM_MODEL: model claude-sonnet-5-5 runs on anthropic/,
     );
-    expect(() =>
-      installModelTable(env({ ...openai, LLM_MODEL: 'gpt-5.4', LLM_SUMMARY_MODEL: 'claude-haiku-4-5' })),
-    ).toThrow(/LLM_SUMMARY_MODEL/);
+    expect(() => modelTableOf(env({ ...openai, LLM_MODEL: 'gpt-5.4', LLM_SUMMARY_MODEL: 'claude-haiku-4-5' }))).toThrow(
+      /LLM_SUMMARY_MODEL/,
+    );
   });
 
   it('starts with a model LLM_PRICES names, and with two providers for models of both', () => {
@@ -33,7 +30,7 @@ describe(installModelTable.name, () => {
       LLM_SUMMARY_MODEL: 'claude-haiku-4-5',
       LLM_PRICES: prices,
     });
-    const table = installModelTable(config);
+    const table = modelTableOf(config);
     expect(table.providerOf('acme-chat-1')).toBe('openai');
     expect(modelRefusal('claude-opus-5', config.llm, table)).toBeUndefined();
     expect(modelRefusal('gpt-7', config.llm, table)).toMatch(/unknown model gpt-7/);
@@ -50,7 +47,7 @@ describe(installModelTable.name, () => {
     expect(modelAllowedToReaders('claude-opus-5', listed)).toBe(true);
     expect(modelAllowedToReaders('claude-opus-5-5', listed)).toBe(false);
     expect(modelAllowedToReaders('claude-opus-5-5', env({ ...anthropic, POLICY_MODELS: '*' }).llm)).toBe(true);
-    expect(() => installModelTable(env({ ...anthropic, POLICY_MODELS: 'claude-haiku-4-5,gpt-5.4' }))).toThrow(
+    expect(() => modelTableOf(env({ ...anthropic, POLICY_MODELS: 'claude-haiku-4-5,gpt-5.4' }))).toThrow(
       /POLICY_MODELS: model gpt-5.4 runs on openai/,
     );
     expect(() => env({ ...anthropic, POLICY_MODELS: 'a b' })).toThrow(/POLICY_MODELS/);
@@ -59,6 +56,6 @@ describe(installModelTable.name, () => {
 
   it('checks nothing with the scripted stand-in, which answers for any priced model', () => {
     const config = env({ LLM_MODEL: 'not-priced' });
-    expect(modelRefusal('claude-haiku-4-5', config.llm, installModelTable(config))).toBeUndefined();
+    expect(modelRefusal('claude-haiku-4-5', config.llm, modelTableOf(config))).toBeUndefined();
   });
 });

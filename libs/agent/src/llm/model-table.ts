@@ -1,25 +1,31 @@
-import { Provider } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { AppConfig, CONFIG, ConfigError, LlmConfig } from '@parley/config';
 import { PriceTable } from './price-table';
-import { installPrices } from './pricing';
+import { priceTableWith } from './pricing';
 
+/** The process's PriceTable: the shipped prices with LLM_PRICES over them. */
 export const MODEL_TABLE = 'MODEL_TABLE';
 
-/** The model table of the process, installed as it boots (the API's and the worker's root modules list it). */
-export const modelTableProvider: Provider = {
-  provide: MODEL_TABLE,
-  inject: [CONFIG],
-  useFactory: (config: AppConfig) => installModelTable(config),
-};
+/**
+ * The model table of the process, built and checked as it boots; global, so that what prices,
+ * routes or budgets calls in any module (books' contextual retrieval too) is handed the one table.
+ * The API's and the worker's root modules import it.
+ */
+@Global()
+@Module({
+  providers: [{ provide: MODEL_TABLE, inject: [CONFIG], useFactory: (config: AppConfig) => modelTableOf(config) }],
+  exports: [MODEL_TABLE],
+})
+export class ModelTableModule {}
 
 /**
- * The deployment's models at boot: LLM_PRICES put over the shipped prices for this process, and
- * the models it answers with checked. LLM_MODEL, LLM_SUMMARY_MODEL and each of POLICY_MODELS must
- * be priced and run on a provider the deployment talks to (LLM_PROVIDERS), else boot stops:
- * nothing is ever recorded as free by mistake. The scripted stand-in answers every call itself, so it checks nothing.
+ * The deployment's models at boot: LLM_PRICES put over the shipped prices, and the models it
+ * answers with checked. LLM_MODEL, LLM_SUMMARY_MODEL and each of POLICY_MODELS must be priced and
+ * run on a provider the deployment talks to (LLM_PROVIDERS), else boot stops: nothing is ever
+ * recorded as free by mistake. The scripted stand-in answers every call itself, so it checks nothing.
  */
-export function installModelTable({ llm }: Pick<AppConfig, 'llm'>): PriceTable {
-  const table = installPrices(llm.prices);
+export function modelTableOf({ llm }: Pick<AppConfig, 'llm'>): PriceTable {
+  const table = priceTableWith(llm.prices);
   if (llm.provider === 'scripted') return table;
   const problems = [
     ['LLM_MODEL', llm.model],

@@ -16,6 +16,10 @@ const STOP_REASONS: Record<string, string> = {
   content_filter: 'refusal',
 };
 
+/** A finish_reason as the stop reason Parley records (none said: the model stopped of itself). */
+export const stopReasonOf = (finishReason: string | undefined): string =>
+  STOP_REASONS[finishReason ?? 'stop'] ?? finishReason!;
+
 /**
  * One streamed Chat Completions attempt put together chunk by chunk: the text, the tool calls
  * (their arguments arrive in pieces, by index), the finish reason and, in the last chunk, the
@@ -72,8 +76,7 @@ export class ChatCompletionStreamed {
           input: parseArguments(c.args),
         })),
     ];
-    const stopReason =
-      this.calls.length > 0 ? 'tool_use' : (STOP_REASONS[this.finishReason ?? 'stop'] ?? this.finishReason!);
+    const stopReason = this.calls.length > 0 ? 'tool_use' : stopReasonOf(this.finishReason);
     return {
       content,
       stopReason,

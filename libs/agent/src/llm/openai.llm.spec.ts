@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chatApiError, FakeOpenAi } from '../../../../test/support/fake-openai/fake-openai.server';
-import { isAbort } from './anthropic.llm';
+import { isAbort } from './provider-call';
 import { answerOf, LlmError, LlmMessage, LlmToolSpec, stoppedAttemptsOf } from './llm.types';
 import { openAiBaseUrlWarning, OpenAiLlm, TOOLS_UNSUPPORTED } from './openai.llm';
 

@@ -1,25 +1,26 @@
 import OpenAI from 'openai';
-import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
+import type {
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionCreateParamsStreaming,
+} from 'openai/resources/chat/completions';
 import { Logger } from '@nestjs/common';
-import { SpanKind } from '@opentelemetry/api';
-import { recordError, tracer } from '@parley/event-store';
-import { chatResultAttributes, providerRequestAttributes } from './chat-span';
 import {
   ChatOptions,
   ChatOutcome,
   ChatResult,
+  Completion,
+  DEFAULT_TIMEOUT_MS,
   LlmClient,
   LlmError,
   LlmMessage,
   LlmToolSpec,
+  ModelCapabilities,
   providerFailure,
-  StoppedAttempt,
-  withStoppedAttempts,
   ProviderClientOptions,
 } from './llm.types';
 import { chatCompletionRequest } from './openai-request';
-import { ChatCompletionStreamed } from './openai-stream';
-import { midStreamBackoffMs, sleepUnlessAborted } from './mid-stream-retry';
+import { ChatCompletionStreamed, chatCompletionUsage, stopReasonOf } from './openai-stream';
+import { abortError, classifySdkError, ProviderCall, StreamAttempt } from './provider-call';
 
 /** The code of a call refused because the model has no tool use: the turn turns to always-retrieve. */
 export const TOOLS_UNSUPPORTED = 'llm_tools_unsupported';
@@ -33,16 +34,25 @@ const TOOLS_REFUSAL =
   /does not support (tools|tool use|function calling)|tool choice requires|tools param requires|tools? (is|are) not supported/i;
 
 /**
+ * A model on the Chat Completions API: tools offered (a model that refuses them is learned by the
+ * router), no cited documents, no Message Batches.
+ */
+const CAPABILITIES: ModelCapabilities = { provider: 'openai', tools: true, documents: false, batches: false };
+
+/** Characters per token, for the estimate of a call whose usage never came. */
+const CHARS_PER_TOKEN = 4;
+
+/**
  * The Chat Completions adapter on the official `openai` SDK: OpenAI itself, Azure OpenAI's v1
  * endpoint, and every compatible server (vLLM, Ollama, llama.cpp, LM Studio) by OPENAI_BASE_URL.
  * The SDK retries 408/409/429/5xx, waiting as Retry-After says; a stream broken off after its 200
  * is asked again here. The caller's signal aborts the HTTP stream. No Message Batches.
  */
 export class OpenAiLlm implements LlmClient {
-  readonly provider = 'openai';
-  readonly supportsTools = true;
-  readonly supportsBatches = false;
+  /** false: a compatible server may serve a model without tool use (the router learns which) */
+  readonly everyModelTakesTools = false;
   private readonly client: OpenAI;
+  private readonly calls: ProviderCall;
   private readonly logger = new Logger(OpenAiLlm.name);
   private readonly warnedNoUsage = new Set<string>();
 
@@ -52,35 +62,60 @@ export class OpenAiLlm implements LlmClient {
       apiKey: opts.apiKey ?? 'no-key',
       baseURL: opts.baseUrl,
       maxRetries: opts.maxRetries,
-      timeout: 120_000,
+      timeout: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    });
+    const baseUrl = this.client.baseURL;
+    this.calls = new ProviderCall({
+      provider: CAPABILITIES.provider,
+      baseUrl,
+      maxRetries: opts.maxRetries,
+      captureContent: opts.captureContent ?? false,
+      classify: (e) => classify(e, baseUrl),
     });
   }
 
-  /** One model call in a `chat <model>` client span (GenAI semantic conventions, provider `openai`). */
+  capabilitiesOf(): ModelCapabilities {
+    return CAPABILITIES;
+  }
+
+  /** One model call, streamed, in its span. */
   chatWithTools(messages: LlmMessage[], tools: LlmToolSpec[], options: ChatOptions): Promise<ChatOutcome> {
     const params = this.request(messages, tools, options);
-    const attributes = providerRequestAttributes(
-      {
-        provider: this.provider,
-        model: params.model,
-        maxTokens: params.max_completion_tokens!,
-        system: options.system,
-      },
-      messages,
-      { baseUrl: this.client.baseURL, captureContent: this.opts.captureContent ?? false },
+    const request = { model: params.model, maxTokens: params.max_completion_tokens!, system: options.system };
+    return this.calls.traced(request, messages, async () => ({
+      kind: 'answered',
+      result: await this.calls.streamed(options, (n) => this.attempt(params, options, n)),
+    }));
+  }
+
+  /**
+   * One request sent as it is, not streamed (contextual retrieval's, whose prompt is a whole
+   * book: the span leaves the prompt out), with the adapter's span, retries and errors. A server
+   * that reports no usage is billed by the characters sent and received, not as free.
+   */
+  complete(params: ChatCompletionCreateParamsNonStreaming): Promise<Completion> {
+    const system = params.messages.flatMap((m) =>
+      m.role === 'system' && typeof m.content === 'string' ? [m.content] : [],
     );
-    return tracer.startActiveSpan(`chat ${params.model}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
-      try {
-        const result = await this.streamCall(params, options);
-        span.setAttributes(chatResultAttributes(result, this.opts.captureContent ?? false));
-        return { kind: 'answered' as const, result };
-      } catch (e) {
-        recordError(span, e);
-        throw e;
-      } finally {
-        span.end();
-      }
-    });
+    const request = { model: params.model, maxTokens: params.max_completion_tokens ?? this.opts.maxTokens, system };
+    return this.calls.traced(request, undefined, () =>
+      this.calls.once(async (): Promise<Completion> => {
+        const reply = await this.client.chat.completions.create(params);
+        const choice = reply.choices[0];
+        const text = choice?.message.content ?? '';
+        const usage = reply.usage
+          ? chatCompletionUsage(reply.usage)
+          : this.estimatedUsage(params.model, JSON.stringify(params.messages).length, text.length);
+        const result: ChatResult = {
+          content: text ? [{ type: 'text', text }] : [],
+          stopReason: stopReasonOf(choice?.finish_reason ?? undefined),
+          usage,
+          model: params.model,
+          ...(reply.model && reply.model !== params.model ? { responseModel: reply.model } : {}),
+        };
+        return { kind: 'answered', messageId: reply.id, result };
+      }),
+    );
   }
 
   /** The request body; exposed for tests. */
@@ -88,49 +123,42 @@ export class OpenAiLlm implements LlmClient {
     return chatCompletionRequest(messages, tools, options, options.model ?? this.opts.model, this.opts.maxTokens);
   }
 
-  /** The call streamed, asked again (with backoff) when a stream breaks off midway. */
-  private async streamCall(params: ChatCompletionCreateParamsStreaming, options: ChatOptions): Promise<ChatResult> {
-    const stopped: StoppedAttempt[] = [];
+  /** One streamed attempt, put together chunk by chunk; billed by its usage chunk, or an estimate. */
+  private attempt(params: ChatCompletionCreateParamsStreaming, options: ChatOptions, attempt: number): StreamAttempt {
     const requestChars = JSON.stringify(params.messages).length + JSON.stringify(params.tools ?? []).length;
-    for (let attempt = 1; ; attempt++) {
-      const streamed = new ChatCompletionStreamed(params.model, requestChars);
-      try {
-        await this.streamOnce(params, options, attempt, streamed);
+    const streamed = new ChatCompletionStreamed(params.model, requestChars);
+    return {
+      billed: (cause) => streamed.billed(cause),
+      run: async () => {
+        const stream = await this.client.chat.completions.create(params, { signal: options.signal });
+        for await (const chunk of stream) {
+          const text = streamed.see(chunk);
+          if (text) options.onTextDelta?.(text, attempt);
+        }
+        // the SDK ends an aborted stream quietly: the abort is the caller's to see
+        if (options.signal?.aborted) throw abortError();
+        if (!streamed.finished)
+          throw new LlmError('the stream ended before the model finished', 'llm_stream_cut', true, true);
         const result = streamed.result();
-        this.warnIfNoUsage(streamed, params.model);
-        return stopped.length ? { ...result, stoppedAttempts: stopped } : result;
-      } catch (e) {
-        const error = classify(e, this.client.baseURL);
-        const aborted = isAbort(error) || options.signal?.aborted === true;
-        const billed = streamed.billed(aborted ? 'aborted' : 'broken');
-        if (billed) stopped.push(billed);
-        if (!(error instanceof LlmError) || !error.midStream || !error.retryable || attempt > this.opts.maxRetries)
-          throw withStoppedAttempts(error, stopped);
-        await sleepUnlessAborted(midStreamBackoffMs(attempt), options.signal);
-        if (options.signal?.aborted) throw withStoppedAttempts(abortError(), stopped);
-      }
-    }
+        if (streamed.billed('broken')?.estimated) this.warnNoUsage(params.model);
+        return result;
+      },
+    };
   }
 
-  private async streamOnce(
-    params: ChatCompletionCreateParamsStreaming,
-    options: ChatOptions,
-    attempt: number,
-    streamed: ChatCompletionStreamed,
-  ): Promise<void> {
-    const stream = await this.client.chat.completions.create(params, { signal: options.signal });
-    for await (const chunk of stream) {
-      const text = streamed.see(chunk);
-      if (text) options.onTextDelta?.(text, attempt);
-    }
-    // the SDK ends an aborted stream quietly: the abort is the caller's to see
-    if (options.signal?.aborted) throw abortError();
-    if (!streamed.finished)
-      throw new LlmError('the stream ended before the model finished', 'llm_stream_cut', true, true);
+  /** A call the server reported no usage for, counted from its length. */
+  private estimatedUsage(model: string, requestChars: number, answerChars: number) {
+    this.warnNoUsage(model);
+    return {
+      inputTokens: Math.ceil(requestChars / CHARS_PER_TOKEN),
+      outputTokens: Math.ceil(answerChars / CHARS_PER_TOKEN),
+      cacheReadInputTokens: 0,
+      cacheCreationInputTokens: 0,
+    };
   }
 
-  private warnIfNoUsage(streamed: ChatCompletionStreamed, model: string): void {
-    if (streamed.billed('broken')?.estimated !== true || this.warnedNoUsage.has(model)) return;
+  private warnNoUsage(model: string): void {
+    if (this.warnedNoUsage.has(model)) return;
     this.warnedNoUsage.add(model);
     this.logger.warn(
       `the server sent no usage for ${model} (stream_options.include_usage): its calls are counted from their length, 4 characters a token`,
@@ -154,34 +182,24 @@ export function openAiBaseUrlWarning(baseUrl: string | undefined): string | unde
   );
 }
 
-/** An abort as the rest of Parley knows one (isAbort: named AbortError), whichever SDK saw it. */
-function abortError(): Error {
-  return Object.assign(new Error('Request was aborted.'), { name: 'AbortError' });
-}
-
 /**
- * An SDK error as an LlmError that says whether asking again may help; an abort stays as it is.
+ * An SDK error as an LlmError that says whether asking again may help; an abort as an abort.
  * The server's URL goes with what it said (the worker's log, never the reader): "Connection error."
  * alone does not say which server a self-hosted setup failed to reach.
  */
 function classify(e: unknown, baseUrl: string): Error {
-  if (e instanceof LlmError) return e;
-  if (e instanceof OpenAI.APIUserAbortError) return abortError();
-  if (e instanceof OpenAI.APIConnectionError)
-    return providerFailure(`${e.message} (${baseUrl})`, 'llm_unreachable', true);
-  if (e instanceof OpenAI.APIError) {
-    const status = e.status ?? 0;
-    // an error chunk after the 200: the status is gone, the stream was cut midway
-    if (!status) return providerFailure(e.message, 'llm_stream_error', true, true);
-    if (status === 400 && TOOLS_REFUSAL.test(e.message)) return providerFailure(e.message, TOOLS_UNSUPPORTED, false);
-    const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
-    const code = status === 429 ? 'llm_rate_limited' : status === 503 ? 'llm_overloaded' : `llm_http_${status}`;
-    const where = status === 404 && !pathEndsInV1(baseUrl) ? `${baseUrl}; ${MISSING_V1}` : baseUrl;
-    return providerFailure(`${e.message} (${where})`, code, retryable);
-  }
-  // the connection dropped while the body streamed (undici's "terminated")
-  if (e instanceof TypeError) return providerFailure(e.message, 'llm_stream_cut', true, true);
-  return e instanceof Error ? e : new Error(String(e));
+  return classifySdkError(e, {
+    APIUserAbortError: OpenAI.APIUserAbortError,
+    APIConnectionError: OpenAI.APIConnectionError,
+    APIError: OpenAI.APIError,
+    overloadedStatus: 503,
+    detail: (message, status) =>
+      `${message} (${status === 404 && !pathEndsInV1(baseUrl) ? `${baseUrl}; ${MISSING_V1}` : baseUrl})`,
+    // an error chunk after the 200: the stream was cut midway
+    inStream: (e) => providerFailure(e.message, 'llm_stream_error', true, true),
+    refusal: (status, message) =>
+      status === 400 && TOOLS_REFUSAL.test(message) ? providerFailure(message, TOOLS_UNSUPPORTED, false) : undefined,
+    // the connection dropped while the body streamed (undici's "terminated")
+    other: (e) => (e instanceof TypeError ? providerFailure(e.message, 'llm_stream_cut', true, true) : undefined),
+  });
 }
-
-const isAbort = (e: unknown): boolean => (e as Error)?.name === 'AbortError';

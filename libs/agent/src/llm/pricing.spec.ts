@@ -1,6 +1,12 @@
 import { Logger } from '@nestjs/common';
 import { Usage } from '@parley/conversation';
-import { BATCH_PRICE_FACTOR, costUsd, installPrices, priceOf, PRICES } from './pricing';
+import { BATCH_PRICE_FACTOR } from './price-table';
+import { priceTableWith, PRICES } from './pricing';
+
+/** The shipped prices alone. */
+const shipped = priceTableWith();
+const { costUsd } = shipped;
+const priceOf = (model: string) => shipped.priceOf(model);
 
 /** A million tokens of each kind, or only those given. */
 const million = (only?: Partial<Usage>): Usage =>
@@ -8,7 +14,7 @@ const million = (only?: Partial<Usage>): Usage =>
     ? { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0, ...only }
     : { inputTokens: 1e6, outputTokens: 1e6, cacheReadInputTokens: 1e6, cacheCreationInputTokens: 1e6 };
 
-describe(priceOf.name, () => {
+describe('the shipped prices', () => {
   it.each([
     ['claude-opus-4-20250514', 15, 75],
     ['claude-opus-4-0', 15, 75],
@@ -61,7 +67,7 @@ describe(priceOf.name, () => {
   });
 });
 
-describe(costUsd.name, () => {
+describe('PriceTable.costUsd', () => {
   it('prices cache writes at 1.25× input and cache reads at 0.1× input unless the model says otherwise', () => {
     expect(costUsd('claude-opus-4-20250514', million())).toBe(15 + 75 + 18.75 + 1.5);
     expect(costUsd('claude-sonnet-4-5', million({ cacheCreationInputTokens: 1e6 }))).toBe(3.75);
@@ -100,6 +106,7 @@ describe(costUsd.name, () => {
     afterEach(() => warn.mockRestore());
 
     it('costs 0, and says so once per model the first time it prices tokens of it', () => {
+      const { costUsd } = priceTableWith();
       expect(costUsd('claude-unpriced-once', million({ inputTokens: 0 }))).toBe(0);
       expect(warn).not.toHaveBeenCalled(); // nothing was spent
       expect(costUsd('claude-unpriced-once', million())).toBe(0);
@@ -115,16 +122,15 @@ describe(costUsd.name, () => {
   });
 });
 
-describe(installPrices.name, () => {
-  afterEach(() => installPrices({}));
-
+describe(priceTableWith.name, () => {
   it("puts the operator's prices over the shipped ones, by exact id or an explicit pattern", () => {
-    installPrices({
+    const table = priceTableWith({
       'acme-chat-1': { provider: 'openai', input: 2, output: 8, cachedInput: 0.5 },
       'gpt-4.1': { provider: 'openai', input: 1, output: 4 },
       'llama*': { provider: 'openai', input: 0, output: 0 },
       'llama-70b*': { provider: 'openai', input: 0.5, output: 0.5 },
     });
+    const priceOf = (model: string) => table.priceOf(model);
     expect(priceOf('acme-chat-1')).toMatchObject({ provider: 'openai', input: 2 });
     expect(priceOf('gpt-4.1')).toMatchObject({ input: 1, output: 4 });
     expect(priceOf('llama3.1:8b')).toMatchObject({ input: 0 });
@@ -134,12 +140,21 @@ describe(installPrices.name, () => {
   });
 
   it('prices cached input at its own price, and at the whole input price for an OpenAI model without one', () => {
-    installPrices({
+    const { costUsd } = priceTableWith({
       'acme-chat-1': { provider: 'openai', input: 2, output: 8, cachedInput: 0.5 },
       'acme-plain': { provider: 'openai', input: 2, output: 8 },
     });
     expect(costUsd('acme-chat-1', million({ cacheReadInputTokens: 1e6 }))).toBe(0.5);
     expect(costUsd('acme-plain', million({ cacheReadInputTokens: 1e6 }))).toBe(2);
     expect(costUsd('gpt-5.5', million({ cacheReadInputTokens: 1e6 }))).toBe(0.5);
+  });
+
+  it("is the table's own: one table's operator prices are not another's", () => {
+    const operator = priceTableWith({ 'acme-chat-1': { provider: 'openai', input: 2, output: 8 } });
+    expect(operator.priceOf('acme-chat-1')).toMatchObject({ input: 2 });
+    expect(priceTableWith().priceOf('acme-chat-1')).toBeUndefined();
+    expect(shipped.priceOf('acme-chat-1')).toBeUndefined();
+    expect(shipped.costUsd('acme-chat-1', million())).toBe(0);
+    expect(operator.costUsd('acme-chat-1', million({ inputTokens: 1e6 }))).toBe(2);
   });
 });

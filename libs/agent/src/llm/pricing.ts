@@ -1,25 +1,4 @@
-import { Logger } from '@nestjs/common';
-import { Usage } from '@parley/conversation';
-import { PriceTable } from './price-table';
-
-/**
- * A model's list price in USD per million tokens. `cacheWrite` (a 5-minute cache write) and
- * `cachedInput` (a cache read) are given where the provider does not charge the usual
- * multiples of `input`: 1.25× for a write, 0.1× for a read.
- */
-export interface Price {
-  provider: string;
-  input: number;
-  output: number;
-  cacheWrite?: number;
-  cachedInput?: number;
-  /** false: the model answers without tool use (its turns run the always-retrieve plan) */
-  tools?: boolean;
-}
-
-/** Anthropic's usual 5-minute cache write and cache read, as multiples of the input price. */
-export const CACHE_WRITE_FACTOR = 1.25;
-export const CACHE_READ_FACTOR = 0.1;
+import { Price, PriceTable } from './price-table';
 
 const openai = (input: number, cachedInput: number, output: number): Price => ({
   provider: 'openai',
@@ -99,71 +78,10 @@ export const PRICES: ReadonlyMap<string, Price> = new Map(
   MODELS.flatMap(([ids, price]) => ids.map((id) => [id, price] as const)),
 );
 
-/** The table in force: the shipped one, with the operator's LLM_PRICES over it (installPrices). */
-let active: PriceTable = new PriceTable(PRICES);
-
 /**
- * Puts the operator's entries (LLM_PRICES) over the shipped table for this process: an id in
- * both takes the operator's price. Called once at boot, before any call is priced.
+ * The shipped table with the operator's entries (LLM_PRICES) over it: an id in both takes the
+ * operator's price. Built once at boot (modelTableOf); tests, the benchmarks and the CLI build theirs.
  */
-export function installPrices(overrides: Record<string, Price>): PriceTable {
-  active = priceTableWith(overrides);
-  return active;
-}
-
-/** The shipped table with the operator's entries (LLM_PRICES) over it, without installing it. */
-export function priceTableWith(overrides: Record<string, Price>): PriceTable {
+export function priceTableWith(overrides: Record<string, Price> = {}): PriceTable {
   return new PriceTable(new Map([...PRICES, ...Object.entries(overrides)]));
-}
-
-/** The table in force in this process. */
-export const priceTable = (): PriceTable => active;
-
-/** The model's price, or undefined for a model the table names neither exactly nor by an explicit pattern. */
-export function priceOf(model: string): Price | undefined {
-  return active.priceOf(model);
-}
-
-/** USD rounded to a millionth of a dollar, as every recorded price is. */
-export const roundUsd = (usd: number): number => Math.round(usd * 1e6) / 1e6;
-
-/** The Message Batches API charges half of every price above. */
-export const BATCH_PRICE_FACTOR = 0.5;
-
-const logger = new Logger('Pricing');
-const warned = new Set<string>();
-
-/**
- * Cost of a usage in USD, rounded to a millionth of a dollar. `batched`: answered through the
- * Message Batches API. A model without a price costs 0 here, and the first time a process
- * prices tokens of it a warning says so: the spend missing from usage and budgets is not silent.
- */
-export function costUsd(model: string, usage: Usage, { batched = false } = {}): number {
-  const p = priceOf(model);
-  if (!p) {
-    if (usage.inputTokens + usage.outputTokens + usage.cacheCreationInputTokens + usage.cacheReadInputTokens > 0)
-      warnUnpriced(model);
-    return 0;
-  }
-  const perToken = (usd: number) => usd / 1_000_000;
-  const cost =
-    usage.inputTokens * perToken(p.input) +
-    usage.cacheCreationInputTokens * perToken(p.cacheWrite ?? p.input * CACHE_WRITE_FACTOR) +
-    usage.cacheReadInputTokens * perToken(p.cachedInput ?? cacheReadFallback(p)) +
-    usage.outputTokens * perToken(p.output);
-  return roundUsd(cost * (batched ? BATCH_PRICE_FACTOR : 1));
-}
-
-/**
- * A cache read's price when the table gives none: Anthropic's 0.1× input; for another provider
- * the whole input price, since its discounts differ by model and a guess too low would hide spend.
- */
-const cacheReadFallback = (p: Price): number => (p.provider === 'anthropic' ? p.input * CACHE_READ_FACTOR : p.input);
-
-function warnUnpriced(model: string): void {
-  if (warned.has(model)) return;
-  warned.add(model);
-  logger.warn(
-    `model ${model} has no price (neither libs/agent/src/llm/pricing.ts nor LLM_PRICES names it): its calls are recorded at $0, so usage and budgets leave them out`,
-  );
 }

@@ -1,4 +1,4 @@
-import { ChatOptions, ChatOutcome, DocumentSupport, LlmClient, LlmError, LlmMessage, LlmToolSpec } from './llm.types';
+import { ChatOptions, ChatOutcome, LlmClient, LlmError, LlmMessage, LlmToolSpec, ModelCapabilities } from './llm.types';
 import { ModelToolSupport } from './model-tool-support';
 import { TOOLS_UNSUPPORTED } from './openai.llm';
 import { PriceTable } from './price-table';
@@ -12,10 +12,8 @@ import { PriceTable } from './price-table';
  * answers by searching first; a model known to lack tools is not asked with tools again.
  */
 export class ProviderRouter implements LlmClient {
-  readonly provider: string;
-  /** true only where every model surely uses tools: a Chat Completions server may refuse them */
-  readonly supportsTools: boolean;
-  readonly supportsBatches: boolean;
+  /** true only where every provider's models surely use tools: a Chat Completions server may refuse them */
+  readonly everyModelTakesTools: boolean;
 
   constructor(
     private readonly clients: ReadonlyMap<string, LlmClient>,
@@ -23,28 +21,29 @@ export class ProviderRouter implements LlmClient {
     private readonly table: PriceTable,
     private readonly toolSupport: ModelToolSupport,
   ) {
-    this.provider = defaults.provider;
-    this.supportsTools = [...clients.keys()].every((p) => p === 'anthropic');
-    this.supportsBatches = [...clients.values()].some((c) => c.supportsBatches);
+    this.everyModelTakesTools = [...clients.values()].every((c) => c.everyModelTakesTools);
   }
 
-  /** document blocks as the model's provider takes them (whole-book retrieval) */
-  documentsFor(model: string | undefined): DocumentSupport | undefined {
-    return this.clients.get(this.providerFor(model))?.documents;
-  }
-
-  providerFor(model: string | undefined): string {
-    return this.table.providerOf(model ?? this.defaults.model) ?? this.defaults.provider;
-  }
-
-  supportsToolsFor(model: string | undefined): boolean {
+  /**
+   * The model's provider's answer, tool use as learned for the model besides; a model whose
+   * provider this server does not talk to can do nothing here (its calls fail).
+   */
+  capabilitiesOf(model: string | undefined): ModelCapabilities {
     const id = model ?? this.defaults.model;
-    return (this.clients.get(this.providerFor(id))?.supportsTools ?? false) && this.toolSupport.supports(id);
+    const provider = this.providerOf(id);
+    const client = this.clients.get(provider);
+    if (!client) return { provider, tools: false, documents: false, batches: false };
+    const served = client.capabilitiesOf(id);
+    return { ...served, tools: served.tools && this.toolSupport.supports(id) };
+  }
+
+  private providerOf(model: string): string {
+    return this.table.providerOf(model) ?? this.defaults.provider;
   }
 
   async chatWithTools(messages: LlmMessage[], tools: LlmToolSpec[], options: ChatOptions): Promise<ChatOutcome> {
     const model = options.model ?? this.defaults.model;
-    const provider = this.providerFor(model);
+    const provider = this.providerOf(model);
     const client = this.clients.get(provider);
     if (!client)
       throw new LlmError(
@@ -59,7 +58,7 @@ export class ProviderRouter implements LlmClient {
         false,
       );
     // a provider without a batch API answers a batch's call as any other
-    const viaBatch = client.supportsBatches ? options.viaBatch : undefined;
+    const viaBatch = client.capabilitiesOf(model).batches ? options.viaBatch : undefined;
     try {
       return await client.chatWithTools(messages, tools, { ...options, model, viaBatch });
     } catch (e) {

@@ -8,6 +8,7 @@ import {
   LlmDocumentBlock,
   LlmMessage,
   LlmToolSpec,
+  ModelCapabilities,
 } from './llm.types';
 
 /**
@@ -17,12 +18,13 @@ import {
  * retrieval), it quotes the passage closest to the question and cites it as the provider would.
  */
 export class ScriptedLlm implements LlmClient {
-  readonly provider = 'scripted';
-  readonly supportsTools = true;
-  readonly supportsBatches = false;
-  // the offline stand-in has no prompt cache: `auto` keeps its search loop, as before whole-book existed
-  readonly documents = 'uncached' as const;
+  readonly everyModelTakesTools = true;
   readonly model = 'scripted-1';
+
+  capabilitiesOf(): ModelCapabilities {
+    // the offline stand-in has no prompt cache: `auto` keeps its search loop, as before whole-book existed
+    return { provider: 'scripted', tools: true, documents: 'uncached', batches: false };
+  }
 
   async chatWithTools(messages: LlmMessage[], tools: LlmToolSpec[], options: ChatOptions): Promise<ChatOutcome> {
     return { kind: 'answered', result: await this.answer(messages, tools, options) };

@@ -1,4 +1,4 @@
-import { ChatOptions, ChatOutcome, DocumentSupport, LlmClient, LlmMessage, LlmToolSpec } from './llm.types';
+import { ChatOptions, ChatOutcome, LlmClient, LlmMessage, LlmToolSpec, ModelCapabilities } from './llm.types';
 
 /**
  * A client that wraps another to add one concern around its calls (metering, budgets): the
@@ -6,28 +6,14 @@ import { ChatOptions, ChatOutcome, DocumentSupport, LlmClient, LlmMessage, LlmTo
  * wrapper writes only its `chatWithTools`.
  */
 export abstract class WrappedLlm implements LlmClient {
-  readonly provider: string;
-  readonly supportsTools: boolean;
-  readonly supportsBatches: boolean;
-  readonly documents?: DocumentSupport;
+  readonly everyModelTakesTools: boolean;
 
   constructor(protected readonly inner: LlmClient) {
-    this.provider = inner.provider;
-    this.supportsTools = inner.supportsTools;
-    this.supportsBatches = inner.supportsBatches;
-    this.documents = inner.documents;
+    this.everyModelTakesTools = inner.everyModelTakesTools;
   }
 
-  supportsToolsFor(model: string | undefined): boolean {
-    return this.inner.supportsToolsFor?.(model) ?? this.supportsTools;
-  }
-
-  documentsFor(model: string | undefined): DocumentSupport | undefined {
-    return this.inner.documentsFor?.(model) ?? this.documents;
-  }
-
-  providerFor(model: string | undefined): string {
-    return this.inner.providerFor?.(model) ?? this.provider;
+  capabilitiesOf(model: string | undefined): ModelCapabilities {
+    return this.inner.capabilitiesOf(model);
   }
 
   abstract chatWithTools(messages: LlmMessage[], tools: LlmToolSpec[], options: ChatOptions): Promise<ChatOutcome>;

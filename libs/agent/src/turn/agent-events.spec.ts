@@ -13,9 +13,13 @@ import {
   stepIdFor,
   toolResultsRecorded,
 } from './agent-events';
-import { costUsd } from '../llm/pricing';
+import { priceTableWith } from '../llm/pricing';
 import { HistoryCut } from './history-cut';
 import { evolveTurns, TurnEvent, turnsOf } from './turn-fold';
+
+/** The shipped prices. */
+const prices = priceTableWith();
+const { costUsd } = prices;
 
 const usage = { inputTokens: 1200, outputTokens: 35, cacheReadInputTokens: 300, cacheCreationInputTokens: 0 };
 const attempt = (messageId: string, cause: StoppedAttempt['cause']): StoppedAttempt => ({
@@ -28,7 +32,7 @@ const attempt = (messageId: string, cause: StoppedAttempt['cause']): StoppedAtte
 describe(modelCallStopped.name, () => {
   it('says why the call stopped: broken midway, cancelled by the reader, or aborted otherwise', () => {
     const reasons = (cancelled: boolean) =>
-      modelCallStopped('t1', 2, [attempt('msg_1', 'broken'), attempt('msg_2', 'aborted')], { cancelled }).map(
+      modelCallStopped(prices, 't1', 2, [attempt('msg_1', 'broken'), attempt('msg_2', 'aborted')], { cancelled }).map(
         (e) => (e.data as { reason: string }).reason,
       );
     expect(reasons(true)).toEqual(['broken', 'cancelled']);
@@ -36,7 +40,7 @@ describe(modelCallStopped.name, () => {
   });
 
   it('names each event after its turn, call and attempt: made again, it is the same event', () => {
-    const [first] = modelCallStopped('t1', 2, [attempt('msg_1', 'aborted')], { cancelled: true });
+    const [first] = modelCallStopped(prices, 't1', 2, [attempt('msg_1', 'aborted')], { cancelled: true });
     expect(first).toMatchObject({
       type: 'ModelCallStopped',
       data: {
@@ -49,12 +53,12 @@ describe(modelCallStopped.name, () => {
       },
     });
     expect(first.id).toMatch(/^[0-9a-f-]{36}$/);
-    const again = modelCallStopped('t1', 2, [attempt('msg_1', 'aborted')]);
+    const again = modelCallStopped(prices, 't1', 2, [attempt('msg_1', 'aborted')]);
     expect(again[0].id).toBe(first.id);
     const ids = [
-      modelCallStopped('t1', 2, [attempt('msg_2', 'aborted')]),
-      modelCallStopped('t1', 3, [attempt('msg_1', 'aborted')]),
-      modelCallStopped('t2', 2, [attempt('msg_1', 'aborted')]),
+      modelCallStopped(prices, 't1', 2, [attempt('msg_2', 'aborted')]),
+      modelCallStopped(prices, 't1', 3, [attempt('msg_1', 'aborted')]),
+      modelCallStopped(prices, 't2', 2, [attempt('msg_1', 'aborted')]),
     ].map(([e]) => e.id);
     expect(new Set([first.id, ...ids]).size).toBe(4);
   });
@@ -67,7 +71,7 @@ describe(modelCallStopped.name, () => {
       stored('ConversationStarted', { ownerId: 'reader', bookId: null, title: null, readingPosition: null }),
       stored('UserMessagePosted', { messageId: 'm1', turnId: 't1', content: 'q' }),
     ];
-    const [stopped] = modelCallStopped('t1', 1, [attempt('msg_1', 'broken')]);
+    const [stopped] = modelCallStopped(prices, 't1', 1, [attempt('msg_1', 'broken')]);
     const after = stored(stopped.type, stopped.data);
     expect(fold([...log, after])).toEqual({ ...fold(log), version: 3 });
     const turns = turnsOf(log);
@@ -97,7 +101,7 @@ describe(modelReplied.name, () => {
 
   it('records the tool calls a model asked for, the first with its text, blocks, usage, model and price', () => {
     // given a turn, when its first call asks for two searches
-    const events = modelReplied(made, turn, { iteration: 1, allowTools: true }, asksForTwoSearches);
+    const events = modelReplied(prices, made, turn, { iteration: 1, allowTools: true }, asksForTwoSearches);
     // then one ToolInvoked per call, in the model's order
     expect(events).toEqual([
       {
@@ -136,14 +140,14 @@ describe(modelReplied.name, () => {
       cause: 'broken',
     };
     const batched = { ...asksForTwoSearches, batched: true, stoppedAttempts: [broken] };
-    const events = modelReplied(made, turn, { iteration: 2, allowTools: true }, batched);
+    const events = modelReplied(prices, made, turn, { iteration: 2, allowTools: true }, batched);
     expect(events.map((ev) => ev.type)).toEqual(['ModelCallStopped', 'ToolInvoked', 'ToolInvoked']);
-    expect(events[0]).toEqual(modelCallStopped('t1', 2, [broken])[0]);
+    expect(events[0]).toEqual(modelCallStopped(prices, 't1', 2, [broken])[0]);
     expect(events[1].data).toMatchObject({ iteration: 2, batched: true });
   });
 
   it('answers instead on the last call, whatever the model asked for', () => {
-    const events = modelReplied(made, turn, { iteration: 5, allowTools: false }, asksForTwoSearches);
+    const events = modelReplied(prices, made, turn, { iteration: 5, allowTools: false }, asksForTwoSearches);
     expect(events).toEqual([expect.objectContaining({ type: 'AssistantReplied' })]);
   });
 });
@@ -166,7 +170,7 @@ describe(assistantReplied.name, () => {
 
   it('sums the usage of all the calls, prices it, cites the passages and measures the latency', () => {
     // when the second call answers citing the second passage, 2.5 s after the question
-    const event = assistantReplied(made, turn, 2, answer([{ type: 'text', text: 'She left [2].' }]));
+    const event = assistantReplied(prices, made, turn, 2, answer([{ type: 'text', text: 'She left [2].' }]));
     // then
     expect(event).toEqual({
       id: id('event:answer'),
@@ -188,7 +192,7 @@ describe(assistantReplied.name, () => {
   });
 
   it('prices an answer from a provider batch at half, and says so when the model wrote nothing', () => {
-    const event = assistantReplied(made, turn, 2, answer([{ type: 'text', text: '  ' }], { batched: true }));
+    const event = assistantReplied(prices, made, turn, 2, answer([{ type: 'text', text: '  ' }], { batched: true }));
     expect(event.data).toMatchObject({ content: '(no answer)', costUsd: 0.0021, citations: [], isFromBook: false });
   });
 });
@@ -238,7 +242,7 @@ describe('history cuts', () => {
   const summary = answer([{ type: 'text', text: ' They met at the lighthouse. ' }]);
 
   it('records the summary with what it covers and what it cost', () => {
-    expect(historySummarized(made, 't1', cut, summary)).toEqual([
+    expect(historySummarized(prices, made, 't1', cut, summary)).toEqual([
       {
         id: id('event:summary'),
         type: 'HistorySummarized',
@@ -256,7 +260,7 @@ describe('history cuts', () => {
 
   it('drops the turns instead when the summary is empty or its call failed, after what the call was billed', () => {
     const broken: StoppedAttempt = { messageId: 'msg_1', model: 'm', usage: summary.usage, cause: 'broken' };
-    const empty = historySummarized(made, 't1', cut, answer([], { stoppedAttempts: [broken] }));
+    const empty = historySummarized(prices, made, 't1', cut, answer([], { stoppedAttempts: [broken] }));
     expect(empty.map((ev) => [ev.type, ev.data])).toEqual([
       ['ModelCallStopped', expect.objectContaining({ reason: 'broken' })],
       [
@@ -265,7 +269,7 @@ describe('history cuts', () => {
       ],
     ]);
     const failed = { code: 'llm_overloaded', message: 'x'.repeat(600), stoppedAttempts: [broken] };
-    const trimmed = historyTrimmed(made, 't1', cut, failed);
+    const trimmed = historyTrimmed(prices, made, 't1', cut, failed);
     expect(trimmed.map((ev) => ev.type)).toEqual(['ModelCallStopped', 'HistoryTrimmed']);
     expect(trimmed[1].data).toMatchObject({ droppedVersions: [4, 9], reason: `llm_overloaded: ${'x'.repeat(484)}` });
   });
@@ -277,6 +281,7 @@ describe(searchesInvoked.name, () => {
 
   it("records the rewritten question's first line as a search, with the HyDE passage as a second search", () => {
     const events = searchesInvoked(
+      prices,
       made,
       turn,
       written('lamp keeper name\nmore'),
@@ -311,7 +316,7 @@ describe(searchesInvoked.name, () => {
   });
 
   it('searches for the question itself when the model wrote no query, and once without HyDE', () => {
-    const events = searchesInvoked(made, turn, written(''), null);
+    const events = searchesInvoked(prices, made, turn, written(''), null);
     expect(events.map((ev) => ev.data)).toEqual([
       expect.objectContaining({ input: { query: 'Who kept the lamp?' }, usage: written('').usage }),
     ]);

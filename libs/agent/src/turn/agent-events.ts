@@ -7,7 +7,7 @@ import {
 } from '@parley/conversation';
 import { deterministicId } from '@parley/event-store';
 import { addUsage, ChatResult, StoppedAttempt, textsOf, zeroUsage } from '../llm/llm.types';
-import { costUsd } from '../llm/pricing';
+import { PriceTable } from '../llm/price-table';
 import { ToolContentPart, ToolOutput } from '../tools/agent-tool';
 import { citedPassages } from './citations';
 import { HistoryCut } from './history-cut';
@@ -15,7 +15,7 @@ import { ToolCallRecord, TurnRecord } from './turn-fold';
 
 /**
  * The agent's events, built from what a step did (a model's answer, tools' outputs) and the turn
- * as the log says it stands. Pure, and called only by the agent's decider (decide-agent-step.ts),
+ * as the log says it stands; the calls priced by the process's price table (`prices`). Pure, and called only by the agent's decider (decide-agent-step.ts),
  * which first checks that the step still applies; the command handler stamps their metadata.
  */
 
@@ -53,6 +53,7 @@ function agentEvent<T extends ConversationEventType>(
  * an append made again (a retry, another worker) adds nothing.
  */
 export function modelCallStopped(
+  prices: PriceTable,
   turnId: string,
   iteration: number,
   attempts: StoppedAttempt[],
@@ -66,7 +67,7 @@ export function modelCallStopped(
         iteration,
         model: a.model,
         usage: a.usage,
-        costUsd: costUsd(a.model, a.usage),
+        costUsd: prices.costUsd(a.model, a.usage),
         ...(a.estimated ? { estimated: true as const } : {}),
         reason: a.cause === 'broken' ? 'broken' : cancelled ? 'cancelled' : 'aborted',
       },
@@ -81,6 +82,7 @@ export function modelCallStopped(
  * attempts it had broken off midway.
  */
 export function modelReplied(
+  prices: PriceTable,
   made: StepMade,
   turn: TurnRecord,
   { iteration, allowTools }: { iteration: number; allowTools: boolean },
@@ -90,18 +92,24 @@ export function modelReplied(
   /** a `whole-book` turn that searched: why (on its answer) */
   searchedInstead?: SearchedInstead,
 ): Events {
-  const stopped = modelCallStopped(turn.turnId, iteration, result.stoppedAttempts ?? []);
+  const stopped = modelCallStopped(prices, turn.turnId, iteration, result.stoppedAttempts ?? []);
   const asksForTools = allowTools && result.content.some((b) => b.type === 'tool_use');
   return [
     ...stopped,
     ...(asksForTools
-      ? toolsInvoked(made, turn.turnId, iteration, result)
-      : [assistantReplied(made, turn, iteration, result, cited, searchedInstead)]),
+      ? toolsInvoked(prices, made, turn.turnId, iteration, result)
+      : [assistantReplied(prices, made, turn, iteration, result, cited, searchedInstead)]),
   ];
 }
 
 /** A ToolInvoked per tool call, in the model's order; the first carries the call's text, blocks, usage and model. */
-export function toolsInvoked(made: StepMade, turnId: string, iteration: number, result: ChatResult): Events {
+export function toolsInvoked(
+  prices: PriceTable,
+  made: StepMade,
+  turnId: string,
+  iteration: number,
+  result: ChatResult,
+): Events {
   const toolUses = result.content.flatMap((b) => (b.type === 'tool_use' ? [b] : []));
   return toolUses.map((b, i) =>
     agentEvent(
@@ -123,7 +131,7 @@ export function toolsInvoked(made: StepMade, turnId: string, iteration: number, 
               usage: result.usage,
               model: result.model,
               ...(result.batched ? { batched: true } : {}),
-              costUsd: costUsd(result.model, result.usage, { batched: result.batched }),
+              costUsd: prices.costUsd(result.model, result.usage, { batched: result.batched }),
             }
           : {}),
       },
@@ -140,6 +148,7 @@ export interface CitedAnswer {
 
 /** The turn's answer: its citations, the usage and cost of all its calls, its latency since the question. */
 export function assistantReplied(
+  prices: PriceTable,
   made: StepMade,
   turn: TurnRecord,
   iteration: number,
@@ -162,7 +171,7 @@ export function assistantReplied(
       model: result.model,
       stopReason: result.stopReason,
       usage,
-      costUsd: costUsd(result.model, usage, { batched: result.batched }),
+      costUsd: prices.costUsd(result.model, usage, { batched: result.batched }),
       citations,
       isFromBook: citations.length > 0,
       iterations: iteration,
@@ -216,8 +225,14 @@ export interface ToolOutcome {
 }
 
 /** The model's summary of what the cut leaves out; an empty one drops those turns instead (HistoryTrimmed). */
-export function historySummarized(made: StepMade, turnId: string, cut: CutVersions, result: ChatResult): Events {
-  const stopped = modelCallStopped(turnId, 1, result.stoppedAttempts ?? []);
+export function historySummarized(
+  prices: PriceTable,
+  made: StepMade,
+  turnId: string,
+  cut: CutVersions,
+  result: ChatResult,
+): Events {
+  const stopped = modelCallStopped(prices, turnId, 1, result.stoppedAttempts ?? []);
   const summary = textsOf(result).join('').trim();
   if (!summary)
     return [...stopped, historyTrimmedEvent(made, turnId, cut, 'empty_summary: the model wrote an empty summary')];
@@ -231,7 +246,7 @@ export function historySummarized(made: StepMade, turnId: string, cut: CutVersio
         summary,
         usage: result.usage,
         model: result.model,
-        costUsd: costUsd(result.model, result.usage),
+        costUsd: prices.costUsd(result.model, result.usage),
       },
       stepIdFor(made, 'event:summary'),
     ),
@@ -243,13 +258,14 @@ export type CutVersions = Pick<HistoryCut, 'coversVersions' | 'droppedVersions'>
 
 /** The summary call failed: the turns the cut leaves out are dropped unsummarised, after what the call was billed. */
 export function historyTrimmed(
+  prices: PriceTable,
   made: StepMade,
   turnId: string,
   cut: CutVersions,
   failure: { code: string; message: string; stoppedAttempts: StoppedAttempt[] },
 ): Events {
   return [
-    ...modelCallStopped(turnId, 1, failure.stoppedAttempts),
+    ...modelCallStopped(prices, turnId, 1, failure.stoppedAttempts),
     historyTrimmedEvent(made, turnId, cut, `${failure.code}: ${failure.message}`),
   ];
 }
@@ -268,13 +284,14 @@ function historyTrimmedEvent(made: StepMade, turnId: string, cut: CutVersions, r
  * RETRIEVAL_HYDE, the passage it wrote that would answer it; both calls' usage on the first.
  */
 export function searchesInvoked(
+  prices: PriceTable,
   made: StepMade,
   turn: TurnRecord,
   reformulated: ChatResult,
   hyde: ChatResult | null,
 ): Events {
   const { turnId } = turn;
-  const stopped = modelCallStopped(turnId, 1, [
+  const stopped = modelCallStopped(prices, turnId, 1, [
     ...(reformulated.stoppedAttempts ?? []),
     ...(hyde?.stoppedAttempts ?? []),
   ]);

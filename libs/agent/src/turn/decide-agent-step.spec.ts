@@ -1,6 +1,7 @@
 import { evolve, initialState } from '@parley/conversation';
 import { e, invoked, posted, replied, result } from '../../../../test/support/factories/turn-events';
 import { ChatResult, StoppedAttempt } from '../llm/llm.types';
+import { priceTableWith } from '../llm/pricing';
 import { AgentCommand, AgentFold, decideAgentStep } from './decide-agent-step';
 import { evolveTurns, TurnEvent } from './turn-fold';
 
@@ -52,45 +53,49 @@ const cut = { coversVersions: [2, 3] as [number, number], droppedVersions: [2, 3
 const attempt: StoppedAttempt = { messageId: 'msg_1', model: 'claude-sonnet-5-5', usage, cause: 'aborted' };
 const types = (events: Array<{ type: string }>) => events.map((ev) => ev.type);
 
+/** The decider with the shipped prices. */
+const prices = priceTableWith();
+const decide = (command: AgentCommand, folded: AgentFold) => decideAgentStep(command, folded, prices);
+
 describe('decideAgentStep', () => {
   describe('RecordModelReply', () => {
     it("given an open turn, when its next call answers, then AssistantReplied with the step's ids", () => {
-      const events = decideAgentStep(replyOf(1), given(posted('t1')));
+      const events = decide(replyOf(1), given(posted('t1')));
       expect(types(events)).toEqual(['AssistantReplied']);
       // decided again (a lost race, a crash), the step makes the very same event
-      expect(decideAgentStep(replyOf(1), given(posted('t1')))).toEqual(events);
+      expect(decide(replyOf(1), given(posted('t1')))).toEqual(events);
     });
 
     it('given an open turn, when its call asks for a tool, then ToolInvoked', () => {
-      expect(types(decideAgentStep(replyOf(1, asksToSearch), given(posted('t1'))))).toEqual(['ToolInvoked']);
+      expect(types(decide(replyOf(1, asksToSearch), given(posted('t1'))))).toEqual(['ToolInvoked']);
     });
 
     it('given a turn whose tool calls have their results, when the next call answers, then it is recorded', () => {
       const f = given(posted('t1'), invoked('t1', 'toolu_1'), result('t1', 'toolu_1'));
-      expect(types(decideAgentStep(replyOf(2), f))).toEqual(['AssistantReplied']);
+      expect(types(decide(replyOf(2), f))).toEqual(['AssistantReplied']);
     });
 
     it('refuses (nothing) a reply for a call the log already holds: another worker recorded it', () => {
       const f = given(posted('t1'), invoked('t1', 'toolu_1'), result('t1', 'toolu_1'));
-      expect(decideAgentStep(replyOf(1, asksToSearch), f)).toEqual([]);
+      expect(decide(replyOf(1, asksToSearch), f)).toEqual([]);
     });
 
     it('refuses (nothing) a reply while the last call still waits for tool results', () => {
-      expect(decideAgentStep(replyOf(2), given(posted('t1'), invoked('t1', 'toolu_1')))).toEqual([]);
+      expect(decide(replyOf(2), given(posted('t1'), invoked('t1', 'toolu_1')))).toEqual([]);
     });
 
     it('refuses (nothing) a reply to a turn that was cancelled, failed or answered', () => {
       const cancelled = e('TurnCancelled', { turnId: 't1' });
       const failed = e('TurnFailed', { turnId: 't1', code: 'x', message: 'x', retryable: false });
       for (const ending of [cancelled, failed, replied('t1')])
-        expect(decideAgentStep(replyOf(1), given(posted('t1'), ending))).toEqual([]);
+        expect(decide(replyOf(1), given(posted('t1'), ending))).toEqual([]);
     });
 
     it('refuses (nothing) a reply in a conversation deleted, erased, or without the turn', () => {
-      expect(decideAgentStep(replyOf(1), given(posted('t1'), e('ConversationDeleted', {})))).toEqual([]);
+      expect(decide(replyOf(1), given(posted('t1'), e('ConversationDeleted', {})))).toEqual([]);
       const erased = e('ConversationErased', { erasedEvents: 2, subject: { kind: 'conversation' } });
-      expect(decideAgentStep(replyOf(1), given(posted('t1'), erased))).toEqual([]);
-      expect(decideAgentStep(replyOf(1), given(posted('t2')))).toEqual([]);
+      expect(decide(replyOf(1), given(posted('t1'), erased))).toEqual([]);
+      expect(decide(replyOf(1), given(posted('t2')))).toEqual([]);
     });
   });
 
@@ -104,17 +109,17 @@ describe('decideAgentStep', () => {
 
     it("given a call's tool uses without results, when they ran, then ToolResultRecorded for each", () => {
       const f = given(posted('t1'), invoked('t1', 'a'), invoked('t1', 'b'));
-      expect(types(decideAgentStep(command('a', 'b'), f))).toEqual(['ToolResultRecorded', 'ToolResultRecorded']);
+      expect(types(decide(command('a', 'b'), f))).toEqual(['ToolResultRecorded', 'ToolResultRecorded']);
     });
 
     it('refuses (nothing) results the log already holds, or for calls it does not know', () => {
-      expect(decideAgentStep(command('a'), given(posted('t1'), invoked('t1', 'a'), result('t1', 'a')))).toEqual([]);
-      expect(decideAgentStep(command('z'), given(posted('t1'), invoked('t1', 'a')))).toEqual([]);
+      expect(decide(command('a'), given(posted('t1'), invoked('t1', 'a'), result('t1', 'a')))).toEqual([]);
+      expect(decide(command('z'), given(posted('t1'), invoked('t1', 'a')))).toEqual([]);
     });
 
     it('refuses (nothing) results for a cancelled turn', () => {
       const f = given(posted('t1'), invoked('t1', 'a'), e('TurnCancelled', { turnId: 't1' }));
-      expect(decideAgentStep(command('a'), f)).toEqual([]);
+      expect(decide(command('a'), f)).toEqual([]);
     });
   });
 
@@ -128,11 +133,11 @@ describe('decideAgentStep', () => {
     };
 
     it('given a turn with no call yet, when the question was rewritten, then its search as ToolInvoked', () => {
-      expect(types(decideAgentStep(command, given(posted('t1'))))).toEqual(['ToolInvoked']);
+      expect(types(decide(command, given(posted('t1'))))).toEqual(['ToolInvoked']);
     });
 
     it('refuses (nothing) once the turn has searched', () => {
-      expect(decideAgentStep(command, given(posted('t1'), invoked('t1', 'retrieve_1')))).toEqual([]);
+      expect(decide(command, given(posted('t1'), invoked('t1', 'retrieve_1')))).toEqual([]);
     });
   });
 
@@ -153,18 +158,16 @@ describe('decideAgentStep', () => {
     };
 
     it('given a turn before its first call, when its history was summarised, then HistorySummarized', () => {
-      expect(types(decideAgentStep(summary, given(posted('t1'), replied('t1'), posted('t2'))))).toEqual([
-        'HistorySummarized',
-      ]);
+      expect(types(decide(summary, given(posted('t1'), replied('t1'), posted('t2'))))).toEqual(['HistorySummarized']);
     });
 
     it("given a turn that replied, when it cut the next turn's history ahead, then it is recorded", () => {
       const ahead = { ...summary, turnId: 't1' };
-      expect(types(decideAgentStep(ahead, given(posted('t1'), replied('t1'))))).toEqual(['HistorySummarized']);
+      expect(types(decide(ahead, given(posted('t1'), replied('t1'))))).toEqual(['HistorySummarized']);
     });
 
     it('given a failed summary call, then what it was billed and HistoryTrimmed', () => {
-      expect(types(decideAgentStep(trim, given(posted('t1'), replied('t1'), posted('t2'))))).toEqual([
+      expect(types(decide(trim, given(posted('t1'), replied('t1'), posted('t2'))))).toEqual([
         'ModelCallStopped',
         'HistoryTrimmed',
       ]);
@@ -172,8 +175,8 @@ describe('decideAgentStep', () => {
 
     it('refuses (nothing) a second cut by the same turn, or a cut after its first call', () => {
       const summarised = e('HistorySummarized', { turnId: 't2', coversVersions: [2, 3], summary: 's' });
-      expect(decideAgentStep(summary, given(posted('t1'), replied('t1'), posted('t2'), summarised))).toEqual([]);
-      expect(decideAgentStep(trim, given(posted('t1'), replied('t1'), posted('t2'), invoked('t2', 'a')))).toEqual([]);
+      expect(decide(summary, given(posted('t1'), replied('t1'), posted('t2'), summarised))).toEqual([]);
+      expect(decide(trim, given(posted('t1'), replied('t1'), posted('t2'), invoked('t2', 'a')))).toEqual([]);
     });
   });
 
@@ -186,12 +189,12 @@ describe('decideAgentStep', () => {
     };
 
     it('given an open turn, when its call went into a provider batch, then ModelBatchSubmitted', () => {
-      expect(types(decideAgentStep(command, given(posted('t1'))))).toEqual(['ModelBatchSubmitted']);
+      expect(types(decide(command, given(posted('t1'))))).toEqual(['ModelBatchSubmitted']);
     });
 
     it('refuses (nothing) a second submission of the same call', () => {
       const submitted = e('ModelBatchSubmitted', { turnId: 't1', ...command.submitted });
-      expect(decideAgentStep(command, given(posted('t1'), submitted))).toEqual([]);
+      expect(decide(command, given(posted('t1'), submitted))).toEqual([]);
     });
   });
 
@@ -199,19 +202,19 @@ describe('decideAgentStep', () => {
     const command: AgentCommand = { type: 'RecordStoppedCall', turnId: 't1', iteration: 1, attempts: [attempt] };
 
     it('given a turn the reader cancelled, when its call stopped, then ModelCallStopped says cancelled', () => {
-      const [stopped] = decideAgentStep(command, given(posted('t1'), e('TurnCancelled', { turnId: 't1' })));
+      const [stopped] = decide(command, given(posted('t1'), e('TurnCancelled', { turnId: 't1' })));
       expect(stopped).toMatchObject({ type: 'ModelCallStopped', data: { reason: 'cancelled', iteration: 1 } });
     });
 
     it('given an open turn, when its call was aborted, then ModelCallStopped says aborted', () => {
-      const [stopped] = decideAgentStep(command, given(posted('t1')));
+      const [stopped] = decide(command, given(posted('t1')));
       expect(stopped.data).toMatchObject({ reason: 'aborted' });
     });
 
     it('refuses (nothing) in an erased conversation or for a turn it never had', () => {
       const erased = e('ConversationErased', { erasedEvents: 2, subject: { kind: 'conversation' } });
-      expect(decideAgentStep(command, given(posted('t1'), erased))).toEqual([]);
-      expect(decideAgentStep(command, given(posted('t2')))).toEqual([]);
+      expect(decide(command, given(posted('t1'), erased))).toEqual([]);
+      expect(decide(command, given(posted('t2')))).toEqual([]);
     });
   });
 
@@ -225,15 +228,15 @@ describe('decideAgentStep', () => {
     const command: AgentCommand = { type: 'RecordKeptEvents', turnId: 't1', events: [kept] };
 
     it('given the open turn, then its events as they were made (ids kept), stamped anew', () => {
-      expect(decideAgentStep(command, given(posted('t1')))).toEqual([
+      expect(decide(command, given(posted('t1')))).toEqual([
         { id: 'kept-1', type: 'AssistantReplied', data: kept.data },
       ]);
     });
 
     it('refuses (nothing) once the turn ended, or events of another turn', () => {
-      expect(decideAgentStep(command, given(posted('t1'), replied('t1')))).toEqual([]);
+      expect(decide(command, given(posted('t1'), replied('t1')))).toEqual([]);
       const other: AgentCommand = { ...command, turnId: 't2' };
-      expect(decideAgentStep(other, given(posted('t2')))).toEqual([]);
+      expect(decide(other, given(posted('t2')))).toEqual([]);
     });
   });
 });

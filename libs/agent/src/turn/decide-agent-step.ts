@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ConversationEvent, DecidedEvent, findTurn, FoldedForCommands, SearchedInstead } from '@parley/conversation';
 import { NewEvent } from '@parley/event-store';
 import { ChatResult, StoppedAttempt } from '../llm/llm.types';
+import { PriceTable } from '../llm/price-table';
 import {
   CitedAnswer,
   CutVersions,
@@ -65,18 +66,24 @@ export interface AgentFold extends FoldedForCommands {
 }
 
 /**
- * decideAgentStep(command, fold) → the step's events, or [] when it no longer applies: the
+ * decideAgentStep(command, fold, prices) → the step's events (its calls priced by `prices`), or [] when it no longer applies: the
  * conversation is gone, the turn ended (cancelled, failed, answered by another worker), or the
  * log already holds this step. Never an exception: the runner plans again on the log.
  */
-export function decideAgentStep(command: AgentCommand, { state, turns }: AgentFold): DecidedEvent[] {
+export function decideAgentStep(
+  command: AgentCommand,
+  { state, turns }: AgentFold,
+  prices: PriceTable,
+): DecidedEvent[] {
   if (state.status !== 'active') return [];
   const turn = turns.find((t) => t.turnId === command.turnId);
   if (command.type === 'RecordStoppedCall') {
     // a stopped call is billed whatever became of its turn; `cancelled` when the reader's cancel stopped it
     const status = findTurn(state, command.turnId)?.status;
     if (!status) return [];
-    return modelCallStopped(command.turnId, command.iteration, command.attempts, { cancelled: status === 'cancelled' });
+    return modelCallStopped(prices, command.turnId, command.iteration, command.attempts, {
+      cancelled: status === 'cancelled',
+    });
   }
   if (!turn) return [];
   const made: StepMade | undefined =
@@ -87,22 +94,24 @@ export function decideAgentStep(command: AgentCommand, { state, turns }: AgentFo
       // the turn's own cut before its first call, or the next turn's taken ahead after its reply
       if (turn.historyStart || turn.iterations.length > 0) return [];
       return command.type === 'RecordSummary'
-        ? historySummarized(made!, turn.turnId, command.cut, command.result)
-        : historyTrimmed(made!, turn.turnId, command.cut, command.failure);
+        ? historySummarized(prices, made!, turn.turnId, command.cut, command.result)
+        : historyTrimmed(prices, made!, turn.turnId, command.cut, command.failure);
     default:
       if (findTurn(state, turn.turnId)?.status !== 'pending' || turn.ending) return [];
   }
   switch (command.type) {
     case 'RecordModelReply':
       return command.iteration === nextCall(turn)
-        ? modelReplied(made!, turn, command, command.result, command.cited, command.searchedInstead)
+        ? modelReplied(prices, made!, turn, command, command.result, command.cited, command.searchedInstead)
         : [];
     case 'RecordModelBatchSubmission':
       return turn.modelBatches?.[command.submitted.step]
         ? []
         : [modelBatchSubmitted(made!, turn.turnId, command.submitted)];
     case 'RecordSearches':
-      return turn.iterations.length === 0 ? searchesInvoked(made!, turn, command.reformulated, command.hyde) : [];
+      return turn.iterations.length === 0
+        ? searchesInvoked(prices, made!, turn, command.reformulated, command.hyde)
+        : [];
     case 'RecordToolResults': {
       const awaiting = new Set(awaitingResults(turn));
       const outputs = command.outputs.filter((o) => awaiting.has(o.call.toolUseId));
@@ -115,9 +124,11 @@ export function decideAgentStep(command: AgentCommand, { state, turns }: AgentFo
   }
 }
 
-/** The handler's decider (the runner hands it one step's command at a time). */
-export const decideAgentSteps = (commands: AgentCommand[], folded: AgentFold): DecidedEvent[] =>
-  commands.flatMap((c) => decideAgentStep(c, folded));
+/** The handler's decider, its calls priced by `prices` (the runner hands it one step's command at a time). */
+export const agentStepsDecider =
+  (prices: PriceTable) =>
+  (commands: AgentCommand[], folded: AgentFold): DecidedEvent[] =>
+    commands.flatMap((c) => decideAgentStep(c, folded, prices));
 
 /** A step's own id and time, made when its work is done. */
 export const newStep = (): Pick<StepCommand, 'stepId' | 'at'> => ({

@@ -1,5 +1,4 @@
-import Anthropic from '@anthropic-ai/sdk';
-import { toUsage } from '@parley/agent';
+import { type AnthropicLlm, textsOf } from '@parley/agent';
 import type { ContextualConfig } from '@parley/config';
 import type { ContextWriter, SituatedPassage } from './context-writer';
 import { contextRequest } from './contextual-prompt';
@@ -10,23 +9,18 @@ export class AnthropicContextWriter implements ContextWriter {
 
   constructor(
     private readonly config: ContextualConfig,
-    private readonly client = new Anthropic({
-      apiKey: config.anthropic.apiKey,
-      baseURL: config.anthropic.baseUrl,
-      maxRetries: config.maxRetries,
-      timeout: config.timeoutMs,
-    }),
+    private readonly llm: AnthropicLlm,
   ) {}
 
   async situate(prefix: string, passage: string): Promise<SituatedPassage> {
-    const reply = await this.client.messages.create(
+    const { messageId, result } = await this.llm.complete(
       contextRequest(this.config.model, this.config.maxOutputTokens, prefix, passage),
     );
     return {
-      messageId: reply.id,
-      text: reply.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join(' '),
-      usage: toUsage(reply.usage),
-      stoppedAtMaxTokens: reply.stop_reason === 'max_tokens',
+      messageId,
+      text: textsOf(result).join(' '),
+      usage: result.usage,
+      stoppedAtMaxTokens: result.stopReason === 'max_tokens',
     };
   }
 }

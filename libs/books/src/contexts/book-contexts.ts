@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { Pool } from 'pg';
 import type { ContextualConfig } from '@parley/config';
-import { addUsage, costUsd, priceTable, PriceTable, roundUsd, zeroUsage } from '@parley/agent';
+import { addUsage, LlmError, PriceTable, roundUsd, zeroUsage } from '@parley/agent';
 import { bookPrefix, cleanContext, ContextEstimate, describeEstimate, estimateCost } from './contextual-prompt';
 import { ContextWriter, contextWriterFor } from './context-writer';
 import { BookSpending } from './book-spending';
@@ -34,6 +34,7 @@ export class BookContexts {
     private readonly repo: ContextsRepository,
     private readonly spending: BookSpending,
     private readonly writer: ContextWriter,
+    private readonly prices: PriceTable,
   ) {}
 
   /** What contextualising the book's remaining passages would cost; nothing is sent. */
@@ -48,6 +49,7 @@ export class BookContexts {
     const prefix = bookPrefix(title, passages, this.config.maxBookTokens);
     const pending = await this.repo.pending(bookId);
     const estimate = estimateCost(
+      this.prices,
       this.config.model,
       prefix,
       pending.map((p) => p.text),
@@ -77,7 +79,7 @@ export class BookContexts {
       status,
       model: this.config.model,
       estimate,
-      usage: { ...addUsage(spent, usage), usd: roundUsd(spent.usd + costUsd(this.config.model, usage)) },
+      usage: { ...addUsage(spent, usage), usd: roundUsd(spent.usd + this.prices.costUsd(this.config.model, usage)) },
       done,
       total,
       ...(error ? { error } : {}),
@@ -117,7 +119,7 @@ export class BookContexts {
       if (pending.length) await situate(pending[0]);
       await pool(pending.slice(1), this.config.concurrency, situate);
     } catch (e) {
-      const message = (e as Error).message;
+      const message = failureOf(e);
       await this.repo.setState(bookId, state('failed', done, message)).catch(() => undefined);
       this.logger.warn(`book ${bookId}: contextual retrieval failed after ${done}/${total}: ${message}`);
       throw e;
@@ -162,16 +164,24 @@ export async function pool<T>(items: T[], limit: number, work: (item: T) => Prom
 }
 
 /**
+ * What a failed run records and logs: the provider's own words where it said something (the
+ * operator's record, never shown to readers), else the error's message.
+ */
+export const failureOf = (e: unknown): string =>
+  e instanceof LlmError && e.providerDetail ? e.providerDetail : (e as Error).message;
+
+/**
  * Contextual retrieval over the database, its spending held to the uploaders' budgets (server's:
- * `serverBudgetUsd`), its calls to the provider `table` ties CONTEXTUAL_MODEL to (ConfigError when
- * that provider's credentials are missing).
+ * `serverBudgetUsd`) and priced by `table`, its calls to the provider `table` ties
+ * CONTEXTUAL_MODEL to (ConfigError when that provider's credentials are missing).
  */
 export function contextsOf(
   config: ContextualConfig,
   pool: Pool,
   serverBudgetUsd: number | null,
-  table: PriceTable = priceTable(),
+  table: PriceTable,
 ): BookContexts {
   const repo = new ContextsRepository(pool);
-  return new BookContexts(config, repo, new BookSpending(pool, repo, serverBudgetUsd), contextWriterFor(config, table));
+  const spending = new BookSpending(pool, repo, serverBudgetUsd, table);
+  return new BookContexts(config, repo, spending, contextWriterFor(config, table), table);
 }

@@ -1,4 +1,4 @@
-import { callOverBudget, costUsd, worstCaseUsd } from '@parley/agent';
+import { callOverBudget, PriceTable, worstCaseUsd } from '@parley/agent';
 import { Usage } from '@parley/conversation';
 import { deterministicId } from '@parley/event-store';
 import { BudgetReservations, UsageLedger } from '@parley/read-models';
@@ -38,6 +38,7 @@ export class BookSpending {
     pool: Pick<Pool, 'query' | 'connect'>,
     private readonly repo: ContextsRepository,
     private readonly serverLimitUsd: number | null,
+    private readonly prices: PriceTable,
   ) {
     this.reservations = new BudgetReservations(pool);
     this.ledger = new UsageLedger(pool);
@@ -52,24 +53,27 @@ export class BookSpending {
     // without a budget of their own the uploader may still be held by their tenant admin's
     const limitUsd = payer?.budgetUsdPerMonth ?? this.serverLimitUsd;
     if (!payer) return undefined;
-    const usd = worstCaseUsd({
-      model: call.model,
-      messages: [
-        {
-          role: 'user',
-          content: [
-            { type: 'text', text: call.prefix },
-            { type: 'text', text: call.passage + CONTEXT_INSTRUCTIONS },
-          ],
-        },
-      ],
-      tools: [],
-      options: { system: CONTEXT_ROLE },
-      maxTokens: call.maxTokens,
-    });
+    const usd = worstCaseUsd(
+      {
+        model: call.model,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: call.prefix },
+              { type: 'text', text: call.passage + CONTEXT_INSTRUCTIONS },
+            ],
+          },
+        ],
+        tools: [],
+        options: { system: CONTEXT_ROLE },
+        maxTokens: call.maxTokens,
+      },
+      this.prices,
+    );
     const reserved = await this.reservations.reserve(
       { ownerId: payer.ownerId, limitUsd, usd, bookId, ttlMs: RESERVATION_TTL_MS },
-      costUsd,
+      this.prices.costUsd,
       now,
     );
     if (reserved.kind === 'refused') throw callOverBudget(reserved.standing);
@@ -99,7 +103,7 @@ export class BookSpending {
           output_tokens: call.usage.outputTokens,
           cache_read_input_tokens: call.usage.cacheReadInputTokens,
           cache_creation_input_tokens: call.usage.cacheCreationInputTokens,
-          cost_usd: costUsd(call.model, call.usage),
+          cost_usd: this.prices.costUsd(call.model, call.usage),
           batched: false,
           at: new Date(),
         },

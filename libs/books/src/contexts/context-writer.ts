@@ -1,4 +1,4 @@
-import type { PriceTable } from '@parley/agent';
+import { AnthropicLlm, OpenAiLlm, type PriceTable, type ProviderClientOptions } from '@parley/agent';
 import { ConfigError, type ContextualConfig } from '@parley/config';
 import type { Usage } from '@parley/conversation';
 import { AnthropicContextWriter } from './anthropic-context-writer';
@@ -18,7 +18,9 @@ export interface SituatedPassage {
 /**
  * The model call of contextual retrieval, one implementation per provider: the context of
  * `passage` within the book `prefix`, which is the same for every passage of a book so that the
- * provider's prompt cache reads it. Errors are thrown once the SDK's retries are spent.
+ * provider's prompt cache reads it. Each goes through its provider's adapter (AnthropicLlm,
+ * OpenAiLlm), as the agent's calls do: its span, its SDK's retries, its errors as LlmErrors,
+ * thrown once the retries are spent.
  */
 export interface ContextWriter {
   readonly provider: ContextProvider;
@@ -54,9 +56,27 @@ export function contextProviderOf(config: ContextualConfig, table: PriceTable): 
   return provider;
 }
 
+/**
+ * The adapter's settings for contextual retrieval: CONTEXTUAL_MODEL, its output limit, retries
+ * and timeout, with the provider's key and address (`access`).
+ */
+export function contextClientOptions(
+  config: ContextualConfig,
+  access: { apiKey?: string; baseUrl?: string },
+): ProviderClientOptions {
+  return {
+    model: config.model,
+    maxTokens: config.maxOutputTokens,
+    maxRetries: config.maxRetries,
+    timeoutMs: config.timeoutMs,
+    apiKey: access.apiKey,
+    baseUrl: access.baseUrl,
+  };
+}
+
 /** The writer for CONTEXTUAL_MODEL's provider (ConfigError when it cannot be called; see contextProviderOf). */
 export function contextWriterFor(config: ContextualConfig, table: PriceTable): ContextWriter {
   return contextProviderOf(config, table) === 'openai'
-    ? new OpenAiContextWriter(config)
-    : new AnthropicContextWriter(config);
+    ? new OpenAiContextWriter(config, new OpenAiLlm(contextClientOptions(config, config.openai)))
+    : new AnthropicContextWriter(config, new AnthropicLlm(contextClientOptions(config, config.anthropic)));
 }

@@ -8,7 +8,11 @@ import {
   estimateCost,
   tokensOf,
 } from './contextual-prompt';
+import { priceTableWith } from '@parley/agent';
 import { pool } from './book-contexts';
+
+/** The shipped prices. */
+const prices = priceTableWith();
 
 const passages = [
   { chapter: 'Chapter 1', text: 'a'.repeat(400) },
@@ -43,6 +47,7 @@ describe('contextual retrieval, pure parts', () => {
   it('the estimate: the book written once, read n-1 times, priced by the table', () => {
     const prefix = { text: 'x'.repeat(400_000), truncated: false };
     const e = estimateCost(
+      prices,
       'claude-haiku-4-5',
       prefix,
       Array.from({ length: 100 }, () => 'p'.repeat(2_000)),
@@ -54,8 +59,8 @@ describe('contextual retrieval, pure parts', () => {
     // haiku 4: $1/M input (cache write 1.25×, read 0.1×), $5/M output
     const usd = (100_000 * 1.25 + 9_900_000 * 0.1 + e.tokens.inputTokens + e.tokens.outputTokens * 5) / 1e6;
     expect(e.usd).toBeCloseTo(usd, 5);
-    expect(estimateCost('claude-haiku-4-5', prefix, []).usd).toBe(0);
-    expect(estimateCost('unknown-model', prefix, ['p']).usd).toBe(0);
+    expect(estimateCost(prices, 'claude-haiku-4-5', prefix, []).usd).toBe(0);
+    expect(estimateCost(prices, 'unknown-model', prefix, ['p']).usd).toBe(0);
   });
 
   it('the Chat Completions request: the book first as the system message, the passage after, no sampling parameters', () => {
@@ -75,19 +80,25 @@ describe('contextual retrieval, pure parts', () => {
   it('the estimate on OpenAI: no cache write; later requests read the whole 128-token steps of the book at the cached price', () => {
     const prefix = { text: 'x'.repeat(400_100), truncated: false }; // 100,025 tokens
     const passages = Array.from({ length: 100 }, () => 'p'.repeat(2_000));
-    const e = estimateCost('gpt-4.1-mini', prefix, passages, 'openai');
+    const e = estimateCost(prices, 'gpt-4.1-mini', prefix, passages, 'openai');
     const cached = 781 * 128; // 99,968 of the 100,025
     expect(e.bookTokens).toBe(100_025);
     expect(e.tokens.cacheCreationInputTokens).toBe(0);
     expect(e.tokens.cacheReadInputTokens).toBe(99 * cached);
-    const asks = estimateCost('gpt-4.1-mini', prefix, passages).tokens.inputTokens;
+    const asks = estimateCost(prices, 'gpt-4.1-mini', prefix, passages).tokens.inputTokens;
     expect(e.tokens.inputTokens).toBe(asks + 100_025 + 99 * (100_025 - cached));
     // gpt-4.1-mini: $0.40/M input, $0.10/M cached input, $1.60/M output
     const usd = (e.tokens.inputTokens * 0.4 + e.tokens.cacheReadInputTokens * 0.1 + e.tokens.outputTokens * 1.6) / 1e6;
     expect(e.usd).toBeCloseTo(usd, 5);
     expect(describeEstimate(e)).not.toContain('written to the cache');
     // a book under 1,024 tokens is never cached
-    const short = estimateCost('gpt-4.1-mini', { text: 'x'.repeat(4_000), truncated: false }, ['a', 'b'], 'openai');
+    const short = estimateCost(
+      prices,
+      'gpt-4.1-mini',
+      { text: 'x'.repeat(4_000), truncated: false },
+      ['a', 'b'],
+      'openai',
+    );
     expect(short.tokens.cacheReadInputTokens).toBe(0);
     expect(short.tokens.inputTokens).toBe(2 * 1_000 + 2 * tokensOf(1 + CONTEXT_INSTRUCTIONS.length + 30));
   });

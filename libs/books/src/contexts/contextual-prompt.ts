@@ -1,6 +1,6 @@
 import type { MessageCreateParamsNonStreaming } from '@anthropic-ai/sdk/resources/messages';
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
-import { costUsd } from '@parley/agent';
+import type { PriceTable } from '@parley/agent';
 import type { Usage } from '@parley/conversation';
 
 /*
@@ -120,7 +120,7 @@ export interface ContextEstimate {
   bookTokens: number;
   truncated: boolean;
   tokens: Usage;
-  /** by the pricing table (libs/agent/src/llm/pricing.ts); 0 for a model it does not know */
+  /** by the price table (the shipped prices and LLM_PRICES); 0 for a model it does not know */
   usd: number;
 }
 
@@ -137,9 +137,10 @@ export const OPENAI_CACHE_STEP = 128;
  * Anthropic the first request writes the book to the cache (at the cache-write price); on
  * OpenAI it is plain input, and a later request reads the book's whole 128-token steps, if it has
  * 1,024 tokens at least, at the cached-input price and the rest as input. Assumes every read hits
- * the cache (requests come within its life of some minutes).
+ * the cache (requests come within its life of some minutes). Priced by `prices`.
  */
 export function estimateCost(
+  prices: PriceTable,
   model: string,
   prefix: { text: string; truncated: boolean },
   passages: string[],
@@ -161,7 +162,7 @@ export function estimateCost(
     inputTokens: asks + (provider === 'anthropic' ? 0 : (n ? bookTokens : 0) + (bookTokens - cachedPerRead) * reads),
     outputTokens: n * EXPECTED_OUTPUT_TOKENS,
   };
-  return { model, passages: n, bookTokens, truncated: prefix.truncated, tokens, usd: costUsd(model, tokens) };
+  return { model, passages: n, bookTokens, truncated: prefix.truncated, tokens, usd: prices.costUsd(model, tokens) };
 }
 
 /** A one-line summary for logs and the CLI. */
