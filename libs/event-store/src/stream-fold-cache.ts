@@ -45,11 +45,19 @@ export interface FoldedStream<S> {
  * new, and the decision still appends at the folded version (optimistic concurrency). The least
  * recently loaded streams are forgotten past `maxStreams`. With snapshots (`fold.snapshots` and a
  * `FoldSnapshots`), a stream this process does not keep starts from its latest snapshot, so a new
- * process (after a deploy) or a forgotten stream costs a bounded read too.
+ * process (after a deploy) or a forgotten stream costs a bounded read too. A process keeps one
+ * cache per fold: every load, read ahead and own append of a stream goes through it.
  */
 export class StreamFoldCache<E extends EventShape, S> {
   /** in load order, the most recent last */
   private readonly folded = new Map<string, Kept<S>>();
+  /** reads begun, numbered in order */
+  private readsBegun = 0;
+  /**
+   * Each stream's latest read begun, while it is under way or after it failed: until it has
+   * succeeded, what is kept may be older than it (see `latest`).
+   */
+  private readonly latestRead = new Map<string, { no: number; done: Promise<unknown> }>();
 
   constructor(
     private readonly store: EventStore,
@@ -59,7 +67,37 @@ export class StreamFoldCache<E extends EventShape, S> {
     private readonly snapshots?: FoldSnapshots,
   ) {}
 
+  /** The stream now: what is kept, with the events the log has beyond it. */
   async load(streamId: string): Promise<FoldedStream<S>> {
+    const no = ++this.readsBegun;
+    const done = this.read(streamId);
+    this.latestRead.delete(streamId);
+    this.latestRead.set(streamId, { no, done });
+    // a failed read stays on record (bounded as the kept folds are): `latest` reads again rather than trust what is kept
+    if (this.latestRead.size > this.maxStreams) this.latestRead.delete(this.latestRead.keys().next().value!);
+    const folded = await done;
+    if (this.latestRead.get(streamId)?.no === no) this.latestRead.delete(streamId);
+    return folded;
+  }
+
+  /**
+   * The stream as of the latest read of it begun in this process (waited for while under way),
+   * with what this process appended or was told since, without a read of its own: for a caller
+   * that knows a read began after the moment it cares about (its job was taken, it appended).
+   * Read when nothing is kept, or when that latest read failed.
+   */
+  async latest(streamId: string): Promise<FoldedStream<S>> {
+    const latest = this.latestRead.get(streamId);
+    const succeeded = latest
+      ? await latest.done.then(
+          () => true,
+          () => false,
+        )
+      : true;
+    return (succeeded && this.kept(streamId)) || this.load(streamId);
+  }
+
+  private async read(streamId: string): Promise<FoldedStream<S>> {
     let kept = this.folded.get(streamId);
     let since = kept && (await this.store.readStream<E>(streamId, { after: kept.version }));
     if (since && this.foldsAnew(since)) {
