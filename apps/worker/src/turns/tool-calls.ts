@@ -1,5 +1,5 @@
 import { AgentCommand, citationStartFor, isHydeCall, newStep, ToolCallRecord, ToolRegistry } from '@parley/agent';
-import { LoadedTurn } from './conversation-folds';
+import { TurnView } from './conversation-folds';
 
 /**
  * Every pending call of the iteration, in parallel; results recorded together, in call order.
@@ -8,13 +8,12 @@ import { LoadedTurn } from './conversation-folds';
  */
 export async function runToolCalls(
   tools: ToolRegistry,
-  loaded: LoadedTurn,
+  { turn, ctx: toolContext }: TurnView,
   calls: ToolCallRecord[],
 ): Promise<AgentCommand> {
-  const turn = loaded.turn!;
   const run = async (call: ToolCallRecord, excludeChunkIds?: string[]) => {
     const citationStart = citationStartFor(turn, call.toolUseId);
-    const ctx = { ...loaded.ctx, citationStart, excludeChunkIds };
+    const ctx = { ...toolContext, citationStart, excludeChunkIds };
     const output = await tools.run(call.name, call.input, ctx, call.toolUseId);
     return { call, output, citationStart };
   };
