@@ -1,11 +1,11 @@
 import { evolve, initialState } from '@parley/conversation';
 import { e, invoked, posted, replied, result } from '../../../../test/support/factories/turn-events';
 import { ChatResult, StoppedAttempt } from '../llm/llm.types';
-import { AgentCommand, AgentFold, decideAgentStep } from './decide-agent-step';
+import { AgentCommand, FoldedForAgentCommands, decideAgentStep } from './decide-agent-step';
 import { evolveTurns, TurnEvent } from './turn-fold';
 
 /** Given: the conversation these events make, folded as a worker folds it. */
-function given(...events: TurnEvent[]): AgentFold {
+function given(...events: TurnEvent[]): FoldedForAgentCommands {
   const started = e('ConversationStarted', {
     ownerId: 'reader',
     bookId: 'b1',
@@ -14,7 +14,7 @@ function given(...events: TurnEvent[]): AgentFold {
     readingPosition: null,
   });
   return [started, ...events].reduce(
-    (f: AgentFold, ev) => ({
+    (f: FoldedForAgentCommands, ev) => ({
       version: f.version + 1,
       state: evolve(f.state, ev),
       turns: evolveTurns(f.turns, ev),

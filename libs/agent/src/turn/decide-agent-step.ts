@@ -60,7 +60,7 @@ interface StepCommand {
 }
 
 /** A conversation as the agent's commands are decided on it: its state and its turns. */
-export interface AgentFold extends FoldedForCommands {
+export interface FoldedForAgentCommands extends FoldedForCommands {
   turns: TurnRecord[];
 }
 
@@ -69,7 +69,7 @@ export interface AgentFold extends FoldedForCommands {
  * conversation is gone, the turn ended (cancelled, failed, answered by another worker), or the
  * log already holds this step. Never an exception: the runner plans again on the log.
  */
-export function decideAgentStep(command: AgentCommand, { state, turns }: AgentFold): DecidedEvent[] {
+export function decideAgentStep(command: AgentCommand, { state, turns }: FoldedForAgentCommands): DecidedEvent[] {
   if (state.status !== 'active') return [];
   const turn = turns.find((t) => t.turnId === command.turnId);
   if (command.type === 'RecordStoppedCall') {
@@ -116,7 +116,7 @@ export function decideAgentStep(command: AgentCommand, { state, turns }: AgentFo
 }
 
 /** The handler's decider (the runner hands it one step's command at a time). */
-export const decideAgentSteps = (commands: AgentCommand[], folded: AgentFold): DecidedEvent[] =>
+export const decideAgentSteps = (commands: AgentCommand[], folded: FoldedForAgentCommands): DecidedEvent[] =>
   commands.flatMap((c) => decideAgentStep(c, folded));
 
 /** A step's own id and time, made when its work is done. */
