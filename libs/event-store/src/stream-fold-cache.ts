@@ -51,13 +51,11 @@ export interface FoldedStream<S> {
 export class StreamFoldCache<E extends EventShape, S> {
   /** in load order, the most recent last */
   private readonly folded = new Map<string, Kept<S>>();
-  /** reads begun, numbered in order */
-  private readsBegun = 0;
   /**
-   * Each stream's latest read begun, while it is under way or after it failed: until it has
-   * succeeded, what is kept may be older than it (see `latest`).
+   * Each stream's latest read begun, while it is under way or after it failed (until the next):
+   * until it has succeeded, what is kept of the stream may be older than it (see `latest`).
    */
-  private readonly latestRead = new Map<string, { no: number; done: Promise<unknown> }>();
+  private readonly latestRead = new Map<string, Promise<FoldedStream<S>>>();
 
   constructor(
     private readonly store: EventStore,
@@ -69,14 +67,17 @@ export class StreamFoldCache<E extends EventShape, S> {
 
   /** The stream now: what is kept, with the events the log has beyond it. */
   async load(streamId: string): Promise<FoldedStream<S>> {
-    const no = ++this.readsBegun;
-    const done = this.read(streamId);
-    this.latestRead.delete(streamId);
-    this.latestRead.set(streamId, { no, done });
-    // a failed read stays on record (bounded as the kept folds are): `latest` reads again rather than trust what is kept
-    if (this.latestRead.size > this.maxStreams) this.latestRead.delete(this.latestRead.keys().next().value!);
-    const folded = await done;
-    if (this.latestRead.get(streamId)?.no === no) this.latestRead.delete(streamId);
+    const read = this.read(streamId);
+    this.latestRead.delete(streamId); // the most recent last
+    this.latestRead.set(streamId, read);
+    if (this.latestRead.size > this.maxStreams) {
+      // the stream's kept fold goes with its record: `latest` could no longer tell whether to trust it
+      const oldest = this.latestRead.keys().next().value!;
+      this.latestRead.delete(oldest);
+      this.folded.delete(oldest);
+    }
+    const folded = await read;
+    if (this.latestRead.get(streamId) === read) this.latestRead.delete(streamId);
     return folded;
   }
 
@@ -87,9 +88,9 @@ export class StreamFoldCache<E extends EventShape, S> {
    * Read when nothing is kept, or when that latest read failed.
    */
   async latest(streamId: string): Promise<FoldedStream<S>> {
-    const latest = this.latestRead.get(streamId);
-    const succeeded = latest
-      ? await latest.done.then(
+    const read = this.latestRead.get(streamId);
+    const succeeded = read
+      ? await read.then(
           () => true,
           () => false,
         )
