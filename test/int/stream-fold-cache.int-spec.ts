@@ -110,6 +110,48 @@ describe(StreamFoldCache.name, () => {
     expect(readsAfter).toEqual([2]); // the later fold was kept, not the one that finished last
   });
 
+  it('answers `latest` from the read under way or the fold kept, and reads when that latest read failed', async () => {
+    const stream = `latest-${randomUUID()}`;
+    await store.append(stream, [counted(1)], { expectedVersion: 'no_stream' });
+    // reads held until released, or failed, one by one
+    const held: Array<{ release: () => void; fail: () => void }> = [];
+    const gated = Object.create(store) as EventStore;
+    gated.readStream = (async (id: string, opts?: { after?: number }) => {
+      await new Promise<void>((release, fail) => held.push({ release, fail: () => fail(new Error('db away')) }));
+      return store.readStream(id, opts);
+    }) as typeof store.readStream;
+    const sut = new StreamFoldCache(gated, sumFold);
+    const flush = () => new Promise((r) => setTimeout(r, 20));
+
+    // a read ahead is under way: `latest` waits for it, and reads nothing of its own
+    const ahead = sut.load(stream);
+    await store.append(stream, [counted(2)], { expectedVersion: 1 });
+    const latest = sut.latest(stream);
+    await flush();
+    expect(held).toHaveLength(1);
+    held.shift()!.release();
+    expect(await ahead).toEqual({ version: 2, state: { sum: 3 } });
+    expect(await latest).toEqual({ version: 2, state: { sum: 3 } });
+
+    // its own append, then `latest`: from memory, no read
+    const own = await store.append(stream, [counted(4)], { expectedVersion: 2 });
+    sut.appended(stream, own.events);
+    expect(await sut.latest(stream)).toEqual({ version: 3, state: { sum: 7 } });
+    expect(held).toHaveLength(0);
+
+    // the latest read failed: what is kept may be older than it, so `latest` reads the log
+    await new EventStore(db.pool).append(stream, [counted(8)], { expectedVersion: 3 });
+    const failing = sut.load(stream);
+    await flush();
+    held.shift()!.fail();
+    await expect(failing).rejects.toThrow('db away');
+    const reread = sut.latest(stream);
+    await flush();
+    expect(held).toHaveLength(1);
+    held.shift()!.release();
+    expect(await reread).toEqual({ version: 4, state: { sum: 15 } });
+  });
+
   it('forgets the least recently loaded streams past its size', async () => {
     const sut = new StreamFoldCache(store, sumFold, 2);
     const [a, b, c] = [`a-${randomUUID()}`, `b-${randomUUID()}`, `c-${randomUUID()}`];

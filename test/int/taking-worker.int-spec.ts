@@ -28,8 +28,7 @@ describe(TakingWorker.name, () => {
     redis.disconnect();
   });
 
-  it('tells of a job it was woken for before it starts processing it, once, and not of a look that found none', async () => {
-    const seen: string[] = [];
+  const startWorker = (seen: string[], concurrency: number) => {
     worker = new TakingWorker(
       'taking',
       async (job: Job) => {
@@ -38,13 +37,18 @@ describe(TakingWorker.name, () => {
       {
         connection: (workerRedis = new Redis(redisUrl(), { maxRetriesPerRequest: null })),
         prefix,
-        concurrency: 4,
+        concurrency,
         autorun: false,
       },
     );
     worker.onTaken = (job) => seen.push(`taken ${job.id}`);
     void worker.run();
-    await worker.waitUntilReady();
+    return worker.waitUntilReady();
+  };
+
+  it('tells of a job it was woken for before it starts processing it, once, and not of a look that found none', async () => {
+    const seen: string[] = [];
+    await startWorker(seen, 4);
     await new Promise((r) => setTimeout(r, 100)); // idle, blocked on the queue's marker
     for (const id of ['a', 'b']) {
       await queue.add('job', {}, { jobId: id });
@@ -52,5 +56,18 @@ describe(TakingWorker.name, () => {
       await new Promise((r) => setTimeout(r, 100));
     }
     expect(seen).toEqual(['taken a', 'process a', 'taken b', 'process b']);
+  });
+
+  it('tells of a job it took as it finished another, before it starts it', async () => {
+    const seen: string[] = [];
+    await startWorker(seen, 1);
+    await new Promise((r) => setTimeout(r, 100));
+    // one at a time: d is taken by the move of c to completed, not by a look of its own
+    await queue.addBulk([
+      { name: 'job', data: {}, opts: { jobId: 'c' } },
+      { name: 'job', data: {}, opts: { jobId: 'd' } },
+    ]);
+    await waitFor('job d to be processed', async () => seen.includes('process d'), 5_000);
+    expect(seen).toEqual(['taken c', 'process c', 'taken d', 'process d']);
   });
 });

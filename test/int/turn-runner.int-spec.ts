@@ -7,6 +7,7 @@ import { EventStore, StoredEvent } from '@parley/event-store';
 import { RedisConnections } from '@parley/platform';
 import { AgentTurnRunner } from '../../apps/worker/src/turns/agent-turn.runner';
 import { ConversationFolds } from '../../apps/worker/src/turns/conversation-folds';
+import { MemoryStepKeeper } from '../../apps/worker/src/turns/step-keeper';
 import { TurnSteps } from '../../apps/worker/src/turns/turn-steps';
 import { TurnBudget } from '../../apps/worker/src/turns/turn-budget';
 import {
@@ -50,6 +51,7 @@ describe('AgentTurnRunner (in process, real AnthropicLlm against the fake API)',
   let deltas: LiveDeltas;
   let tool: FactsTool;
   let sut: AgentTurnRunner;
+  let folds: ConversationFolds;
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -88,7 +90,8 @@ describe('AgentTurnRunner (in process, real AnthropicLlm against the fake API)',
       wholeBooks,
       new TurnBudget(store, config, prices),
     );
-    sut = new AgentTurnRunner(store, new ConversationFolds(store, config, llm), steps, config, prices);
+    folds = new ConversationFolds(store, config, llm);
+    sut = new AgentTurnRunner(store, folds, steps, config, prices);
   });
   afterEach(() => {
     fake.reset();
@@ -229,6 +232,47 @@ describe('AgentTurnRunner (in process, real AnthropicLlm against the fake API)',
     });
     expect(fake.requests).toHaveLength(1);
     expect(fake.aborted).toBe(0);
+  });
+
+  it('keeps a paid answer with its command and the very events appended for it (one decision)', async () => {
+    // given a question, and a model that answers at once
+    const { conversationId, turnId } = await givenAQuestion();
+    fake.enqueue({ content: [{ type: 'text', text: 'Nine winters.' }] });
+    const keeper = new MemoryStepKeeper();
+    // when the turn runs
+    expect((await sut.run(conversationId, turnId, new AbortController().signal, keeper)).kind).toBe('ended');
+    // then the step kept is the answer's command, with the events as they were stored (ids and metadata)
+    const replied = (await stream(conversationId))[2];
+    expect(replied.type).toBe('AssistantReplied');
+    expect(keeper.kept).toMatchObject({ step: `${turnId}/call-llm/1`, command: { type: 'RecordModelReply', turnId } });
+    expect(keeper.kept!.events.map(({ id, type, data, metadata }) => ({ id, type, data, metadata }))).toEqual([
+      { id: replied.id, type: replied.type, data: replied.data, metadata: replied.metadata },
+    ]);
+  });
+
+  it('reads the stream once a turn when its job read it ahead: each step after its own append starts from memory', async () => {
+    // given a question, and a model that calls the tool once then answers
+    const { conversationId, turnId } = await givenAQuestion();
+    fake.enqueue(
+      { content: [{ type: 'tool_use', id: 'toolu_lookup_2', name: 'lookup_fact', input: { query: 'lamp' } }] },
+      { content: [{ type: 'text', text: 'Nine winters.' }] },
+    );
+    const reads = jest.spyOn(store, 'readStream');
+    try {
+      // when its job was taken (the conversation read ahead) and the turn runs from that read
+      folds.readAhead(conversationId);
+      const outcome = await sut.run(conversationId, turnId, new AbortController().signal, undefined, undefined, true);
+      // then three steps were recorded on the one read
+      expect(outcome.kind).toBe('ended');
+      expect(reads).toHaveBeenCalledTimes(1);
+    } finally {
+      reads.mockRestore();
+    }
+    expect((await stream(conversationId)).slice(2).map((e) => e.type)).toEqual([
+      'ToolInvoked',
+      'ToolResultRecorded',
+      'AssistantReplied',
+    ]);
   });
 
   it('makes no request for a turn whose stream already has its AssistantReplied', async () => {

@@ -282,6 +282,27 @@ describe(handleCommand.name, () => {
       .then([{ type: 'ConversationErased', data: { erasedEvents: 3, subject: 'conversation' } }]);
   });
 
+  it('tells the source of its append, and the caller of the events it is about to append, before they go out', async () => {
+    const { stream } = given([started]);
+    const told: string[] = [];
+    const folds = {
+      ...stream.folds,
+      appended: (id: string, events: StoredEvent<ConversationEvent>[]) => {
+        told.push(`appended ${id} ${events.map((e) => `${e.version}:${e.type}`).join(',')}`);
+      },
+    };
+    // someone else's rename lands first: the caller hears of both tries, the source of the one append
+    stream.racing.push([{ id: 'r', type: 'ConversationRenamed', data: { title: 'r' } }]);
+    const beforeAppend = (events: NewEvent<ConversationEvent>[]) =>
+      told.push(`about to append ${events.map((e) => `${e.type}@${stream.stored.length}`).join(',')}`);
+    await handleCommand(stream.store, folds, 'c', [post('t1')], { correlationId: 't1', beforeAppend });
+    expect(told).toEqual([
+      'about to append UserMessagePosted@1',
+      'about to append UserMessagePosted@2',
+      'appended c 3:UserMessagePosted',
+    ]);
+  });
+
   describe('on the fold the source keeps (not read for the command)', () => {
     /** the fold as it stood after the first `n` events: what a caller keeps that has heard no more */
     const keptAt = async (stream: ReturnType<typeof memoryStream>, n: number): Promise<FoldedForCommands> => ({
@@ -329,6 +350,22 @@ describe(handleCommand.name, () => {
       await given([], stream)
         .when([post('t2')], { ifMatch: 2 })
         .thenFails({ name: WrongExpectedVersionError.name });
+    });
+
+    it("decides first on the caller's fold when given one, in place of the one the source keeps", async () => {
+      const { stream } = given([started]);
+      stream.keep(await keptAt(stream, 0)); // the source's: before the conversation began, so it would refuse
+      const load = jest.spyOn(stream.folds, 'load');
+      await given([], stream)
+        .when([post('t1')], { decideFirstOn: await keptAt(stream, 1) })
+        .then([posted('t1')]);
+      expect(load).not.toHaveBeenCalled();
+      // and, as a kept fold, one behind the log is decided again on the log
+      await given([], stream)
+        .when([post('t2')], { decideFirstOn: await keptAt(stream, 1) })
+        .then([posted('t2')]);
+      expect(load).toHaveBeenCalledTimes(1);
+      expect(stream.stored.map((e) => e.version)).toEqual([1, 2, 3]);
     });
 
     it('still refuses what the log refuses', async () => {

@@ -44,11 +44,13 @@ export interface CommandStore<A extends Appended = Appended> {
  * worker's), or the log. `kept`, when the source keeps the conversation in memory, answers it
  * without reading: it may be behind the log, so the handler decides on it first, and an append on
  * it that loses the race, or a refusal on it (a DomainError, an If-Match that differs, nothing to
- * do), is decided again on a loaded one, as the log may have moved past what refused.
+ * do), is decided again on a loaded one, as the log may have moved past what refused. `appended`
+ * is told of each append the handler makes, so a cache folds in its own process's events.
  */
 export interface ConversationFoldSource<F extends FoldedForCommands> {
   load(conversationId: string): Promise<F>;
   kept?(conversationId: string): F | undefined;
+  appended?(conversationId: string, events: StoredEvent<ConversationEvent>[]): void;
 }
 
 /** What a decided event's metadata is made from. */
@@ -84,6 +86,13 @@ export interface CommandOptions<F = FoldedForCommands, C extends Command = Conve
   retries?: number;
   /** the events' metadata (default: commandMetadata) */
   metadata?: MetadataPolicy;
+  /**
+   * The fold to decide on first, in place of the source's kept one: the one the caller planned
+   * its work on. Like a kept fold it may be behind the log, and is treated the same way.
+   */
+  decideFirstOn?: F;
+  /** Told of the events about to be appended, as stamped, on each try (before the append goes out). */
+  beforeAppend?(events: NewEvent<ConversationEvent>[]): void;
 }
 
 export interface CommandResult<F, A extends Appended = Appended> {
@@ -100,8 +109,8 @@ const DEFAULT_RETRIES = 5;
 /**
  * The one command path (Emmett's CommandHandler): load the conversation's fold, decide every
  * command on the same state, stamp the events' metadata, append them atomically at the folded
- * version. A lost race (another writer appended first) is decided again on the new state,
- * unless the caller gave If-Match: then it is the client's 409.
+ * version, and tell the source what was appended. A lost race (another writer appended first)
+ * is decided again on the new state, unless the caller gave If-Match: then it is the client's 409.
  */
 export async function handleCommand<
   F extends FoldedForCommands,
@@ -119,7 +128,7 @@ export async function handleCommand<
   const metadataOf = opts.metadata ?? commandMetadata;
   const decideOn: Decider<C, F> = opts.decide ?? decideConversationCommands;
   for (let attempt = 0; ; attempt++) {
-    const unread = attempt === 0 ? folds.kept?.(conversationId) : undefined;
+    const unread = attempt === 0 ? (opts.decideFirstOn ?? folds.kept?.(conversationId)) : undefined;
     const folded = unread ?? (await folds.load(conversationId));
     const { state } = folded;
     let decided: DecidedEvent[];
@@ -141,9 +150,11 @@ export async function handleCommand<
       correlationId: opts.correlationId,
     });
     const events = stamped(decided, metadata, opts.eventId);
+    opts.beforeAppend?.(events);
     const expectedVersion: ExpectedVersion = state.status === 'none' ? 'no_stream' : folded.version;
     try {
       const appended = await store.append(streamId, events, { expectedVersion });
+      folds.appended?.(conversationId, appended.events);
       return { events: appended.events, folded, appended };
     } catch (e) {
       const retry = e instanceof WrongExpectedVersionError && opts.ifMatch === undefined && attempt < retries;

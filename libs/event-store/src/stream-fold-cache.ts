@@ -45,11 +45,17 @@ export interface FoldedStream<S> {
  * new, and the decision still appends at the folded version (optimistic concurrency). The least
  * recently loaded streams are forgotten past `maxStreams`. With snapshots (`fold.snapshots` and a
  * `FoldSnapshots`), a stream this process does not keep starts from its latest snapshot, so a new
- * process (after a deploy) or a forgotten stream costs a bounded read too.
+ * process (after a deploy) or a forgotten stream costs a bounded read too. A process keeps one
+ * cache per fold: every load, read ahead and own append of a stream goes through it.
  */
 export class StreamFoldCache<E extends EventShape, S> {
   /** in load order, the most recent last */
   private readonly folded = new Map<string, Kept<S>>();
+  /**
+   * Each stream's latest read begun, while it is under way or after it failed (until the next):
+   * until it has succeeded, what is kept of the stream may be older than it (see `latest`).
+   */
+  private readonly latestRead = new Map<string, Promise<FoldedStream<S>>>();
 
   constructor(
     private readonly store: EventStore,
@@ -59,7 +65,40 @@ export class StreamFoldCache<E extends EventShape, S> {
     private readonly snapshots?: FoldSnapshots,
   ) {}
 
+  /** The stream now: what is kept, with the events the log has beyond it. */
   async load(streamId: string): Promise<FoldedStream<S>> {
+    const read = this.read(streamId);
+    this.latestRead.delete(streamId); // the most recent last
+    this.latestRead.set(streamId, read);
+    if (this.latestRead.size > this.maxStreams) {
+      // the stream's kept fold goes with its record: `latest` could no longer tell whether to trust it
+      const oldest = this.latestRead.keys().next().value!;
+      this.latestRead.delete(oldest);
+      this.folded.delete(oldest);
+    }
+    const folded = await read;
+    if (this.latestRead.get(streamId) === read) this.latestRead.delete(streamId);
+    return folded;
+  }
+
+  /**
+   * The stream as of the latest read of it begun in this process (waited for while under way),
+   * with what this process appended or was told since, without a read of its own: for a caller
+   * that knows a read began after the moment it cares about (its job was taken, it appended).
+   * Read when nothing is kept, or when that latest read failed.
+   */
+  async latest(streamId: string): Promise<FoldedStream<S>> {
+    const read = this.latestRead.get(streamId);
+    const succeeded = read
+      ? await read.then(
+          () => true,
+          () => false,
+        )
+      : true;
+    return (succeeded && this.kept(streamId)) || this.load(streamId);
+  }
+
+  private async read(streamId: string): Promise<FoldedStream<S>> {
     let kept = this.folded.get(streamId);
     let since = kept && (await this.store.readStream<E>(streamId, { after: kept.version }));
     if (since && this.foldsAnew(since)) {

@@ -1,6 +1,7 @@
 import { Injectable, OnModuleDestroy, Optional } from '@nestjs/common';
 import {
   ConversationEvent,
+  ConversationFoldSource,
   conversationIdOf,
   ConversationState,
   conversationStreamId,
@@ -17,22 +18,26 @@ import {
   StreamFoldCache,
 } from '@parley/event-store';
 
-/** What the API keeps of a conversation: the decision state, and when it began and last moved (for its view). */
-export interface KeptConversation {
+/**
+ * A conversation as the API folds it, at a version: the decision state, and when it began and
+ * last moved (for its view). The one name for it on the API's side (the variable: `folded`).
+ */
+export interface FoldedConversation {
+  version: number;
   state: ConversationState;
   createdAt?: Date;
   lastActivityAt?: Date;
 }
 
-/** A conversation as a command is decided on it: its fold at a version. */
-export type LoadedConversation = KeptConversation & { version: number };
+/** What the stream fold keeps (the cache knows the version). */
+type Kept = Omit<FoldedConversation, 'version'>;
 
 /** What the API keeps of a conversation; a new replica starts a long one from its latest snapshot. */
 const conversationStateFold = {
   // raise the version with any change to what evolve keeps: older snapshots are then not read
   snapshots: { id: 'api-conversation/v1', every: SNAPSHOT_SPAN_EVENTS },
-  initial: (): KeptConversation => ({ state: initialState() }),
-  evolve: (f: KeptConversation, e: StoredEvent<ConversationEvent>): KeptConversation => ({
+  initial: (): Kept => ({ state: initialState() }),
+  evolve: (f: Kept, e: StoredEvent<ConversationEvent>): Kept => ({
     state: evolve(f.state, e),
     createdAt: f.createdAt ?? e.occurredAt,
     lastActivityAt: e.occurredAt,
@@ -51,8 +56,8 @@ const KEPT_CONVERSATIONS = 10_000;
  * came without its events, or after a gap) is read again by the next command.
  */
 @Injectable()
-export class ApiConversationFolds implements OnModuleDestroy {
-  private readonly cache: StreamFoldCache<ConversationEvent, KeptConversation>;
+export class ApiConversationFolds implements ConversationFoldSource<FoldedConversation>, OnModuleDestroy {
+  private readonly cache: StreamFoldCache<ConversationEvent, Kept>;
   /**
    * The version an announcement without its events said a kept conversation reached (Infinity:
    * it did not say): the kept fold is not trusted until it has caught up (a read, its own append).
@@ -71,7 +76,7 @@ export class ApiConversationFolds implements OnModuleDestroy {
     this.notifier?.off('append', this.heard);
   }
 
-  async load(conversationId: string): Promise<LoadedConversation> {
+  async load(conversationId: string): Promise<FoldedConversation> {
     const streamId = conversationStreamId(conversationId);
     this.announcedPast.delete(streamId); // an announcement during the read marks it again
     const { version, state } = await this.cache.load(streamId);
@@ -82,14 +87,14 @@ export class ApiConversationFolds implements OnModuleDestroy {
    * The conversation as kept, without reading: as current as the announcements heard so far, so
    * possibly behind the log (an append on it then fails at its version). Undefined when not kept.
    */
-  kept(conversationId: string): LoadedConversation | undefined {
+  kept(conversationId: string): FoldedConversation | undefined {
     const streamId = conversationStreamId(conversationId);
     const kept = this.cache.kept(streamId);
     if (!kept || kept.version < (this.announcedPast.get(streamId) ?? 0)) return undefined;
     return { version: kept.version, ...kept.state };
   }
 
-  /** Events this process appended to the conversation: folded in at once, for its next command. */
+  /** Events this process appended to the conversation (handleCommand tells it): folded in at once, for its next command. */
   appended(conversationId: string, events: StoredEvent<ConversationEvent>[]): void {
     if (events.length > 0) this.cache.appended(conversationStreamId(conversationId), events);
   }

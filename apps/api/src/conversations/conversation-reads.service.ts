@@ -40,10 +40,11 @@ export class ConversationReads {
 
   /** The conversation's state, now or at a version (a deleted conversation is gone at every version). */
   async view(userId: string, conversationId: string, version?: number): Promise<ConversationView> {
-    const now = await this.folds.load(conversationId);
-    assertVisible(now.state, userId);
-    if (version === undefined) return toView(conversationId, now);
-    if (now.state.version < version) throw problem('version_not_found', `the conversation has no version ${version}`);
+    const folded = await this.folds.load(conversationId);
+    assertVisible(folded.state, userId);
+    if (version === undefined) return toView(conversationId, folded);
+    if (folded.state.version < version)
+      throw problem('version_not_found', `the conversation has no version ${version}`);
     const events = await this.store.readStream<ConversationEvent>(conversationStreamId(conversationId), {
       upTo: version,
     });

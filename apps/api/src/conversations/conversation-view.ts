@@ -1,5 +1,5 @@
 import { ConversationState } from '@parley/conversation';
-import { KeptConversation } from './api-conversation-folds';
+import { FoldedConversation } from './api-conversation-folds';
 
 /** A conversation as GET /conversations/:id shows it: the folded state plus its id and times. */
 export type ConversationView = { id: string } & Pick<
@@ -7,7 +7,10 @@ export type ConversationView = { id: string } & Pick<
   'bookId' | 'bookIds' | 'title' | 'readingPosition' | 'forkedFrom' | 'policy' | 'version' | 'messageCount' | 'turns'
 > & { createdAt: string | null; lastActivityAt: string | null };
 
-export function toView(id: string, { state, createdAt, lastActivityAt }: KeptConversation): ConversationView {
+export function toView(
+  id: string,
+  { state, createdAt, lastActivityAt }: Omit<FoldedConversation, 'version'>,
+): ConversationView {
   return {
     id,
     bookId: state.bookId,

@@ -2,7 +2,6 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import {
   AgentCommand,
   agentStepsDecider,
-  decideAgentStep,
   isAbort,
   KeptStep,
   sleepUnlessAborted,
@@ -17,19 +16,12 @@ import {
   TurnWait,
 } from '@parley/agent';
 import { AppConfig, CONFIG } from '@parley/config';
-import {
-  commandMetadata,
-  ConversationEvent,
-  conversationStreamId,
-  DecidedEvent,
-  handleCommand,
-  stamped,
-} from '@parley/conversation';
+import { ConversationEvent, conversationStreamId, handleCommand, stamped } from '@parley/conversation';
 import { backoffMs, EventStore, isTransientDbError, NewEvent, WrongExpectedVersionError } from '@parley/event-store';
 import { ledgerRowOf, UsageLedger } from '@parley/read-models';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { MemoryStepKeeper, StepKeeper } from './step-keeper';
-import { ConversationFolds, FoldedConversation, LoadedTurn, turnOf } from './conversation-folds';
+import { ConversationFolds, FoldedConversation, TurnView, turnViewOf } from './conversation-folds';
 import { StepResult } from './model-reply';
 import { TurnSteps, WorkStep } from './turn-steps';
 
@@ -71,10 +63,10 @@ const keptCommand = (kept: KeptStep, turnId: string): AgentCommand =>
 
 /**
  * Runs one agent turn as a fold of its conversation's stream: load, plan, do the next step, and
- * record what it did through the command handler (decided on the turn as the log stands, then
- * appended at the folded version), repeat. Whatever crashed before, the log says where to go on;
- * a step that no longer applies (the turn ended, another worker recorded it) records nothing, and
- * the next plan sees why.
+ * record what it did through the command handler (decided once, on the fold the step was planned
+ * on, and appended at its version; decided again only when the log moved meanwhile), repeat.
+ * Whatever crashed before, the log says where to go on; a step that no longer applies (the turn
+ * ended, another worker recorded it) records nothing, and the next plan sees why.
  */
 @Injectable()
 export class AgentTurnRunner {
@@ -102,21 +94,27 @@ export class AgentTurnRunner {
     keeper: StepKeeper = new MemoryStepKeeper(),
     /** whether a turn's job has yet to finish (it may still take the next turn's cut ahead) */
     stillRunning: (turnId: string) => Promise<boolean> = async () => false,
-    /** the conversation as the caller loaded it just now (for the turn's trace): the first step starts from it */
-    justLoaded?: FoldedConversation,
+    /** a load of the conversation began after this turn's job was taken (ConversationFolds.readAhead): the first step starts from it */
+    readAhead = false,
   ): Promise<TurnOutcome> {
     let outage = { tries: 0, since: 0 }; // consecutive transient database errors
-    // after this worker's own append the next step starts from memory: the append at the folded
-    // version proved nothing came between, and the next append at the new version proves it again
-    let afterOwnAppend: FoldedConversation | undefined = justLoaded;
+    // after this worker's own append the next step starts from the fold in memory: the append at
+    // the folded version proved nothing came between, and the next append at the new version proves it again
+    let fromMemory = readAhead;
     for (;;) {
       try {
         // (an abort sends it to the log instead: a cancel is there for the next step to see)
-        const folded = afterOwnAppend && !signal.aborted ? afterOwnAppend : await this.folds.load(conversationId);
-        const loaded = turnOf(folded, conversationId, turnId, signal, this.config);
-        afterOwnAppend = undefined;
-        const step = planTurn(loaded.turns, turnId, await this.steps.planContext(loaded));
-        if (loaded.erased && keeper.kept) await this.recordSpendOfErased(conversationId, keeper.kept.events);
+        const folded =
+          fromMemory && !signal.aborted
+            ? await this.folds.latest(conversationId)
+            : await this.folds.load(conversationId);
+        fromMemory = false;
+        if (folded.state.status === 'erased' && keeper.kept)
+          await this.recordSpendOfErased(conversationId, keeper.kept.events);
+        // no such turn in the fold: it ended long ago, or its conversation was erased
+        const view = turnViewOf(folded, conversationId, turnId, signal, this.config);
+        if (!view) return { kind: 'ended', folded };
+        const step = planTurn(folded.turns, turnId, await this.steps.planContext(view));
         if (step.kind === 'ended') return { kind: 'ended', folded };
         if (step.kind === 'wait') return step;
         // aborted, yet the log shows no ending (or no cut ahead): this worker is stopping; the job goes back to the queue
@@ -125,17 +123,19 @@ export class AgentTurnRunner {
         // summary; a turn before without a running job (an earlier release's, a job long gone) leaves it to this one
         const cutter = step.kind === 'cut-history' ? step.mayBeCutAheadBy : undefined;
         if (cutter && (await stillRunning(cutter))) return { kind: 'wait-history-cut', forTurnId: cutter };
-        const key = stepKey(loaded.turn!, step);
+        const key = stepKey(view.turn, step);
         const kept = keeper.kept?.step === key ? keeper.kept : undefined;
         if (kept) this.metrics.keptStepReused();
         const done: StepResult = kept
           ? { kind: 'command', command: keptCommand(kept, turnId) }
-          : await this.perform(loaded, folded, step, signal, keeper, key);
+          : await this.perform(view, step, signal);
         // the model call is in a provider batch that has not ended: the job comes back later
         if (done.kind === 'wait-model-batch') return done;
-        const { events } = await this.record(conversationId, turnId, done.command);
-        this.metrics.recorded(loaded.turn, events);
-        afterOwnAppend = events.length > 0 ? this.folds.appended(conversationId, events) : undefined;
+        // a step the model was paid for is kept, with the events its one decision made, beside their append
+        const keep = !kept && step.kind !== 'run-tools' ? { keeper, key } : undefined;
+        const { events } = await this.record(view, done.command, keep);
+        this.metrics.recorded(view.turn, events);
+        fromMemory = events.length > 0;
         outage = { tries: 0, since: 0 };
       } catch (e) {
         // the stream kept moving past the handler's retries: re-read; a kept step is decided again on what is there
@@ -159,48 +159,30 @@ export class AgentTurnRunner {
 
   /**
    * The step's command through the one command path: decided on the fold the step was planned on
-   * (kept in memory; should the log have moved, on the log), appended at its version, a lost race
-   * decided again.
+   * (should the log have moved, on the log), appended at its version, a lost race decided again.
+   * A paid step is kept as the events are about to go out: its command, and the events its
+   * decision made (what an erased conversation's ledger records of it).
    */
-  private record(conversationId: string, turnId: string, command: AgentCommand) {
-    return handleCommand(this.store, this.folds, conversationId, [command], {
+  private record(view: TurnView, command: AgentCommand, keep?: { keeper: StepKeeper; key: string }) {
+    return handleCommand(this.store, this.folds, view.ctx.conversationId, [command], {
       decide: this.decide,
-      correlationId: turnId,
+      correlationId: view.turn.turnId,
+      decideFirstOn: view.folded,
+      beforeAppend: (events) => {
+        if (keep && keep.keeper.kept?.step !== keep.key) void keep.keeper.keep({ step: keep.key, command, events });
+      },
     });
   }
 
-  /** Does one step; a step that called the model is kept (in memory now, in the job beside its append). */
-  private async perform(
-    loaded: LoadedTurn,
-    folded: FoldedConversation,
-    step: WorkStep,
-    signal: AbortSignal,
-    keeper: StepKeeper,
-    key: string,
-  ): Promise<StepResult> {
-    let done: StepResult;
+  /** Does one step; a model call stopped midway is recorded for what it was billed. */
+  private async perform(view: TurnView, step: WorkStep, signal: AbortSignal): Promise<StepResult> {
     try {
-      done = await this.steps.perform(loaded, step, signal);
+      return await this.steps.perform(view, step, signal);
     } catch (e) {
       // cancelled, aborted or failed midway: what the provider billed is recorded all the same
-      await this.recordStopped(
-        loaded.ctx.conversationId,
-        { turnId: loaded.turn!.turnId, ownerId: loaded.ownerId },
-        stepIteration(loaded.turn!, step),
-        stoppedAttemptsOf(e),
-      );
+      await this.recordStopped(view, stepIteration(view.turn, step), stoppedAttemptsOf(e));
       throw e;
     }
-    if (done.kind === 'command' && step.kind !== 'run-tools') {
-      const events = this.stampedFor(folded, decideAgentStep(done.command, folded, this.prices), loaded.turn!.turnId);
-      void keeper.keep({ step: key, command: done.command, events });
-    }
-    return done;
-  }
-
-  /** Events as the command handler would append them on this fold (what a kept step says it made). */
-  private stampedFor(folded: FoldedConversation, decided: DecidedEvent[], turnId: string) {
-    return stamped(decided, commandMetadata({ userId: folded.state.ownerId, folded, correlationId: turnId }));
   }
 
   /**
@@ -208,24 +190,15 @@ export class AgentTurnRunner {
    * reader's cancel has moved it). A failure here is logged, never the turn's. An erased
    * conversation takes no more events: the attempts go straight to the usage ledger.
    */
-  private async recordStopped(
-    conversationId: string,
-    { turnId, ownerId }: { turnId: string; ownerId: string | null },
-    iteration: number,
-    attempts: StoppedAttempt[],
-  ): Promise<void> {
+  private async recordStopped(view: TurnView, iteration: number, attempts: StoppedAttempt[]): Promise<void> {
     if (attempts.length === 0) return;
+    const { conversationId } = view.ctx;
+    const { turnId } = view.turn;
     try {
-      const { folded } = await this.record(conversationId, turnId, {
-        type: 'RecordStoppedCall',
-        turnId,
-        iteration,
-        attempts,
-      });
+      const { folded } = await this.record(view, { type: 'RecordStoppedCall', turnId, iteration, attempts });
       if (folded.state.status !== 'erased') return;
-      const events = stamped(modelCallStopped(this.prices, turnId, iteration, attempts), {
-        userId: ownerId ?? undefined,
-      });
+      const ownerId = view.folded.state.ownerId ?? undefined;
+      const events = stamped(modelCallStopped(this.prices, turnId, iteration, attempts), { userId: ownerId });
       await this.recordSpendOfErased(conversationId, events);
     } catch (e) {
       this.logger.warn(`turn ${turnId}: stopped model call not recorded (${(e as Error).message})`);

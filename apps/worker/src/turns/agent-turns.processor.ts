@@ -70,7 +70,10 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
   onApplicationBootstrap(): void {
     if (!this.config.worker.agentEnabled) return; // a projections-only worker
     this.worker.concurrency = this.config.worker.concurrency;
-    if (this.worker instanceof TakingWorker) this.worker.onTaken = (job) => this.readAhead(job);
+    if (this.worker instanceof TakingWorker) {
+      this.worker.onTaken = (job) => this.readAhead(job);
+      this.readsAhead = true;
+    }
     this.eventLoop.start();
     this.logger.log(
       `agent worker ${this.worker.id}: concurrency ${this.worker.concurrency}, lock ${LOCK_MS} ms renewed every ${LOCK_RENEW_MS / 2}-${LOCK_RENEW_MS} ms, stalled check every ${STALLED_INTERVAL_MS} ms`,
@@ -121,29 +124,16 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
   }
 
   /**
-   * Conversations read as their turns' jobs were taken, by job id, for the run to start from:
-   * BullMQ starts a job a Redis round trip after taking it. The read begins after this worker
-   * took the job, so it sees every step an earlier run of the job appended (that run had ended).
+   * Whether each turn's conversation is read as its job is taken (TakingWorker tells of every job
+   * before it starts): BullMQ starts a job a Redis round trip after taking it, and the run starts
+   * from that read (ConversationFolds.latest). The read begins after this worker took the job, so
+   * it sees every step an earlier run of the job appended (that run had ended).
    */
-  private readonly readsAhead = new Map<string, Promise<FoldedConversation | undefined>>();
+  private readsAhead = false;
 
   private readAhead(job: Job): void {
-    if (job.name !== JobName.RunTurn || !job.id) return;
-    const { conversationId } = job.data as JobPayloads[typeof JobName.RunTurn];
-    // the run finds out what is wrong with a read that failed
-    this.readsAhead.set(
-      job.id,
-      this.folds.load(conversationId).catch(() => undefined),
-    );
-    // taken jobs start at once; a bound all the same, so a job never started leaves nothing behind
-    if (this.readsAhead.size > this.worker.concurrency + 16)
-      this.readsAhead.delete(this.readsAhead.keys().next().value!);
-  }
-
-  private readAheadOf(job: Job): Promise<FoldedConversation | undefined> | undefined {
-    const read = job.id ? this.readsAhead.get(job.id) : undefined;
-    if (read) this.readsAhead.delete(job.id!);
-    return read;
+    if (job.name !== JobName.RunTurn) return;
+    this.folds.readAhead((job.data as JobPayloads[typeof JobName.RunTurn]).conversationId);
   }
 
   async process(job: Job, token?: string): Promise<void> {
@@ -161,7 +151,7 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
    */
   private async runTurn(job: Job<JobPayloads[typeof JobName.RunTurn]>, token?: string): Promise<void> {
     const { conversationId, turnId } = job.data;
-    const { parent, links, loaded } = await this.traceOf(job, this.readAheadOf(job));
+    const { parent, links } = await this.traceOf(job);
     const attributes = {
       'messaging.system': 'bullmq',
       'messaging.operation.type': 'process',
@@ -174,7 +164,7 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
     const options = { kind: SpanKind.CONSUMER, attributes, links };
     return tracer.startActiveSpan(`process ${AGENT_TURNS_QUEUE}`, options, parent, async (span) => {
       try {
-        return await this.runTurnJob(job, token, loaded);
+        return await this.runTurnJob(job, token);
       } catch (e) {
         if (e instanceof DelayedError || e instanceof WaitingError) span.setAttribute('parley.turn.outcome', 'later');
         else recordError(span, e);
@@ -187,31 +177,22 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
 
   /**
    * The parent of a run's span: the turn's trace from the log, the job's enqueue when it is in it.
-   * The conversation read for it (or read ahead) is handed to the run, which would read it anyway.
+   * The conversation is read as the run would (the read ahead, else a load), so the run reads no
+   * more for it.
    */
-  private async traceOf(
-    job: Job<JobPayloads[typeof JobName.RunTurn]>,
-    readAhead?: Promise<FoldedConversation | undefined>,
-  ): Promise<{
-    parent: Context;
-    links: Link[];
-    loaded?: FoldedConversation;
-  }> {
-    if (!this.config.tracing) return { parent: contextOf(undefined), links: [], loaded: await readAhead };
+  private async traceOf(job: Job<JobPayloads[typeof JobName.RunTurn]>): Promise<{ parent: Context; links: Link[] }> {
+    if (!this.config.tracing) return { parent: contextOf(undefined), links: [] };
     const { conversationId, turnId, traceparent: queuedBy } = job.data;
-    const loaded = await (readAhead ?? this.folds.load(conversationId).catch(() => undefined)); // the run finds out what is wrong
-    const logged = loaded?.turns.find((t) => t.turnId === turnId)?.traceparent;
+    const folded = await (this.readsAhead ? this.folds.latest(conversationId) : this.folds.load(conversationId)).catch(
+      () => undefined, // the run finds out what is wrong
+    );
+    const logged = folded?.turns.find((t) => t.turnId === turnId)?.traceparent;
     const [fromLog, fromJob] = [spanContextOf(logged), spanContextOf(queuedBy)];
-    if (fromJob && (!fromLog || fromJob.traceId === fromLog.traceId))
-      return { parent: contextOf(queuedBy), links: [], loaded };
-    return { parent: contextOf(logged), links: fromJob ? [{ context: fromJob }] : [], loaded };
+    if (fromJob && (!fromLog || fromJob.traceId === fromLog.traceId)) return { parent: contextOf(queuedBy), links: [] };
+    return { parent: contextOf(logged), links: fromJob ? [{ context: fromJob }] : [] };
   }
 
-  private async runTurnJob(
-    job: Job<JobPayloads[typeof JobName.RunTurn]>,
-    token: string | undefined,
-    loaded: FoldedConversation | undefined,
-  ): Promise<void> {
+  private async runTurnJob(job: Job<JobPayloads[typeof JobName.RunTurn]>, token: string | undefined): Promise<void> {
     const { conversationId, turnId } = job.data;
     const keeper = new JobStepKeeper(job);
     const outcome = await this.running.track(conversationId, turnId, async (signal) => {
@@ -222,7 +203,8 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
           signal,
           keeper,
           (id) => this.sequencer.isUnfinished(conversationId, id),
-          loaded,
+          // a load began after the job was taken: read ahead, or for the run's trace
+          this.readsAhead || !!this.config.tracing,
         );
       } catch (e) {
         const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);

@@ -11,7 +11,7 @@ import {
 } from '@parley/agent';
 import { AppConfig } from '@parley/config';
 import { BookNames } from './book-names';
-import { LoadedTurn } from './conversation-folds';
+import { TurnView } from './conversation-folds';
 import { ModelReply, StepResult } from './model-reply';
 import { transcriptOf } from './transcript';
 
@@ -32,12 +32,12 @@ export class AlwaysRetrieveSteps {
    * with RETRIEVAL_HYDE, a second call at the same time writes a passage that would answer it,
    * recorded as a second search_book call (toolUseId `hyde_…`) with that passage as the query.
    */
-  async reformulate(loaded: LoadedTurn, signal: AbortSignal): Promise<AgentCommand> {
-    const turn = loaded.turn!;
-    const earlier = loaded.turns.slice(0, loaded.turns.indexOf(turn)).slice(-3);
+  async reformulate(view: TurnView, signal: AbortSignal): Promise<AgentCommand> {
+    const { turn, folded } = view;
+    const earlier = folded.turns.slice(0, folded.turns.indexOf(turn)).slice(-3);
     const conversation = transcriptOf(earlier);
     const vars = {
-      book: await this.bookNames.of(loaded),
+      book: await this.bookNames.of(folded),
       conversation: conversation || '(none)',
       question: turn.content,
     };
@@ -45,7 +45,7 @@ export class AlwaysRetrieveSteps {
       this.llm
         .chatWithTools([{ role: 'user', content: [{ type: 'text', text: prompt }] }], [], {
           system,
-          model: loaded.settings.model,
+          model: view.settings.model,
           maxTokens,
           signal,
         })
@@ -71,8 +71,8 @@ export class AlwaysRetrieveSteps {
   }
 
   /** The answer with the retrieved passages in the prompt, no tools offered. */
-  async answerFromPassages(loaded: LoadedTurn, signal: AbortSignal): Promise<StepResult> {
-    const turn = loaded.turn!;
+  async answerFromPassages(view: TurnView, signal: AbortSignal): Promise<StepResult> {
+    const { turn } = view;
     // a HyDE search that found nothing new adds nothing to read
     const passages = turn.iterations
       .flatMap((it) => [...it.results].filter(([id, r]) => !isHydeCall(id) || r.chunks.length > 0))
@@ -95,11 +95,11 @@ export class AlwaysRetrieveSteps {
         ],
       },
     ];
-    const { messages, prefixEnd } = buildHistory(loaded.turns, turn.turnId, loaded.settings.budgetTokens, {
+    const { messages, prefixEnd } = buildHistory(view.folded.turns, turn.turnId, view.settings.budgetTokens, {
       withTools: false,
       currentMessages,
     });
-    return this.model.reply(loaded, {
+    return this.model.reply(view, {
       messages,
       prefixEnd,
       tools: [],

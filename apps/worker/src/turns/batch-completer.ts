@@ -26,22 +26,23 @@ export class BatchCompleter {
 
   /** Completes the batch if every item has ended; true when it is (or already was) complete. */
   async check(conversationId: string, batchId: string): Promise<boolean> {
-    const parent = await this.folds.load(conversationId);
-    const batch = parent.state.batches[batchId];
+    const folded = await this.folds.load(conversationId);
+    const batch = folded.state.batches[batchId];
     if (!batch) return false;
     if (batch.completed) return true;
     let answered = 0;
     let failures = 0;
     for (const item of batch.items) {
-      const where = item.conversationId === conversationId ? parent : await this.folds.load(item.conversationId);
+      const itemFolded = item.conversationId === conversationId ? folded : await this.folds.load(item.conversationId);
       // a fork deleted since ends its item: it will never answer
-      const status = where.state.status === 'active' ? findTurn(where.state, item.turnId)?.status : 'cancelled';
+      const status =
+        itemFolded.state.status === 'active' ? findTurn(itemFolded.state, item.turnId)?.status : 'cancelled';
       if (status === 'pending' || status === undefined) return false;
       if (status === 'replied') answered++;
       if (status === 'failed') failures++;
     }
     // the items have all ended, so a lost race changes none of these counts: decided again, or refused
-    const command = { type: 'CompleteBatch' as const, userId: parent.state.ownerId ?? '', batchId, answered, failures };
+    const command = { type: 'CompleteBatch' as const, userId: folded.state.ownerId ?? '', batchId, answered, failures };
     try {
       const { events } = await handleCommand(this.store, this.folds, conversationId, [command], {
         correlationId: batchId,

@@ -1,5 +1,5 @@
 import { BooksRepository } from '@parley/books';
-import { LoadedTurn } from './conversation-folds';
+import { FoldedConversation } from './conversation-folds';
 
 /** Names are read again after this long: a book renamed (PATCH /v1/books/:id) shows its new title within it. */
 const NAMES_FOR_MS = 60_000;
@@ -11,9 +11,8 @@ export class BookNames {
 
   constructor(private readonly books: BooksRepository) {}
 
-  async of(loaded: LoadedTurn): Promise<string> {
+  async of({ startedBookId: bookId }: Pick<FoldedConversation, 'startedBookId'>): Promise<string> {
     // the book the conversation started with: a later change of books is told in the messages, so the cached system prompt holds
-    const bookId = loaded.startedBookId;
     if (!bookId) return 'a book the reader has not chosen yet';
     if (Date.now() - this.readSince > NAMES_FOR_MS) {
       this.names.clear();

@@ -15,6 +15,7 @@ import {
 import { AppConfig, CONFIG } from '@parley/config';
 import {
   ConversationEvent,
+  ConversationFoldSource,
   ConversationState,
   conversationStreamId,
   evolve,
@@ -23,6 +24,7 @@ import {
 } from '@parley/conversation';
 import {
   EventStore,
+  FoldedStream,
   FoldSnapshots,
   SNAPSHOT_SPAN_EVENTS,
   StoredEvent,
@@ -30,8 +32,13 @@ import {
   StreamFoldCache,
 } from '@parley/event-store';
 
-/** What a worker needs of a conversation to run its turns: the decision state and the turns. */
-export interface ConversationFold {
+/**
+ * A conversation as this worker folds it, at a version: the decision state and the turns. The
+ * one name for it on the worker's side (the variable: `folded`).
+ */
+export interface FoldedConversation {
+  /** the version of its last event folded in (0: no stream) */
+  version: number;
   state: ConversationState;
   /** the turns still needed: those not ended and the ended ones a history can still reach */
   turns: TurnRecord[];
@@ -42,6 +49,9 @@ export interface ConversationFold {
   /** the books' note for the next question, after a SourcesChanged */
   pendingSourcesNote?: string;
 }
+
+/** What the stream fold keeps (the cache knows the version). */
+type Kept = Omit<FoldedConversation, 'version'>;
 
 /**
  * The version of the fold below, in its snapshots' name: raise it with any change to what `evolve`
@@ -58,7 +68,7 @@ export const WORKER_FOLD_VERSION = 1;
 export const conversationTurnsFold = (
   historiesWithoutTools = true,
   snapshotEvery = SNAPSHOT_SPAN_EVENTS,
-): StreamFold<ConversationEvent, ConversationFold> => ({
+): StreamFold<ConversationEvent, Kept> => ({
   snapshots: {
     id: `worker-conversation/v${WORKER_FOLD_VERSION}${historiesWithoutTools ? '/without-tools' : ''}`,
     every: snapshotEvery,
@@ -89,17 +99,21 @@ export const conversationTurnsFold = (
   },
 });
 
-const erasedFold = (f: ConversationFold, e: StoredEvent<ConversationEvent>): ConversationFold => ({
+const erasedFold = (f: Kept, e: StoredEvent<ConversationEvent>): Kept => ({
   state: evolve(f.state, e),
   turns: [],
   lastEventId: e.id,
   startedBookId: null,
 });
 
-/** Conversations this worker has folded, caught up from the log on each load. */
+/**
+ * The worker's one fold of each conversation (a StreamFoldCache): every load, read ahead and own
+ * append goes through it, for the turns' processor and runner and for the commands they hand to
+ * handleCommand (its fold source).
+ */
 @Injectable()
-export class ConversationFolds {
-  private readonly cache: StreamFoldCache<ConversationEvent, ConversationFold>;
+export class ConversationFolds implements ConversationFoldSource<FoldedConversation> {
+  private readonly cache: StreamFoldCache<ConversationEvent, Kept>;
 
   constructor(
     store: EventStore,
@@ -115,65 +129,69 @@ export class ConversationFolds {
     );
   }
 
+  /** The conversation as the log has it now (the events since the fold kept are read). */
   async load(conversationId: string): Promise<FoldedConversation> {
-    const { version, state } = await this.cache.load(conversationStreamId(conversationId));
-    return { version, ...state };
+    return withVersion(await this.cache.load(conversationStreamId(conversationId)));
+  }
+
+  /** Begins a load now, for `latest` to answer from: a job of the conversation was just taken. */
+  readAhead(conversationId: string): void {
+    this.load(conversationId).catch(() => undefined); // `latest` reads again after a read that failed
+  }
+
+  /**
+   * The conversation as of the latest load begun (waited for while under way) and this worker's
+   * appends since, without a read of its own (StreamFoldCache.latest): for a caller that knows a
+   * load began after the moment it cares about (its job was taken, it appended).
+   */
+  async latest(conversationId: string): Promise<FoldedConversation> {
+    return withVersion(await this.cache.latest(conversationStreamId(conversationId)));
   }
 
   /** The conversation as this worker last folded it, without reading (it may be behind the log). */
   kept(conversationId: string): FoldedConversation | undefined {
     const kept = this.cache.kept(conversationStreamId(conversationId));
-    return kept && { version: kept.version, ...kept.state };
+    return kept && withVersion(kept);
   }
 
-  /** The conversation after this worker's own append, from memory (StreamFoldCache.appended). */
-  appended(conversationId: string, events: StoredEvent<ConversationEvent>[]): FoldedConversation | undefined {
-    const folded = this.cache.appended(conversationStreamId(conversationId), events);
-    return folded && { version: folded.version, ...folded.state };
+  /** This worker's own append (handleCommand tells it), folded in from memory (StreamFoldCache.appended). */
+  appended(conversationId: string, events: StoredEvent<ConversationEvent>[]): void {
+    if (events.length > 0) this.cache.appended(conversationStreamId(conversationId), events);
   }
 }
 
-export type FoldedConversation = { version: number } & ConversationFold;
+const withVersion = ({ version, state }: FoldedStream<Kept>): FoldedConversation => ({ version, ...state });
 
-/** A turn as the log says it stands: the conversation folded, and the turn among its turns. */
-export interface LoadedTurn {
-  version: number;
-  turns: TurnRecord[];
-  turn: TurnRecord | undefined;
-  ownerId: string | null;
-  lastEventId: string | undefined;
+/**
+ * A turn as its steps see it: the turn itself, its conversation as folded, what its tools run
+ * with, and what it runs by (the conversation's policy when it was posted, the server's
+ * configuration for the rest). The one name for it (the variable: `view`).
+ */
+export interface TurnView {
+  turn: TurnRecord;
+  folded: FoldedConversation;
   ctx: ToolContext;
-  deleted: boolean;
-  /** erased: nothing of the conversation is left, and nothing more may be appended */
-  erased: boolean;
-  /** the book the system prompt names: the first the conversation started with */
-  startedBookId: string | null;
-  /** what the turn runs by: the conversation's policy when it was posted, the server's configuration for the rest */
   settings: TurnSettings;
 }
 
-/** The turn within a folded conversation. */
-export function turnOf(
-  { version, state, turns, lastEventId, startedBookId }: FoldedConversation,
+/** The turn in the folded conversation, as its steps see it; undefined when the fold holds no such turn. */
+export function turnViewOf(
+  folded: FoldedConversation,
   conversationId: string,
   turnId: string,
   signal: AbortSignal,
   defaults: TurnDefaults,
-): LoadedTurn {
-  const turn = turns.find((t) => t.turnId === turnId);
+): TurnView | undefined {
+  const turn = folded.turns.find((t) => t.turnId === turnId);
+  if (!turn) return undefined;
+  const { state } = folded;
   return {
-    version,
-    turns,
     turn,
-    ownerId: state.ownerId,
-    lastEventId,
-    deleted: state.status !== 'active',
-    erased: state.status === 'erased',
-    startedBookId,
-    settings: turnSettings(turn?.policy, defaults),
+    folded,
+    settings: turnSettings(turn.policy, defaults),
     ctx: {
       userId: state.ownerId ?? '',
-      catalogue: turn?.catalogue ?? null,
+      catalogue: turn.catalogue ?? null,
       conversationId,
       bookId: state.bookId,
       bookIds: state.bookIds,

@@ -13,7 +13,7 @@ import {
   stoppedAttemptsOf,
 } from '@parley/agent';
 import { BookNames } from './book-names';
-import { LoadedTurn } from './conversation-folds';
+import { TurnView } from './conversation-folds';
 import { transcriptOf } from './transcript';
 
 /** A summary is short (the prompt asks for 300 words): it is sent with every turn until the next cut. */
@@ -34,11 +34,11 @@ export class HistorySummary {
     private readonly summaryModel?: string,
   ) {}
 
-  async cut(loaded: LoadedTurn, step: HistoryCutStep, signal: AbortSignal): Promise<AgentCommand> {
-    const { turnId } = loaded.turn!;
-    const cut = historyCutOf(loaded.turns, turnId, step, loaded.settings.budgetTokens);
+  async cut(view: TurnView, step: HistoryCutStep, signal: AbortSignal): Promise<AgentCommand> {
+    const { turnId } = view.turn;
+    const cut = historyCutOf(view.folded.turns, turnId, step, view.settings.budgetTokens);
     const prompt = renderPrompt('history_summary', {
-      book: await this.bookNames.of(loaded),
+      book: await this.bookNames.of(view.folded),
       previous_summary: cut.previous?.text ?? '(none)',
       conversation: transcriptOf(cut.summarised) || '(none)',
     });
@@ -48,7 +48,7 @@ export class HistorySummary {
     try {
       outcome = await this.llm.chatWithTools([{ role: 'user', content: [{ type: 'text', text: prompt }] }], [], {
         system: 'You summarise conversations faithfully and briefly.',
-        model: this.summaryModel ?? loaded.settings.model,
+        model: this.summaryModel ?? view.settings.model,
         maxTokens: SUMMARY_MAX_TOKENS,
         signal,
       });

@@ -12,7 +12,7 @@ import {
 } from '@parley/agent';
 import { Citation } from '@parley/conversation';
 import { BookNames } from './book-names';
-import { LoadedTurn } from './conversation-folds';
+import { TurnView } from './conversation-folds';
 import { DeltaBatcher } from './delta-batcher';
 import { systemPrompt } from './system-prompt';
 
@@ -48,23 +48,23 @@ export class ModelReply {
     private readonly bookNames: BookNames,
   ) {}
 
-  async reply(loaded: LoadedTurn, call: LlmCall): Promise<StepResult> {
+  async reply(view: TurnView, call: LlmCall): Promise<StepResult> {
     const { messages, prefixEnd, tools, iteration, allowTools, signal } = call;
-    const turn = loaded.turn!;
-    const deltas = new DeltaBatcher(this.deltas, loaded.ctx.conversationId, turn.turnId, iteration);
-    const viaBatch = this.viaBatch(turn, loaded.settings.model, iteration);
+    const { turn } = view;
+    const deltas = new DeltaBatcher(this.deltas, view.ctx.conversationId, turn.turnId, iteration);
+    const viaBatch = this.viaBatch(turn, view.settings.model, iteration);
     let step: StepResult;
     try {
       const outcome = await this.llm.chatWithTools(messages, tools, {
-        ...(call.wholeBook ? { system: call.wholeBook.system } : await this.systemFor(loaded)),
-        model: loaded.settings.model,
+        ...(call.wholeBook ? { system: call.wholeBook.system } : await this.systemFor(view)),
+        model: view.settings.model,
         prefixEnd,
         toolChoice: allowTools ? 'auto' : 'none',
         signal,
         onTextDelta: (text, attempt = 1) => deltas.add(text, attempt),
         viaBatch,
       });
-      step = this.stepOf(loaded, call, viaBatch, outcome);
+      step = this.stepOf(view, call, viaBatch, outcome);
     } catch (e) {
       deltas.flush(); // what the reader saw of a call that broke stays shown
       throw e;
@@ -77,18 +77,17 @@ export class ModelReply {
 
   /** What the call's outcome makes of the step: wait for the provider's batch, or a command. */
   private stepOf(
-    loaded: LoadedTurn,
+    { turn, settings }: TurnView,
     { iteration, allowTools, wholeBook }: LlmCall,
     viaBatch: ChatOptions['viaBatch'],
     outcome: Awaited<ReturnType<LlmClient['chatWithTools']>>,
   ): StepResult {
-    const turn = loaded.turn!;
     if (outcome.kind === 'pending') return { kind: 'wait-model-batch', providerBatchId: outcome.providerBatchId };
     if (outcome.kind === 'submitted' && viaBatch) {
       const { providerBatchId } = outcome;
       const submitted = {
         step: viaBatch.callId,
-        provider: this.llm.capabilitiesOf(loaded.settings.model).provider,
+        provider: this.llm.capabilitiesOf(settings.model).provider,
         providerBatchId,
       };
       return recordWith({ type: 'RecordModelBatchSubmission', turnId: turn.turnId, ...newStep(), submitted });
@@ -117,8 +116,8 @@ export class ModelReply {
     return { callId, providerBatchId: turn.modelBatches?.[callId] };
   }
 
-  private async systemFor(loaded: LoadedTurn): Promise<{ system: string; systemTail: string }> {
-    return systemPrompt(await this.bookNames.of(loaded), loaded.ctx.readingPosition, loaded.settings.instructions);
+  private async systemFor(view: TurnView): Promise<{ system: string; systemTail: string }> {
+    return systemPrompt(await this.bookNames.of(view.folded), view.ctx.readingPosition, view.settings.instructions);
   }
 }
 

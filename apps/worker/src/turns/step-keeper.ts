@@ -3,13 +3,14 @@ import { Job } from 'bullmq';
 import { JobName, JobPayloads, KeptStep } from '@parley/agent';
 
 /**
- * Keeps the events of a step the model was paid for until they are in the log. The runner asks
- * it before calling the model: a kept step for the same turn and iteration is appended as it is,
- * whatever stood in the way the first time (a conflicting append, the database away, this
- * process stopped). Kept in memory at once and in the BullMQ job's data, so a retry of the job on
- * any worker finds it; Postgres is no place for it, as Postgres may be what is away. The write to
- * the job goes out beside the append rather than before it: a crash before either lands loses the
- * step either way, and the turn's path waits one round trip instead of two.
+ * Keeps a step the model was paid for (its command, and the events its decision made) until its
+ * events are in the log. The runner asks it before calling the model: a kept step for the same
+ * step of the turn is recorded from its command instead, whatever stood in the way the first time
+ * (a conflicting append, the database away, this process stopped). Kept in memory at once and in
+ * the BullMQ job's data, so a retry of the job on any worker finds it; Postgres is no place for
+ * it, as Postgres may be what is away. The write to the job goes out beside the append rather
+ * than before it (the command handler tells the runner just before it appends): a crash before
+ * either lands loses the step either way, and the turn's path waits one round trip instead of two.
  */
 export interface StepKeeper {
   readonly kept: KeptStep | undefined;

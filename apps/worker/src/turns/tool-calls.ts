@@ -7,7 +7,7 @@ import {
   ToolCallRecord,
   ToolRegistry,
 } from '@parley/agent';
-import { LoadedTurn } from './conversation-folds';
+import { TurnView } from './conversation-folds';
 
 /**
  * Every pending call of the iteration, in parallel; results recorded together, in call order.
@@ -16,14 +16,13 @@ import { LoadedTurn } from './conversation-folds';
  */
 export async function runToolCalls(
   tools: ToolRegistry,
-  loaded: LoadedTurn,
+  { turn, ctx: toolContext }: TurnView,
   calls: ToolCallRecord[],
 ): Promise<AgentCommand> {
-  const turn = loaded.turn!;
   const numberedPassages = new Map([...numberedPassagesOf(turn)].map(([n, c]) => [n, c.chunkId]));
   const run = async (call: ToolCallRecord, excludeChunkIds?: string[]) => {
     const citationStart = citationStartFor(turn, call.toolUseId);
-    const ctx = { ...loaded.ctx, citationStart, excludeChunkIds, numberedPassages };
+    const ctx = { ...toolContext, citationStart, excludeChunkIds, numberedPassages };
     const output = await tools.run(call.name, call.input, ctx, call.toolUseId);
     return { call, output, citationStart };
   };

@@ -1,5 +1,5 @@
 import { LlmError, TOOLS_UNSUPPORTED, usesAlwaysRetrieve } from '@parley/agent';
-import { LoadedTurn } from './conversation-folds';
+import { TurnView } from './conversation-folds';
 
 /**
  * Whether a turn's first call, refused because its model has no tool use, is answered by the
@@ -7,11 +7,11 @@ import { LoadedTurn } from './conversation-folds';
  * yet. A turn whose policy asks for `tools` fails (`llm_tools_unsupported`) rather than answer
  * without the search it was promised.
  */
-export function retrievesAfterToolRefusal(e: unknown, loaded: LoadedTurn, iteration: number): boolean {
+export function retrievesAfterToolRefusal(e: unknown, view: TurnView, iteration: number): boolean {
   return (
     e instanceof LlmError &&
     e.code === TOOLS_UNSUPPORTED &&
     iteration === 1 &&
-    usesAlwaysRetrieve(loaded.settings.retrievalMode, false)
+    usesAlwaysRetrieve(view.settings.retrievalMode, false)
   );
 }

@@ -14,7 +14,7 @@ import { AppConfig, CONFIG } from '@parley/config';
 import { AlwaysRetrieveSteps } from './always-retrieve-steps';
 import { BookNames } from './book-names';
 import { BudgetedLlm } from './budgeted-llm';
-import { LoadedTurn } from './conversation-folds';
+import { TurnView } from './conversation-folds';
 import { HistorySummary } from './history-summary';
 import { ModelReply, recordWith, StepResult } from './model-reply';
 import { runToolCalls } from './tool-calls';
@@ -54,13 +54,14 @@ export class TurnSteps {
   }
 
   /** What the plan goes by besides the turns: the turn's settings, the search offered, the provider's tool use. */
-  async planContext(loaded: LoadedTurn): Promise<TurnPlanContext> {
+  async planContext(view: TurnView): Promise<TurnPlanContext> {
+    const deleted = view.folded.state.status !== 'active';
     return {
-      settings: loaded.settings,
-      searchOffered: !!loaded.ctx.bookId && this.tools.specsFor(loaded.ctx).some((t) => t.name === 'search_book'),
-      providerSupportsTools: this.llm.capabilitiesOf(loaded.settings.model).tools,
-      deleted: loaded.deleted,
-      wholeBook: !loaded.deleted && (await this.wholeBook.reads(loaded)),
+      settings: view.settings,
+      searchOffered: !!view.ctx.bookId && this.tools.specsFor(view.ctx).some((t) => t.name === 'search_book'),
+      providerSupportsTools: this.llm.capabilitiesOf(view.settings.model).tools,
+      deleted,
+      wholeBook: !deleted && (await this.wholeBook.reads(view)),
     };
   }
 
@@ -68,50 +69,50 @@ export class TurnSteps {
    * Does one step of the plan (its I/O) and says what came of it; nothing here appends. Its model
    * calls reserve their worst case against the reader's budget, if they have one.
    */
-  async perform(loaded: LoadedTurn, step: WorkStep, signal: AbortSignal): Promise<StepResult> {
-    const payer = this.budget.payerOf(loaded.ownerId, loaded.turn!, loaded.version);
-    return BudgetedLlm.paying(payer, () => this.performStep(loaded, step, signal));
+  async perform(view: TurnView, step: WorkStep, signal: AbortSignal): Promise<StepResult> {
+    const payer = this.budget.payerOf(view.folded.state.ownerId, view.turn, view.folded.version);
+    return BudgetedLlm.paying(payer, () => this.performStep(view, step, signal));
   }
 
-  private async performStep(loaded: LoadedTurn, step: WorkStep, signal: AbortSignal): Promise<StepResult> {
+  private async performStep(view: TurnView, step: WorkStep, signal: AbortSignal): Promise<StepResult> {
     switch (step.kind) {
       case 'run-tools':
-        return recordWith(await runToolCalls(this.tools, loaded, step.calls));
+        return recordWith(await runToolCalls(this.tools, view, step.calls));
       case 'call-llm':
-        return this.whyNotWholeBook(loaded, await this.callLlm(loaded, step.iteration, step.allowTools, signal));
+        return this.whyNotWholeBook(view, await this.callLlm(view, step.iteration, step.allowTools, signal));
       case 'cut-history':
-        return recordWith(await this.history.cut(loaded, step, signal));
+        return recordWith(await this.history.cut(view, step, signal));
       case 'reformulate':
-        return recordWith(await this.retrieval.reformulate(loaded, signal));
+        return recordWith(await this.retrieval.reformulate(view, signal));
       case 'answer':
-        return this.whyNotWholeBook(loaded, await this.retrieval.answerFromPassages(loaded, signal));
+        return this.whyNotWholeBook(view, await this.retrieval.answerFromPassages(view, signal));
       case 'answer-from-book':
-        return this.wholeBook.answer(loaded, step.iteration, signal);
+        return this.wholeBook.answer(view, step.iteration, signal);
     }
   }
 
   /** A searching model reply of a turn whose policy asked for `whole-book`: why it searched, for its answer to say. */
-  private async whyNotWholeBook(loaded: LoadedTurn, done: StepResult): Promise<StepResult> {
+  private async whyNotWholeBook(view: TurnView, done: StepResult): Promise<StepResult> {
     if (done.kind !== 'command' || done.command.type !== 'RecordModelReply') return done;
-    const searchedInstead = await this.wholeBook.searchedInstead(loaded);
+    const searchedInstead = await this.wholeBook.searchedInstead(view);
     return searchedInstead ? recordWith({ ...done.command, searchedInstead }) : done;
   }
 
   /** The agent's call: the history rebuilt from the log, the tools offered unless this is the last call. */
   private async callLlm(
-    loaded: LoadedTurn,
+    view: TurnView,
     iteration: number,
     allowTools: boolean,
     signal: AbortSignal,
   ): Promise<StepResult> {
-    const { messages, prefixEnd } = buildHistory(loaded.turns, loaded.turn!.turnId, loaded.settings.budgetTokens);
-    const tools = this.tools.specsFor(loaded.ctx);
+    const { messages, prefixEnd } = buildHistory(view.folded.turns, view.turn.turnId, view.settings.budgetTokens);
+    const tools = this.tools.specsFor(view.ctx);
     try {
-      return await this.model.reply(loaded, { messages, prefixEnd, tools, iteration, allowTools, signal });
+      return await this.model.reply(view, { messages, prefixEnd, tools, iteration, allowTools, signal });
     } catch (e) {
       // the model refused tools (now known to all workers): this turn searches first instead
-      if (retrievesAfterToolRefusal(e, loaded, iteration))
-        return recordWith(await this.retrieval.reformulate(loaded, signal));
+      if (retrievesAfterToolRefusal(e, view, iteration))
+        return recordWith(await this.retrieval.reformulate(view, signal));
       throw e;
     }
   }

@@ -13,7 +13,7 @@ import {
 } from '@parley/agent';
 import { turnReader, WholeBooks } from '@parley/books';
 import { AppConfig } from '@parley/config';
-import { LoadedTurn } from './conversation-folds';
+import { TurnView } from './conversation-folds';
 import { ModelReply, StepResult } from './model-reply';
 
 /**
@@ -32,14 +32,14 @@ export class WholeBookSteps {
   ) {}
 
   /** Whether the turn reads its books whole (the plan goes by it). */
-  async reads(loaded: LoadedTurn): Promise<boolean> {
-    return (await this.choice(loaded)).reads;
+  async reads(view: TurnView): Promise<boolean> {
+    return (await this.choice(view)).reads;
   }
 
   /** A `whole-book` turn that searches: why, for its answer to record (undefined in any other mode). */
-  async searchedInstead(loaded: LoadedTurn): Promise<SearchedInstead | undefined> {
-    if (loaded.settings.retrievalMode !== 'whole-book') return undefined;
-    const choice = await this.choice(loaded);
+  async searchedInstead(view: TurnView): Promise<SearchedInstead | undefined> {
+    if (view.settings.retrievalMode !== 'whole-book') return undefined;
+    const choice = await this.choice(view);
     return choice.reads ? undefined : choice.searchedInstead;
   }
 
@@ -50,21 +50,19 @@ export class WholeBookSteps {
    * book) the turn searches as `auto` would. `auto` reads whole books only where the provider's
    * prompt cache makes them cheap (`cached`).
    */
-  private async choice(
-    loaded: LoadedTurn,
-  ): Promise<{ reads: true } | { reads: false; searchedInstead?: SearchedInstead }> {
-    const mode = loaded.settings.retrievalMode;
+  private async choice(view: TurnView): Promise<{ reads: true } | { reads: false; searchedInstead?: SearchedInstead }> {
+    const mode = view.settings.retrievalMode;
     if (mode !== 'whole-book' && mode !== 'auto') return { reads: false };
-    if (loaded.ctx.bookIds.length === 0 || !loaded.turn) return { reads: false };
-    const { documents } = this.llm.capabilitiesOf(loaded.settings.model);
+    if (view.ctx.bookIds.length === 0) return { reads: false };
+    const { documents } = this.llm.capabilitiesOf(view.settings.model);
     if (!documents) return { reads: false, searchedInstead: { reason: 'provider_takes_no_documents' } };
     if (mode === 'auto' && documents !== 'cached') return { reads: false };
-    const tokens = await this.books.tokensUpTo(turnReader(loaded.ctx), loaded.ctx.bookIds, loaded.ctx.readingPosition);
+    const tokens = await this.books.tokensUpTo(turnReader(view.ctx), view.ctx.bookIds, view.ctx.readingPosition);
     // a book gone, not ready or not the reader's now: the search says so
     if (tokens === null) return { reads: false, searchedInstead: { reason: 'books_unavailable' } };
     const limit = wholeBookLimit({
       maxTokens: this.config.llm.wholeBook.maxTokens,
-      historyBudgetTokens: loaded.settings.budgetTokens,
+      historyBudgetTokens: view.settings.budgetTokens,
       answerTokens: this.config.llm.maxTokens,
     });
     if (tokens <= limit) return { reads: true };
@@ -72,15 +70,15 @@ export class WholeBookSteps {
   }
 
   /** The answer with the books up to the reading position in the prompt; the history after them, without tool exchanges. */
-  async answer(loaded: LoadedTurn, iteration: number, signal: AbortSignal): Promise<StepResult> {
-    const turn = loaded.turn!;
-    const { bookIds, readingPosition } = loaded.ctx;
-    const books = await this.books.upTo(turnReader(loaded.ctx), bookIds, readingPosition);
+  async answer(view: TurnView, iteration: number, signal: AbortSignal): Promise<StepResult> {
+    const { turn } = view;
+    const { bookIds, readingPosition } = view.ctx;
+    const books = await this.books.upTo(turnReader(view.ctx), bookIds, readingPosition);
     const ttl = this.config.llm.wholeBook.cacheTtl;
     // the 5-minute entry is the API's default: left unsaid, the request is the same as without the setting
     const { documents, sources } = bookDocuments(books, ttl === '1h' ? ttl : undefined);
-    const history = buildHistory(loaded.turns, turn.turnId, loaded.settings.budgetTokens, { withTools: false });
-    const messages = withBooks(history.messages, documents, readerNote(readingPosition, loaded.settings.instructions));
+    const history = buildHistory(view.folded.turns, turn.turnId, view.settings.budgetTokens, { withTools: false });
+    const messages = withBooks(history.messages, documents, readerNote(readingPosition, view.settings.instructions));
     const cite = (result: ChatResult) => {
       const answer = citedFromDocuments(result, sources, { severalBooks: bookIds.length > 1 });
       for (const s of answer.stray)
@@ -89,7 +87,7 @@ export class WholeBookSteps {
         );
       return answer;
     };
-    return this.model.reply(loaded, {
+    return this.model.reply(view, {
       messages,
       prefixEnd: history.prefixEnd,
       tools: [],

@@ -12,13 +12,13 @@ export const JobName = {
   RunTurn: 'run-turn',
 } as const;
 
-/** The events of a paid-for step of a turn, kept in its job until they are appended. */
+/** A paid-for step of a turn, kept in its job until its events are appended. */
 export interface KeptStep {
   /** which step of which turn (stepKey): a kept step is used only for that very step */
   step: string;
   /** what the step did, decided again on the log when it is recorded (absent in jobs of releases before 0.3) */
   command?: AgentCommand;
-  /** the events it made when it was done: what an erased conversation's ledger records of it */
+  /** the events its one decision made, as they went out to be appended: what an erased conversation's ledger records of it */
   events: NewEvent<ConversationEvent>[];
 }
 

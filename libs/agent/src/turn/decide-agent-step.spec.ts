@@ -2,11 +2,11 @@ import { evolve, initialState } from '@parley/conversation';
 import { e, invoked, posted, replied, result } from '../../../../test/support/factories/turn-events';
 import { ChatResult, StoppedAttempt } from '../llm/llm.types';
 import { priceTableWith } from '../llm/pricing';
-import { AgentCommand, AgentFold, decideAgentStep } from './decide-agent-step';
+import { AgentCommand, FoldedForAgentCommands, decideAgentStep } from './decide-agent-step';
 import { evolveTurns, TurnEvent } from './turn-fold';
 
 /** Given: the conversation these events make, folded as a worker folds it. */
-function given(...events: TurnEvent[]): AgentFold {
+function given(...events: TurnEvent[]): FoldedForAgentCommands {
   const started = e('ConversationStarted', {
     ownerId: 'reader',
     bookId: 'b1',
@@ -15,7 +15,7 @@ function given(...events: TurnEvent[]): AgentFold {
     readingPosition: null,
   });
   return [started, ...events].reduce(
-    (f: AgentFold, ev) => ({
+    (f: FoldedForAgentCommands, ev) => ({
       version: f.version + 1,
       state: evolve(f.state, ev),
       turns: evolveTurns(f.turns, ev),
@@ -55,7 +55,7 @@ const types = (events: Array<{ type: string }>) => events.map((ev) => ev.type);
 
 /** The decider with the shipped prices. */
 const prices = priceTableWith();
-const decide = (command: AgentCommand, folded: AgentFold) => decideAgentStep(command, folded, prices);
+const decide = (command: AgentCommand, folded: FoldedForAgentCommands) => decideAgentStep(command, folded, prices);
 
 describe('decideAgentStep', () => {
   describe('RecordModelReply', () => {

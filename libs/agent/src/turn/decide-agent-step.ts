@@ -61,7 +61,7 @@ interface StepCommand {
 }
 
 /** A conversation as the agent's commands are decided on it: its state and its turns. */
-export interface AgentFold extends FoldedForCommands {
+export interface FoldedForAgentCommands extends FoldedForCommands {
   turns: TurnRecord[];
 }
 
@@ -72,7 +72,7 @@ export interface AgentFold extends FoldedForCommands {
  */
 export function decideAgentStep(
   command: AgentCommand,
-  { state, turns }: AgentFold,
+  { state, turns }: FoldedForAgentCommands,
   prices: PriceTable,
 ): DecidedEvent[] {
   if (state.status !== 'active') return [];
@@ -127,7 +127,7 @@ export function decideAgentStep(
 /** The handler's decider, its calls priced by `prices` (the runner hands it one step's command at a time). */
 export const agentStepsDecider =
   (prices: PriceTable) =>
-  (commands: AgentCommand[], folded: AgentFold): DecidedEvent[] =>
+  (commands: AgentCommand[], folded: FoldedForAgentCommands): DecidedEvent[] =>
     commands.flatMap((c) => decideAgentStep(c, folded, prices));
 
 /** A step's own id and time, made when its work is done. */
