@@ -8,6 +8,7 @@ import { BooksHttpModule } from './books/books-http.module';
 import { ConversationsModule } from './conversations/conversations.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { AuthGuard } from './auth/auth.guard';
+import { tokenVerifierProvider } from './auth/token-verifier';
 import { HealthController } from './health/health.controller';
 import { ProtectedResourceController } from './auth/protected-resource.controller';
 import { HttpExceptionFilter } from './http/http-exception.filter';
@@ -41,6 +42,8 @@ import { TenantModule } from './tenant/tenant.module';
     TracingShutdown,
     // LLM_PRICES over the shipped prices, for policy checks and usage reports
     modelTableProvider,
+    // one verifier, one cache: the guard, the check before the body, /mcp and the queue board
+    tokenVerifierProvider,
     { provide: APP_GUARD, useClass: AuthGuard },
     { provide: APP_FILTER, useClass: HttpExceptionFilter },
   ],
