@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 
-/** Drops the template and every per-file database of this run. */
+/** Drops the template and every per-file database of this run, with the erasure journals beside them. */
 export default async function globalTeardown(): Promise<void> {
   const tpl = process.env.PARLEY_TEST_TEMPLATE_URL;
   if (tpl) {
@@ -9,7 +9,7 @@ export default async function globalTeardown(): Promise<void> {
     const c = new Client({ connectionString: admin.toString() });
     await c.connect();
     const { rows } = await c.query<{ datname: string }>(
-      `SELECT datname FROM pg_database WHERE datname = $1 OR datname LIKE $2`,
+      `SELECT datname FROM pg_database WHERE datname IN ($1, $1 || '_erasure_journal') OR datname LIKE $2`,
       [`parley_tpl_${process.env.PARLEY_TEST_RUN}`, `parley_t${process.env.PARLEY_TEST_RUN}_%`],
     );
     for (const { datname } of rows)

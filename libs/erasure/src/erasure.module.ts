@@ -5,10 +5,12 @@ import { BOOK_INGEST_QUEUE, BooksModule } from '@parley/books';
 import { AppConfig, CONFIG } from '@parley/config';
 import { ErasureJournal } from './erasure-journal';
 import { Erasures } from './erasures';
+import { openErasureJournal } from './open-erasure-journal';
 
 /**
  * Erasure for the API's deletes and the worker's sweep. Needs the global DatabaseModule and a
- * BullMQ root. The erasure journal is on when ERASURE_JOURNAL_URL is set.
+ * BullMQ root. The erasure journal is ERASURE_JOURNAL_URL's database, else `<db>_erasure_journal`
+ * beside DATABASE_URL (see openErasureJournal).
  */
 @Module({
   imports: [BooksModule, BullModule.registerQueue({ name: AGENT_TURNS_QUEUE }, { name: BOOK_INGEST_QUEUE })],
@@ -17,13 +19,12 @@ import { Erasures } from './erasures';
     {
       provide: ErasureJournal,
       inject: [CONFIG],
-      useFactory: (config: AppConfig): ErasureJournal | null => {
-        if (config.erasureJournalUrl) return ErasureJournal.connect(config.erasureJournalUrl);
-        new Logger(ErasureJournal.name).warn(
-          'ERASURE_JOURNAL_URL is unset: erasures are not journaled, so restoring a backup brings back ' +
-            'what was erased after it was taken (docs/operations.md, "Backups and restores")',
+      useFactory: (config: AppConfig): Promise<ErasureJournal | null> => {
+        const log = new Logger(ErasureJournal.name);
+        return openErasureJournal(
+          { databaseUrl: config.databaseUrl, journalUrl: config.erasureJournalUrl },
+          (message) => log.warn(message),
         );
-        return null;
       },
     },
   ],

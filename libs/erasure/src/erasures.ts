@@ -63,7 +63,7 @@ export class Erasures {
     // none: the Redis jobs of what is erased are left listed for a worker's sweep (the CLI)
     @InjectQueue(AGENT_TURNS_QUEUE) turns: Queue | undefined,
     @InjectQueue(BOOK_INGEST_QUEUE) ingest: Queue | undefined,
-    // none: erasures are not journaled, and a restored backup brings back what was erased after it
+    // none: erasures are not journaled (no journal database could be made), and a restored backup brings back what was erased after it
     @Optional() @Inject(ErasureJournal) private readonly journal: ErasureJournal | null = null,
   ) {
     this.repo = new ErasureRepository(pool);
@@ -213,7 +213,7 @@ export class Erasures {
     return { erased, lateForks, jobsLeft, lateSnapshots, journaled };
   }
 
-  /** Whether erasures are journaled (ERASURE_JOURNAL_URL is set). */
+  /** Whether erasures are journaled (ERASURE_JOURNAL_URL's database, or the one beside DATABASE_URL). */
   get journaling(): boolean {
     return this.journal !== null;
   }
@@ -225,7 +225,8 @@ export class Erasures {
    * second pass finds nothing to do.
    */
   async replayJournal(onReplayed?: (replayed: ReplayedErasure) => void): Promise<JournalReplay> {
-    if (!this.journal) throw new Error('no erasure journal: ERASURE_JOURNAL_URL is unset');
+    if (!this.journal)
+      throw new Error('no erasure journal: set ERASURE_JOURNAL_URL, or let DATABASE_URL create its own');
     let entries = 0;
     const replayed: ReplayedErasure[] = [];
     for await (const page of this.journal.entries()) {
