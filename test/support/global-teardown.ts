@@ -6,11 +6,12 @@ export default async function globalTeardown(): Promise<void> {
   if (tpl) {
     const admin = new URL(tpl);
     admin.pathname = '/postgres';
+    const template = `parley_tpl_${process.env.PARLEY_TEST_RUN}`;
     const c = new Client({ connectionString: admin.toString() });
     await c.connect();
     const { rows } = await c.query<{ datname: string }>(
-      `SELECT datname FROM pg_database WHERE datname IN ($1, $1 || '_erasure_journal') OR datname LIKE $2`,
-      [`parley_tpl_${process.env.PARLEY_TEST_RUN}`, `parley_t${process.env.PARLEY_TEST_RUN}_%`],
+      `SELECT datname FROM pg_database WHERE datname = ANY ($1::text[]) OR datname LIKE $2`,
+      [[template, `${template}_erasure_journal`], `parley_t${process.env.PARLEY_TEST_RUN}_%`],
     );
     for (const { datname } of rows)
       await c.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`).catch(() => undefined);

@@ -1,5 +1,5 @@
 import { Pool } from 'pg';
-import { LoggedMessage, WebhookMessage } from './webhook-messages';
+import { bookReadyMessage, bookReadyMessageId, LoggedMessage, WebhookMessage } from './webhook-messages';
 
 /** A delivery taken to be sent: where, signed with what, and which try this is. */
 export interface DueDelivery {
@@ -55,6 +55,53 @@ export class WebhookOutbox {
         WHERE (jsonb_typeof(s.data->'forkedFrom') IS DISTINCT FROM 'object' OR s.transaction_id::text <> m.transaction_id)
        ON CONFLICT DO NOTHING`,
       [JSON.stringify(rows)],
+    );
+    return rowCount ?? 0;
+  }
+
+  /**
+   * Turns up to `limit` notes of books made ready (migration 033's trigger writes them with the
+   * statement that makes a book ready) into a book.ready delivery for each of the owner's enabled
+   * endpoints that asked for it and existed then, and deletes the notes. Run it in a transaction:
+   * the notes go with their deliveries, and a note another sender holds is left to it.
+   */
+  async relayReadyBooks(limit: number): Promise<number> {
+    const { rows } = await this.db.query<{
+      book_id: string;
+      owner_id: string;
+      title: string;
+      ready_at: string;
+      ready_ms: string;
+    }>(
+      `WITH taken AS (
+         DELETE FROM webhook_books_ready WHERE book_id IN (
+           SELECT book_id FROM webhook_books_ready ORDER BY ready_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+         RETURNING book_id, ready_at)
+       SELECT t.book_id, b.owner_id, b.title, t.ready_at::text AS ready_at, -- to the microsecond, for the endpoints
+              floor(extract(epoch FROM t.ready_at) * 1000)::bigint AS ready_ms -- the message's, cut to the millisecond
+         FROM taken t JOIN books b ON b.id = t.book_id`,
+      [limit],
+    );
+    if (rows.length === 0) return 0;
+    const messages = rows.map((r) => {
+      const book = { bookId: r.book_id, title: r.title, readyAt: new Date(Number(r.ready_ms)) };
+      return {
+        message_id: bookReadyMessageId(book.bookId),
+        payload: bookReadyMessage(book),
+        book_id: book.bookId,
+        owner_id: r.owner_id,
+        ready_at: r.ready_at,
+      };
+    });
+    const { rowCount } = await this.db.query(
+      `INSERT INTO webhook_deliveries (endpoint_id, message_id, type, payload, book_id)
+       SELECT ep.id, m.message_id, 'book.ready', m.payload, m.book_id
+         FROM jsonb_to_recordset($1::jsonb) AS m(message_id text, payload jsonb, book_id uuid, owner_id text,
+                                                 ready_at timestamptz)
+         JOIN webhook_endpoints ep ON ep.owner_id = m.owner_id AND 'book.ready' = ANY (ep.events)
+                                  AND ep.disabled_at IS NULL AND ep.created_at <= m.ready_at
+       ON CONFLICT DO NOTHING`,
+      [JSON.stringify(messages)],
     );
     return rowCount ?? 0;
   }

@@ -16,6 +16,8 @@ const IN_FLIGHT = 32;
  * cap, keeping its next deliveries waiting.
  */
 const LEASE_MARGIN_MS = 5_000;
+/** Notes of books made ready turned into deliveries per look. */
+const RELAYED_BOOKS = 100;
 /** After the log consumer wrote deliveries, how long before looking (its transaction commits meanwhile). */
 const AFTER_RECORDED_MS = 30;
 
@@ -100,12 +102,15 @@ export class WebhookDeliveries implements OnApplicationBootstrap, OnApplicationS
 
   private takeDue(limit: number): Promise<DueDelivery[]> {
     const { timeoutMs, inFlightPerEndpoint, inFlightPerReader } = this.config.webhooks;
-    return inTransaction(this.pool, (tx) =>
-      new WebhookOutbox(tx).takeDue(limit, timeoutMs + LEASE_MARGIN_MS, {
+    return inTransaction(this.pool, async (tx) => {
+      const outbox = new WebhookOutbox(tx);
+      // books made ready since the last look become deliveries first, taken in this same pass
+      await outbox.relayReadyBooks(RELAYED_BOOKS);
+      return outbox.takeDue(limit, timeoutMs + LEASE_MARGIN_MS, {
         perEndpoint: inFlightPerEndpoint,
         perReader: inFlightPerReader,
-      }),
-    );
+      });
+    });
   }
 
   private async deliver(delivery: DueDelivery): Promise<void> {
