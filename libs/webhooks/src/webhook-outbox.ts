@@ -1,4 +1,5 @@
 import { Pool } from 'pg';
+import { EventLogQueries } from '@parley/event-store';
 import { bookReadyMessage, bookReadyMessageId, LoggedMessage, WebhookMessage } from './webhook-messages';
 
 /** A delivery taken to be sent: where, signed with what, and which try this is. */
@@ -34,25 +35,35 @@ export class WebhookOutbox {
    */
   async recordLogged(messages: LoggedMessage[]): Promise<number> {
     if (messages.length === 0) return 0;
-    const rows = messages.map((m) => ({
-      message_id: m.messageId,
-      type: m.message.type,
-      payload: m.message,
-      event_id: m.eventId,
-      stream_id: m.streamId,
-      transaction_id: m.transactionId,
-      occurred_at: m.occurredAt,
-    }));
+    // the events still in the log (not erased meanwhile), with their conversation's start
+    const starts = await new EventLogQueries(this.db).withStreamStart(messages.map((m) => m.eventId));
+    const rows = messages.flatMap((m) => {
+      const start = starts.get(m.eventId);
+      if (!start) return [];
+      const { forkedFrom, ownerId } = start.startData;
+      const isFork = typeof forkedFrom === 'object' && forkedFrom !== null && !Array.isArray(forkedFrom);
+      // a fork's copies of its source's events were written in its start's transaction
+      if (isFork && start.startTransactionId === m.transactionId) return [];
+      if (typeof ownerId !== 'string') return [];
+      return [
+        {
+          message_id: m.messageId,
+          type: m.message.type,
+          payload: m.message,
+          event_id: m.eventId,
+          owner_id: ownerId,
+          occurred_at: m.occurredAt,
+        },
+      ];
+    });
+    if (rows.length === 0) return 0;
     const { rowCount } = await this.db.query(
       `INSERT INTO webhook_deliveries (endpoint_id, message_id, type, payload, event_id)
        SELECT ep.id, m.message_id, m.type, m.payload, m.event_id
          FROM jsonb_to_recordset($1::jsonb) AS m(message_id text, type text, payload jsonb, event_id uuid,
-                                                 stream_id text, transaction_id text, occurred_at timestamptz)
-         JOIN events ev ON ev.event_id = m.event_id
-         JOIN events s ON s.stream_id = m.stream_id AND s.version = 1
-         JOIN webhook_endpoints ep ON ep.owner_id = s.data->>'ownerId' AND m.type = ANY (ep.events)
+                                                 owner_id text, occurred_at timestamptz)
+         JOIN webhook_endpoints ep ON ep.owner_id = m.owner_id AND m.type = ANY (ep.events)
                                   AND ep.disabled_at IS NULL AND ep.created_at <= m.occurred_at
-        WHERE (jsonb_typeof(s.data->'forkedFrom') IS DISTINCT FROM 'object' OR s.transaction_id::text <> m.transaction_id)
        ON CONFLICT DO NOTHING`,
       [JSON.stringify(rows)],
     );
