@@ -6,9 +6,7 @@
  */
 import { Pool } from 'pg';
 import { loadErasureJournalTarget } from '@parley/config';
-import { BooksRepository } from '@parley/books';
 import { Erasures, openErasureJournal, ReplayedErasure } from '@parley/erasure';
-import { EventStore } from '@parley/event-store';
 import { EXIT } from './errors';
 
 export async function replayErasures(json: boolean): Promise<number> {
@@ -17,7 +15,7 @@ export async function replayErasures(json: boolean): Promise<number> {
   if (!journal) return EXIT.usage;
   const pool = new Pool({ connectionString: target.databaseUrl });
   try {
-    const erasures = new Erasures(new EventStore(pool), pool, new BooksRepository(pool), undefined, undefined, journal);
+    const erasures = Erasures.on(pool, { journal });
     const line = (r: ReplayedErasure) =>
       json
         ? JSON.stringify({

@@ -34,8 +34,7 @@ describe(ErasureJournal.name, () => {
   let dir: string;
   const cleanup: Array<() => Promise<unknown>> = [];
 
-  const erasuresOn = (pool: Pool, j: ErasureJournal | null = journal) =>
-    new Erasures(new EventStore(pool), pool, new BooksRepository(pool), undefined, undefined, j);
+  const erasuresOn = (pool: Pool, j: ErasureJournal | null = journal) => Erasures.on(pool, { journal: j });
 
   beforeAll(async () => {
     db = await createTestDatabase();

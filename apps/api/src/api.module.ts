@@ -3,6 +3,7 @@ import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { modelTableProvider } from '@parley/agent';
 import { ConfigModule } from '@parley/config';
 import { EventStoreModule } from '@parley/event-store';
+import { RepositoriesModule } from '../../shared/repositories.module';
 import { DatabaseModule, loggerModule, queueRootModule, RedisModule, TracingShutdown } from '@parley/platform';
 import { BooksHttpModule } from './books/books-http.module';
 import { ConversationsModule } from './conversations/conversations.module';
@@ -26,6 +27,7 @@ import { TenantModule } from './tenant/tenant.module';
     loggerModule('api'),
     DatabaseModule,
     EventStoreModule,
+    RepositoriesModule,
     RedisModule,
     queueRootModule(),
     MetricsModule,

@@ -1,3 +1,4 @@
+import { Inject, Injectable } from '@nestjs/common';
 import { Pool } from 'pg';
 
 /**
@@ -58,8 +59,9 @@ export interface LoggedEvent<D = Record<string, unknown>> {
  * Each question is named for its shape; the event types and data fields it is about are its
  * parameters (see `literal`), the values bound.
  */
+@Injectable()
 export class EventLogQueries {
-  constructor(private readonly db: Pick<Pool, 'query'>) {}
+  constructor(@Inject(Pool) private readonly db: Pick<Pool, 'query'>) {}
 
   /** The streams with an event of `type` whose data's `field` is `value`. */
   async streamsWith(type: string, field: string, value: string): Promise<string[]> {

@@ -1,3 +1,4 @@
+import { Inject, Injectable } from '@nestjs/common';
 import { Pool } from 'pg';
 import {
   conversationIdOf,
@@ -43,10 +44,11 @@ export const erasedStreamSql = (
  * models (which lag), asked through the event store's EventLogQueries with the conversation
  * events' types and fields.
  */
+@Injectable()
 export class ConversationLogQueries {
   private readonly log: EventLogQueries;
 
-  constructor(db: Pick<Pool, 'query'>) {
+  constructor(@Inject(Pool) db: Pick<Pool, 'query'>) {
     this.log = new EventLogQueries(db); // on the same pool or transaction
   }
 

@@ -1,3 +1,4 @@
+import { Inject, Injectable } from '@nestjs/common';
 import { Pool } from 'pg';
 import { EventLogQueries } from '@parley/event-store';
 import { bookReadyMessage, bookReadyMessageId, LoggedMessage, WebhookMessage } from './webhook-messages';
@@ -24,8 +25,9 @@ export interface InFlightCaps {
 const TAKE_LOCK = 0x77686474; // 'whdt'
 
 /** The outbox of deliveries (migration 027): written from the log, taken by senders, deleted once delivered. */
+@Injectable()
 export class WebhookOutbox {
-  constructor(private readonly db: Pick<Pool, 'query'>) {}
+  constructor(@Inject(Pool) private readonly db: Pick<Pool, 'query'>) {}
 
   /**
    * Writes a delivery of each message to every endpoint that asked for its kind, is enabled, and

@@ -31,8 +31,6 @@ const AFTER_RECORDED_MS = 30;
 export class WebhookDeliveries implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(WebhookDeliveries.name);
   private readonly runner: CheckpointedConsumerRunner;
-  private readonly outbox: WebhookOutbox;
-  private readonly sender: WebhookSender;
   private readonly wakeup = new Wakeup();
   private running = false;
   private loop?: Promise<void>;
@@ -42,9 +40,9 @@ export class WebhookDeliveries implements OnApplicationBootstrap, OnApplicationS
     notifier: AppendNotifier,
     @Inject(Pool) private readonly pool: Pool,
     @Inject(CONFIG) private readonly config: AppConfig,
+    private readonly outbox: WebhookOutbox,
+    private readonly sender: WebhookSender,
   ) {
-    this.outbox = new WebhookOutbox(pool);
-    this.sender = new WebhookSender(config.webhooks);
     const consumer = new WebhookDeliveriesConsumer(() => setTimeout(this.wakeup.poke, AFTER_RECORDED_MS));
     this.runner = new CheckpointedConsumerRunner(store, consumer, notifier, {
       pollMs: config.eventPollMs,
