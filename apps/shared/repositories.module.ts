@@ -1,6 +1,6 @@
 import { Global, Module, Provider } from '@nestjs/common';
 import { ErasureRepository } from '@parley/erasure';
-import { ConsumerStats, EventLogQueries } from '@parley/event-store';
+import { ConsumerStats, EventLogQueries, FoldSnapshots } from '@parley/event-store';
 import { ConversationLogQueries, TenantBudgets, TenantLedger, UsageLedger } from '@parley/read-models';
 import { WebhookEndpoints, WebhookOutbox } from '@parley/webhooks';
 
@@ -15,6 +15,7 @@ export const REPOSITORIES: Provider[] = [
   ConversationLogQueries,
   ErasureRepository,
   EventLogQueries,
+  FoldSnapshots,
   TenantBudgets,
   TenantLedger,
   UsageLedger,
