@@ -15,7 +15,9 @@ export async function recreateDatabase(url: string): Promise<void> {
   const c = new Client({ connectionString: admin.toString() });
   await c.connect();
   try {
-    await c.query(`DROP DATABASE IF EXISTS "${name.replace(/"/g, '""')}" WITH (FORCE)`);
+    // with the erasure journal beside it: a journal of an earlier run would be replayed into the new database
+    for (const db of [name, `${name}_erasure_journal`])
+      await c.query(`DROP DATABASE IF EXISTS "${db.replace(/"/g, '""')}" WITH (FORCE)`);
   } finally {
     await c.end();
   }

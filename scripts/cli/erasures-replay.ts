@@ -1,26 +1,21 @@
 /**
  * `erasures replay`: an admin tool on the database of DATABASE_URL and the erasure journal of
- * ERASURE_JOURNAL_URL (docs/operations.md, "Backups and restores"): after a restore, erases again
+ * ERASURE_JOURNAL_URL, else `<db>_erasure_journal` beside it (docs/operations.md, "Backups and restores"): after a restore, erases again
  * every erasure the journal holds that the database does not show completed, and prints each.
  * The Redis jobs of what it erases are left listed for a worker's erasure sweep.
  */
 import { Pool } from 'pg';
 import { loadErasureJournalTarget } from '@parley/config';
-import { BooksRepository } from '@parley/books';
-import { ErasureJournal, Erasures, ReplayedErasure } from '@parley/erasure';
-import { EventStore } from '@parley/event-store';
+import { Erasures, openErasureJournal, ReplayedErasure } from '@parley/erasure';
 import { EXIT } from './errors';
 
 export async function replayErasures(json: boolean): Promise<number> {
-  const { databaseUrl, journalUrl } = loadErasureJournalTarget();
-  if (!journalUrl) {
-    console.error('ERASURE_JOURNAL_URL is unset: there is no erasure journal to replay');
-    return EXIT.usage;
-  }
-  const pool = new Pool({ connectionString: databaseUrl });
-  const journal = ErasureJournal.connect(journalUrl);
+  const target = loadErasureJournalTarget();
+  const journal = await openErasureJournal(target, (message) => console.error(message));
+  if (!journal) return EXIT.usage;
+  const pool = new Pool({ connectionString: target.databaseUrl });
   try {
-    const erasures = new Erasures(new EventStore(pool), pool, new BooksRepository(pool), undefined, undefined, journal);
+    const erasures = Erasures.on(pool, { journal });
     const line = (r: ReplayedErasure) =>
       json
         ? JSON.stringify({

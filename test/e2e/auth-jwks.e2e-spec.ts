@@ -59,6 +59,27 @@ describe('identity provider tokens (e2e)', () => {
     expect(idp.fetches()).toBe(1); // the key set is cached
   });
 
+  it('checks /mcp tokens with the REST routes’ verifier: one key set, one cache', async () => {
+    const before = idp.fetches();
+    const initialize = await fetch(`${stack.base}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${await idp.sign(rsa, { sub: 'erin-idp' })}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'jwks', version: '1' } },
+      }),
+    });
+    expect(initialize.status).toBe(200);
+    // a verifier of its own would have fetched the key set again for its first token
+    expect(idp.fetches()).toBe(before);
+  });
+
   it('tells a client without a token where tokens come from, as MCP clients look it up (RFC 9728)', async () => {
     for (const path of ['/v1/conversations', '/mcp']) {
       const refused = await fetch(`${stack.base}${path}`, {

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import Redis from 'ioredis';
+import { Client as PgClient } from 'pg';
 import { EventStore } from '@parley/event-store';
 import { rebuildReadModels } from '@parley/read-models';
 import { expectOk } from '../support/api';
@@ -116,6 +117,23 @@ describe('erasure (e2e, real SDK against the fake Messages API)', () => {
         completed_at: expect.any(Date),
       },
     ]);
+    // and journaled, with no ERASURE_JOURNAL_URL set, in the database the stack made beside its own
+    const journal = new URL(s.stack.db.url);
+    journal.pathname = `${journal.pathname}_erasure_journal`;
+    const j = new PgClient({ connectionString: journal.toString() });
+    await j.connect();
+    try {
+      const { rows: entries } = await j.query(
+        'SELECT subject, requested_by FROM erasure_journal WHERE subject_id = $1',
+        [id],
+      );
+      expect(entries).toEqual([{ subject: 'conversation', requested_by: s.alice.userId }]);
+    } finally {
+      await j.end();
+    }
+    expect(s.stack.env.ERASURE_JOURNAL_URL).toBeUndefined();
+    for (const proc of [...s.stack.apis, ...s.stack.workers])
+      expect(proc.output()).not.toMatch(/erasure journal|ERASURE_JOURNAL_URL/i);
   });
 
   it('erases a book with every conversation that ever had it: as a second book, added later, removed again, or in a fork', async () => {

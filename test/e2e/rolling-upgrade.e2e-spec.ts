@@ -85,6 +85,7 @@ describe('a rolling upgrade from the previous release, under load (e2e)', () => 
     await Promise.all(procs.map((p) => p.kill('SIGKILL')));
     await fake?.close();
     if (dbName) await admin(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+    if (dbName) await admin(`DROP DATABASE IF EXISTS "${dbName}_erasure_journal" WITH (FORCE)`); // made by the new release
   });
 
   const startApi = async (root: string, name: string): Promise<Api> => {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ConversationEvent, conversationStreamId } from '@parley/conversation';
-import { AppendNotifier, EventStore, StoredEvent } from '@parley/event-store';
+import { AppendNotifier, EventStore, FoldSnapshots, StoredEvent } from '@parley/event-store';
 import { ApiConversationFolds } from '../../apps/api/src/conversations/api-conversation-folds';
 import { conversationRenamed, conversationStarted, userMessagePosted } from '../support/factories/events';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
@@ -17,7 +17,7 @@ describe(ApiConversationFolds.name, () => {
     db = await createTestDatabase();
     store = new EventStore(db.pool);
     notifier = new AppendNotifier(db.url);
-    folds = new ApiConversationFolds(store);
+    folds = new ApiConversationFolds(store, new FoldSnapshots(db.pool));
     notifier.on('append', folds.heard);
     await notifier.start(); // listening once it resolves: something listens for appends
   });
@@ -46,7 +46,7 @@ describe(ApiConversationFolds.name, () => {
     await store.append(streamId, [userMessagePosted({ content: 'Who is the Cheshire Cat?' })], { expectedVersion: 1 });
     await store.append(streamId, [conversationRenamed('one')], { expectedVersion: 2 });
     await waitFor('the renaming to be heard', async () => folds.kept(id)?.version === 3, 5_000);
-    expect(folds.kept(id)).toEqual(await new ApiConversationFolds(store).load(id));
+    expect(folds.kept(id)).toEqual(await new ApiConversationFolds(store, new FoldSnapshots(db.pool)).load(id));
     expect(folds.kept(id)?.state.title).toBe('one');
   });
 

@@ -31,7 +31,7 @@ describe('the book shelf (in process, real Postgres)', () => {
     shelf = new BookShelf(db.pool);
     ingest = new BookIngest(repo);
     store = new EventStore(db.pool);
-    erasures = new Erasures(store, db.pool, repo, undefined, undefined);
+    erasures = Erasures.on(db.pool);
   });
   afterAll(() => db.drop());
 

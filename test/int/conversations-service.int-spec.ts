@@ -4,7 +4,7 @@ import { modelTableOf } from '@parley/agent';
 import { BookQueries, BookShelf } from '@parley/books';
 import { AppConfig, loadConfig } from '@parley/config';
 import { ConversationEvent, conversationStreamId, DomainError } from '@parley/conversation';
-import { AppendNotifier, EventStore, StoredEvent, WrongExpectedVersionError } from '@parley/event-store';
+import { AppendNotifier, EventStore, FoldSnapshots, StoredEvent, WrongExpectedVersionError } from '@parley/event-store';
 import { ConversationLogQueries } from '@parley/read-models';
 import { ConversationEraser } from '@parley/erasure';
 import { ApiConversationFolds } from '../../apps/api/src/conversations/api-conversation-folds';
@@ -47,7 +47,7 @@ describe('conversation use cases (in process, real EventStore)', () => {
    * that counts nothing (test/int/rate-limits.int-spec.ts tests the limits).
    */
   const newReplica = () => {
-    const folds = new ApiConversationFolds(store, new AppendNotifier(db.url));
+    const folds = new ApiConversationFolds(store, new FoldSnapshots(db.pool), new AppendNotifier(db.url));
     const writes = new ConversationWrites(store, folds);
     const log = new ConversationLogQueries(db.pool);
     const books = new ReadableBooks(new BookQueries(new BookShelf(db.pool)));

@@ -4,9 +4,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Pool } from 'pg';
+import { Client, Pool } from 'pg';
 import { BooksRepository } from '@parley/books';
-import { ErasureJournal, Erasures } from '@parley/erasure';
+import { ErasureJournal, Erasures, journalDatabaseName, openErasureJournal } from '@parley/erasure';
 import { EventStore } from '@parley/event-store';
 import { conversationStarted, givenConversation, userMessagePosted } from '../support/factories/events';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
@@ -34,8 +34,7 @@ describe(ErasureJournal.name, () => {
   let dir: string;
   const cleanup: Array<() => Promise<unknown>> = [];
 
-  const erasuresOn = (pool: Pool, j: ErasureJournal | null = journal) =>
-    new Erasures(new EventStore(pool), pool, new BooksRepository(pool), undefined, undefined, j);
+  const erasuresOn = (pool: Pool, j: ErasureJournal | null = journal) => Erasures.on(pool, { journal: j });
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -177,6 +176,110 @@ describe(ErasureJournal.name, () => {
   });
 
   it('a replay without a journal is refused', async () => {
-    await expect(erasuresOn(db.pool, null).replayJournal()).rejects.toThrow('ERASURE_JOURNAL_URL is unset');
+    await expect(erasuresOn(db.pool, null).replayJournal()).rejects.toThrow(
+      'no erasure journal: set ERASURE_JOURNAL_URL',
+    );
   });
+});
+
+/**
+ * The journal without ERASURE_JOURNAL_URL: `<db>_erasure_journal` on DATABASE_URL's server, made
+ * by the first process to start, so a deployment journals from its first erasure.
+ */
+describe(openErasureJournal.name, () => {
+  let db: TestDatabase;
+  const opened: ErasureJournal[] = [];
+  const onServer = async (sql: string, params: unknown[] = []) => {
+    const c = new Client({ connectionString: db.url });
+    await c.connect();
+    try {
+      return (await c.query(sql, params)).rows;
+    } finally {
+      await c.end();
+    }
+  };
+  const exists = async (name: string) =>
+    (await onServer('SELECT 1 FROM pg_database WHERE datname = $1', [name])).length === 1;
+
+  beforeEach(async () => {
+    db = await createTestDatabase(); // its drop() drops the journal database beside it too
+  });
+  afterEach(async () => {
+    for (const j of opened.splice(0)) await j.end();
+    await db.drop();
+    expect(await existsAnywhere(journalDatabaseName(db.url))).toBe(false);
+  });
+
+  it('creates <db>_erasure_journal beside DATABASE_URL, once, though processes start together', async () => {
+    const warnings: string[] = [];
+    const name = journalDatabaseName(db.url);
+    expect(name).toBe(`${new URL(db.url).pathname.slice(1)}_erasure_journal`);
+    expect(await exists(name)).toBe(false);
+    const journals = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        openErasureJournal({ databaseUrl: db.url, journalUrl: null }, (m) => warnings.push(m)),
+      ),
+    );
+    opened.push(...journals.filter((j): j is ErasureJournal => j !== null));
+    expect(opened).toHaveLength(6);
+    expect(warnings).toEqual([]);
+    expect(await exists(name)).toBe(true);
+    // every one of them writes to it, and reads what the others wrote
+    await Promise.all(
+      opened.map((j, i) =>
+        j.append([{ id: randomUUID(), subject: 'conversation', subjectId: `c${i}`, requestedBy: 'r', at: new Date() }]),
+      ),
+    );
+    let read = 0;
+    for await (const page of opened[0].entries()) read += page.length;
+    expect(read).toBe(6);
+  });
+
+  it('ERASURE_JOURNAL_URL overrides it: nothing is created beside DATABASE_URL', async () => {
+    const elsewhere = await createTestDatabase({ empty: true });
+    try {
+      const j = await openErasureJournal({ databaseUrl: db.url, journalUrl: elsewhere.url }, () => undefined);
+      opened.push(j!);
+      await j!.append([{ id: randomUUID(), subject: 'book', subjectId: 'b', requestedBy: 'r', at: new Date() }]);
+      expect((await elsewhere.pool.query('SELECT count(*)::int AS n FROM erasure_journal')).rows[0].n).toBe(1);
+      expect(await exists(journalDatabaseName(db.url))).toBe(false);
+    } finally {
+      for (const j of opened.splice(0)) await j.end();
+      await elsewhere.drop();
+    }
+  });
+
+  it('says once what to set when its user may not create databases, and goes on unjournaled', async () => {
+    const role = `parley_nocreatedb_${randomUUID().slice(0, 8)}`;
+    await onServer(`CREATE ROLE "${role}" LOGIN NOCREATEDB`);
+    try {
+      const url = new URL(db.url);
+      url.username = role;
+      const warnings: string[] = [];
+      const journal = await openErasureJournal({ databaseUrl: url.toString(), journalUrl: null }, (m) =>
+        warnings.push(m),
+      );
+      expect(journal).toBeNull();
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toContain(`"${journalDatabaseName(db.url)}" cannot be created`);
+      expect(warnings[0]).toContain('permission denied');
+      expect(warnings[0]).toContain('set ERASURE_JOURNAL_URL');
+      expect(await exists(journalDatabaseName(db.url))).toBe(false);
+    } finally {
+      await onServer(`DROP ROLE IF EXISTS "${role}"`);
+    }
+  });
+
+  /** Whether any database of the server has that name (after db is dropped: asked through the template's server). */
+  async function existsAnywhere(name: string): Promise<boolean> {
+    const admin = new URL(process.env.PARLEY_TEST_TEMPLATE_URL!);
+    admin.pathname = '/postgres';
+    const c = new Client({ connectionString: admin.toString() });
+    await c.connect();
+    try {
+      return (await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount === 1;
+    } finally {
+      await c.end();
+    }
+  }
 });

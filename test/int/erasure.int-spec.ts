@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import Redis from 'ioredis';
 import { AGENT_TURNS_QUEUE, runTurnJobId } from '@parley/agent';
-import { BOOK_INGEST_QUEUE, BooksRepository } from '@parley/books';
+import { BOOK_INGEST_QUEUE } from '@parley/books';
 import { ConversationEvent, conversationStreamId, forkEvents } from '@parley/conversation';
 import { Erasures } from '@parley/erasure';
 import {
@@ -42,7 +42,7 @@ describe('erasure (in process, real Postgres and Redis)', () => {
     redis = new Redis(redisUrl(), { maxRetriesPerRequest: null });
     queues = [AGENT_TURNS_QUEUE, BOOK_INGEST_QUEUE].map((name) => new Queue(name, { connection: redis, prefix }));
     const [turns, ingest] = queues;
-    sut = new Erasures(store, db.pool, new BooksRepository(db.pool), turns, ingest);
+    sut = Erasures.on(db.pool, { turns, ingest });
   });
   afterAll(async () => {
     await Promise.all(queues.map((q) => q.obliterate({ force: true }).then(() => q.close())));

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Queue } from 'bullmq';
 import type { Pool } from 'pg';
 import { register, Registry } from 'prom-client';
+import { ConsumerStats } from '@parley/event-store';
 import { MetricsService } from '../../apps/api/src/metrics/metrics.service';
 import { WorkerMetrics } from '../../apps/worker/src/metrics/worker-metrics';
 
@@ -32,7 +33,7 @@ function metricNames(expr: string): string[] {
 
 /** What the API and a worker register, as Prometheus sees the series (histograms with their suffixes). */
 function registeredSeries(): Set<string> {
-  new MetricsService({} as Queue, {} as Pool); // its collectors run at scrape time only
+  new MetricsService({} as Queue, new ConsumerStats({} as Pool)); // its collectors run at scrape time only
   const metrics = [...register.getMetricsAsArray(), ...new WorkerMetrics(new Registry()).registry.getMetricsAsArray()];
   return new Set(
     metrics.flatMap((m) => {

@@ -1,6 +1,7 @@
 import { Queue } from 'bullmq';
 import { Pool } from 'pg';
 import { Gauge, register } from 'prom-client';
+import { ConsumerStats } from '@parley/event-store';
 import { AGENT_TURNS_QUEUE } from '@parley/agent';
 import { MetricsService } from '../../apps/api/src/metrics/metrics.service';
 import { createTestDatabase, redisUrl, TestDatabase } from '../support/test-database';
@@ -25,7 +26,7 @@ describe(MetricsService.name, () => {
             }
           : Reflect.get(pool, key),
     });
-    new MetricsService(queue, recording);
+    new MetricsService(queue, new ConsumerStats(recording));
   });
   afterAll(async () => {
     await queue.close();

@@ -29,7 +29,7 @@ describe('passages by reference (in process, real Postgres)', () => {
     store = new EventStore(db.pool);
     const repo = new BooksRepository(db.pool);
     ingest = new BookIngest(repo);
-    erasures = new Erasures(store, db.pool, repo, undefined, undefined);
+    erasures = Erasures.on(db.pool);
   });
   afterAll(() => db.drop());
 

@@ -1,10 +1,11 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { CheckpointedConsumerRunner, EventStore, inTransaction, reached } from '@parley/event-store';
 import {
   DueDelivery,
   InFlightCaps,
   WebhookDeliveriesConsumer,
   WebhookEndpoints,
+  WebhookKind,
   WebhookOutbox,
   WEBHOOKS_CONSUMER,
 } from '@parley/webhooks';
@@ -33,7 +34,7 @@ describe(WebhookOutbox.name, () => {
   });
   afterAll(() => db.drop());
 
-  const endpointFor = async (ownerId: string, events = ['turn.ended' as const]) =>
+  const endpointFor = async (ownerId: string, events: WebhookKind[] = ['turn.ended']) =>
     (await new WebhookEndpoints(db.pool).create(
       ownerId,
       { url: 'https://hooks.example.com/', events, secret: 'whsec_x' },
@@ -204,5 +205,146 @@ describe(WebhookOutbox.name, () => {
     ]);
     // the slot is free again, and the delivery due again (older ones go first)
     expect(inFlight(await take(1000, 60_000, caps), slowEndpoints)).toHaveLength(1);
+  });
+
+  describe('book.ready', () => {
+    /** A book of the owner's, stored ingesting and then made ready, as BooksRepository does it. */
+    const bookMadeReady = async (ownerId: string, title = 'The Keeper') => {
+      const { rows } = await db.pool.query<{ id: string }>(
+        `INSERT INTO books (owner_id, title, format, chapters, chunk_count, avg_chunk_bytes, size_bytes, status)
+         VALUES ($1, $2, 'text', '[]', 0, 0, 10, 'ingesting') RETURNING id`,
+        [ownerId, title],
+      );
+      await db.pool.query(`UPDATE books SET status = 'ready' WHERE id = $1`, [rows[0].id]);
+      return rows[0].id;
+    };
+    const relay = () => inTransaction(db.pool, (tx) => new WebhookOutbox(tx).relayReadyBooks(100));
+    const notes = async (bookId: string) =>
+      (await db.pool.query('SELECT ready_at FROM webhook_books_ready WHERE book_id = $1', [bookId])).rows;
+    /** The message migration 027's trigger built in SQL, for a book made ready at `readyAt`. */
+    const asTheTriggerBuiltIt = async (bookId: string, title: string, readyAt: Date) =>
+      (
+        await db.pool.query<{ message_id: string; payload: string }>(
+          `SELECT 'msg_' || md5('book.ready/' || $1::uuid::text)::uuid::text AS message_id,
+                  jsonb_build_object(
+                    'type', 'book.ready',
+                    'timestamp', to_char($2::timestamptz AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                    'data', jsonb_build_object('bookId', $1::uuid, 'title', $3::text))::text AS payload`,
+          [bookId, readyAt, title],
+        )
+      ).rows[0];
+
+    it("is built in TypeScript exactly as migration 027's trigger built it: the same id, the same bytes", async () => {
+      const owner = `reader-${randomUUID()}`;
+      const endpoint = await endpointFor(owner, ['book.ready']);
+      const title = 'Lamp "keeper" — ünïcode ✓';
+      const bookId = await bookMadeReady(owner, title);
+      // the statement that made it ready left a note, no delivery
+      const [note] = await notes(bookId);
+      expect(note.ready_at).toBeInstanceOf(Date);
+      expect(await deliveriesOf(endpoint.id)).toEqual([]);
+
+      expect(await relay()).toBe(1);
+      const { rows } = await db.pool.query<{ message_id: string; type: string; payload: string; book_id: string }>(
+        'SELECT message_id, type, payload::text AS payload, book_id FROM webhook_deliveries WHERE endpoint_id = $1',
+        [endpoint.id],
+      );
+      expect(await notes(bookId)).toEqual([]); // the note went with its deliveries
+      const old = await asTheTriggerBuiltIt(bookId, title, note.ready_at);
+      expect(rows).toEqual([{ message_id: old.message_id, type: 'book.ready', payload: old.payload, book_id: bookId }]);
+      expect(JSON.parse(rows[0].payload)).toEqual({
+        type: 'book.ready',
+        timestamp: note.ready_at.toISOString(),
+        data: { bookId, title },
+      });
+      // and what a sender takes and signs is that message
+      const [taken] = (await take(100, 60_000)).filter((d) => d.endpointId === endpoint.id);
+      expect(taken).toMatchObject({ endpointId: endpoint.id, messageId: old.message_id });
+      expect(JSON.stringify(taken.payload)).toBe(JSON.stringify(JSON.parse(old.payload)));
+      await new WebhookOutbox(db.pool).delivered(taken.id);
+      expect(await relay()).toBe(0); // told once
+    });
+
+    it('cuts the time to the millisecond as to_char did, whatever its microseconds', async () => {
+      const owner = `reader-${randomUUID()}`;
+      await endpointFor(owner, ['book.ready']);
+      const bookId = await bookMadeReady(owner);
+      for (const at of [
+        '2026-03-01 12:00:00.999999+00',
+        '2026-03-01 12:00:00.123000+00',
+        '2026-03-01 12:00:00.0005+00',
+      ]) {
+        await db.pool.query('DELETE FROM webhook_deliveries WHERE book_id = $1', [bookId]);
+        await db.pool.query(
+          'INSERT INTO webhook_books_ready (book_id, ready_at) VALUES ($1, $2) ON CONFLICT (book_id) DO UPDATE SET ready_at = $2',
+          [bookId, at],
+        );
+        await db.pool.query('UPDATE webhook_endpoints SET created_at = $2 WHERE owner_id = $1', [owner, '2026-01-01']);
+        expect(await relay()).toBe(1);
+        const { rows } = await db.pool.query<{ payload: string }>(
+          'SELECT payload::text AS payload FROM webhook_deliveries WHERE book_id = $1',
+          [bookId],
+        );
+        const old = (
+          await db.pool.query<{ payload: string }>(
+            `SELECT jsonb_build_object('type', 'book.ready',
+                      'timestamp', to_char($1::timestamptz AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                      'data', jsonb_build_object('bookId', $2::uuid, 'title', 'The Keeper'))::text AS payload`,
+            [at, bookId],
+          )
+        ).rows[0];
+        expect([at, rows[0].payload]).toEqual([at, old.payload]);
+      }
+    });
+
+    it('notes nothing for a reader without a book.ready endpoint, and tells no endpoint registered after', async () => {
+      const quiet = `reader-${randomUUID()}`;
+      await endpointFor(quiet, ['turn.ended']);
+      expect(await notes(await bookMadeReady(quiet))).toEqual([]);
+
+      const owner = `reader-${randomUUID()}`;
+      const before = await endpointFor(owner, ['book.ready']);
+      const bookId = await bookMadeReady(owner);
+      const after = await endpointFor(owner, ['book.ready']);
+      expect(await relay()).toBe(1);
+      expect((await deliveriesOf(before.id)).map((d) => d.payload.data)).toEqual([{ bookId, title: 'The Keeper' }]);
+      expect(await deliveriesOf(after.id)).toEqual([]);
+    });
+
+    it('still sends a delivery that the trigger of the release before queued, as it queued it', async () => {
+      const owner = `reader-${randomUUID()}`;
+      const endpoint = await endpointFor(owner, ['book.ready']);
+      const { rows } = await db.pool.query<{ id: string }>(
+        `INSERT INTO books (owner_id, title, format, chapters, chunk_count, avg_chunk_bytes, size_bytes, status)
+         VALUES ($1, 'Queued before', 'text', '[]', 0, 0, 10, 'ready') RETURNING id`,
+        [owner],
+      );
+      const bookId = rows[0].id;
+      await db.pool.query('DELETE FROM webhook_books_ready WHERE book_id = $1', [bookId]); // not the new trigger's
+      // the row migration 027's function wrote, payload and all
+      await db.pool.query(
+        `INSERT INTO webhook_deliveries (endpoint_id, message_id, type, payload, book_id)
+         SELECT $1, 'msg_' || md5('book.ready/' || $2::text)::uuid::text, 'book.ready',
+                jsonb_build_object('type', 'book.ready',
+                  'timestamp', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                  'data', jsonb_build_object('bookId', $2::uuid, 'title', 'Queued before')),
+                $2::uuid`,
+        [endpoint.id, bookId],
+      );
+      const taken = (await take(100, 60_000)).filter((d) => d.endpointId === endpoint.id);
+      expect(taken).toEqual([
+        expect.objectContaining({
+          messageId: `msg_${createHash('md5')
+            .update(`book.ready/${bookId}`)
+            .digest('hex')
+            .replace(/^(.{8})(.{4})(.{4})(.{4})/, '$1-$2-$3-$4-')}`,
+          payload: {
+            type: 'book.ready',
+            timestamp: expect.stringMatching(/Z$/),
+            data: { bookId, title: 'Queued before' },
+          },
+        }),
+      ]);
+    });
   });
 });

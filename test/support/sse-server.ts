@@ -9,6 +9,7 @@ import { LiveDeltas } from '@parley/agent';
 import { AppendNotifier, EventStore, StreamWatcher } from '@parley/event-store';
 import { ReadReplica } from '@parley/platform';
 import { EventStreamService } from '../../apps/api/src/conversations/event-stream.service';
+import { StreamReads } from '../../apps/api/src/conversations/stream-reads';
 import type { MetricsService } from '../../apps/api/src/metrics/metrics.service';
 
 export interface SseServerOptions {
@@ -30,7 +31,7 @@ export async function startSseServer(o: SseServerOptions) {
   const deltas = { subscribe: () => () => undefined } as unknown as LiveDeltas; // no Redis here: deltas are not what is tested
   const metrics = { sseConnections: { inc: () => undefined, dec: () => undefined } } as unknown as MetricsService;
   const reads = o.reads ?? new ReadReplica(o.store.pool);
-  const service = new EventStreamService(o.store, reads, watcher, deltas, config, metrics);
+  const service = new EventStreamService(new StreamReads(o.store, reads), watcher, deltas, config, metrics);
   const server = http.createServer((req, res) => {
     const url = new URL(req.url!, 'http://x');
     const after = Number(url.searchParams.get('after') ?? 0);

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Client, Pool } from 'pg';
+import { JOURNAL_DATABASE_SUFFIX } from '../../libs/erasure/src/journal-database';
 
 /** A private database for one test file, cloned from the migrated template of this run. */
 export interface TestDatabase {
@@ -49,7 +50,9 @@ export async function createTestDatabase({ empty = false }: { empty?: boolean } 
       await Promise.race([pool.end().catch(() => undefined), new Promise((r) => setTimeout(r, 2_000).unref())]);
       const d = new Client({ connectionString: admin.toString() });
       await d.connect();
-      await d.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => undefined);
+      // and the erasure journal its API and workers made beside it (libs/erasure, journal-database.ts)
+      for (const db of [name, `${name}${JOURNAL_DATABASE_SUFFIX}`])
+        await d.query(`DROP DATABASE IF EXISTS "${db}" WITH (FORCE)`).catch(() => undefined);
       await d.end();
     },
   };

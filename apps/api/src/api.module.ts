@@ -3,11 +3,13 @@ import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { ModelTableModule } from '@parley/agent';
 import { ConfigModule } from '@parley/config';
 import { EventStoreModule } from '@parley/event-store';
+import { RepositoriesModule } from '../../shared/repositories.module';
 import { DatabaseModule, loggerModule, queueRootModule, RedisModule, TracingShutdown } from '@parley/platform';
 import { BooksHttpModule } from './books/books-http.module';
 import { ConversationsModule } from './conversations/conversations.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { AuthGuard } from './auth/auth.guard';
+import { tokenVerifierProvider } from './auth/token-verifier';
 import { HealthController } from './health/health.controller';
 import { ProtectedResourceController } from './auth/protected-resource.controller';
 import { HttpExceptionFilter } from './http/http-exception.filter';
@@ -27,6 +29,7 @@ import { TenantModule } from './tenant/tenant.module';
     loggerModule('api'),
     DatabaseModule,
     EventStoreModule,
+    RepositoriesModule,
     RedisModule,
     queueRootModule(),
     MetricsModule,
@@ -41,6 +44,8 @@ import { TenantModule } from './tenant/tenant.module';
   controllers: [HealthController, ProblemsController, ProtectedResourceController],
   providers: [
     TracingShutdown,
+    // one verifier, one cache: the guard, the check before the body, /mcp and the queue board
+    tokenVerifierProvider,
     { provide: APP_GUARD, useClass: AuthGuard },
     { provide: APP_FILTER, useClass: HttpExceptionFilter },
   ],

@@ -2,7 +2,9 @@ import { Module } from '@nestjs/common';
 import { BullModule } from '@nestjs/bullmq';
 import { AGENT_TURNS_QUEUE, LiveDeltas, ModelTableModule, ToolRegistry } from '@parley/agent';
 import { BOOK_INGEST_QUEUE, BooksModule, ListChaptersTool, ReadPassageTool, SearchBookTool } from '@parley/books';
-import { ConfigModule } from '@parley/config';
+import { AppConfig, CONFIG, ConfigModule } from '@parley/config';
+import { WebhookSender } from '@parley/webhooks';
+import { RepositoriesModule } from '../../shared/repositories.module';
 import { EventStoreModule } from '@parley/event-store';
 import { DatabaseModule, loggerModule, queueRootModule, RedisModule, TracingShutdown } from '@parley/platform';
 import { ReadModelsModule } from '@parley/read-models';
@@ -40,6 +42,7 @@ BullModule.workerClass = TakingWorker;
     loggerModule('worker'),
     DatabaseModule,
     EventStoreModule,
+    RepositoriesModule,
     RedisModule,
     queueRootModule(),
     BullModule.registerQueue({ name: AGENT_TURNS_QUEUE }, { name: BOOK_INGEST_QUEUE }),
@@ -73,6 +76,7 @@ BullModule.workerClass = TakingWorker;
     BookIngestSweeper,
     ErasureSweeper,
     WebhookDeliveries,
+    { provide: WebhookSender, inject: [CONFIG], useFactory: (c: AppConfig) => new WebhookSender(c.webhooks) },
   ],
 })
 export class WorkerModule {}

@@ -68,7 +68,7 @@ export function loadDatabaseUrl(source: NodeJS.ProcessEnv = process.env): string
   return parseEnv(source).DATABASE_URL;
 }
 
-/** DATABASE_URL and ERASURE_JOURNAL_URL (null: unset), for the CLI's `erasures replay`. */
+/** DATABASE_URL and ERASURE_JOURNAL_URL (null: unset, the journal is beside DATABASE_URL), for the CLI's `erasures replay`. */
 export function loadErasureJournalTarget(source: NodeJS.ProcessEnv = process.env): {
   databaseUrl: string;
   journalUrl: string | null;

@@ -1,3 +1,4 @@
+import { Injectable } from '@nestjs/common';
 import { AGENT_TURNS_QUEUE, legacyRunTurnJobId, runTurnJobId } from '@parley/agent';
 import {
   Appended,
@@ -45,6 +46,7 @@ interface ErasedStream extends Appended {
  * conversation's spending to the usage ledger, drops its read-model rows and names the Redis jobs
  * that held its data for removal. A turn appended meanwhile makes it decide again on what is there.
  */
+@Injectable()
 export class ConversationEraser {
   private readonly folds: ConversationFoldSource<FoldedForCommands>;
 

@@ -26,21 +26,26 @@ const SCHEMA = `
 
 /**
  * The erasure journal (docs/erasure.md, "Backups and restores"): every completed erasure, by id,
- * in a Postgres database of its own (ERASURE_JOURNAL_URL) that backups of the main database do
- * not hold, so that restoring one of them does not roll it back; the worker and `erasures replay`
+ * in a Postgres database of its own (ERASURE_JOURNAL_URL, else `<db>_erasure_journal` beside
+ * DATABASE_URL) that backups of the main database do not hold, so that restoring one of them does
+ * not roll it back; the worker and `erasures replay`
  * erase again what the restored database does not show erased. Every API and worker process
  * appends to it; an entry is written once (its id), so appending twice is harmless.
  */
 export class ErasureJournal {
   private ready?: Promise<void>;
 
-  constructor(private readonly pool: Pool) {}
+  /** `prepare`: what must be done before the journal's database is first used (create it, when it is ours to make). */
+  constructor(
+    private readonly pool: Pool,
+    private readonly prepare: () => Promise<unknown> = async () => undefined,
+  ) {}
 
   /** A journal on its own pool; end() closes it. */
-  static connect(url: string): ErasureJournal {
+  static connect(url: string, prepare?: () => Promise<unknown>): ErasureJournal {
     const pool = new Pool({ connectionString: url, max: 4, application_name: 'parley-erasure-journal' });
     pool.on('error', () => undefined); // an idle client's connection dropped: the pool replaces it
-    return new ErasureJournal(pool);
+    return new ErasureJournal(pool, prepare);
   }
 
   async append(entries: JournalEntry[]): Promise<void> {
@@ -104,6 +109,7 @@ export class ErasureJournal {
   }
 
   private async createSchema(): Promise<void> {
+    await this.prepare();
     const c = await this.pool.connect();
     try {
       await c.query('BEGIN');

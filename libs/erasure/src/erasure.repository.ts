@@ -1,3 +1,4 @@
+import { Inject, Injectable } from '@nestjs/common';
 import { Pool } from 'pg';
 import { randomUUID } from 'node:crypto';
 import { ErasureSubject } from '@parley/conversation';
@@ -11,8 +12,9 @@ export interface JobRef {
 }
 
 /** The erasure's own SQL: its audit, the read-model rows it drops, and the Redis jobs still to remove. */
+@Injectable()
 export class ErasureRepository {
-  constructor(private readonly pool: Pick<Pool, 'query'>) {}
+  constructor(@Inject(Pool) private readonly pool: Pick<Pool, 'query'>) {}
 
   /** Opens the audit record of a request; its id goes into the tombstones it leaves. */
   async begin(subject: ErasureSubject, subjectId: string, requestedBy: string | null): Promise<string> {

@@ -52,30 +52,27 @@ export interface JournalReplay {
 @Injectable()
 export class Erasures {
   private readonly logger = new Logger(Erasures.name);
-  private readonly repo: ErasureRepository;
-  private readonly ledger: UsageLedger;
-  private readonly eraser: ConversationEraser;
   private readonly jobs: ErasedJobs;
-  private readonly log: ConversationLogQueries;
-  private readonly shelf: BookShelf;
   private readonly withdrawal: CatalogueWithdrawal;
 
   constructor(
     private readonly store: EventStore,
     @Inject(Pool) private readonly pool: Pool,
     private readonly books: BooksRepository,
+    private readonly shelf: BookShelf,
+    private readonly repo: ErasureRepository,
+    private readonly ledger: UsageLedger,
+    private readonly log: ConversationLogQueries,
+    private readonly eraser: ConversationEraser,
+    private readonly endpoints: WebhookEndpoints,
+    private readonly budgets: TenantBudgets,
     // none: the Redis jobs of what is erased are left listed for a worker's sweep (the CLI)
     @InjectQueue(AGENT_TURNS_QUEUE) turns: Queue | undefined,
     @InjectQueue(BOOK_INGEST_QUEUE) ingest: Queue | undefined,
-    // none: erasures are not journaled, and a restored backup brings back what was erased after it
+    // none: erasures are not journaled (no journal database could be made), and a restored backup brings back what was erased after it
     @Optional() @Inject(ErasureJournal) private readonly journal: ErasureJournal | null = null,
   ) {
-    this.repo = new ErasureRepository(pool);
-    this.ledger = new UsageLedger(pool);
-    this.log = new ConversationLogQueries(pool);
-    this.shelf = new BookShelf(pool);
-    this.eraser = new ConversationEraser(store);
-    this.withdrawal = new CatalogueWithdrawal(store, this.shelf);
+    this.withdrawal = new CatalogueWithdrawal(store, shelf); // its collaborators are per transaction
     this.jobs = new ErasedJobs(
       this.repo,
       new Map(
@@ -84,6 +81,29 @@ export class Erasures {
           [BOOK_INGEST_QUEUE, ingest],
         ].filter((q): q is [string, Queue] => q[1] !== undefined),
       ),
+    );
+  }
+
+  /** Erasures outside Nest (the CLI, tests), with their repositories on `pool`. */
+  static on(
+    pool: Pool,
+    { turns, ingest, journal = null }: { turns?: Queue; ingest?: Queue; journal?: ErasureJournal | null } = {},
+  ): Erasures {
+    const store = new EventStore(pool);
+    return new Erasures(
+      store,
+      pool,
+      new BooksRepository(pool),
+      new BookShelf(pool),
+      new ErasureRepository(pool),
+      new UsageLedger(pool),
+      new ConversationLogQueries(pool),
+      new ConversationEraser(store),
+      new WebhookEndpoints(pool),
+      new TenantBudgets(pool),
+      turns,
+      ingest,
+      journal,
     );
   }
 
@@ -148,9 +168,9 @@ export class Erasures {
     let books = 0;
     for (const bookId of await this.shelf.privateBookIds(userId)) if (await this.eraseBook(userId, bookId)) books++;
     await this.shelf.forgetPublisher(userId);
-    await new WebhookEndpoints(this.pool).deleteOwnedBy(userId); // their URLs, secrets and pending deliveries
+    await this.endpoints.deleteOwnedBy(userId); // their URLs, secrets and pending deliveries
     await this.ledger.forgetReader(userId);
-    await new TenantBudgets(this.pool).eraseReader(userId); // their tenant and the budget its admin set them
+    await this.budgets.eraseReader(userId); // their tenant and the budget its admin set them
     await this.complete(erasureId, conversations);
     return { conversations, books };
   }
@@ -188,7 +208,7 @@ export class Erasures {
     return { erased, lateForks, jobsLeft, lateSnapshots, journaled, withdrawn };
   }
 
-  /** Whether erasures are journaled (ERASURE_JOURNAL_URL is set). */
+  /** Whether erasures are journaled (ERASURE_JOURNAL_URL's database, or the one beside DATABASE_URL). */
   get journaling(): boolean {
     return this.journal !== null;
   }
@@ -200,7 +220,8 @@ export class Erasures {
    * second pass finds nothing to do.
    */
   async replayJournal(onReplayed?: (replayed: ReplayedErasure) => void): Promise<JournalReplay> {
-    if (!this.journal) throw new Error('no erasure journal: ERASURE_JOURNAL_URL is unset');
+    if (!this.journal)
+      throw new Error('no erasure journal: set ERASURE_JOURNAL_URL, or let DATABASE_URL create its own');
     let entries = 0;
     const replayed: ReplayedErasure[] = [];
     for await (const page of this.journal.entries()) {

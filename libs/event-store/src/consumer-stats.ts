@@ -1,8 +1,10 @@
+import { Inject, Injectable } from '@nestjs/common';
 import { Pool } from 'pg';
 
 /** Where the log's consumers stand, for metrics: read from their checkpoint and dead-letter tables. */
+@Injectable()
 export class ConsumerStats {
-  constructor(private readonly pool: Pick<Pool, 'query'>) {}
+  constructor(@Inject(Pool) private readonly pool: Pick<Pool, 'query'>) {}
 
   /**
    * Log positions between the head and each consumer's checkpoint. Two index lookups, not a count

@@ -22,8 +22,14 @@ export interface EventRow {
  */
 export const EVENT_COLUMNS =
   'position, event_id, stream_id, version, type, ' +
-  "CASE WHEN type IN ('ToolResultRecorded', 'AssistantReplied') THEN parley_event_data(type, data) ELSE data END AS data, " +
+  `${eventDataSql()} AS data, ` +
   'metadata, transaction_id::text AS transaction_id_text, occurred_at';
+
+/** An event's data as readers see it, in SQL (`alias`: the events table's, if the query names one). */
+export function eventDataSql(alias?: string): string {
+  const [type, data] = alias ? [`${alias}.type`, `${alias}.data`] : ['type', 'data'];
+  return `CASE WHEN ${type} IN ('ToolResultRecorded', 'AssistantReplied') THEN parley_event_data(${type}, ${data}) ELSE ${data} END`;
+}
 
 /**
  * A row as an event of contract E: the one place the log's untyped rows become a contract's

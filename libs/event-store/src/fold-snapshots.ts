@@ -1,3 +1,4 @@
+import { Inject, Injectable } from '@nestjs/common';
 import { Pool } from 'pg';
 
 /** A fold's state at a version of its stream, as `encodeState` wrote it. */
@@ -7,8 +8,9 @@ export interface FoldSnapshot {
 }
 
 /** The `fold_snapshots` table: the latest snapshot of each stream per fold. */
+@Injectable()
 export class FoldSnapshots {
-  constructor(private readonly pool: Pick<Pool, 'query'>) {}
+  constructor(@Inject(Pool) private readonly pool: Pick<Pool, 'query'>) {}
 
   async latest(streamId: string, fold: string): Promise<FoldSnapshot | undefined> {
     const { rows } = await this.pool.query<{ version: number; state_json: string }>({

@@ -11,6 +11,7 @@ export * from './wakeup';
 export * from './transaction';
 export * from './transient-errors';
 export * from './consumer-stats';
+export * from './event-log.queries';
 export * from './stream-fold-cache';
 export * from './fold-snapshots';
 export * from './state-codec';

@@ -1,7 +1,5 @@
 import { Module } from '@nestjs/common';
-import { Pool } from 'pg';
 import { ReadReplica } from '@parley/platform';
-import { ConversationLogQueries } from './conversation-log.queries';
 import { ReadModelQueries } from './read-model.queries';
 
 /** The query objects over the read models and the log, built once on the process's pools and injected. */
@@ -13,8 +11,8 @@ import { ReadModelQueries } from './read-model.queries';
       inject: [ReadReplica],
       useFactory: (reads: ReadReplica) => new ReadModelQueries(() => reads.currentPool()),
     },
-    { provide: ConversationLogQueries, inject: [Pool], useFactory: (pool: Pool) => new ConversationLogQueries(pool) },
   ],
-  exports: [ReadModelQueries, ConversationLogQueries],
+  // ConversationLogQueries, on the primary's pool, is one of the apps' shared repositories (RepositoriesModule)
+  exports: [ReadModelQueries],
 })
 export class ReadModelsModule {}

@@ -1,3 +1,4 @@
+import { Inject, Injectable } from '@nestjs/common';
 import { Pool } from 'pg';
 
 /** The limits a tenant admin set over one reader: their tenant (none: not in one), its cap and the reader's own. */
@@ -12,8 +13,9 @@ export interface AdminLimits {
  * tenant_budgets, reader_budgets). A reader's tenant is the one their token named last; a
  * reader's budget holds only while they are in the tenant whose admin set it.
  */
+@Injectable()
 export class TenantBudgets {
-  constructor(private readonly db: Pick<Pool, 'query'>) {}
+  constructor(@Inject(Pool) private readonly db: Pick<Pool, 'query'>) {}
 
   /** Notes the tenant a reader's token names (the API calls it on their authenticated requests). */
   async noteReader(userId: string, tenant: string): Promise<void> {

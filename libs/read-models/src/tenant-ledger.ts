@@ -1,3 +1,4 @@
+import { Inject, Injectable } from '@nestjs/common';
 import { Pool } from 'pg';
 import { UsageByModel, usageByModelOf, usageSql } from './read-model.queries';
 
@@ -30,8 +31,9 @@ export interface TenantUsageRow {
 }
 
 /** The tenant's usage, read from the same ledger and by the same rule as each reader's (usageSql). */
+@Injectable()
 export class TenantLedger {
-  constructor(private readonly db: Pick<Pool, 'query'>) {}
+  constructor(@Inject(Pool) private readonly db: Pick<Pool, 'query'>) {}
 
   async usage(tenant: string, range: { from?: Date; to?: Date }, grouping: TenantGrouping): Promise<TenantUsageRow[]> {
     const { rows } = await this.db.query(usageSql(tenantLinesSql(grouping)), [

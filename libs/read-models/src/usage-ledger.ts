@@ -1,3 +1,4 @@
+import { Inject, Injectable } from '@nestjs/common';
 import { Pool } from 'pg';
 import { ConversationEvent, conversationIdOf, Usage } from '@parley/conversation';
 import { StoredEvent } from '@parley/event-store';
@@ -120,8 +121,9 @@ export function ledgerRowsOf(events: StoredEvent<ConversationEvent>[]): UsageRow
 }
 
 /** The ledger's writes outside the projection: lines an erasure saves, and readers forgotten. */
+@Injectable()
 export class UsageLedger {
-  constructor(private readonly db: Pick<Pool, 'query'>) {}
+  constructor(@Inject(Pool) private readonly db: Pick<Pool, 'query'>) {}
 
   /**
    * Records lines not recorded yet (by event): the projection may have written some. A line of a

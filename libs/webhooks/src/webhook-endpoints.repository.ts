@@ -1,3 +1,4 @@
+import { Inject, Injectable } from '@nestjs/common';
 import { Pool } from 'pg';
 import { inTransaction } from '@parley/event-store';
 import { WebhookKind } from './webhook-messages';
@@ -42,8 +43,9 @@ const COLUMNS = `e.id, e.url, e.events, e.created_at, e.disabled_at, e.disabled_
   (SELECT count(*)::int FROM webhook_deliveries d WHERE d.endpoint_id = e.id) AS pending`;
 
 /** Readers' webhook endpoints (docs/webhooks.md). */
+@Injectable()
 export class WebhookEndpoints {
-  constructor(private readonly db: Pool) {}
+  constructor(@Inject(Pool) private readonly db: Pool) {}
 
   /**
    * Registers an endpoint unless the owner has `max` already; null when they have. The owner's

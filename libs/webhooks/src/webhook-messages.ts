@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { ConversationEvent, conversationIdOf, isConversationEvent } from '@parley/conversation';
 import { StoredEvent } from '@parley/event-store';
 
@@ -77,4 +78,30 @@ function toldAs(e: StoredEvent<ConversationEvent>, conversationId: string): Omit
     default:
       return null;
   }
+}
+
+/** A book made ready, as its note (migration 034) and the books table tell it. */
+export interface ReadyBook {
+  bookId: string;
+  title: string;
+  /** when the statement that made it ready ran */
+  readyAt: Date;
+}
+
+/**
+ * The webhook-id of a book's book.ready: the md5 of `book.ready/<id>` written as a uuid, the same
+ * at every try and endpoint, and the id migration 027's trigger gave it.
+ */
+export function bookReadyMessageId(bookId: string): string {
+  const hex = createHash('md5').update(`book.ready/${bookId}`).digest('hex');
+  return `msg_${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** The message a book made ready is told as: its id and title, at the time it became ready (milliseconds, UTC). */
+export function bookReadyMessage(book: ReadyBook): WebhookMessage {
+  return {
+    type: 'book.ready',
+    timestamp: book.readyAt.toISOString(),
+    data: { bookId: book.bookId, title: book.title },
+  };
 }

@@ -1,5 +1,7 @@
+import { Inject, Injectable } from '@nestjs/common';
 import { Pool } from 'pg';
-import { LoggedMessage, WebhookMessage } from './webhook-messages';
+import { EventLogQueries } from '@parley/event-store';
+import { bookReadyMessage, bookReadyMessageId, LoggedMessage, WebhookMessage } from './webhook-messages';
 
 /** A delivery taken to be sent: where, signed with what, and which try this is. */
 export interface DueDelivery {
@@ -23,8 +25,9 @@ export interface InFlightCaps {
 const TAKE_LOCK = 0x77686474; // 'whdt'
 
 /** The outbox of deliveries (migration 027): written from the log, taken by senders, deleted once delivered. */
+@Injectable()
 export class WebhookOutbox {
-  constructor(private readonly db: Pick<Pool, 'query'>) {}
+  constructor(@Inject(Pool) private readonly db: Pick<Pool, 'query'>) {}
 
   /**
    * Writes a delivery of each message to every endpoint that asked for its kind, is enabled, and
@@ -34,27 +37,84 @@ export class WebhookOutbox {
    */
   async recordLogged(messages: LoggedMessage[]): Promise<number> {
     if (messages.length === 0) return 0;
-    const rows = messages.map((m) => ({
-      message_id: m.messageId,
-      type: m.message.type,
-      payload: m.message,
-      event_id: m.eventId,
-      stream_id: m.streamId,
-      transaction_id: m.transactionId,
-      occurred_at: m.occurredAt,
-    }));
+    // the events still in the log (not erased meanwhile), with their conversation's start
+    const starts = await new EventLogQueries(this.db).withStreamStart(messages.map((m) => m.eventId));
+    const rows = messages.flatMap((m) => {
+      const start = starts.get(m.eventId);
+      if (!start) return [];
+      const { forkedFrom, ownerId } = start.startData;
+      const isFork = typeof forkedFrom === 'object' && forkedFrom !== null && !Array.isArray(forkedFrom);
+      // a fork's copies of its source's events were written in its start's transaction
+      if (isFork && start.startTransactionId === m.transactionId) return [];
+      if (typeof ownerId !== 'string') return [];
+      return [
+        {
+          message_id: m.messageId,
+          type: m.message.type,
+          payload: m.message,
+          event_id: m.eventId,
+          owner_id: ownerId,
+          occurred_at: m.occurredAt,
+        },
+      ];
+    });
+    if (rows.length === 0) return 0;
     const { rowCount } = await this.db.query(
       `INSERT INTO webhook_deliveries (endpoint_id, message_id, type, payload, event_id)
        SELECT ep.id, m.message_id, m.type, m.payload, m.event_id
          FROM jsonb_to_recordset($1::jsonb) AS m(message_id text, type text, payload jsonb, event_id uuid,
-                                                 stream_id text, transaction_id text, occurred_at timestamptz)
-         JOIN events ev ON ev.event_id = m.event_id
-         JOIN events s ON s.stream_id = m.stream_id AND s.version = 1
-         JOIN webhook_endpoints ep ON ep.owner_id = s.data->>'ownerId' AND m.type = ANY (ep.events)
+                                                 owner_id text, occurred_at timestamptz)
+         JOIN webhook_endpoints ep ON ep.owner_id = m.owner_id AND m.type = ANY (ep.events)
                                   AND ep.disabled_at IS NULL AND ep.created_at <= m.occurred_at
-        WHERE (jsonb_typeof(s.data->'forkedFrom') IS DISTINCT FROM 'object' OR s.transaction_id::text <> m.transaction_id)
        ON CONFLICT DO NOTHING`,
       [JSON.stringify(rows)],
+    );
+    return rowCount ?? 0;
+  }
+
+  /**
+   * Turns up to `limit` notes of books made ready (migration 034's trigger writes them with the
+   * statement that makes a book ready) into a book.ready delivery for each of the owner's enabled
+   * endpoints that asked for it and existed then, and deletes the notes. Run it in a transaction:
+   * the notes go with their deliveries, and a note another sender holds is left to it.
+   */
+  async relayReadyBooks(limit: number): Promise<number> {
+    const { rows } = await this.db.query<{
+      book_id: string;
+      owner_id: string;
+      title: string;
+      ready_at: string;
+      ready_ms: string;
+    }>(
+      `WITH taken AS (
+         DELETE FROM webhook_books_ready WHERE book_id IN (
+           SELECT book_id FROM webhook_books_ready ORDER BY ready_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+         RETURNING book_id, ready_at)
+       SELECT t.book_id, b.owner_id, b.title, t.ready_at::text AS ready_at, -- to the microsecond, for the endpoints
+              floor(extract(epoch FROM t.ready_at) * 1000)::bigint AS ready_ms -- the message's, cut to the millisecond
+         FROM taken t JOIN books b ON b.id = t.book_id`,
+      [limit],
+    );
+    if (rows.length === 0) return 0;
+    const messages = rows.map((r) => {
+      const book = { bookId: r.book_id, title: r.title, readyAt: new Date(Number(r.ready_ms)) };
+      return {
+        message_id: bookReadyMessageId(book.bookId),
+        payload: bookReadyMessage(book),
+        book_id: book.bookId,
+        owner_id: r.owner_id,
+        ready_at: r.ready_at,
+      };
+    });
+    const { rowCount } = await this.db.query(
+      `INSERT INTO webhook_deliveries (endpoint_id, message_id, type, payload, book_id)
+       SELECT ep.id, m.message_id, 'book.ready', m.payload, m.book_id
+         FROM jsonb_to_recordset($1::jsonb) AS m(message_id text, payload jsonb, book_id uuid, owner_id text,
+                                                 ready_at timestamptz)
+         JOIN webhook_endpoints ep ON ep.owner_id = m.owner_id AND 'book.ready' = ANY (ep.events)
+                                  AND ep.disabled_at IS NULL AND ep.created_at <= m.ready_at
+       ON CONFLICT DO NOTHING`,
+      [JSON.stringify(messages)],
     );
     return rowCount ?? 0;
   }

@@ -4,7 +4,6 @@ import { PATH_METADATA } from '@nestjs/common/constants';
 import { FASTIFY_ROUTE_CONFIG_METADATA } from '@nestjs/platform-fastify/constants';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyRequest } from 'fastify';
-import { AppConfig, CONFIG } from '@parley/config';
 import { sendProblem } from '../http/http-exception.filter';
 import { problem } from '../http/problem.exception';
 import { AuthedRequest, bearer, IS_PUBLIC, queryToken, TAKES_QUERY_TOKEN } from './auth.guard';
@@ -28,7 +27,7 @@ const ROUTE_AUTH = 'parleyAuth';
  */
 export function authenticateBeforeBody(app: NestFastifyApplication): void {
   markRoutes(app);
-  const verifier = new TokenVerifier(app.get<AppConfig>(CONFIG).auth);
+  const verifier = app.get(TokenVerifier);
   const log = new Logger('Auth');
   app
     .getHttpAdapter()

@@ -1,8 +1,7 @@
-import { CanActivate, ExecutionContext, Inject, Injectable, SetMetadata } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
 import { problem } from '../http/problem.exception';
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
-import { AppConfig, CONFIG } from '@parley/config';
 import { TenantMembers } from '../tenant/tenant-members';
 import { AuthUser } from './auth-user';
 import { TokenVerifier } from './token-verifier';
@@ -25,15 +24,11 @@ export const AllowQueryToken = () => SetMetadata(TAKES_QUERY_TOKEN, true);
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
-  private readonly verifier: TokenVerifier;
-
   constructor(
     private readonly reflector: Reflector,
-    @Inject(CONFIG) config: AppConfig,
+    private readonly verifier: TokenVerifier,
     private readonly members: TenantMembers,
-  ) {
-    this.verifier = new TokenVerifier(config.auth);
-  }
+  ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const targets = [context.getHandler(), context.getClass()];

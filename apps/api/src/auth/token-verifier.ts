@@ -1,8 +1,8 @@
-import { Logger } from '@nestjs/common';
+import { Logger, Provider } from '@nestjs/common';
 import { createSecretKey, KeyObject } from 'node:crypto';
 import { problem } from '../http/problem.exception';
 import { createRemoteJWKSet, decodeProtectedHeader, errors, JWTPayload, JWTVerifyGetKey, jwtVerify } from 'jose';
-import { AppConfig } from '@parley/config';
+import { AppConfig, CONFIG } from '@parley/config';
 import { AuthUser } from './auth-user';
 import { budgetClaim } from './budget-claim';
 import { rolesClaim } from './roles-claim';
@@ -24,6 +24,9 @@ export const JWKS_ALGORITHMS = ['RS256', 'ES256'];
  * Every token needs `exp` and a `sub` of 1..200 characters; `parley_budget_usd_per_month`, when
  * present, must be a number ≥ 0 (see budgetClaim); `parley_roles`, an array of strings, is carried
  * when it names any (see rolesClaim); `parley_tenant`, when present, a string (see tenantClaim).
+ *
+ * One per process (tokenVerifierProvider): the guard, the check before the body, the MCP endpoint
+ * and the queue board share it, so a token verified by one is known to the others.
  */
 export class TokenVerifier {
   /** imported once: jose would otherwise import the secret's bytes as a key on every verification */
@@ -99,6 +102,13 @@ export class TokenVerifier {
     return payload;
   }
 }
+
+/** The API's one TokenVerifier, built from AUTH_* settings. */
+export const tokenVerifierProvider: Provider = {
+  provide: TokenVerifier,
+  inject: [CONFIG],
+  useFactory: (config: AppConfig) => new TokenVerifier(config.auth),
+};
 
 class KeysUnavailable extends Error {
   constructor(cause: unknown) {

@@ -66,9 +66,10 @@ export class ApiConversationFolds implements ConversationFoldSource<FoldedConver
 
   constructor(
     store: EventStore,
+    snapshots: FoldSnapshots,
     @Optional() private readonly notifier?: AppendNotifier,
   ) {
-    this.cache = new StreamFoldCache(store, conversationStateFold, KEPT_CONVERSATIONS, new FoldSnapshots(store.pool));
+    this.cache = new StreamFoldCache(store, conversationStateFold, KEPT_CONVERSATIONS, snapshots);
     notifier?.on('append', this.heard);
   }
 

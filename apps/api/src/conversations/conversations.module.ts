@@ -26,6 +26,7 @@ import { ReadableBooks } from './readable-books';
 import { TurnCancelling } from './turn-cancelling';
 import { ErasureRequests } from './erasure-requests.service';
 import { EventStreamService } from './event-stream.service';
+import { StreamReads } from './stream-reads';
 import { MessagesController } from './messages.controller';
 import { MessagePosting } from './message-posting.service';
 import { TurnEnqueuer } from './turn-enqueuer';
@@ -65,6 +66,7 @@ import { TurnEnqueuer } from './turn-enqueuer';
     ConversationReads,
     ErasureRequests,
     EventStreamService,
+    StreamReads,
     UsageService,
     ReaderBudget,
     // what the use cases share: the process's folds and its one way to write them

@@ -3,8 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppConfig, CONFIG } from '@parley/config';
 import { AssistantTextDelta, conversationStreamId } from '@parley/conversation';
 import { LiveDeltas } from '@parley/agent';
-import { EventStore, StreamWatcher } from '@parley/event-store';
-import { ReadReplica } from '@parley/platform';
+import { StreamWatcher } from '@parley/event-store';
 import { MetricsService } from '../metrics/metrics.service';
 import { StreamFrame } from './stream-frame';
 import { StreamHub } from './stream-hub';
@@ -30,14 +29,13 @@ export class EventStreamService implements BeforeApplicationShutdown, OnModuleDe
   private readonly deltaFrames = new WeakMap<AssistantTextDelta, Buffer>();
 
   constructor(
-    store: EventStore,
-    replica: ReadReplica,
+    reads: StreamReads,
     watcher: StreamWatcher,
     private readonly deltas: LiveDeltas,
     @Inject(CONFIG) private readonly config: AppConfig,
     private readonly metrics: MetricsService,
   ) {
-    this.hub = new StreamHub(new StreamReads(store, replica), watcher, config);
+    this.hub = new StreamHub(reads, watcher, config);
   }
 
   /**

@@ -1,3 +1,4 @@
+import { Injectable, Optional } from '@nestjs/common';
 import { EventStore } from '@parley/event-store';
 import { ReadReplica } from '@parley/platform';
 import { StreamFrame, toStreamFrame } from './stream-frame';
@@ -6,10 +7,11 @@ import { StreamFrame, toStreamFrame } from './stream-frame';
 export const PAGE_SIZE = 200;
 
 /** The queries the stream hub makes: pages of one stream, and the current versions of many. */
+@Injectable()
 export class StreamReads {
   constructor(
     private readonly store: EventStore,
-    private readonly replica?: ReadReplica,
+    @Optional() private readonly replica?: ReadReplica,
   ) {}
 
   /** Up to PAGE_SIZE events with version > after, oldest first, as frames, from the primary. */

@@ -49,7 +49,7 @@ export function mountMcp(app: NestFastifyApplication): void {
   const config = app.get<AppConfig>(CONFIG);
   if (!config.mcp.enabled) return;
   const log = new Logger('Mcp');
-  const verifier = new TokenVerifier(config.auth);
+  const verifier = app.get(TokenVerifier);
   const servers = app.get(ParleyMcpServer);
   const requests = app.get(McpRequests);
 

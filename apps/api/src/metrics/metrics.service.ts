@@ -1,7 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectQueue } from '@nestjs/bullmq';
 import { Queue } from 'bullmq';
-import { Pool } from 'pg';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, register } from 'prom-client';
 import { AGENT_TURNS_QUEUE } from '@parley/agent';
 import { ConsumerStats } from '@parley/event-store';
@@ -31,9 +30,8 @@ export class MetricsService {
     help: 'posts and batches refused with 402 budget_exceeded: the reader spent the monthly budget',
   });
 
-  constructor(@InjectQueue(AGENT_TURNS_QUEUE) queue: Queue, @Inject(Pool) pool: Pool) {
+  constructor(@InjectQueue(AGENT_TURNS_QUEUE) queue: Queue, consumers: ConsumerStats) {
     if (!register.getSingleMetric('process_cpu_user_seconds_total')) collectDefaultMetrics();
-    const consumers = new ConsumerStats(pool);
     new Gauge({
       name: 'parley_agent_jobs',
       help: 'agent turn jobs in the queue by state',

@@ -39,7 +39,7 @@ export function mountQueueBoard(app: NestFastifyApplication): void {
     options: { uiConfig: { boardTitle: 'Parley queues' } },
   });
   const csp = boardCsp();
-  const allowed = operatorAuth(new TokenVerifier(config.auth), boardPath);
+  const allowed = operatorAuth(app.get(TokenVerifier), boardPath);
   // The check sits in the board's own encapsulated scope, on the route the router chose: every
   // request it gives to the board, however its path is spelled (%73, //, case, a trailing slash),
   // passes it first. A hook on the raw URL was walked around by any spelling the router decodes.

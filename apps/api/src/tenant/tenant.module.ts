@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
-import { ReadModelsModule, TenantBudgets, TenantLedger } from '@parley/read-models';
-import { Pool } from 'pg';
+import { ReadModelsModule } from '@parley/read-models';
 import { TenantAdmin } from './tenant-admin.service';
 import { TenantController } from './tenant.controller';
 import { TenantMembers } from './tenant-members';
@@ -9,12 +8,7 @@ import { TenantMembers } from './tenant-members';
 @Module({
   imports: [ReadModelsModule],
   controllers: [TenantController],
-  providers: [
-    { provide: TenantBudgets, inject: [Pool], useFactory: (pool: Pool) => new TenantBudgets(pool) },
-    { provide: TenantLedger, inject: [Pool], useFactory: (pool: Pool) => new TenantLedger(pool) },
-    TenantAdmin,
-    TenantMembers,
-  ],
+  providers: [TenantAdmin, TenantMembers],
   exports: [TenantAdmin, TenantMembers],
 })
 export class TenantModule {}

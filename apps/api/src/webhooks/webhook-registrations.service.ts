@@ -1,5 +1,4 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { Pool } from 'pg';
 import { AppConfig, CONFIG } from '@parley/config';
 import {
   checkWebhookUrl,
@@ -18,14 +17,10 @@ export const WEBHOOKS_PER_READER = 20;
 @Injectable()
 export class WebhookRegistrations {
   private readonly logger = new Logger(WebhookRegistrations.name);
-  private readonly endpoints: WebhookEndpoints;
-
   constructor(
-    @Inject(Pool) pool: Pool,
+    private readonly endpoints: WebhookEndpoints,
     @Inject(CONFIG) private readonly config: AppConfig,
-  ) {
-    this.endpoints = new WebhookEndpoints(pool);
-  }
+  ) {}
 
   async register(ownerId: string, body: CreateWebhookDto): Promise<WebhookEndpoint & { secret: string }> {
     try {

@@ -16,6 +16,8 @@ const IN_FLIGHT = 32;
  * cap, keeping its next deliveries waiting.
  */
 const LEASE_MARGIN_MS = 5_000;
+/** Notes of books made ready turned into deliveries per look. */
+const RELAYED_BOOKS = 100;
 /** After the log consumer wrote deliveries, how long before looking (its transaction commits meanwhile). */
 const AFTER_RECORDED_MS = 30;
 
@@ -29,8 +31,6 @@ const AFTER_RECORDED_MS = 30;
 export class WebhookDeliveries implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(WebhookDeliveries.name);
   private readonly runner: CheckpointedConsumerRunner;
-  private readonly outbox: WebhookOutbox;
-  private readonly sender: WebhookSender;
   private readonly wakeup = new Wakeup();
   private running = false;
   private loop?: Promise<void>;
@@ -40,9 +40,9 @@ export class WebhookDeliveries implements OnApplicationBootstrap, OnApplicationS
     notifier: AppendNotifier,
     @Inject(Pool) private readonly pool: Pool,
     @Inject(CONFIG) private readonly config: AppConfig,
+    private readonly outbox: WebhookOutbox,
+    private readonly sender: WebhookSender,
   ) {
-    this.outbox = new WebhookOutbox(pool);
-    this.sender = new WebhookSender(config.webhooks);
     const consumer = new WebhookDeliveriesConsumer(() => setTimeout(this.wakeup.poke, AFTER_RECORDED_MS));
     this.runner = new CheckpointedConsumerRunner(store, consumer, notifier, {
       pollMs: config.eventPollMs,
@@ -100,12 +100,15 @@ export class WebhookDeliveries implements OnApplicationBootstrap, OnApplicationS
 
   private takeDue(limit: number): Promise<DueDelivery[]> {
     const { timeoutMs, inFlightPerEndpoint, inFlightPerReader } = this.config.webhooks;
-    return inTransaction(this.pool, (tx) =>
-      new WebhookOutbox(tx).takeDue(limit, timeoutMs + LEASE_MARGIN_MS, {
+    return inTransaction(this.pool, async (tx) => {
+      const outbox = new WebhookOutbox(tx);
+      // books made ready since the last look become deliveries first, taken in this same pass
+      await outbox.relayReadyBooks(RELAYED_BOOKS);
+      return outbox.takeDue(limit, timeoutMs + LEASE_MARGIN_MS, {
         perEndpoint: inFlightPerEndpoint,
         perReader: inFlightPerReader,
-      }),
-    );
+      });
+    });
   }
 
   private async deliver(delivery: DueDelivery): Promise<void> {
