@@ -21,6 +21,7 @@ import { floorBench } from './floor';
 import { historyCacheBench, reportHistoryCache } from './history-cache';
 import { longConversationBench } from './long-conversation';
 import { profileTurns } from './profile-turns';
+import { footprintSection } from './turn-footprint';
 import { add, errors, printTable, writeJson } from './report';
 import { sseFanoutBench } from './sse-fanout';
 import { soakBench } from './soak';
@@ -83,6 +84,7 @@ export const SECTIONS: Record<string, (o: RunOptions) => Promise<void>> = {
   // loaded only here: it patches pg in this process to count the peers' statements
   peers: async () => (await import('./peers/run-peers')).peersBench(),
   profile: () => profileTurns({ fresh: QUICK ? 10 : 60, warm: QUICK ? 5 : 20, profile: false }),
+  footprint: () => footprintSection({ warm: QUICK ? 2 : 3, turn: 2, repeat: QUICK ? 3 : 5 }),
   'long-conversation': (o) => longConversationBench(o.longTurns ?? (QUICK ? 30 : 500)),
   'history-cache': async () => reportHistoryCache(await historyCacheBench(30, 10_000)),
   'sse-fanout': (o) => sseFanOut(o.sseClients ?? (QUICK ? 500 : 10_000)),

@@ -95,24 +95,25 @@ export async function openSse(
 
 /**
  * Watches one conversation's stream for turn endings: `waitReply(turnId)` resolves at the
- * `AssistantReplied` (or any turn ending) of that turn, with the time it was seen.
+ * `AssistantReplied` (or any turn ending) of that turn, with the time it was seen and its version.
  */
 export async function turnWatcher(base: string, auth: Record<string, string>, conversationId: string, after = 0) {
-  const seen = new Map<string, { at: number; type: string }>();
-  const waiting = new Map<string, (v: { at: number; type: string }) => void>();
+  type Ending = { at: number; type: string; version?: number };
+  const seen = new Map<string, Ending>();
+  const waiting = new Map<string, (v: Ending) => void>();
   const ENDINGS = ['AssistantReplied', 'TurnFailed', 'TurnCancelled'];
   const sse = await openSse(`${base}/v1/conversations/${conversationId}/stream?after=${after}`, auth, (f) => {
     if (!ENDINGS.includes(f.event)) return;
     const turnId = /"turnId":"([^"]+)"/.exec(f.data)?.[1];
     if (!turnId) return;
-    const v = { at: performance.now(), type: f.event };
+    const v: Ending = { at: performance.now(), type: f.event, version: f.id };
     seen.set(turnId, v);
     waiting.get(turnId)?.(v);
     waiting.delete(turnId);
   });
   return {
     close: sse.close,
-    waitReply(turnId: string, timeoutMs = 120_000): Promise<{ at: number; type: string }> {
+    waitReply(turnId: string, timeoutMs = 120_000): Promise<Ending> {
       const had = seen.get(turnId);
       if (had) return Promise.resolve(had);
       return new Promise((resolve, reject) => {
