@@ -47,6 +47,11 @@ export interface AgentTool {
   readonly description: string;
   /** JSON Schema of the input (type: object) */
   readonly inputSchema: { type: 'object'; properties: Record<string, unknown>; required?: string[] };
+  /**
+   * Whether a call waits for the reader's approval before it runs (ToolApprovalRequested): an
+   * operator's tool that acts on the world. Absent: never (Parley's own reading tools).
+   */
+  readonly needsApproval?: boolean;
   /** whether the tool applies to this conversation (search_book needs a book) */
   availableFor(ctx: ToolContext): boolean;
   run(input: unknown, ctx: ToolContext): Promise<ToolOutput>;

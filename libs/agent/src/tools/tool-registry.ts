@@ -14,6 +14,11 @@ export class ToolRegistry {
     }
   }
 
+  /** Whether a call of this tool waits for the reader's approval before it runs. */
+  needsApproval(name: string): boolean {
+    return this.byName.get(name)?.needsApproval === true;
+  }
+
   specsFor(ctx: ToolContext): LlmToolSpec[] {
     return [...this.byName.values()]
       .filter((t) => t.availableFor(ctx))
