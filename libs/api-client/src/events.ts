@@ -51,6 +51,8 @@ const EVENT_TYPES: { readonly [T in ConversationEventType]: true } = {
   BatchStarted: true,
   BatchCompleted: true,
   PassagesWithdrawn: true,
+  ToolApprovalRequested: true,
+  ToolApprovalDecided: true,
   ConversationDeleted: true,
   ConversationErased: true,
 };

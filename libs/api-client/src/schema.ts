@@ -261,6 +261,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/conversations/{id}/turns/{turnId}/approvals': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Answer a tool call that waits for the reader's approval (ToolApprovalDecided)
+     * @description The turn goes on from the log: an approved call is made, a declined one is recorded as declined for the model to read. A call answered before (or denied on expiry, APPROVAL_TIMEOUT_MS), or of a turn that has ended, is 409 approval_decided; a call the turn did not ask about is 404 approval_not_found.
+     */
+    post: operations['ConversationsController_approve'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/conversations/{id}/events': {
     parameters: {
       query?: never;
@@ -559,7 +579,7 @@ export interface paths {
     get: operations['WebhooksController_list'];
     put?: never;
     /**
-     * Register an endpoint for turn.ended, batch.completed or book.ready deliveries
+     * Register an endpoint for turn.ended, batch.completed, book.ready or turn.approval_requested deliveries
      * @description Deliveries follow Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature; body {type, timestamp, data}), at least once, for the caller's own conversations and books. The answer holds the signing secret, shown only here.
      */
     post: operations['WebhooksController_register'];
@@ -615,11 +635,13 @@ export interface components {
       | 'turn_not_found'
       | 'batch_not_found'
       | 'webhook_not_found'
+      | 'approval_not_found'
       | 'version_not_found'
       | 'method_not_allowed'
       | 'version_conflict'
       | 'turn_in_progress'
       | 'already_exists'
+      | 'approval_decided'
       | 'book_not_ready'
       | 'webhook_limit_reached'
       | 'payload_too_large'
@@ -945,6 +967,22 @@ export interface components {
       /** @description false when the turn had already ended (nothing appended) */
       cancelled: boolean;
     };
+    ToolApprovalDto: {
+      /** @description the call waiting for approval, as its ToolApprovalRequested names it (`toolCallId`) */
+      toolCallId: string;
+      /** @description true: the call is made; false: it is not, and the model reads that it was declined */
+      approved: boolean;
+      /** @description why; the model reads it with a denial */
+      reason?: string;
+    };
+    ToolApprovalResultDto: {
+      /** Format: uuid */
+      turnId: string;
+      toolCallId: string;
+      approved: boolean;
+      /** @description the conversation's version after ToolApprovalDecided */
+      version: number;
+    };
     EventPageDto: {
       items: components['schemas']['ConversationEventEnvelope'][];
       /** @description the last version of this page, in decimal digits (a string, as every page's cursor): pass it as ?after= for the next page (a typed client: Number(nextCursor)); null at the end */
@@ -1217,13 +1255,13 @@ export interface components {
        */
       url: string;
       /** @description the kinds to deliver (at least one, each once) */
-      events: ('turn.ended' | 'batch.completed' | 'book.ready')[];
+      events: ('turn.ended' | 'batch.completed' | 'book.ready' | 'turn.approval_requested')[];
     };
     CreatedWebhookDto: {
       /** Format: uuid */
       id: string;
       url: string;
-      events: ('turn.ended' | 'batch.completed' | 'book.ready')[];
+      events: ('turn.ended' | 'batch.completed' | 'book.ready' | 'turn.approval_requested')[];
       /** Format: date-time */
       createdAt: string;
       /**
@@ -1245,7 +1283,7 @@ export interface components {
       /** Format: uuid */
       id: string;
       url: string;
-      events: ('turn.ended' | 'batch.completed' | 'book.ready')[];
+      events: ('turn.ended' | 'batch.completed' | 'book.ready' | 'turn.approval_requested')[];
       /** Format: date-time */
       createdAt: string;
       /**
@@ -1296,6 +1334,8 @@ export interface components {
         | 'BatchStarted'
         | 'BatchCompleted'
         | 'PassagesWithdrawn'
+        | 'ToolApprovalRequested'
+        | 'ToolApprovalDecided'
         | 'ConversationDeleted'
         | 'ConversationErased';
       /** Format: uuid */
@@ -1572,6 +1612,31 @@ export interface components {
       /** @enum {string} */
       type: 'SourcesChanged';
     };
+    /** @description The reader's answer to a ToolApprovalRequested, or its denial when it expired (`by: "timeout"`). */
+    ToolApprovalDecided: {
+      data: {
+        approved: boolean;
+        /** @enum {string} */
+        by: 'reader' | 'timeout';
+        reason?: string;
+        toolCallId: string;
+        turnId: string;
+      };
+      /** @enum {string} */
+      type: 'ToolApprovalDecided';
+    };
+    /** @description A tool call of the turn waits for the reader's approval before it runs (a tool the operator marked `approval`): the turn stops here, holding no worker, until ToolApprovalDecided. `toolCallId` is the call's ToolInvoked.toolUseId. `expiresAt` (ISO 8601): when it is denied unanswered (APPROVAL_TIMEOUT_MS); absent: it waits for ever. */
+    ToolApprovalRequested: {
+      data: {
+        expiresAt?: string;
+        input: unknown;
+        tool: string;
+        toolCallId: string;
+        turnId: string;
+      };
+      /** @enum {string} */
+      type: 'ToolApprovalRequested';
+    };
     ToolInvoked: {
       data: {
         /** @description The call's blocks in the order the model wrote them (text, and tool_use by id), on the first ToolInvoked of an iteration. Absent on events written before it existed: their text is replayed before the tool calls. */
@@ -1798,6 +1863,22 @@ export interface components {
          */
         type: 'PassagesWithdrawn';
       };
+    ToolApprovalRequestedEnvelope: components['schemas']['EventEnvelopeDto'] &
+      components['schemas']['ToolApprovalRequested'] & {
+        /**
+         * @description discriminator enum property added by openapi-typescript
+         * @enum {string}
+         */
+        type: 'ToolApprovalRequested';
+      };
+    ToolApprovalDecidedEnvelope: components['schemas']['EventEnvelopeDto'] &
+      components['schemas']['ToolApprovalDecided'] & {
+        /**
+         * @description discriminator enum property added by openapi-typescript
+         * @enum {string}
+         */
+        type: 'ToolApprovalDecided';
+      };
     ConversationDeletedEnvelope: components['schemas']['EventEnvelopeDto'] &
       components['schemas']['ConversationDeleted'] & {
         /**
@@ -1834,6 +1915,8 @@ export interface components {
       | components['schemas']['BatchStartedEnvelope']
       | components['schemas']['BatchCompletedEnvelope']
       | components['schemas']['PassagesWithdrawnEnvelope']
+      | components['schemas']['ToolApprovalRequestedEnvelope']
+      | components['schemas']['ToolApprovalDecidedEnvelope']
       | components['schemas']['ConversationDeletedEnvelope']
       | components['schemas']['ConversationErasedEnvelope'];
     StoredEventFrame: {
@@ -1860,6 +1943,8 @@ export interface components {
         | 'BatchStarted'
         | 'BatchCompleted'
         | 'PassagesWithdrawn'
+        | 'ToolApprovalRequested'
+        | 'ToolApprovalDecided'
         | 'ConversationDeleted'
         | 'ConversationErased';
       /** @description the event's version */
@@ -3305,6 +3390,118 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDto'] & {
             /** @enum {string} */
             code?: 'conversation_not_found' | 'turn_not_found';
+          };
+        };
+      };
+      /** @description `internal_error`: Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'internal_error';
+          };
+        };
+      };
+      /** @description `identity_provider_unavailable`: The identity provider is unavailable; `database_unavailable`: The database is unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait, when known */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'identity_provider_unavailable' | 'database_unavailable';
+          };
+        };
+      };
+    };
+  };
+  ConversationsController_approve: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        turnId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ToolApprovalDto'];
+      };
+    };
+    responses: {
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ToolApprovalResultDto'];
+        };
+      };
+      /** @description `validation_failed`: The request is not valid; `malformed_json`: The body is not valid JSON */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'validation_failed' | 'malformed_json';
+          };
+        };
+      };
+      /** @description `token_missing`: A bearer token is required; `token_invalid`: The token is not valid; `token_expired`: The token has expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'token_missing' | 'token_invalid' | 'token_expired';
+          };
+        };
+      };
+      /** @description `conversation_not_found`: Conversation not found; `approval_not_found`: Approval not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'conversation_not_found' | 'approval_not_found';
+          };
+        };
+      };
+      /** @description `approval_decided`: The approval was decided already */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'approval_decided';
+          };
+        };
+      };
+      /** @description `payload_too_large`: The request is too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDto'] & {
+            /** @enum {string} */
+            code?: 'payload_too_large';
           };
         };
       };

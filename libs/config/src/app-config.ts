@@ -50,7 +50,8 @@ export interface AppConfig {
     jwks?: { url: string; issuer?: string; audience?: string; cooldownMs: number };
   };
   llm: LlmConfig;
-  agent: { maxIterations: number; contextTokens: number };
+  /** approvalTimeoutMs: how long a tool call waits for the reader's approval before it is denied (undefined: for ever) */
+  agent: { maxIterations: number; contextTokens: number; approvalTimeoutMs?: number };
   worker: {
     concurrency: number;
     /** how long a stopping worker lets its turns finish before handing them back (SIGTERM) */
@@ -111,7 +112,11 @@ export function toAppConfig(e: Env, auth: AppConfig['auth']): AppConfig {
     logLevel: e.LOG_LEVEL,
     auth,
     llm: llmConfig(e),
-    agent: { maxIterations: e.AGENT_MAX_ITERATIONS, contextTokens: e.AGENT_CONTEXT_TOKENS },
+    agent: {
+      maxIterations: e.AGENT_MAX_ITERATIONS,
+      contextTokens: e.AGENT_CONTEXT_TOKENS,
+      ...(e.APPROVAL_TIMEOUT_MS !== undefined ? { approvalTimeoutMs: e.APPROVAL_TIMEOUT_MS } : {}),
+    },
     worker: {
       concurrency: e.WORKER_CONCURRENCY,
       shutdownGraceMs: e.WORKER_SHUTDOWN_GRACE_MS,

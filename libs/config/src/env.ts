@@ -154,6 +154,7 @@ const envSchema = tracingSchema.extend({
   // the erasure journal, a database that backups of DATABASE_URL do not hold (docs/erasure.md); unset: off
   ERASURE_JOURNAL_URL: z.string().url().optional(),
   AGENT_MAX_ITERATIONS: positiveInt.default(5),
+  APPROVAL_TIMEOUT_MS: positiveInt.optional(),
   AGENT_CONTEXT_TOKENS: positiveInt.default(60_000),
   QUEUE_PREFIX: z
     .string()

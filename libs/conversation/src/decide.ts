@@ -65,6 +65,15 @@ export type ConversationCommand =
     }
   | { type: 'CompleteBatch'; userId: string; batchId: string; answered: number; failures: number }
   | { type: 'CancelTurn'; userId: string; turnId: string }
+  /** the reader's answer to a tool call waiting for approval */
+  | {
+      type: 'DecideToolApproval';
+      userId: string;
+      turnId: string;
+      toolCallId: string;
+      approved: boolean;
+      reason?: string;
+    }
   /** the worker ending a turn that cannot go on; userId null: the system, on the owner's behalf */
   | { type: 'FailTurn'; userId: string | null; turnId: string; code: string; message: string; retryable: boolean }
   /** the system, after a withdrawn catalogue book's passages were taken out of this conversation's events */
@@ -85,6 +94,7 @@ const CONVERSATION_COMMAND_TYPES = new Set<string>(
     StartBatch: true,
     CompleteBatch: true,
     CancelTurn: true,
+    DecideToolApproval: true,
     FailTurn: true,
     RecordPassagesWithdrawn: true,
     EraseConversation: true,
@@ -129,7 +139,14 @@ export function patchedPolicy(policy: ConversationPolicy, patch: PolicyPatch): C
 /** Why a command cannot be carried out; the API maps each code to an HTTP status. */
 export class DomainError extends Error {
   constructor(
-    readonly code: 'not_found' | 'already_exists' | 'turn_in_progress' | 'turn_not_found' | 'version_not_found',
+    readonly code:
+      | 'not_found'
+      | 'already_exists'
+      | 'turn_in_progress'
+      | 'turn_not_found'
+      | 'version_not_found'
+      | 'approval_not_found'
+      | 'approval_decided',
     message: string,
   ) {
     super(message);
@@ -235,6 +252,22 @@ export function decide(command: ConversationCommand, state: ConversationState): 
       const turn = findTurn(state, command.turnId);
       if (!turn) throw new DomainError('turn_not_found', 'turn not found');
       return turn.status === 'pending' ? [{ type: 'TurnCancelled', data: { turnId: turn.turnId } }] : [];
+    }
+    case 'DecideToolApproval': {
+      const { turnId, toolCallId, approved, reason } = command;
+      const turn = findTurn(state, turnId);
+      const asked = turn?.approvals?.[toolCallId];
+      if (!turn || !asked)
+        throw new DomainError('approval_not_found', `turn ${turnId} asked no approval of call ${toolCallId}`);
+      if (asked !== 'requested') throw new DomainError('approval_decided', `call ${toolCallId} was ${asked} already`);
+      if (turn.status !== 'pending')
+        throw new DomainError('approval_decided', `turn ${turnId} has ended: its calls wait for nothing`);
+      return [
+        {
+          type: 'ToolApprovalDecided',
+          data: { turnId, toolCallId, approved, ...(reason ? { reason } : {}), by: 'reader' },
+        },
+      ];
     }
     default: {
       const unhandled: never = command;

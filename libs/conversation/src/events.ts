@@ -336,6 +336,22 @@ export interface AssistantTextDelta {
   text: string;
 }
 
+/**
+ * A tool call of the turn waits for the reader's approval before it runs (a tool the operator
+ * marked `approval`): the turn stops here, holding no worker, until ToolApprovalDecided.
+ * `toolCallId` is the call's ToolInvoked.toolUseId. `expiresAt` (ISO 8601): when it is denied
+ * unanswered (APPROVAL_TIMEOUT_MS); absent: it waits for ever.
+ */
+export interface ToolApprovalRequested {
+  type: 'ToolApprovalRequested';
+  data: { turnId: string; toolCallId: string; tool: string; input: unknown; expiresAt?: string };
+}
+/** The reader's answer to a ToolApprovalRequested, or its denial when it expired (`by: "timeout"`). */
+export interface ToolApprovalDecided {
+  type: 'ToolApprovalDecided';
+  data: { turnId: string; toolCallId: string; approved: boolean; reason?: string; by: 'reader' | 'timeout' };
+}
+
 export type ConversationEvent =
   | ConversationStarted
   | ConversationRenamed
@@ -355,6 +371,8 @@ export type ConversationEvent =
   | BatchStarted
   | BatchCompleted
   | PassagesWithdrawn
+  | ToolApprovalRequested
+  | ToolApprovalDecided
   | ConversationDeleted
   | ConversationErased;
 
@@ -379,6 +397,8 @@ export const CONVERSATION_EVENT_TYPES: readonly ConversationEventType[] = [
   'BatchStarted',
   'BatchCompleted',
   'PassagesWithdrawn',
+  'ToolApprovalRequested',
+  'ToolApprovalDecided',
   'ConversationDeleted',
   'ConversationErased',
 ];

@@ -6,7 +6,11 @@ export interface TurnState {
   turnId: string;
   messageId: string;
   status: TurnStatus;
+  /** the turn's tool calls that asked the reader's approval, by call id: waiting, or how it was decided */
+  approvals?: Record<string, ApprovalStatus>;
 }
+
+export type ApprovalStatus = 'requested' | 'approved' | 'denied';
 
 export interface BatchState {
   mode: 'sequential' | 'independent';
@@ -102,6 +106,10 @@ export function evolve(state: ConversationState, event: ConversationEvent): Conv
     case 'ModelCallStopped':
     case 'PassagesWithdrawn':
       return s;
+    case 'ToolApprovalRequested':
+      return approval(s, event.data.turnId, event.data.toolCallId, 'requested');
+    case 'ToolApprovalDecided':
+      return approval(s, event.data.turnId, event.data.toolCallId, event.data.approved ? 'approved' : 'denied');
     case 'BatchStarted': {
       const { batchId, mode, items, via = 'messages' } = event.data;
       return { ...s, batches: { ...s.batches, [batchId]: { mode, items, via, completed: false } } };
@@ -130,6 +138,15 @@ export function evolve(state: ConversationState, event: ConversationEvent): Conv
 /** Events of types this build does not know (written by a newer one) still count as versions. */
 function unknownEvent(state: ConversationState, _event: never): ConversationState {
   return state;
+}
+
+function approval(state: ConversationState, turnId: string, toolCallId: string, status: ApprovalStatus) {
+  return {
+    ...state,
+    turns: state.turns.map((t) =>
+      t.turnId === turnId ? { ...t, approvals: { ...t.approvals, [toolCallId]: status } } : t,
+    ),
+  };
 }
 
 function endTurn(state: ConversationState, turnId: string, status: TurnStatus): ConversationState {

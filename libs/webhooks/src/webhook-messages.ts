@@ -3,7 +3,7 @@ import { ConversationEvent, conversationIdOf, isConversationEvent } from '@parle
 import { StoredEvent } from '@parley/event-store';
 
 /** The kinds an endpoint may ask for (docs/webhooks.md): stored contracts, never renamed. */
-export const WEBHOOK_KINDS = ['turn.ended', 'batch.completed', 'book.ready'] as const;
+export const WEBHOOK_KINDS = ['turn.ended', 'batch.completed', 'book.ready', 'turn.approval_requested'] as const;
 export type WebhookKind = (typeof WEBHOOK_KINDS)[number];
 
 export const isWebhookKind = (kind: string): kind is WebhookKind => (WEBHOOK_KINDS as readonly string[]).includes(kind);
@@ -70,6 +70,19 @@ function toldAs(e: StoredEvent<ConversationEvent>, conversationId: string): Omit
       };
     case 'TurnCancelled':
       return { type: 'turn.ended', data: { ...at, turnId: e.data.turnId, status: 'cancelled' } };
+    case 'ToolApprovalRequested':
+      // what a backend needs to ask the reader: which call of which turn, and what it would do
+      return {
+        type: 'turn.approval_requested',
+        data: {
+          ...at,
+          turnId: e.data.turnId,
+          toolCallId: e.data.toolCallId,
+          tool: e.data.tool,
+          input: e.data.input,
+          ...(e.data.expiresAt ? { expiresAt: e.data.expiresAt } : {}),
+        },
+      };
     case 'BatchCompleted':
       return {
         type: 'batch.completed',

@@ -142,6 +142,13 @@ export function describeHappyPath(h: ContractHarness): void {
       await h.typed('cancel a finished turn', 202, (c) =>
         c.POST('/v1/conversations/{id}/turns/{turnId}/cancel', { params: { path: { id: conversationId, turnId } } }),
       );
+      // (a tool that needs approval is an operator's MCP tool: the approvals e2e answers one that waits)
+      await h.typed('answer an approval the turn never asked', 404, (c) =>
+        c.POST('/v1/conversations/{id}/turns/{turnId}/approvals', {
+          params: { path: { id: conversationId, turnId } },
+          body: { toolCallId: 'toolu_never_asked', approved: true },
+        }),
+      );
       const forked = await h.typed('fork at version 2', 201, (c) =>
         c.POST('/v1/conversations/{id}/fork', { params: { path: { id: conversationId } }, body: { version: 2 } }),
       );

@@ -123,6 +123,13 @@ export class CancelResultDto {
   @ApiProperty({ description: 'false when the turn had already ended (nothing appended)' }) cancelled!: boolean;
 }
 
+export class ToolApprovalResultDto {
+  @ApiProperty({ format: 'uuid' }) turnId!: string;
+  @ApiProperty() toolCallId!: string;
+  @ApiProperty() approved!: boolean;
+  @ApiProperty({ description: "the conversation's version after ToolApprovalDecided" }) version!: number;
+}
+
 export class EventPageDto {
   @ApiProperty({ type: 'array', items: { $ref: getSchemaPath('ConversationEventEnvelope') } })
   items!: unknown[];

@@ -7,6 +7,7 @@ import {
   ArrayMinSize,
   ArrayUnique,
   IsArray,
+  IsBoolean,
   IsIn,
   IsInt,
   IsOptional,
@@ -189,6 +190,30 @@ export class PostMessageDto {
   @MinLength(1)
   @MaxLength(SELECTED_TEXT_MAX)
   selectedText?: string;
+}
+
+/** POST …/turns/:turnId/approvals: the reader's answer to a tool call that waits for it. */
+export class ToolApprovalDto {
+  @ApiProperty({
+    minLength: 1,
+    maxLength: 200,
+    description: 'the call waiting for approval, as its ToolApprovalRequested names it (`toolCallId`)',
+  })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(200)
+  toolCallId!: string;
+
+  @ApiProperty({ description: 'true: the call is made; false: it is not, and the model reads that it was declined' })
+  @IsBoolean()
+  approved!: boolean;
+
+  @ApiPropertyOptional({ minLength: 1, maxLength: 1000, description: 'why; the model reads it with a denial' })
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(1000)
+  reason?: string;
 }
 
 export const BATCH_PROMPTS_MAX = 50;

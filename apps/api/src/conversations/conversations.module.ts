@@ -23,6 +23,7 @@ import { ConversationStarting } from './conversation-starting';
 import { ConversationUpdating } from './conversation-updating';
 import { ConversationWrites } from './conversation-writes';
 import { ReadableBooks } from './readable-books';
+import { ToolApprovals } from './tool-approvals';
 import { TurnCancelling } from './turn-cancelling';
 import { ErasureRequests } from './erasure-requests.service';
 import { EventStreamService } from './event-stream.service';
@@ -62,6 +63,7 @@ import { TurnEnqueuer } from './turn-enqueuer';
     ConversationForking,
     MessagePosting,
     TurnCancelling,
+    ToolApprovals,
     BatchStarting,
     ConversationReads,
     ErasureRequests,
@@ -82,6 +84,7 @@ import { TurnEnqueuer } from './turn-enqueuer';
     ConversationReads,
     MessagePosting,
     TurnCancelling,
+    ToolApprovals,
     ConversationStarting,
     TurnEnqueuer,
     ReaderBudget,

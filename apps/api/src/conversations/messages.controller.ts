@@ -5,12 +5,13 @@ import { CurrentUser } from '../auth/current-user.decorator';
 import { Uuid } from '../http/uuid-param';
 import { ApiIdParams } from '../openapi/api-id-params';
 import { AUTH_PROBLEMS, ApiProblems, BODY_PROBLEMS } from '../openapi/api-problems';
-import { PageQueryDto, PostMessageDto, PostMessageQueryDto } from './conversation.dto';
-import { CancelResultDto, MessageListDto, PostedMessageDto } from './conversation-responses.dto';
+import { PageQueryDto, PostMessageDto, PostMessageQueryDto, ToolApprovalDto } from './conversation.dto';
+import { CancelResultDto, MessageListDto, PostedMessageDto, ToolApprovalResultDto } from './conversation-responses.dto';
 import { ConversationReads } from './conversation-reads.service';
 import { ApiIdempotencyKey, IdempotencyKey } from './idempotency-key';
 import { ApiIfMatch, IfMatch } from './if-match';
 import { MessagePosting } from './message-posting.service';
+import { ToolApprovals } from './tool-approvals';
 import { TurnCancelling } from './turn-cancelling';
 
 /**
@@ -26,6 +27,7 @@ export class MessagesController {
     private readonly posting: MessagePosting,
     private readonly cancelling: TurnCancelling,
     private readonly reads: ConversationReads,
+    private readonly approvals: ToolApprovals,
   ) {}
 
   @Post(':id/messages')
@@ -94,5 +96,27 @@ export class MessagesController {
     @Param('turnId', Uuid('turnId')) turnId: string,
   ) {
     return this.cancelling.cancel(user.id, id, turnId);
+  }
+
+  @Post(':id/turns/:turnId/approvals')
+  @ApiIdParams('id', 'turnId')
+  @HttpCode(202)
+  @ApiOperation({
+    operationId: 'ConversationsController_approve',
+    summary: "Answer a tool call that waits for the reader's approval (ToolApprovalDecided)",
+    description:
+      'The turn goes on from the log: an approved call is made, a declined one is recorded as declined for the model ' +
+      'to read. A call answered before (or denied on expiry, APPROVAL_TIMEOUT_MS), or of a turn that has ended, is ' +
+      '409 approval_decided; a call the turn did not ask about is 404 approval_not_found.',
+  })
+  @ApiAcceptedResponse({ type: ToolApprovalResultDto })
+  @ApiProblems(...BODY_PROBLEMS, 'conversation_not_found', 'approval_not_found', 'approval_decided')
+  approve(
+    @CurrentUser() user: AuthUser,
+    @Param('id', Uuid('id')) id: string,
+    @Param('turnId', Uuid('turnId')) turnId: string,
+    @Body() body: ToolApprovalDto,
+  ) {
+    return this.approvals.decide(user.id, id, turnId, body);
   }
 }

@@ -71,6 +71,8 @@ const DOMAIN_CODES: Record<DomainError['code'], ProblemCode> = {
   already_exists: 'already_exists',
   turn_in_progress: 'turn_in_progress',
   version_not_found: 'version_not_found',
+  approval_not_found: 'approval_not_found',
+  approval_decided: 'approval_decided',
 };
 
 /** The problem an error is answered with over HTTP: its code, detail and extras (MCP tools report the same). */

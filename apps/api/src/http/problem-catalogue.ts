@@ -103,6 +103,11 @@ export const PROBLEM_CATALOGUE = {
     title: 'Webhook endpoint not found',
     description: 'No webhook endpoint with this id belongs to the caller (deleted, foreign or never created).',
   },
+  approval_not_found: {
+    status: 404,
+    title: 'Approval not found',
+    description: 'The turn asked no approval of a tool call with this id.',
+  },
   version_not_found: {
     status: 404,
     title: 'Version not found',
@@ -124,6 +129,11 @@ export const PROBLEM_CATALOGUE = {
     description: 'Sent with `?multitask=reject` while the agent still answers the previous message.',
   },
   already_exists: { status: 409, title: 'The conversation already exists', description: 'Its id is taken.' },
+  approval_decided: {
+    status: 409,
+    title: 'The approval was decided already',
+    description: 'The tool call was approved or denied before (by the reader, or on expiry), or its turn has ended.',
+  },
   book_not_ready: {
     status: 409,
     title: 'The book is not ready',

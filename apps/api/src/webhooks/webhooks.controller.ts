@@ -25,7 +25,7 @@ export class WebhooksController {
 
   @Post()
   @ApiOperation({
-    summary: 'Register an endpoint for turn.ended, batch.completed or book.ready deliveries',
+    summary: 'Register an endpoint for turn.ended, batch.completed, book.ready or turn.approval_requested deliveries',
     description:
       'Deliveries follow Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature; body {type, timestamp, ' +
       "data}), at least once, for the caller's own conversations and books. The answer holds the signing secret, " +

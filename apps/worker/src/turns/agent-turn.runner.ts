@@ -29,7 +29,7 @@ import { TurnSteps, WorkStep } from './turn-steps';
  * ended (with the conversation as this runner last folded it: what the sequencer and the batch
  * check need, without reading the stream again); waiting for an earlier turn; waiting for the
  * provider batch holding its model call; waiting for the turn before, which is cutting the
- * history this turn would otherwise cut; or handed back, the worker stopping before the turn
+ * history this turn would otherwise cut; waiting for the reader's approval of a tool call; or handed back, the worker stopping before the turn
  * ended (its job goes back to the queue for another worker)
  */
 export type TurnOutcome =
@@ -37,9 +37,19 @@ export type TurnOutcome =
   | TurnWait
   | { kind: 'wait-model-batch'; providerBatchId: string }
   | { kind: 'wait-history-cut'; forTurnId: string }
+  | { kind: 'wait-approval'; until?: string }
   | { kind: 'handed-back' };
 
 const HANDED_BACK = { kind: 'handed-back' } as const;
+
+/** The steps that buy a model call: kept in their job beside their append, so none is bought twice. */
+const PAID_STEPS: ReadonlySet<string> = new Set([
+  'call-llm',
+  'cut-history',
+  'reformulate',
+  'answer',
+  'answer-from-book',
+]);
 
 const DB_RETRY_MAX_MS = 2_000;
 
@@ -117,6 +127,8 @@ export class AgentTurnRunner {
         const step = planTurn(folded.turns, turnId, await this.steps.planContext(view));
         if (step.kind === 'ended') return { kind: 'ended', folded };
         if (step.kind === 'wait') return step;
+        // a tool call waits for the reader: the job comes back when they answer (or at the expiry)
+        if (step.kind === 'wait-approval') return step;
         // aborted, yet the log shows no ending (or no cut ahead): this worker is stopping; the job goes back to the queue
         if (signal.aborted) return HANDED_BACK;
         // the turn before may still take this cut ahead: wait for it rather than pay for the same
@@ -132,7 +144,7 @@ export class AgentTurnRunner {
         // the model call is in a provider batch that has not ended: the job comes back later
         if (done.kind === 'wait-model-batch') return done;
         // a step the model was paid for is kept, with the events its one decision made, beside their append
-        const keep = !kept && step.kind !== 'run-tools' ? { keeper, key } : undefined;
+        const keep = !kept && PAID_STEPS.has(step.kind) ? { keeper, key } : undefined;
         const { events } = await this.record(view, done.command, keep);
         this.metrics.recorded(view.turn, events);
         fromMemory = events.length > 0;

@@ -44,6 +44,17 @@ const INTERNAL_FAILURE_MESSAGE = 'The turn failed on the server; the operator ca
 /** A turn waiting for the cut the turn before takes ahead looks again this often (unless promoted sooner). */
 export const HISTORY_CUT_RECHECK_MS = 500;
 
+/**
+ * A turn waiting for the reader's approval looks again at its expiry, and at least every 10
+ * minutes: the reader's answer promotes its job at once, so this is the net for a promotion lost
+ * (Redis away when the API tried).
+ */
+export const APPROVAL_RECHECK_MAX_MS = 10 * 60_000;
+export const approvalRecheckMs = (until: string | undefined, now = Date.now()): number =>
+  until === undefined
+    ? APPROVAL_RECHECK_MAX_MS
+    : Math.min(APPROVAL_RECHECK_MAX_MS, Math.max(0, Date.parse(until) - now));
+
 @Processor(AGENT_TURNS_QUEUE, {
   lockDuration: LOCK_MS,
   lockRenewTime: LOCK_RENEW_MS,
@@ -235,6 +246,11 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
       case 'wait-model-batch':
         // hours, perhaps: the worker's slot is free meanwhile, and the log says which batch to look at
         await this.comeBackIn(job, this.config.llm.batchPollMs, token);
+        throw new DelayedError();
+      case 'wait-approval':
+        // for as long as the reader takes: no worker slot is held; their answer promotes the job,
+        // and the expiry, if any, brings it back to deny
+        await this.comeBackIn(job, approvalRecheckMs(outcome.until), token);
         throw new DelayedError();
       case 'ended':
         return this.turnEnded(job, outcome.folded);

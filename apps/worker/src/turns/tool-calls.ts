@@ -5,6 +5,7 @@ import {
   newStep,
   numberedPassagesOf,
   ToolCallRecord,
+  ToolOutput,
   ToolRegistry,
 } from '@parley/agent';
 import { TurnView } from './conversation-folds';
@@ -23,7 +24,8 @@ export async function runToolCalls(
   const run = async (call: ToolCallRecord, excludeChunkIds?: string[]) => {
     const citationStart = citationStartFor(turn, call.toolUseId);
     const ctx = { ...toolContext, citationStart, excludeChunkIds, numberedPassages };
-    const output = await tools.run(call.name, call.input, ctx, call.toolUseId);
+    const denied = call.approval?.decided?.approved === false ? call.approval.decided : undefined;
+    const output = denied ? denialOf(denied) : await tools.run(call.name, call.input, ctx, call.toolUseId);
     return { call, output, citationStart };
   };
   const outputs = await Promise.all(calls.filter((c) => !isHydeCall(c.toolUseId)).map((c) => run(c)));
@@ -31,4 +33,11 @@ export async function runToolCalls(
   for (const c of calls.filter((c) => isHydeCall(c.toolUseId))) outputs.push(await run(c, seen()));
   outputs.sort((a, b) => calls.indexOf(a.call) - calls.indexOf(b.call));
   return { type: 'RecordToolResults', turnId: turn.turnId, ...newStep(), outputs };
+}
+
+/** What the model reads for a call the reader did not approve: it was not made, and why. */
+function denialOf(decided: { reason?: string; by: 'reader' | 'timeout' }): ToolOutput {
+  const why = decided.by === 'timeout' ? 'no answer came before the request expired' : 'the reader declined it';
+  const reason = decided.by === 'reader' && decided.reason ? ` Their reason: ${decided.reason}` : '';
+  return { isError: true, content: `This call was not made: ${why}.${reason} Do not try it again in this turn.` };
 }

@@ -4,6 +4,7 @@ import {
   LiveDeltas,
   LLM_CLIENT,
   LlmClient,
+  newStep,
   ToolRegistry,
   TurnPlanContext,
   TurnStep,
@@ -34,6 +35,7 @@ export class TurnSteps {
   private readonly history: HistorySummary;
   private readonly retrieval: AlwaysRetrieveSteps;
   private readonly wholeBook: WholeBookSteps;
+  private readonly approvalTimeoutMs: number | undefined;
 
   constructor(
     @Inject(LLM_CLIENT) private readonly llm: LlmClient,
@@ -44,6 +46,7 @@ export class TurnSteps {
     wholeBooks: WholeBooks,
     private readonly budget: TurnBudget,
   ) {
+    this.approvalTimeoutMs = config.agent.approvalTimeoutMs;
     const bookNames = new BookNames(books);
     // every call a step makes is reserved against its payer's budget first (see perform)
     const paid = new BudgetedLlm(llm, budget, config.llm);
@@ -62,6 +65,8 @@ export class TurnSteps {
       providerSupportsTools: this.llm.capabilitiesOf(view.settings.model).tools,
       deleted,
       wholeBook: !deleted && (await this.wholeBook.reads(view)),
+      needsApproval: (tool) => this.tools.needsApproval(tool),
+      now: Date.now(),
     };
   }
 
@@ -88,6 +93,19 @@ export class TurnSteps {
         return this.whyNotWholeBook(view, await this.retrieval.answerFromPassages(view, signal));
       case 'answer-from-book':
         return this.wholeBook.answer(view, step.iteration, signal);
+      case 'request-approvals': {
+        const timeout = this.approvalTimeoutMs;
+        const expiresAt = timeout === undefined ? undefined : new Date(Date.now() + timeout).toISOString();
+        const { turnId } = view.turn;
+        return recordWith({ type: 'RequestToolApprovals', turnId, ...newStep(), calls: step.calls, expiresAt });
+      }
+      case 'expire-approvals':
+        return recordWith({
+          type: 'ExpireToolApprovals',
+          turnId: view.turn.turnId,
+          ...newStep(),
+          toolCallIds: step.calls.map((c) => c.toolUseId),
+        });
     }
   }
 
@@ -119,4 +137,4 @@ export class TurnSteps {
 }
 
 /** A step that does work (the plan's other answers end the turn or make it wait). */
-export type WorkStep = Exclude<TurnStep, { kind: 'ended' } | TurnWait>;
+export type WorkStep = Exclude<TurnStep, { kind: 'ended' } | TurnWait | { kind: 'wait-approval' }>;

@@ -210,6 +210,33 @@ export function toolResultsRecorded(made: StepMade, turnId: string, outputs: Too
   );
 }
 
+/** ToolApprovalRequested for each call that waits for the reader (`expiresAt`: when it is denied unanswered). */
+export function approvalsRequested(
+  made: StepMade,
+  turnId: string,
+  calls: ToolCallRecord[],
+  expiresAt: string | undefined,
+): Events {
+  return calls.map((c) =>
+    agentEvent(
+      'ToolApprovalRequested',
+      { turnId, toolCallId: c.toolUseId, tool: c.name, input: c.input, ...(expiresAt ? { expiresAt } : {}) },
+      stepIdFor(made, `approval:${c.toolUseId}`),
+    ),
+  );
+}
+
+/** The calls whose approval expired unanswered, denied. */
+export function approvalsExpired(made: StepMade, turnId: string, toolCallIds: string[]): Events {
+  return toolCallIds.map((toolCallId) =>
+    agentEvent(
+      'ToolApprovalDecided',
+      { turnId, toolCallId, approved: false, reason: 'no answer came before the request expired', by: 'timeout' },
+      stepIdFor(made, `expired:${toolCallId}`),
+    ),
+  );
+}
+
 /**
  * What a 0.3 process reads of a result kept by reference during a rolling upgrade: the result's own
  * words without the passages (the log is joined with the book's text for everyone else).

@@ -15,8 +15,10 @@ import {
   StepMade,
   ToolOutcome,
   toolResultsRecorded,
+  approvalsExpired,
+  approvalsRequested,
 } from './agent-events';
-import { isComplete, TurnRecord } from './turn-fold';
+import { isComplete, ToolCallRecord, TurnRecord } from './turn-fold';
 
 /**
  * The agent's commands: what a step of a turn did, to be recorded. The worker does the step's
@@ -48,6 +50,10 @@ export type AgentCommand =
       cut: CutVersions;
       failure: { code: string; message: string; stoppedAttempts: StoppedAttempt[] };
     })
+  /** tool calls that need the reader's approval, asked (expiresAt: when they are denied unanswered) */
+  | (StepCommand & { type: 'RequestToolApprovals'; calls: ToolCallRecord[]; expiresAt?: string })
+  /** approvals that expired unanswered, denied */
+  | (StepCommand & { type: 'ExpireToolApprovals'; toolCallIds: string[] })
   /** what a model call that stopped midway (cancelled, aborted, broken) was billed */
   | { type: 'RecordStoppedCall'; turnId: string; iteration: number; attempts: StoppedAttempt[] }
   /** a step a release before 0.3 kept in its job as events: recorded as they are, if the turn still needs them */
@@ -117,6 +123,29 @@ export function decideAgentStep(
       const outputs = command.outputs.filter((o) => awaiting.has(o.call.toolUseId));
       return outputs.length === command.outputs.length ? toolResultsRecorded(made!, turn.turnId, outputs) : [];
     }
+    case 'RequestToolApprovals': {
+      const unasked = new Set(
+        pendingCalls(turn)
+          .filter((c) => !c.approval)
+          .map((c) => c.toolUseId),
+      );
+      const calls = command.calls.filter((c) => unasked.has(c.toolUseId));
+      return calls.length === command.calls.length
+        ? approvalsRequested(made!, turn.turnId, calls, command.expiresAt)
+        : [];
+    }
+    case 'ExpireToolApprovals': {
+      const waiting = new Set(
+        pendingCalls(turn)
+          .filter((c) => c.approval && !c.approval.decided)
+          .map((c) => c.toolUseId),
+      );
+      return approvalsExpired(
+        made!,
+        turn.turnId,
+        command.toolCallIds.filter((id) => waiting.has(id)),
+      );
+    }
     case 'RecordKeptEvents':
       return command.events.every((e) => 'turnId' in e.data && e.data.turnId === turn.turnId)
         ? command.events.map(({ metadata: _stamped, ...e }) => e)
@@ -143,7 +172,9 @@ function nextCall(turn: TurnRecord): number | undefined {
 }
 
 /** The tool calls of the turn's last model call still without a result. */
-function awaitingResults(turn: TurnRecord): string[] {
+function pendingCalls(turn: TurnRecord): ToolCallRecord[] {
   const last = turn.iterations[turn.iterations.length - 1];
-  return last ? last.calls.filter((c) => !last.results.has(c.toolUseId)).map((c) => c.toolUseId) : [];
+  return last ? last.calls.filter((c) => !last.results.has(c.toolUseId)) : [];
 }
+
+const awaitingResults = (turn: TurnRecord): string[] => pendingCalls(turn).map((c) => c.toolUseId);

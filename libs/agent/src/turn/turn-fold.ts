@@ -15,6 +15,14 @@ export interface ToolCallRecord {
   toolUseId: string;
   name: string;
   input: unknown;
+  /** the call asked the reader's approval (ToolApprovalRequested), and how it was decided */
+  approval?: ApprovalRecord;
+}
+
+export interface ApprovalRecord {
+  /** when it is denied unanswered (ISO 8601); absent: never */
+  expiresAt?: string;
+  decided?: { approved: boolean; reason?: string; by: 'reader' | 'timeout' };
 }
 
 export interface ToolResultRecord {
@@ -175,6 +183,20 @@ export function evolveTurns(
         });
         return { ...t, iterations: replaceOrAdd(t.iterations, it, { ...it, results }) };
       });
+    case 'ToolApprovalRequested': {
+      const { expiresAt } = e.data;
+      return updateCall(turns, e.data.turnId, e.data.toolCallId, (c) =>
+        c.approval ? c : { ...c, approval: expiresAt ? { expiresAt } : {} },
+      );
+    }
+    case 'ToolApprovalDecided': {
+      const { approved, reason, by } = e.data;
+      return updateCall(turns, e.data.turnId, e.data.toolCallId, (c) =>
+        c.approval?.decided
+          ? c
+          : { ...c, approval: { ...c.approval, decided: { approved, by, ...(reason ? { reason } : {}) } } },
+      );
+    }
     case 'AssistantReplied':
       return endTurn(turns, e.data.turnId, { type: 'AssistantReplied', content: e.data.content });
     case 'TurnFailed':
@@ -184,6 +206,21 @@ export function evolveTurns(
     default:
       return turns;
   }
+}
+
+/** The tool call with this id of the turn changed by `change`. */
+function updateCall(
+  turns: TurnRecord[],
+  turnId: string,
+  toolUseId: string,
+  change: (c: ToolCallRecord) => ToolCallRecord,
+): TurnRecord[] {
+  return updateTurn(turns, turnId, (t) => {
+    const it = t.iterations.find((i) => i.calls.some((c) => c.toolUseId === toolUseId));
+    if (!it) return t;
+    const calls = it.calls.map((c) => (c.toolUseId === toolUseId ? change(c) : c));
+    return { ...t, iterations: replaceOrAdd(t.iterations, it, { ...it, calls }) };
+  });
 }
 
 /** The turn with this id changed by `change`; the same array when there is none or nothing changed. */

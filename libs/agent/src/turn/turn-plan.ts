@@ -11,6 +11,7 @@ export type TurnStep =
   | TurnWait
   | HistoryCutStep
   | RunToolsStep
+  | ApprovalStep
   /** the tool-use loop's model call; the last allowed one may not use tools */
   | { kind: 'call-llm'; iteration: number; allowTools: boolean }
   /** always-retrieve: the question turned into one search */
@@ -20,8 +21,18 @@ export type TurnStep =
   /** whole-book: the answer with the book up to the reading position in the prompt, no tools */
   | { kind: 'answer-from-book'; iteration: number };
 
-/** The tool calls of the iteration recorded without results. */
+/** The tool calls of the iteration recorded without results (a call denied approval is recorded as denied, not run). */
 export type RunToolsStep = { kind: 'run-tools'; iteration: number; calls: ToolCallRecord[] };
+
+/**
+ * Tool calls that need the reader's approval before they run: ask it (ToolApprovalRequested),
+ * wait for it holding no worker (until: when the first request expires), or deny those that
+ * expired unanswered.
+ */
+export type ApprovalStep =
+  | { kind: 'request-approvals'; iteration: number; calls: ToolCallRecord[] }
+  | { kind: 'wait-approval'; until?: string }
+  | { kind: 'expire-approvals'; calls: ToolCallRecord[] };
 
 /**
  * Cut the history: summarise the turns [from, to) or drop them. A turn cuts before its first
@@ -43,6 +54,10 @@ export interface TurnPlanContext {
   deleted: boolean;
   /** the turn reads the whole book (whole-book retrieval, or `auto` with a book that fits): see wholeBookChoice */
   wholeBook?: boolean;
+  /** whether a call of this tool waits for the reader's approval (absent: none does) */
+  needsApproval?: (tool: string) => boolean;
+  /** now, in ms since the epoch: an approval request past its expiry is denied */
+  now?: number;
 }
 
 const ENDED = { kind: 'ended' } as const;
@@ -85,16 +100,32 @@ export function planTurn(turns: TurnRecord[], turnId: string, context: TurnPlanC
   }
   const last = turn.iterations[turn.iterations.length - 1];
   if (last && !isComplete(last)) {
-    return {
-      kind: 'run-tools',
-      iteration: last.iteration,
-      calls: last.calls.filter((c) => !last.results.has(c.toolUseId)),
-    };
+    const calls = last.calls.filter((c) => !last.results.has(c.toolUseId));
+    return approvalStep(last.iteration, calls, context) ?? { kind: 'run-tools', iteration: last.iteration, calls };
   }
   const iteration = turn.iterations.length + 1;
   if (wholeBook) return { kind: 'answer-from-book', iteration };
   if (retrieveFirst) return iteration === 1 ? { kind: 'reformulate' } : { kind: 'answer' };
   return { kind: 'call-llm', iteration, allowTools: iteration < maxIterations };
+}
+
+/**
+ * What the iteration's calls wait for before they run: their approvals asked (all that need one,
+ * together), waited for, or denied on expiry. Undefined when every call may run (or be recorded
+ * as denied). A call once asked waits for its answer, whatever the tool's setting says now.
+ */
+function approvalStep(iteration: number, calls: ToolCallRecord[], context: TurnPlanContext): ApprovalStep | undefined {
+  const unasked = calls.filter((c) => !c.approval && context.needsApproval?.(c.name));
+  if (unasked.length > 0) return { kind: 'request-approvals', iteration, calls: unasked };
+  const waiting = calls.flatMap((call) =>
+    call.approval && !call.approval.decided ? [{ call, expiresAt: call.approval.expiresAt }] : [],
+  );
+  if (waiting.length === 0) return undefined;
+  const now = context.now ?? Date.now();
+  const expired = waiting.filter((w) => w.expiresAt !== undefined && Date.parse(w.expiresAt) <= now);
+  if (expired.length > 0) return { kind: 'expire-approvals', calls: expired.map((w) => w.call) };
+  const expiries = waiting.flatMap((w) => (w.expiresAt ? [w.expiresAt] : [])).sort();
+  return { kind: 'wait-approval', ...(expiries.length ? { until: expiries[0] } : {}) };
 }
 
 /** Citation numbers are unique within a turn: each tool call gets its own block of numbers. */
