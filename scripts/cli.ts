@@ -20,12 +20,15 @@ const USAGE = `usage: npm run cli -- <command>
   books list [--json] | show <id> [--json] | add <file> [--title t] [--author a] [--catalogue] [--json] | delete <id> [--yes]
   conversations list [--book <id>] [--limit n] [--json] | show <id> [--json] | rename <id> <title> | delete <id>
   replay <conversationId> [--json]
+  approve <conversationId> <turnId> <toolCallId> [--deny] [--reason <text>]
   token --user <id> [--ttl <seconds>] [--budget <usd per month>] [--operator] [--publisher] [--tenant <id>]
   projections rebuild
   embeddings reembed
   erasures replay [--json]
   contexts estimate [<bookId>] | contexts add [<bookId>]
 client commands take --user <id> to act as that user when no PARLEY_TOKEN is set (docs/cli.md)`;
+
+const APPROVE_USAGE = 'usage: npm run cli -- approve <conversationId> <turnId> <toolCallId> [--deny] [--reason <text>]';
 
 /** Strict parsing: an unknown option or a missing value is a usage error, not a stack trace. */
 function parse<O extends Options>(argv: string[], options: O) {
@@ -124,6 +127,22 @@ const commands: Record<string, Command> = {
     if (sub === 'rename' && id && rest.length) return c.conversationsRename(await api(values.user), id, rest.join(' '));
     if (sub === 'delete' && id) return c.conversationsDelete(await api(values.user), id);
     throw new UsageError(USAGE);
+  },
+
+  async approve(argv) {
+    const { values, positionals } = parse(argv, { deny: { type: 'boolean' }, reason: { type: 'string' } });
+    const [conversationId, turnId, toolCallId] = positionals;
+    if (positionals.length !== 3) throw new UsageError(APPROVE_USAGE);
+    const { decideApproval } = await import('./cli/resources');
+    const approved = !values.deny;
+    const reason = typeof values.reason === 'string' ? values.reason : undefined;
+    await decideApproval(await api(values.user), conversationId, turnId, {
+      toolCallId,
+      approved,
+      ...(reason ? { reason } : {}),
+    });
+    console.log(`${approved ? 'approved' : 'declined'} call ${toolCallId}: the turn goes on`);
+    return EXIT.ok;
   },
 
   async replay(argv) {

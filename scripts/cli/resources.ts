@@ -56,6 +56,19 @@ export const cancelTurn = (api: Api, id: string, turnId: string) =>
     api.client.POST('/v1/conversations/{id}/turns/{turnId}/cancel', { params: { path: { id, turnId } } }),
   );
 
+export const decideApproval = (
+  api: Api,
+  id: string,
+  turnId: string,
+  answer: { toolCallId: string; approved: boolean; reason?: string },
+) =>
+  call(api, 'approval', () =>
+    api.client.POST('/v1/conversations/{id}/turns/{turnId}/approvals', {
+      params: { path: { id, turnId } },
+      body: answer,
+    }),
+  );
+
 export const forkConversation = (api: Api, id: string, version: number) =>
   call(api, `conversation ${short(id)}`, () =>
     api.client.POST('/v1/conversations/{id}/fork', { params: { path: { id } }, body: { version } }),

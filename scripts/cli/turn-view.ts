@@ -103,6 +103,25 @@ export class TurnView {
       case 'TurnCancelled':
         this.line(dim('(cancelled)'));
         return (this.ended = true);
+      case 'ToolApprovalRequested': {
+        // the turn waits for the reader: say what would be done, and how to answer
+        const a = e.data;
+        this.line(`  ${cyan('?')} the agent asks to call ${a.tool} with ${oneLineJson(a.input)}`);
+        this.line(
+          dim(
+            `    answer: npm run cli -- approve ${e.conversationId} ${a.turnId} ${a.toolCallId} [--deny] [--reason …]`,
+          ),
+        );
+        return false;
+      }
+      case 'ToolApprovalDecided':
+        if (!this.muted)
+          this.line(
+            dim(
+              `  ${e.data.approved ? 'approved' : 'declined'}${e.data.by === 'timeout' ? ' (no answer in time)' : ''}`,
+            ),
+          );
+        return false;
       default:
         return false;
     }
@@ -129,4 +148,10 @@ export class TurnView {
   private line(s: string): void {
     this.text((this.atLineStart ? '' : '\n') + s + '\n');
   }
+}
+
+/** A tool call's input on one line, cut to what a terminal line holds. */
+function oneLineJson(input: unknown): string {
+  const json = JSON.stringify(input) ?? 'null';
+  return json.length > 200 ? `${json.slice(0, 199)}…` : json;
 }
