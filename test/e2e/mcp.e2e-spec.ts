@@ -215,10 +215,13 @@ describe('MCP server at /mcp (e2e, the SDK client against the real stack)', () =
     const again = (await rpc(ask, sessionId!)).result.structuredContent;
     expect(first.status).toBe('answered');
     expect(again).toMatchObject({ conversationId: first.conversationId, turnId: first.turnId });
-    const titled = expectOk(
-      await s.alice.api.GET('/v1/conversations', { params: { query: { limit: 100 } } }),
-    ).items.filter((c: { title: string | null }) => c.title === question);
-    expect(titled).toHaveLength(1);
+    // the list is the read model: it shows the conversation once the projection has caught up
+    const titledNow = async () =>
+      expectOk(await s.alice.api.GET('/v1/conversations', { params: { query: { limit: 100 } } })).items.filter(
+        (c: { title: string | null }) => c.title === question,
+      );
+    await waitFor('the conversation in the list', async () => (await titledNow()).length > 0);
+    expect(await titledNow()).toHaveLength(1);
     const posts = (await events(first.conversationId)).filter((e) => e.type === 'UserMessagePosted');
     expect(posts).toHaveLength(1);
     // the model answered the question once: every call for it belongs to the one turn

@@ -71,7 +71,7 @@ describe('Parley on Redis Cluster and Sentinel (e2e, 2 APIs, 2 workers)', () => 
     });
 
     it('ends every turn once, streams live text across APIs, and an SSE client resumes on the other API', async () => {
-      answerDelayMs = 5;
+      answerDelayMs = 20; // ~0.5 s of streaming: deltas still come once the first API has subscribed to them
       const user = `cluster-${randomUUID()}`;
       const [a, b] = stack.apis.map((api) => clientFor(api.base, user));
       const bookId = (await newBook(a)).id;
