@@ -58,6 +58,25 @@ export async function serveAgUiRun(
           message: 'the conversation was erased',
         });
         break;
+      case 'approval_requested':
+        // the run pauses on the reader's approval (AG-UI's interrupt); POST …/turns/:turnId/approvals answers it
+        send({
+          type: EventType.RUN_FINISHED,
+          ...ids,
+          outcome: {
+            type: 'interrupt',
+            interrupts: [
+              {
+                id: outcome.toolCallId,
+                reason: 'tool_approval',
+                message: `Allow ${outcome.tool} with ${JSON.stringify(outcome.input)}?`,
+                toolCallId: outcome.toolCallId,
+                ...(outcome.expiresAt ? { expiresAt: outcome.expiresAt } : {}),
+              },
+            ],
+          },
+        });
+        break;
       case 'stopped':
         await turn.cancel(); // the client left: the run is over for it, so is the turn
         break;

@@ -50,6 +50,10 @@ async function writeTurn(turn: FeedTurn, writer: Writer, signal: AbortSignal, ca
       return writer.write({ type: 'abort', reason: 'the turn was cancelled' });
     case 'erased':
       return writer.write({ type: 'error', errorText: 'conversation_erased: the conversation was erased' });
+    case 'approval_requested':
+      // the turn waits, durably, for the reader: their answer goes to POST …/turns/:turnId/approvals
+      writer.write({ type: 'tool-approval-request', approvalId: outcome.toolCallId, toolCallId: outcome.toolCallId });
+      return writer.write({ type: 'finish', finishReason: 'tool-calls' });
     case 'stopped':
       if (cancelOnLeave) await turn.cancel();
       return;

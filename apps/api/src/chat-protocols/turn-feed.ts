@@ -19,7 +19,9 @@ export interface TurnSink extends TextSink {
 export type TurnOutcome =
   | { status: 'answered'; messageId: string; content: string; citations: NumberedCitation[] }
   | { status: 'failed'; code: string; message: string }
-  | { status: 'cancelled' | 'erased' | 'stopped' };
+  | { status: 'cancelled' | 'erased' | 'stopped' }
+  /** the turn waits for the reader's approval of a tool call (POST …/turns/:turnId/approvals answers it) */
+  | { status: 'approval_requested'; toolCallId: string; tool: string; input: unknown; expiresAt?: string };
 
 /**
  * The chat protocols' one way into a turn (AI SDK, AG-UI): posted as POST …/messages posts it
@@ -146,6 +148,10 @@ export class FeedTurn {
         return { status: 'cancelled' };
       case 'erased':
         return { status: 'erased' };
+      case 'ToolApprovalRequested': {
+        const { toolCallId, tool, input, expiresAt } = ending.data;
+        return { status: 'approval_requested', toolCallId, tool, input, ...(expiresAt ? { expiresAt } : {}) };
+      }
     }
   }
 

@@ -31,7 +31,17 @@ export type NumberedCitation = Citation & { n?: number };
 export type AskOutcome =
   | { status: 'answered'; conversationId: string; turnId: string; answer: string; citations: NumberedCitation[] }
   | { status: 'failed'; conversationId: string; turnId: string; code: string; message: string }
-  | { status: 'cancelled' | 'erased' | 'stopped following'; conversationId: string; turnId: string };
+  | { status: 'cancelled' | 'erased' | 'stopped following'; conversationId: string; turnId: string }
+  /** the turn waits for the reader's approval of a tool call: POST …/turns/:turnId/approvals answers it */
+  | {
+      status: 'approval_requested';
+      conversationId: string;
+      turnId: string;
+      toolCallId: string;
+      tool: string;
+      input: unknown;
+      expiresAt?: string;
+    };
 
 export interface AskHooks {
   /** a line on how the turn goes (the tool sends it as a progress notification) */
@@ -137,6 +147,17 @@ export class McpAsk {
           return { status: 'cancelled', ...turn };
         case 'erased':
           return { status: 'erased', ...turn };
+        case 'ToolApprovalRequested': {
+          const { toolCallId, tool, input, expiresAt } = ending.data;
+          return {
+            status: 'approval_requested',
+            ...turn,
+            toolCallId,
+            tool,
+            input,
+            ...(expiresAt ? { expiresAt } : {}),
+          };
+        }
       }
     } finally {
       stopDeltas();

@@ -49,6 +49,13 @@ export function askText(outcome: AskOutcome): string {
       return `The conversation was erased before the turn ended ${where}`;
     case 'stopped following':
       return `Stopped waiting; the turn goes on and its answer will be in the conversation ${where}`;
+    case 'approval_requested':
+      return (
+        `The turn waits for the reader's approval before it calls ${outcome.tool} with ${JSON.stringify(outcome.input)} ` +
+        `${where}. Ask the reader; their answer goes to POST /v1/conversations/${outcome.conversationId}/turns/` +
+        `${outcome.turnId}/approvals {"toolCallId": "${outcome.toolCallId}", "approved": true|false}, and the turn goes on.` +
+        (outcome.expiresAt ? ` Unanswered by ${outcome.expiresAt}, it is declined.` : '')
+      );
   }
 }
 

@@ -7,12 +7,20 @@ import {
   TurnCancelled,
   TurnFailed,
   AssistantReplied,
+  ToolApprovalRequested,
 } from '@parley/conversation';
 import { EventStore, StoredEvent, StreamWatcher, Wakeup } from '@parley/event-store';
 
-/** How a turn ended, as its last event says; `erased` when the conversation was erased first. */
+/**
+ * How a turn ended, as its last event says; `erased` when the conversation was erased first; or
+ * the approval it stopped for (it goes on once the reader answers, however long that takes).
+ */
 export type TurnEnding =
-  StoredEvent<AssistantReplied> | StoredEvent<TurnFailed> | StoredEvent<TurnCancelled> | { type: 'erased' };
+  | StoredEvent<AssistantReplied>
+  | StoredEvent<TurnFailed>
+  | StoredEvent<TurnCancelled>
+  | StoredEvent<ToolApprovalRequested>
+  | { type: 'erased' };
 
 /**
  * Follows one turn in the log until it ends: the conversation's events after `after`, read on
@@ -27,7 +35,7 @@ export class TurnFollower {
     @Inject(CONFIG) private readonly config: AppConfig,
   ) {}
 
-  /** Resolves with the turn's ending, or undefined once `signal` aborts (the turn goes on). */
+  /** Resolves with the turn's ending (or the approval it waits for), or undefined once `signal` aborts (the turn goes on). */
   async follow(
     conversationId: string,
     turnId: string,
@@ -50,7 +58,7 @@ export class TurnFollower {
           if (e.type === 'ConversationErased' || e.type === 'ConversationDeleted') return { type: 'erased' };
           if (!('turnId' in e.data) || e.data.turnId !== turnId) continue;
           onEvent(e);
-          if (TURN_ENDING_TYPES.includes(e.type)) return e as TurnEnding;
+          if (TURN_ENDING_TYPES.includes(e.type) || e.type === 'ToolApprovalRequested') return e as TurnEnding;
         }
         if (events.length === 100) continue; // more to read at once
         await wakeup.wait(this.config.eventPollMs);
