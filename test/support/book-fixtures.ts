@@ -103,7 +103,11 @@ export const EPUB3_FACTS = {
   /** a sentence of each chapter, and the chapter it is in */
   passages: [
     { q: 'vellum chart', chapter: 'Chapter 1: The Map Room', text: 'Ysolde unrolled the vellum chart' },
-    { q: 'drowned bell tower', chapter: 'Chapter 2: The Compass', text: 'pointed toward the drowned bell tower' },
+    {
+      q: 'grandfather brass compass',
+      chapter: 'Chapter 2: The Compass',
+      text: 'always pointed toward the drowned bell tower',
+    },
     { q: 'willow crossing ford', chapter: 'Chapter 3: The River', text: 'crossed the ford at the willow crossing' },
   ],
   /** a footnote of chapter 1 (inside the chapter's document) */
