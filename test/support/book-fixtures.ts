@@ -116,7 +116,7 @@ export const EPUB3_FACTS = {
   endnote: { q: 'Dunwich eroding coast', chapter: 'Chapter 2: The Compass', text: 'eroding coast of Dunwich' },
   /** an image's alt text and a figure caption, in chapter 1 */
   alt: { q: 'compass rose vermilion', chapter: 'Chapter 1: The Map Room', text: 'compass rose drawn in vermilion ink' },
-  caption: { q: 'Finch chart figure', chapter: 'Chapter 1: The Map Room', text: 'The Finch chart of 1741' },
+  caption: { q: 'before the great storm', chapter: 'Chapter 1: The Map Room', text: 'The Finch chart of 1741' },
   /** sections of chapter 3 (nested in the nav) */
   sections: ['The Ford', 'The Falls'],
   /** words only the front and back matter hold: they must not be found */
