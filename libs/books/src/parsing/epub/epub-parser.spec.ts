@@ -108,6 +108,27 @@ describe(parseEpub.name, () => {
     expect((await parseEpub(await obfuscatedFontEpub(), opts)).chapters).toHaveLength(4);
   });
 
+  it('lands no entry on a document without text, and reads bare roman numerals as chapter numbers', async () => {
+    // the nav links to itself and to a cover without alt text: neither may take the next entry's place
+    const epub = await miniEpub(
+      [
+        ['cover.xhtml', '<img src="c.png"/>'],
+        [
+          'nav.xhtml',
+          '<nav epub:type="toc"><ol><li><a href="cover.xhtml">Cover</a></li><li><a href="nav.xhtml">Contents</a></li><li><a href="one.xhtml">I</a></li><li><a href="two.xhtml">II</a></li></ol></nav>',
+        ],
+        ['one.xhtml', '<h1>I</h1><p>The first.</p>'],
+        ['two.xhtml', '<h1>II</h1><p>The second.</p>'],
+      ],
+      'nav.xhtml',
+    );
+    const book = await parseEpub(epub, opts);
+    expect(book.chapters.map((c) => [c.index, c.title, c.paragraphs.map((p) => p.text)])).toEqual([
+      [1, 'I', ['The first.']],
+      [2, 'II', ['The second.']],
+    ]);
+  });
+
   it("falls back on the documents' headings when there is no table of contents", async () => {
     const doc = (body: string) =>
       `<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><head><title>x</title></head><body>${body}</body></html>`;
@@ -134,3 +155,28 @@ describe(parseEpub.name, () => {
     ]);
   });
 });
+
+/** An EPUB 3 of these documents, all in the spine in order; `nav` names the navigation document. */
+function miniEpub(docs: [string, string][], nav: string): Promise<Buffer> {
+  const xhtml = (body: string) =>
+    `<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml" xmlns:epub="http://www.idpf.org/2007/ops"><head><title>x</title></head><body>${body}</body></html>`;
+  const items = docs
+    .map(
+      ([href], i) =>
+        `<item id="d${i}" href="${href}" media-type="application/xhtml+xml"${href === nav ? ' properties="nav"' : ''}/>`,
+    )
+    .join('');
+  const spine = docs.map((_, i) => `<itemref idref="d${i}"/>`).join('');
+  return zipOf([
+    { name: 'mimetype', data: 'application/epub+zip', store: true },
+    {
+      name: 'META-INF/container.xml',
+      data: '<container><rootfiles><rootfile full-path="book.opf" media-type="application/oebps-package+xml"/></rootfiles></container>',
+    },
+    {
+      name: 'book.opf',
+      data: `<package version="3.0"><metadata><title>Mini</title></metadata><manifest>${items}</manifest><spine>${spine}</spine></package>`,
+    },
+    ...docs.map(([href, body]) => ({ name: href, data: xhtml(body) })),
+  ]);
+}

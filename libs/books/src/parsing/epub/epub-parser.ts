@@ -72,10 +72,12 @@ async function readSpine(zip: ZipArchive, pkg: EpubPackage, landmarks: Landmark[
   }
   const blocks: Block[] = [];
   const docStart = new Map<string, number>();
+  const read = new Set<string>();
   for (const item of pkg.spine) {
     const name = zip.find(item.path);
-    if (!name || docStart.has(item.path)) continue;
-    docStart.set(item.path, blocks.length);
+    if (!name || read.has(item.path)) continue;
+    read.add(item.path);
+    const start = blocks.length;
     const doc = htmlBlocks(await zip.readXml(name), {
       doc: item.path,
       linear: item.linear,
@@ -86,12 +88,15 @@ async function readSpine(zip: ZipArchive, pkg: EpubPackage, landmarks: Landmark[
     });
     const role = docRoles.get(item.path) ?? null;
     for (const b of doc.blocks) blocks.push(role && b.role === null ? { ...b, role } : b);
+    // a document without text (a cover image, the nav itself) is no place to land: an entry
+    // linking to it would otherwise start at the next document's text, in its entry's place
+    if (blocks.length > start) docStart.set(item.path, start);
   }
   const anchors = new Map<string, number>();
   blocks.forEach((b, i) => {
     for (const id of b.ids) if (!anchors.has(id)) anchors.set(id, i);
   });
-  /** the block a link lands on: its anchor's, else its document's first; null outside the spine */
+  /** the block a link lands on: its anchor's, else its document's first; null outside the spine or without text */
   const position = (t: Target): number | null =>
     (t.fragment ? anchors.get(anchorKey(t.path, t.fragment)) : undefined) ?? docStart.get(t.path) ?? null;
   return { blocks, position };

@@ -14,6 +14,10 @@ export interface AssembleOptions {
   skip?: ReadonlySet<number>;
 }
 
+/** Titles of front matter, for a part not marked as such: before the first chapter it is counted 0. */
+const FRONT_MATTER_TITLE_RE =
+  /^(preface|foreword|dedication|epigraph|acknowledge?ments|introduction|prologue|(author|translator|editor)['\u2019]?s note|a note on the (text|translation))\b/i;
+
 /** The section name of a chapter's notes. */
 export const NOTES_SECTION = 'Notes';
 
@@ -41,12 +45,13 @@ interface Draft {
  * headings inside a chapter name the sections of the paragraphs after them, and a part's own text
  * (an epigraph on its title page) goes with its first chapter. Apparatus (cover, title page,
  * copyright, contents, index, colophon: by epub:type or ARIA role, by the EPUB's landmarks or
- * guide, or by a title such as "Index") is dropped; front matter is counted 0 and back matter
- * after the last chapter, as chapterIndexes counts. Notes (marked as footnotes or endnotes, or the
- * short targets of marker links) leave the running text and join the end of the chapter that
- * first refers to them, as the section "Notes"; notes no text refers to stay where they are.
- * Text before the first entry is kept as "Front matter" only when it is long enough, as for
- * plain text; without entries the whole text is one chapter.
+ * guide, or by a title such as "Index") is dropped. Front matter (marked so, before the EPUB's
+ * body landmark, or titled Preface, Foreword, Introduction, Prologue… before the first chapter)
+ * is counted 0 and back matter after the last chapter, as chapterIndexes counts. Notes (marked as
+ * footnotes or endnotes, or the short targets of marker links) leave the running text and join
+ * the end of the chapter that first refers to them, as the section "Notes"; notes no text refers
+ * to stay where they are. Text before the first entry is kept as "Front matter" only when it is
+ * long enough, as for plain text; without entries the whole text is one chapter.
  */
 export function chaptersFromBlocks(blocks: Block[], entries: OutlineEntry[], opts: AssembleOptions): ParsedChapter[] {
   const notes = noteGroups(blocks, entries);
@@ -128,9 +133,12 @@ export function chaptersFromBlocks(blocks: Block[], entries: OutlineEntry[], opt
   let inBody = false;
   const numbering = kept.map((d): HeadingMatch | null | 'front-matter' => {
     const before = opts.bodyStart !== undefined && opts.bodyStart !== null && d.start < opts.bodyStart;
-    if (!inBody && entries.length > 0 && (d.preamble || d.matter === 'front' || before)) return 'front-matter';
+    const front =
+      d.preamble || d.matter === 'front' || before || (d.matter === null && FRONT_MATTER_TITLE_RE.test(d.title));
+    if (!inBody && entries.length > 0 && front) return 'front-matter';
     inBody = true;
-    const match = matchHeading(d.title);
+    // a lone "I" is a pronoun in running text, but a title of the contents is a numeral
+    const match = matchHeading(/^I\.?$/.test(d.title) ? 'I.' : d.title);
     return match?.kind === 'part' ? null : match; // a part read as a chapter (no chapters in it) is not numbered
   });
   const indexes = chapterIndexes(numbering);

@@ -286,11 +286,11 @@ function isNoteRef(el: Element, semantics: string[]): boolean {
 /** An element's text, up to about `max` characters (enough to tell a marker or a title). */
 function textOf(el: Element, max = 400): string {
   let out = '';
-  const stack: ChildNode[] = [...el.children];
+  const stack: ChildNode[] = [...el.children].reverse();
   while (stack.length && out.length < max) {
-    const n = stack.shift()!;
+    const n = stack.pop()!;
     if (n.type === 'text') out += n.data;
-    else if ('children' in n) stack.unshift(...n.children);
+    else if ('children' in n) for (let i = n.children.length - 1; i >= 0; i--) stack.push(n.children[i]);
   }
   return out;
 }

@@ -45,6 +45,21 @@ describe(parseHtml.name, () => {
     ]);
   });
 
+  it('counts a preface or an introduction before the first chapter as front matter, 0', () => {
+    const book = parseHtml(
+      page(
+        '<h2>Introduction</h2><p>Why.</p><h2>Spring</h2><p>Buds.</p><h2>Summer</h2><p>Heat.</p><h2>Afterword</h2><p>So.</p>',
+      ),
+      opts,
+    );
+    expect(outline(book)).toEqual([
+      [0, 'Introduction'],
+      [1, 'Spring'],
+      [2, 'Summer'],
+      [3, 'Afterword'],
+    ]);
+  });
+
   it('keeps one chapter with its sections when the only top heading reads as a chapter', () => {
     const book = parseHtml(
       page('<h1>Chapter 1</h1><p>Intro.</p><h2>First</h2><p>A.</p><h2>Second</h2><p>B.</p>'),

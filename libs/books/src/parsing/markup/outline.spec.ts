@@ -17,18 +17,30 @@ const node = (title: string, at: number | null, children: OutlineNode[] = []): O
 describe(flattenOutline.name, () => {
   const blocks = ['a', 'a', 'b', 'b', 'c', 'c'].map((d) => block(d));
 
-  it('reads an entry whose children start in other documents as a part, one whose children are in its own as sections', () => {
+  it('reads a part holding chapters as a part, and a chapter holding entries (in its own document or not) as sections', () => {
     expect(
       flattenOutline(
-        [node('The Coast', 0, [node('Landfall', 2), node('Harbour', 4)]), node('Harbour', 4, [node('Morning', 5)])],
+        [
+          node('Part One', 0, [node('Landfall', 2), node('Harbour', 4, [node('Morning', 5)])]),
+          node('The Crossing', 1, [node('At sea', 3)]),
+        ],
         blocks,
       ),
     ).toEqual([
-      { at: 0, kind: 'part', title: 'The Coast' },
+      { at: 0, kind: 'part', title: 'Part One' },
+      { at: 1, kind: 'chapter', title: 'The Crossing' },
       { at: 2, kind: 'chapter', title: 'Landfall' },
+      { at: 3, kind: 'section', title: 'At sea' },
       { at: 4, kind: 'chapter', title: 'Harbour' },
       { at: 5, kind: 'section', title: 'Morning' },
     ]);
+  });
+
+  it('follows epub:type over titles: a part is a part, a chapter a chapter', () => {
+    const marked = blocks.map((b, i) => ({ ...b, role: i === 0 ? 'part' : i === 2 ? 'chapter' : null }));
+    const kinds = (n: OutlineNode) => flattenOutline([n], marked).map((e) => e.kind);
+    expect(kinds(node('Summer', 0, [node('Arrival', 1)]))).toEqual(['part', 'chapter']);
+    expect(kinds(node('Part Two', 2, [node('Chapter 9', 3)]))).toEqual(['chapter', 'section']);
   });
 
   it('reads an entry titled as a part, or holding entries titled as chapters, or linking nowhere, as a part', () => {

@@ -23,20 +23,24 @@ const KIND_ORDER = { part: 0, chapter: 1, section: 2 };
 
 /**
  * Flattens an outline into chapter starts, the way the reading position counts chapters: an
- * entry holding chapters (a part, book or volume: its title says so, its children are titled
- * as chapters, or they start in other documents than it does) is a part, not a chapter, and its
- * children are looked at in turn; any other entry is a chapter, and everything under it names
- * sections of that chapter. Entries come out in reading order (by block); two of a kind at one
- * block are one.
+ * entry that holds chapters is a part, not a chapter, and its children are looked at in turn; any
+ * other entry is a chapter, and everything under it names sections of that chapter. An entry
+ * holds chapters when its text is marked a part or volume (epub:type), its title reads as one
+ * (Part One, Book II, Volume 3), its children's titles read as chapters, or it links nowhere (a
+ * heading grouping entries); an entry marked or titled as a chapter never does. Nested entries
+ * are otherwise sections, wherever they start (a chapter split into files is still one chapter).
+ * Entries come out in reading order (by block); two of a kind at one block are one.
  */
 export function flattenOutline(nodes: OutlineNode[], blocks: Block[]): OutlineEntry[] {
   const out: OutlineEntry[] = [];
-  const docOf = (n: OutlineNode) => (n.at !== null ? (blocks[n.at]?.doc ?? null) : null);
-  const holdsChapters = (n: OutlineNode) =>
-    n.at === null ||
-    matchHeading(n.title)?.kind === 'part' ||
-    n.children.some((c) => matchHeading(c.title)?.kind === 'chapter') ||
-    n.children.some((c) => docOf(c) !== null && docOf(c) !== docOf(n));
+  const holdsChapters = (n: OutlineNode) => {
+    if (n.at === null) return true;
+    const role = blocks[n.at]?.role;
+    if (role === 'part' || role === 'volume') return true;
+    const kind = matchHeading(n.title)?.kind;
+    if (role === 'chapter' || kind === 'chapter') return false;
+    return kind === 'part' || n.children.some((c) => matchHeading(c.title)?.kind === 'chapter');
+  };
   const sections = (n: OutlineNode, depth: number) => {
     if (depth > MAX_OUTLINE_DEPTH) return;
     for (const c of n.children) {
