@@ -716,6 +716,14 @@ ${BILLION_LAUGHS_PROLOG}<html ${XHTML_NS}><head><title>Laughs</title></head><bod
   return zipOf(withChapter1(doc));
 }
 
+/** The billion laughs in an XML file the book does not use: refused all the same. */
+export function billionLaughsUnusedEpub(): Promise<Buffer> {
+  return zipOf([
+    ...epub3Parts(),
+    { name: 'OEBPS/extra/unused.xml', data: `<?xml version="1.0"?>\n${BILLION_LAUGHS_PROLOG}<x>&lol9;</x>\n` },
+  ]);
+}
+
 /** An external entity (XXE) in the package document: a parser that resolves it reads the server's files. */
 export function externalEntityEpub(): Promise<Buffer> {
   return zipOf(

@@ -53,6 +53,7 @@ describe(parseBook.name, () => {
       ['an entry out of the archive', 'epub', () => fixtures.pathTraversalEpub(), 'book_zip_unsafe_path'],
       ['an absolute entry', 'epub', () => fixtures.pathTraversalEpub(true), 'book_zip_unsafe_path'],
       ['billion laughs', 'epub', fixtures.billionLaughsEpub, 'book_xml_entities'],
+      ['billion laughs in a part the book does not use', 'epub', fixtures.billionLaughsUnusedEpub, 'book_xml_entities'],
       ['an external entity', 'epub', fixtures.externalEntityEpub, 'book_xml_entities'],
       ['DRM', 'epub', fixtures.encryptedEpub, 'book_encrypted'],
       ['a Word zip bomb', 'docx', () => fixtures.zipBombDocx(), 'book_zip_bomb'],

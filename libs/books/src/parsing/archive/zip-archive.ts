@@ -30,6 +30,7 @@ const notAZip = (why: string) =>
  */
 export class ZipArchive {
   private inflated = 0;
+  private readonly inflatedNames = new Set<string>();
   private readonly byLowerName: Map<string, string>;
 
   private constructor(
@@ -69,6 +70,11 @@ export class ZipArchive {
     return [...this.entries.keys()];
   }
 
+  /** The entries not inflated yet. */
+  unread(): string[] {
+    return this.names().filter((n) => !this.inflatedNames.has(n));
+  }
+
   /** Whether an entry is encrypted at the zip level (traditional or strong zip encryption). */
   isEncrypted(name: string): boolean {
     const e = this.entries.get(name);
@@ -106,6 +112,7 @@ export class ZipArchive {
   private async inflate(name: string, onChunk: (c: Buffer) => void): Promise<void> {
     const entry = this.entries.get(name);
     if (!entry) throw notAZip(`no entry ${name}`);
+    this.inflatedNames.add(name);
     if ((entry.generalPurposeBitFlag & 0x1) !== 0)
       throw new BookRejectedError(422, `the archive's entry ${name} is encrypted`, 'book_encrypted');
     const stream = await new Promise<Readable>((resolve, reject) =>

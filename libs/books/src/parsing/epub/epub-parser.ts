@@ -9,6 +9,9 @@ import { resolveHref, Target } from './epub-paths';
 import { EpubPackage, readPackage } from './epub-package';
 import { Landmark, readNav, readNcx, TocEntry } from './epub-toc';
 
+/** Parts of an EPUB that are XML, whatever they are for. */
+const XML_PART = /\.(xhtml|html?|xml|opf|ncx|svg|smil)$/i;
+
 /**
  * An EPUB 2 or 3, read as its reader shows it: the spine's documents in reading order, chapters
  * and their titles from the table of contents (the EPUB 3 nav, else the EPUB 2 NCX; neither:
@@ -16,7 +19,7 @@ import { Landmark, readNav, readNcx, TocEntry } from './epub-toc';
  * title and author from the package metadata; cover, title page, copyright, contents and index
  * (by epub:type, landmarks or guide) dropped, front matter counted 0; notes moved to the chapter
  * that refers to them. Refused: a DRM-encrypted EPUB, and (by the zip reader) bombs, paths out
- * of the archive and XML declaring entities.
+ * of the archive and XML declaring entities (in any of its XML parts, read for the book or not).
  */
 export async function parseEpub(bytes: Buffer, opts: ParseOptions): Promise<ParsedBook> {
   const zip = await ZipArchive.open(bytes, opts.maxExpandedBytes ?? DEFAULT_MAX_EXPANDED_BYTES);
@@ -25,6 +28,8 @@ export async function parseEpub(bytes: Buffer, opts: ParseOptions): Promise<Pars
     const pkg = await readPackage(zip);
     const { toc, landmarks } = await tableOfContents(zip, pkg);
     const { blocks, position } = await readSpine(zip, pkg, landmarks);
+    // the XML parts the book does not use are checked too: a hostile one is refused wherever it is
+    for (const name of zip.unread()) if (XML_PART.test(name)) await zip.readXml(name);
 
     let entries: OutlineEntry[] = flattenOutline(toOutline(toc, position), blocks);
     let skip: Set<number> | undefined;
