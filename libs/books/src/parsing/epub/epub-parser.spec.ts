@@ -129,6 +129,23 @@ describe(parseEpub.name, () => {
     ]);
   });
 
+  it("leaves out a chapter's title set as a styled paragraph, not a sentence that begins with it", async () => {
+    const epub = await miniEpub(
+      [
+        ['nav.xhtml', '<nav epub:type="toc"><ol><li><a href="two.xhtml">Chapter 2</a></li></ol></nav>'],
+        ['two.xhtml', '<p class="chaptitle">Chapter 2</p><p>Chapter 2 began badly, as chapters do.</p>'],
+      ],
+      'nav.xhtml',
+    );
+    expect((await parseEpub(epub, opts)).chapters).toEqual([
+      {
+        index: 2,
+        title: 'Chapter 2',
+        paragraphs: [{ text: 'Chapter 2 began badly, as chapters do.', page: null, section: null }],
+      },
+    ]);
+  });
+
   it("falls back on the documents' headings when there is no table of contents", async () => {
     const doc = (body: string) =>
       `<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><head><title>x</title></head><body>${body}</body></html>`;

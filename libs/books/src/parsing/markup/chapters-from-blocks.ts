@@ -111,10 +111,9 @@ export function chaptersFromBlocks(blocks: Block[], entries: OutlineEntry[], opt
       current.matter = matter;
     }
     if (matter === 'apparatus') continue;
-    if (b.heading !== null) {
-      if (!begun && titles.some((t) => sameTitle(b.text, t))) continue;
-      section = b.text.slice(0, 200);
-    }
+    // the chapter's title set at its start, as a heading or as a styled paragraph (`p.chapter-title`)
+    if (!begun && titles.some((t) => repeatsTitle(b, t))) continue;
+    if (b.heading !== null) section = b.text.slice(0, 200);
     begun = true;
     current.paragraphs.push({ text: b.text, page: null, section: current === part ? current.title : section });
     for (const ref of b.refs) {
@@ -151,12 +150,19 @@ function isApparatus(d: Draft): boolean {
 
 const lettersOf = (d: Draft) => countLetters(d.paragraphs.map((p) => p.text).join(' '));
 
-/** A heading repeating a title: the same letters and digits, or a part of them ("Chapter 1" of "Chapter 1: The Map Room"). */
-function sameTitle(heading: string, title: string): boolean {
+/**
+ * A block repeating a title: a heading with the same letters and digits as the title, a part of
+ * them or more ("Chapter 1" of "Chapter 1: The Map Room", "Chapter 1 The Map Room" of "The Map
+ * Room"); a paragraph (a title styled by class, `p.chapter-title`) only when it is the whole
+ * title, or its start reading as a heading ("Chapter 2"): never a sentence that begins with it.
+ */
+function repeatsTitle(b: Block, title: string): boolean {
   const norm = (s: string) => s.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
-  const h = norm(heading);
+  const h = norm(b.text);
   const t = norm(title);
-  return h.length > 0 && t.length > 0 && (t.includes(h) || h.includes(t));
+  if (!h || !t) return false;
+  if (b.heading !== null) return t.includes(h) || h.includes(t);
+  return h === t || (t.startsWith(h) && matchHeading(b.text) !== null);
 }
 
 /** The paragraphs of the notes a chapter refers to, backlink arrows dropped. */
