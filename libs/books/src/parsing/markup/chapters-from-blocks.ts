@@ -55,7 +55,9 @@ interface Draft {
  */
 export function chaptersFromBlocks(blocks: Block[], entries: OutlineEntry[], opts: AssembleOptions): ParsedChapter[] {
   const notes = noteGroups(blocks, entries);
-  const moved = new Set([...notes.values()].flat());
+  /** the note each moved block belongs to */
+  const noteAt = new Map<number, string>();
+  for (const [key, group] of notes) for (const i of group) noteAt.set(i, key);
   const entriesAt = new Map<number, OutlineEntry[]>();
   for (const e of entries) entriesAt.set(e.at, [...(entriesAt.get(e.at) ?? []), e]);
 
@@ -77,7 +79,9 @@ export function chaptersFromBlocks(blocks: Block[], entries: OutlineEntry[], opt
   /** whether the chapter's own text began (its repeated title headings are behind) */
   let begun = false;
   let section: string | null = null;
-  const attached = new Set<string>();
+  /** the notes placed with the chapter that refers to them, and those left where they stand */
+  const withChapter = new Set<string>();
+  const inPlace = new Set<string>();
   const close = () => {
     if (current !== part) drafts.push(current);
   };
@@ -104,7 +108,13 @@ export function chaptersFromBlocks(blocks: Block[], entries: OutlineEntry[], opt
       }
     }
     const b = blocks[i];
-    if (moved.has(i) || !b.linear || opts.skip?.has(i)) continue;
+    if (!b.linear || opts.skip?.has(i)) continue;
+    const note = noteAt.get(i);
+    if (note !== undefined) {
+      if (withChapter.has(note)) continue; // it went with the chapter that refers to it
+      // reached before any text referring to it (the reference fell in an empty block): it stays here
+      inPlace.add(note);
+    }
     const matter = matterOf(b.role);
     if (!current.seen) {
       current.seen = true;
@@ -117,8 +127,8 @@ export function chaptersFromBlocks(blocks: Block[], entries: OutlineEntry[], opt
     begun = true;
     current.paragraphs.push({ text: b.text, page: null, section: current === part ? current.title : section });
     for (const ref of b.refs) {
-      if (!notes.has(ref) || attached.has(ref)) continue;
-      attached.add(ref);
+      if (!notes.has(ref) || withChapter.has(ref) || inPlace.has(ref)) continue;
+      withChapter.add(ref);
       current.notes.push(ref);
     }
   }

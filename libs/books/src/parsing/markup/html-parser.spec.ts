@@ -89,6 +89,15 @@ describe(parseHtml.name, () => {
     expect(texts(book)).toEqual([['Seen here.', 'cell one cell two', 'line break']]);
   });
 
+  it('keeps a note where it stands when no text before it refers to it', () => {
+    // the marker alone in its paragraph: no text to join the note to
+    const book = parseHtml(
+      page('<p><sup><a href="#fn1">[1]</a></sup></p><ol><li id="fn1"><p>Only in the note.</p></li></ol>'),
+      opts,
+    );
+    expect(texts(book)).toEqual([['Only in the note.']]);
+  });
+
   it('refuses an HTML file that declares entities', () => {
     const hostile = `<!DOCTYPE html [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;">]><html><body><p>&b;</p></body></html>`;
     expect(() => parseHtml(hostile, opts)).toThrow(BookRejectedError);
