@@ -3,7 +3,7 @@
  * multipart (any size up to the book limit), then follows the background ingestion to the end.
  */
 import { readFile } from 'node:fs/promises';
-import { basename } from 'node:path';
+import { basename, extname } from 'node:path';
 import { Presets, SingleBar } from 'cli-progress';
 import { call, type Api } from './api';
 import { CliError, EXIT, UsageError } from './errors';
@@ -13,6 +13,19 @@ import type { Terminal } from './terminal';
 import type { Book } from './types';
 
 const POLL_MS = 300;
+
+/** The media types of the formats the API reads, by file extension (the API reads the name too). */
+const MEDIA_TYPES: Record<string, string> = {
+  '.txt': 'text/plain',
+  '.md': 'text/markdown',
+  '.markdown': 'text/markdown',
+  '.pdf': 'application/pdf',
+  '.epub': 'application/epub+zip',
+  '.html': 'text/html',
+  '.htm': 'text/html',
+  '.xhtml': 'application/xhtml+xml',
+  '.docx': 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+};
 
 export function bookLine(b: Book): string {
   const status = b.status && b.status !== 'ready' ? ` [${b.status}]` : '';
@@ -50,7 +63,9 @@ export async function booksAdd(
     );
   }
   const form = new FormData();
-  form.append('file', new Blob([content]), basename(args.file)); // the API tells the format from the name
+  // the API tells the format from the name, else from the part's media type
+  const type = MEDIA_TYPES[extname(args.file).toLowerCase()] ?? 'application/octet-stream';
+  form.append('file', new Blob([content], { type }), basename(args.file));
   if (args.title) form.append('title', args.title);
   if (args.author) form.append('author', args.author);
   if (args.catalogue) form.append('visibility', 'catalogue'); // a publisher's token only (403 otherwise)

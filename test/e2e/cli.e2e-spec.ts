@@ -5,7 +5,10 @@
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { EPUB3_FACTS, epub3Book } from '../support/book-fixtures';
 import { FakeReply, RecordedRequest } from '../support/fake-anthropic/fake-anthropic.server';
 import { startFlakyProxy } from '../support/flaky-proxy';
 import { openPane, Pane } from '../support/tmux';
@@ -294,6 +297,24 @@ describe('terminal client (e2e, tmux)', () => {
       .map((l) => JSON.parse(l));
     expect(lines.map((e) => e.version)).toEqual(lines.map((_, i) => i + 1));
     expect(lines.map((e) => e.type)).toContain('ToolInvoked');
+  }, 60_000);
+
+  it("books add takes an EPUB, named after the title it states, with its table of contents' chapters", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'parley-cli-'));
+    try {
+      const file = path.join(dir, 'saltmarsh.epub');
+      writeFileSync(file, await epub3Book());
+      const reader = { PARLEY_USER: `epub-${randomUUID()}` };
+      const added = await run(['books', 'add', file], reader);
+      expect(added).toMatchObject({ code: 0 });
+      expect(added.stdout).toContain(`${EPUB3_FACTS.title} by ${EPUB3_FACTS.author}`);
+      const id = /^([0-9a-f-]{36})\s/m.exec(added.stdout)![1];
+      const shown = await run(['books', 'show', id], reader);
+      for (const c of EPUB3_FACTS.chapters)
+        expect(shown.stdout).toMatch(new RegExp(`^\\s+${c.index}\\s+${c.title}$`, 'm'));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 60_000);
 
   it('says in one line, with an exit code, when the server is down, the token is wrong or a thing is gone', async () => {

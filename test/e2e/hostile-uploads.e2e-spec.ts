@@ -3,8 +3,8 @@
  * memory while a bystander is served, and an honest 20 MB book ingests with visible progress.
  * Memory is sampled from /proc (Linux) for the api, the worker and the worker's parser children.
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import { clientFor, startStack, Stack, tokenFor } from '../support/stack';
+import { inMiB, sampleMemory } from '../support/process-memory';
 import { honestBook, pdfBomb } from '../support/hostile-books';
 import { waitFor } from '../support/wait-for';
 
@@ -20,42 +20,6 @@ async function uploadFile(base: string, user: string, bytes: Buffer | string, na
     body: form,
   });
   return { status: res.status, body: (await res.json()) as any };
-}
-
-function rss(pid: number): number {
-  try {
-    return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'latin1'))![1]) * 1024;
-  } catch {
-    return 0;
-  }
-}
-
-/** The pids of a process's children (the worker's parser processes). */
-function children(pid: number): number[] {
-  try {
-    return readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
-      readFileSync(`/proc/${pid}/task/${tid}/children`, 'latin1').trim().split(/\s+/).filter(Boolean).map(Number),
-    );
-  } catch {
-    return [];
-  }
-}
-
-/** Samples the RSS of the api, the worker and every parser child every 50 ms; peak per role. */
-function sampleMemory(stack: Stack) {
-  const peak = { api: 0, worker: 0, parser: 0 };
-  const parsers = new Set<number>();
-  const api = stack.apis[0].child.pid!;
-  const worker = stack.workers[0].child.pid!;
-  const timer = setInterval(() => {
-    peak.api = Math.max(peak.api, rss(api));
-    peak.worker = Math.max(peak.worker, rss(worker));
-    for (const child of children(worker)) {
-      parsers.add(child);
-      peak.parser = Math.max(peak.parser, rss(child));
-    }
-  }, 50);
-  return { peak, parsers, stop: () => clearInterval(timer) };
 }
 
 describe('hostile uploads (e2e)', () => {
@@ -111,9 +75,7 @@ describe('hostile uploads (e2e)', () => {
     memory.stop();
 
     console.log(
-      `bombs: ${JSON.stringify(outcomes)}; peak RSS MiB: ${JSON.stringify(
-        Object.fromEntries(Object.entries(memory.peak).map(([k, v]) => [k, Math.round(v / 1024 / 1024)])),
-      )}; parser processes seen: ${memory.parsers.size}; bystander max ${Math.max(...latencies)} ms over ${latencies.length} requests`,
+      `bombs: ${JSON.stringify(outcomes)}; peak RSS MiB: ${JSON.stringify(inMiB(memory.peak))}; parser processes seen: ${memory.parsers.size}; bystander max ${Math.max(...latencies)} ms over ${latencies.length} requests`,
     );
     for (const o of outcomes) {
       expect([o.status, o.code]).toEqual(['failed', 'book_too_large_when_expanded']);

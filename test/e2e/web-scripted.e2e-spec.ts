@@ -5,6 +5,7 @@
  */
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
+import { EPUB3_FACTS, epub3Book } from '../support/book-fixtures';
 import { tinyBookMarkdown } from '../support/factories/books';
 import { startStack, type Stack } from '../support/stack';
 import { launchChromium, SHOTS } from '../support/web-browser';
@@ -47,5 +48,24 @@ describe("web chat page against npm start's defaults (scripted model, e2e, Chrom
     await page.locator('#passage-where', { hasText: 'Chapter' }).waitFor();
     await page.screenshot({ path: path.join(SHOTS, 'desktop-scripted.png') });
     expect(errors).toEqual([]);
+  }, 90_000);
+
+  it('offers EPUB, HTML and Word files in the picker, and reads an EPUB under the title it states', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await page.goto(stack.base);
+    await page.getByLabel('User id').fill('publisher-reader');
+    await page.getByRole('button', { name: 'Get a development token' }).click();
+    await page.getByText('signed in as publisher-reader').waitFor();
+    const accept = (await page.locator('#file-input').getAttribute('accept')) ?? '';
+    for (const kind of ['.epub', '.html', '.docx', 'application/epub+zip', 'text/html'])
+      expect(accept.split(',')).toContain(kind);
+    await page.setInputFiles('#file-input', {
+      name: 'saltmarsh.epub',
+      mimeType: 'application/epub+zip',
+      buffer: await epub3Book(),
+    });
+    await page
+      .locator('#upload-label', { hasText: `${EPUB3_FACTS.title} is ready: ${EPUB3_FACTS.chapters.length} chapters.` })
+      .waitFor({ timeout: 30_000 });
   }, 90_000);
 });

@@ -8,6 +8,17 @@ import { BookIngest, MAX_BOOK_BYTES } from '@parley/books';
 import { projectRoot } from '@parley/platform';
 import { mintToken } from '../../apps/api/src/auth/auth.guard';
 import { startApiApp } from '../support/api-app';
+import {
+  DOCX_FACTS,
+  docxBook,
+  encryptedEpub,
+  EPUB2_FACTS,
+  epub2Book,
+  EPUB3_FACTS,
+  epub3Book,
+  HTML_FACTS,
+  htmlBook,
+} from '../support/book-fixtures';
 import { pdfBomb } from '../support/hostile-books';
 import { minimalPdf } from '../support/minimal-pdf';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
@@ -190,9 +201,63 @@ describe('books HTTP API', () => {
     expect(hits.body.items[0]).toMatchObject({ chapterIndex: 2, page: 2 });
   });
 
+  it('takes EPUB, HTML and DOCX by their media types, with their chapters and the title they state', async () => {
+    const types: [Buffer, string, typeof EPUB3_FACTS | typeof HTML_FACTS | typeof DOCX_FACTS][] = [
+      [await epub3Book(), 'application/epub+zip', EPUB3_FACTS],
+      [Buffer.from(htmlBook()), 'text/html; charset=utf-8', HTML_FACTS],
+      [await docxBook(), 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', DOCX_FACTS],
+    ];
+    for (const [bytes, type, facts] of types) {
+      // named without an extension: the part's media type tells the format
+      const res = await upload(userA, form(new Blob([bytes], { type }), 'upload'));
+      expect(res.accepted).toMatchObject({ title: 'upload', author: null });
+      expect(res.body).toMatchObject({
+        status: 'ready',
+        title: facts.title,
+        author: facts.author,
+        chapters: facts.chapters,
+      });
+      const q = encodeURIComponent(facts.passages[1].q);
+      const hits = await call(userA, 'GET', `/books/${res.body.id}/search?q=${q}&k=1`);
+      expect(hits.body.items[0]).toMatchObject({ chapter: facts.passages[1].chapter });
+      expect(hits.body.items[0].text).toContain(facts.passages[1].text);
+    }
+  });
+
+  it("keeps the uploader's title and author over the EPUB's, as JSON (base64) or multipart", async () => {
+    const epub = await epub2Book();
+    const viaJson = await upload(userA, { title: 'Mine', format: 'epub', content: epub.toString('base64') });
+    expect(viaJson.body).toMatchObject({ status: 'ready', title: 'Mine', author: EPUB2_FACTS.author, format: 'epub' });
+    const viaFile = await upload(userA, form(new Blob([epub]), 'orchard.epub', { title: 'Ours', author: 'Us' }));
+    expect(viaFile.body).toMatchObject({
+      status: 'ready',
+      title: 'Ours',
+      author: 'Us',
+      chapters: EPUB2_FACTS.chapters,
+    });
+  });
+
+  it('fails a DRM-encrypted EPUB with book_encrypted, keeping nothing but the row that says why', async () => {
+    const userF = `f-${randomUUID()}`;
+    const accepted = await call(userF, 'POST', '/books', form(new Blob([await encryptedEpub()]), 'locked.epub'));
+    expect(accepted.status).toBe(202);
+    const id = accepted.body.id;
+    await expect(app.get(BookIngest, { strict: false }).process(id)).rejects.toMatchObject({
+      status: 422,
+      code: 'book_encrypted',
+    });
+    expect((await call(userF, 'GET', `/books/${id}`)).body).toMatchObject({
+      status: 'failed',
+      title: 'locked',
+      error: { code: 'book_encrypted', message: expect.stringMatching(/DRM/) },
+    });
+    for (const table of ['book_uploads', 'book_chunks', 'book_terms'])
+      expect((await db.pool.query(`SELECT 1 FROM ${table} WHERE book_id = $1`, [id])).rowCount).toBe(0);
+  });
+
   it.each([
     ['no fields', {}, 400, /title is required/],
-    ['an unknown format', { title: 'x', format: 'epub', content: 'x' }, 400, /format must be one of/],
+    ['an unknown format', { title: 'x', format: 'mobi', content: 'x' }, 400, /format must be one of/],
     ['a long title', { title: 'x'.repeat(201), format: 'text', content: 'x' }, 400, /title must be shorter/],
     [
       'an unknown field',
@@ -215,6 +280,19 @@ describe('books HTTP API', () => {
       415,
       /not a PDF/,
     ],
+    ['an EPUB that is not base64', { title: 'x', format: 'epub', content: 'PK!!' }, 400, /base64 for epub/],
+    [
+      'an EPUB that is not a zip',
+      { title: 'x', format: 'epub', content: Buffer.from('hello').toString('base64') },
+      415,
+      /not an EPUB/,
+    ],
+    [
+      'a DOCX that is not a zip',
+      { title: 'x', format: 'docx', content: Buffer.from('hello').toString('base64') },
+      415,
+      /not a Word document/,
+    ],
   ])('rejects JSON with %s', async (_, body, status, message) => {
     const res = await call(userB, 'POST', '/books', body);
     expect(res.status).toBe(status);
@@ -224,9 +302,11 @@ describe('books HTTP API', () => {
   });
 
   it('rejects uploads of unknown type and over 20 MB, storing nothing', async () => {
-    const unknown = await call(userB, 'POST', '/books', form(new Blob(['hello']), 'book.epub'));
+    const unknown = await call(userB, 'POST', '/books', form(new Blob(['hello']), 'book.mobi'));
     expect(unknown.status).toBe(415);
     expect(unknown.body.message).toMatch(/cannot tell the format/);
+    const notZip = await call(userB, 'POST', '/books', form(new Blob(['hello']), 'book.epub'));
+    expect(notZip).toMatchObject({ status: 415, body: { code: 'book_unsupported_type' } });
     const huge = await call(
       userB,
       'POST',

@@ -5,14 +5,22 @@
  */
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { BookRejectedError, DEFAULT_PARSE_LIMITS, parseBounded, ParseLimits, ParseStats } from '@parley/books';
+import {
+  BookFormat,
+  BookRejectedError,
+  DEFAULT_PARSE_LIMITS,
+  parseBounded,
+  ParseLimits,
+  ParseStats,
+} from '@parley/books';
 import { projectRoot } from '@parley/platform';
 import { waitFor } from '../support/wait-for';
 import { emptyPagesPdf, honestBook, nestedListsMarkdown, pdfBomb, singleLineText } from '../support/hostile-books';
+import * as books from '../support/book-fixtures';
 
 const MiB = 1024 * 1024;
 
-async function parse(format: 'text' | 'markdown' | 'pdf', content: Buffer, limits: Partial<ParseLimits> = {}) {
+async function parse(format: BookFormat, content: Buffer, limits: Partial<ParseLimits> = {}) {
   const stats: ParseStats = { peakRssBytes: 0, ms: 0 };
   const result = await parseBounded(format, content, 'T', { ...DEFAULT_PARSE_LIMITS, ...limits }, undefined, stats)
     .then((r) => ({ chunks: r.chunks.length, chapters: r.chapters.length }))
@@ -74,6 +82,33 @@ describe('bounded book parsing', () => {
     });
     expect(stats.ms).toBeLessThan(10_000);
     expect(stats.peakRssBytes).toBeLessThan(DEFAULT_PARSE_LIMITS.parseMaxRssMb * MiB);
+  });
+
+  it('refuses hostile EPUBs and Word documents in the parser process, each in about a second and within the memory bound', async () => {
+    const hostile: [BookFormat, () => Promise<Buffer>, string][] = [
+      ['epub', () => books.zipBombEpub(256), 'book_zip_bomb'],
+      ['epub', () => books.lyingZipBombEpub(256), 'book_zip_bomb'],
+      ['epub', () => books.manyEntriesEpub(), 'book_zip_bomb'],
+      ['epub', () => books.pathTraversalEpub(), 'book_zip_unsafe_path'],
+      ['epub', books.billionLaughsEpub, 'book_xml_entities'],
+      ['epub', books.externalEntityEpub, 'book_xml_entities'],
+      ['epub', books.encryptedEpub, 'book_encrypted'],
+      ['docx', () => books.zipBombDocx(256), 'book_zip_bomb'],
+      ['docx', books.billionLaughsDocx, 'book_xml_entities'],
+    ];
+    for (const [format, make, code] of hostile) {
+      const { result, stats } = await parse(format, await make());
+      expect({ code, result }).toEqual({ code, result: { code, message: expect.any(String) } });
+      expect(stats.ms).toBeLessThan(10_000);
+      expect(stats.peakRssBytes).toBeLessThan(DEFAULT_PARSE_LIMITS.parseMaxRssMb * MiB);
+    }
+  }, 120_000);
+
+  it('reads an EPUB in the parser process, with the title and author it states', async () => {
+    const r = await parseBounded('epub', await books.epub3Book(), 'upload', DEFAULT_PARSE_LIMITS);
+    expect(r.chapters).toEqual(books.EPUB3_FACTS.chapters);
+    expect(r.metadata).toEqual({ title: books.EPUB3_FACTS.title, author: books.EPUB3_FACTS.author });
+    expect(r.chunks.map((c) => c.chapter)).toContain('Chapter 3: The River');
   });
 
   it('kills the parser once its memory passes the watchdog limit, whatever the other bounds let through', async () => {

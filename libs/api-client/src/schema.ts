@@ -420,7 +420,7 @@ export interface paths {
     put?: never;
     /**
      * Upload a book (JSON, or multipart with a file for anything over the JSON body limit); it ingests in the background
-     * @description Text (Project Gutenberg headers and licence are dropped), Markdown or PDF, at most 20 MB. Answers 202 with the book `ingesting`; follow it on GET /books/{id} or GET /books/{id}/events until `ready` or `failed` (with `error.code`). 429 with Retry-After when the caller or the service has too many books ingesting. With `visibility: catalogue` (a publisher's token only, else 403 `forbidden`) the book is published for every reader of the publisher's tenant (`parley_tenant`), ingested and paid for once, by the publisher.
+     * @description Text (Project Gutenberg headers and licence are dropped), Markdown, PDF, EPUB 2 or 3, HTML or Word (.docx), at most 20 MB (docs/books.md says what each keeps). Answers 202 with the book `ingesting`; follow it on GET /books/{id} or GET /books/{id}/events until `ready` or `failed` (with `error.code`). 429 with Retry-After when the caller or the service has too many books ingesting. With `visibility: catalogue` (a publisher's token only, else 403 `forbidden`) the book is published for every reader of the publisher's tenant (`parley_tenant`), ingested and paid for once, by the publisher.
      */
     post: operations['BooksController_create'];
     delete?: never;
@@ -652,6 +652,10 @@ export interface components {
       | 'idempotency_key_reused'
       | 'book_parse_failed'
       | 'book_parse_timeout'
+      | 'book_encrypted'
+      | 'book_zip_bomb'
+      | 'book_zip_unsafe_path'
+      | 'book_xml_entities'
       | 'rate_limited'
       | 'book_ingest_busy'
       | 'internal_error'
@@ -1117,8 +1121,8 @@ export interface components {
        * @description how to read content
        * @enum {string}
        */
-      format: 'text' | 'markdown' | 'pdf';
-      /** @description the book: text or Markdown as is, a PDF base64-encoded */
+      format: 'text' | 'markdown' | 'pdf' | 'epub' | 'html' | 'docx';
+      /** @description the book: text, Markdown or HTML as is, a PDF, EPUB or DOCX base64-encoded */
       content: string;
       /**
        * @description private (the default): the caller's own; catalogue: publish it for every reader of the caller's tenant (a token whose parley_roles holds publisher; else 403 forbidden)
@@ -1129,17 +1133,17 @@ export interface components {
     UploadBookDto: {
       /**
        * Format: binary
-       * @description .txt, .md or .pdf, at most 20 MB
+       * @description .txt, .md, .pdf, .epub, .html or .docx (or a part of type application/epub+zip, text/html, application/vnd.openxmlformats-officedocument.wordprocessingml.document…), at most 20 MB
        */
       file: string;
-      /** @description defaults to the file name */
+      /** @description defaults to the title the book states (an EPUB's metadata, a Word document's properties, an HTML <title>), else the file name */
       title?: string;
       author?: string;
       /**
        * @description defaults to what the file name or content type says
        * @enum {string}
        */
-      format?: 'text' | 'markdown' | 'pdf';
+      format?: 'text' | 'markdown' | 'pdf' | 'epub' | 'html' | 'docx';
       /**
        * @description private (the default), or catalogue: publish it (publishers only)
        * @enum {string}
@@ -1191,7 +1195,7 @@ export interface components {
       title: string;
       author: string | null;
       /** @enum {string} */
-      format: 'text' | 'markdown' | 'pdf';
+      format: 'text' | 'markdown' | 'pdf' | 'epub' | 'html' | 'docx';
       /**
        * @description private: the uploader's own; catalogue: published for every reader of its tenant
        * @enum {string}

@@ -7,8 +7,14 @@ export function formatOfFile(fileName: string, mimeType = ''): BookFormat | null
   if (ext === '.txt' || ext === '.text') return 'text';
   if (ext === '.md' || ext === '.markdown') return 'markdown';
   if (ext === '.pdf') return 'pdf';
+  if (ext === '.epub') return 'epub';
+  if (ext === '.html' || ext === '.htm' || ext === '.xhtml') return 'html';
+  if (ext === '.docx') return 'docx';
   const type = mimeType.split(';')[0].trim().toLowerCase();
   if (type === 'application/pdf') return 'pdf';
+  if (type === 'application/epub+zip') return 'epub';
+  if (type === 'text/html' || type === 'application/xhtml+xml') return 'html';
+  if (type === 'application/vnd.openxmlformats-officedocument.wordprocessingml.document') return 'docx';
   if (type === 'text/markdown' || type === 'text/x-markdown') return 'markdown';
   if (type === 'text/plain') return 'text';
   return null;

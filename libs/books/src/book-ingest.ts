@@ -84,7 +84,7 @@ export class BookIngest {
       }
       throw e;
     }
-    const { chapters, chunks } = parsed;
+    const { chapters, chunks, metadata } = parsed;
     await report({ phase: 'storing', chunksTotal: chunks.length }, true);
     // a retried job: all stored already (it broke off later, embedding) is kept with its
     // vectors; a part is stored again from the start
@@ -103,7 +103,18 @@ export class BookIngest {
     // contexts first: the embedding pass then embeds each passage with its context
     await this.contextualize(bookId);
     await this.embed(bookId, (p) => report({ phase: 'embedding', ...p }));
-    return this.repo.markReady(bookId, chapters, chunks, { ...progress, phase: 'done', chunksWritten: chunks.length });
+    // the title and author the book states fill in what the uploader left out (a file name stood for the title)
+    const stated = {
+      title: upload.titleGiven ? null : metadata?.title,
+      author: upload.author === null ? metadata?.author : null,
+    };
+    return this.repo.markReady(
+      bookId,
+      chapters,
+      chunks,
+      { ...progress, phase: 'done', chunksWritten: chunks.length },
+      stated,
+    );
   }
 
   /**

@@ -7,7 +7,11 @@ export type BookProblemCode =
   | 'book_too_large_when_expanded'
   | 'book_too_many_pages'
   | 'book_parse_timeout'
-  | 'book_parse_failed';
+  | 'book_parse_failed'
+  | 'book_encrypted'
+  | 'book_zip_bomb'
+  | 'book_zip_unsafe_path'
+  | 'book_xml_entities';
 
 const DEFAULT_CODE: Record<BookRejectedError['status'], BookProblemCode> = {
   400: 'book_invalid',

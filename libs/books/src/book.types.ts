@@ -1,6 +1,9 @@
 /** The formats a book may be uploaded in. */
-export const BOOK_FORMATS = ['text', 'markdown', 'pdf'] as const;
+export const BOOK_FORMATS = ['text', 'markdown', 'pdf', 'epub', 'html', 'docx'] as const;
 export type BookFormat = (typeof BOOK_FORMATS)[number];
+
+/** The formats whose content is bytes (base64 in a JSON upload); the others are UTF-8 text. */
+export const BINARY_BOOK_FORMATS: readonly BookFormat[] = ['pdf', 'epub', 'docx'];
 
 /** The largest upload accepted, in bytes (docs/api.md: oversize answers 413). */
 export const MAX_BOOK_BYTES = 20 * 1024 * 1024;
@@ -9,8 +12,14 @@ export interface IngestBookInput {
   title: string;
   author?: string | null;
   format: BookFormat;
-  /** text/markdown as a string or UTF-8 bytes; pdf as bytes */
+  /** text, markdown and html as a string or UTF-8 bytes; pdf, epub and docx as bytes */
   content: string | Buffer;
+  /**
+   * whether the uploader chose the title (false: it is the file's name), so a title the book
+   * states (an EPUB's metadata, a Word document's properties, an HTML <title>) replaces it once
+   * parsed; the same for a missing author. Default true.
+   */
+  titleGiven?: boolean;
 }
 
 export interface ChapterRef {

@@ -51,6 +51,8 @@ export interface NewBook {
   budgetUsdPerMonth?: number;
   /** published to this catalogue (a tenant id, '' the deployment's own); absent: the uploader's private book */
   catalogue?: string;
+  /** the uploader chose the title (false: the file's name, replaced by the book's own once parsed); default true */
+  titleGiven?: boolean;
 }
 
 /** Ingestions in flight allowed per user and over the service; null: no cap (the CLI). */
@@ -62,8 +64,16 @@ export interface IngestCaps {
 export interface StoredUpload {
   ownerId: string;
   title: string;
+  author: string | null;
   format: BookFormat;
   content: Buffer;
+  titleGiven: boolean;
+}
+
+/** The title and author a parsed book states, to replace what the upload lacked. */
+export interface StatedMetadata {
+  title?: string | null;
+  author?: string | null;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -134,7 +144,11 @@ export class BooksRepository {
           book.catalogue ?? null,
         ],
       );
-      await client.query('INSERT INTO book_uploads (book_id, content) VALUES ($1, $2)', [rows[0].id, content]);
+      await client.query('INSERT INTO book_uploads (book_id, content, title_given) VALUES ($1, $2, $3)', [
+        rows[0].id,
+        content,
+        book.titleGiven ?? true,
+      ]);
       await client.query('COMMIT');
       return toBook(rows[0]);
     } catch (e) {
@@ -147,13 +161,30 @@ export class BooksRepository {
 
   /** The stored upload of a book still ingesting; null when the book is gone or done. */
   async loadUpload(bookId: string): Promise<StoredUpload | null> {
-    const { rows } = await this.pool.query<{ owner_id: string; title: string; format: BookFormat; content: Buffer }>(
-      `SELECT b.owner_id, b.title, b.format, u.content FROM books b JOIN book_uploads u ON u.book_id = b.id
+    const { rows } = await this.pool.query<{
+      owner_id: string;
+      title: string;
+      author: string | null;
+      format: BookFormat;
+      content: Buffer;
+      title_given: boolean;
+    }>(
+      `SELECT b.owner_id, b.title, b.author, b.format, u.content, u.title_given
+         FROM books b JOIN book_uploads u ON u.book_id = b.id
         WHERE b.id = $1 AND b.status = 'ingesting'`,
       [bookId],
     );
     const r = rows[0];
-    return r ? { ownerId: r.owner_id, title: r.title, format: r.format, content: r.content } : null;
+    return r
+      ? {
+          ownerId: r.owner_id,
+          title: r.title,
+          author: r.author,
+          format: r.format,
+          content: r.content,
+          titleGiven: r.title_given,
+        }
+      : null;
   }
 
   async setProgress(bookId: string, progress: BookProgress): Promise<void> {
@@ -216,19 +247,32 @@ export class BooksRepository {
     );
   }
 
-  /** Makes a fully stored book usable and drops its upload; null when the book was deleted meanwhile. */
+  /**
+   * Makes a fully stored book usable and drops its upload; null when the book was deleted
+   * meanwhile. `stated` replaces the title and author (a null or absent one keeps what is stored).
+   */
   async markReady(
     bookId: string,
     chapters: ChapterRef[],
     chunks: ChunkDraft[],
     progress: BookProgress,
+    stated: StatedMetadata = {},
   ): Promise<Book | null> {
     const avg = chunks.length ? chunks.reduce((s, c) => s + Buffer.byteLength(c.text), 0) / chunks.length : 0;
     const { rows } = await this.pool.query<BookRow>(
       `WITH dropped AS (DELETE FROM book_uploads WHERE book_id = $1)
-       UPDATE books SET status = 'ready', chapters = $2, chunk_count = $3, avg_chunk_bytes = $4, progress = $5
+       UPDATE books SET status = 'ready', chapters = $2, chunk_count = $3, avg_chunk_bytes = $4, progress = $5,
+                        title = COALESCE($6, title), author = COALESCE($7, author)
         WHERE id = $1 AND status = 'ingesting' RETURNING ${BOOK_COLUMNS}`,
-      [bookId, JSON.stringify(chapters), chunks.length, avg, JSON.stringify(progress)],
+      [
+        bookId,
+        JSON.stringify(chapters),
+        chunks.length,
+        avg,
+        JSON.stringify(progress),
+        stated.title ?? null,
+        stated.author ?? null,
+      ],
     );
     return rows.length ? toBook(rows[0]) : null;
   }

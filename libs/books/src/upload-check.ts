@@ -1,6 +1,6 @@
 import { BookRejectedError } from './book.errors';
 import { BOOK_FORMATS, BookFormat, IngestBookInput, MAX_BOOK_BYTES } from './book.types';
-import { decodeText, looksLikePdf } from './parsing/parse-book';
+import { decodeText, looksLikeOle, looksLikePdf, looksLikeZip } from './parsing/parse-book';
 
 export const MAX_TITLE_CHARS = 200;
 
@@ -10,9 +10,15 @@ export interface AcceptedUpload {
   author: string | null;
   format: BookFormat;
   bytes: Buffer;
+  /** the uploader chose the title (else the book's own, once parsed, replaces it) */
+  titleGiven: boolean;
 }
 
-/** The checks that cost nothing: fields, size, declared type against the bytes, UTF-8 for text. */
+/**
+ * The checks that cost nothing: fields, size, declared type against the bytes (PDF's magic bytes,
+ * a zip's local header for EPUB and DOCX), UTF-8 for text. What an archive holds is for the
+ * bounded parser process to find out.
+ */
 export function checkUpload(input: IngestBookInput): AcceptedUpload {
   // eslint-disable-next-line no-control-regex -- matching control characters is the point
   if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(`${input.title ?? ''}${input.author ?? ''}`)) {
@@ -34,10 +40,16 @@ export function checkUpload(input: IngestBookInput): AcceptedUpload {
     throw new BookRejectedError(413, `the book is larger than ${MAX_BOOK_BYTES / 1024 / 1024} MB`);
   if (input.format === 'pdf') {
     if (!looksLikePdf(bytes)) throw new BookRejectedError(415, 'the file is not a PDF');
+  } else if (input.format === 'epub') {
+    if (!looksLikeZip(bytes)) throw new BookRejectedError(415, 'the file is not an EPUB (a zip archive)');
+  } else if (input.format === 'docx') {
+    // an OLE file may be a password-protected .docx: the parser tells it from a .doc
+    if (!looksLikeZip(bytes) && !looksLikeOle(bytes))
+      throw new BookRejectedError(415, 'the file is not a Word document (.docx)');
   } else {
     // 415 for binary or non-UTF-8, 400 for no words at all, before anything is stored
     if (!/[\p{L}\p{N}]/u.test(decodeText(bytes)))
       throw new BookRejectedError(400, 'the book has no text', 'book_no_text');
   }
-  return { title, author, format: input.format, bytes };
+  return { title, author, format: input.format, bytes, titleGiven: input.titleGiven ?? true };
 }

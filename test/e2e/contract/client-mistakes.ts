@@ -197,7 +197,7 @@ export function describeClientMistakes(h: ContractHarness): void {
         ['fork version missing', 'POST', `/v1/conversations/${conversationId}/fork`, {}],
         ['fork version 0', 'POST', `/v1/conversations/${conversationId}/fork`, { version: 0 }],
         ['fork version of the wrong type', 'POST', `/v1/conversations/${conversationId}/fork`, { version: 'one' }],
-        ['book format unknown', 'POST', '/v1/books', { ...bookJson(), format: 'docx' }],
+        ['book format unknown', 'POST', '/v1/books', { ...bookJson(), format: 'mobi' }],
         ['book title of the wrong type', 'POST', '/v1/books', { ...bookJson(), title: 1 }],
         ['book with an unknown field', 'POST', '/v1/books', { ...bookJson(), pages: 3 }],
       ];

@@ -33,7 +33,7 @@ export class CreateBookDto {
   format?: BookFormat;
 
   @ApiPropertyOptional({
-    description: 'the book: text or Markdown as is, a PDF base64-encoded; required without a file',
+    description: 'the book: text, Markdown or HTML as is, a PDF, EPUB or DOCX base64-encoded; required without a file',
   })
   @IsOptional()
   @IsString()
@@ -57,7 +57,10 @@ export class CreateBookJsonDto extends CreateBookDto {
   @ApiProperty({ required: true, enum: BOOK_FORMATS, description: 'how to read content' })
   override format!: BookFormat;
 
-  @ApiProperty({ required: true, description: 'the book: text or Markdown as is, a PDF base64-encoded' })
+  @ApiProperty({
+    required: true,
+    description: 'the book: text, Markdown or HTML as is, a PDF, EPUB or DOCX base64-encoded',
+  })
   override content!: string;
 }
 
@@ -66,11 +69,17 @@ export class UploadBookDto {
   @ApiProperty({
     type: 'string',
     format: 'binary',
-    description: `.txt, .md or .pdf, at most ${MAX_BOOK_BYTES / 1024 / 1024} MB`,
+    description:
+      `.txt, .md, .pdf, .epub, .html or .docx (or a part of type application/epub+zip, text/html, ` +
+      `application/vnd.openxmlformats-officedocument.wordprocessingml.document…), at most ${MAX_BOOK_BYTES / 1024 / 1024} MB`,
   })
   file!: unknown;
 
-  @ApiPropertyOptional({ maxLength: BOOK_TITLE_MAX, description: 'defaults to the file name' })
+  @ApiPropertyOptional({
+    maxLength: BOOK_TITLE_MAX,
+    description:
+      "defaults to the title the book states (an EPUB's metadata, a Word document's properties, an HTML <title>), else the file name",
+  })
   title?: string;
 
   @ApiPropertyOptional({ maxLength: BOOK_TITLE_MAX })

@@ -27,6 +27,7 @@ import {
 } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
+  BINARY_BOOK_FORMATS,
   Book,
   BookIngest,
   BookPage,
@@ -98,7 +99,8 @@ export class BooksController {
     summary:
       'Upload a book (JSON, or multipart with a file for anything over the JSON body limit); it ingests in the background',
     description:
-      `Text (Project Gutenberg headers and licence are dropped), Markdown or PDF, at most ${MAX_BOOK_BYTES / 1024 / 1024} MB. ` +
+      'Text (Project Gutenberg headers and licence are dropped), Markdown, PDF, EPUB 2 or 3, HTML or Word (.docx), ' +
+      `at most ${MAX_BOOK_BYTES / 1024 / 1024} MB (docs/books.md says what each keeps). ` +
       'Answers 202 with the book `ingesting`; follow it on GET /books/{id} or GET /books/{id}/events until `ready` or ' +
       '`failed` (with `error.code`). 429 with Retry-After when the caller or the service has too many books ingesting. ' +
       "With `visibility: catalogue` (a publisher's token only, else 403 `forbidden`) the book is published for every " +
@@ -248,10 +250,16 @@ function fromFile(body: CreateBookDto, file: UploadedFileBuffer): IngestBookInpu
   if (!format) {
     throw problem(
       'book_unsupported_type',
-      `cannot tell the format of "${file.originalname}": name it .txt, .md or .pdf, or send format`,
+      `cannot tell the format of "${file.originalname}": name it .txt, .md, .pdf, .epub, .html or .docx, or send format`,
     );
   }
-  return { title: body.title ?? titleOfFile(file.originalname), author: body.author, format, content: file.buffer };
+  return {
+    title: body.title ?? titleOfFile(file.originalname),
+    author: body.author,
+    format,
+    content: file.buffer,
+    titleGiven: body.title !== undefined, // else the book's own title, once read, replaces the file's name
+  };
 }
 
 function fromJson(body: CreateBookDto): IngestBookInput {
@@ -264,7 +272,7 @@ function fromJson(body: CreateBookDto): IngestBookInput {
     throw problem('validation_failed', errors.map((e) => e.message).join('; '), { errors });
   }
   const { title, author, format, content } = body as Required<CreateBookDto>;
-  if (format !== 'pdf') return { title, author, format, content };
-  if (!isBase64(content)) throw invalid('content', 'content must be base64 for a pdf');
+  if (!BINARY_BOOK_FORMATS.includes(format)) return { title, author, format, content };
+  if (!isBase64(content)) throw invalid('content', `content must be base64 for ${format}`);
   return { title, author, format, content: Buffer.from(content, 'base64') };
 }

@@ -163,7 +163,8 @@ export const PROBLEM_CATALOGUE = {
   book_unsupported_type: {
     status: 415,
     title: 'Unsupported book format',
-    description: 'Send text, Markdown or PDF (by `format`, or a file named .txt, .md or .pdf).',
+    description:
+      'Send text, Markdown, PDF, EPUB, HTML or Word (by `format`, or a file named .txt, .md, .pdf, .epub, .html or .docx).',
   },
   idempotency_key_reused: {
     status: 422,
@@ -175,6 +176,30 @@ export const PROBLEM_CATALOGUE = {
     status: 422,
     title: 'The book took too long to read',
     description: "Parsing ran over its time limit (also a failed book's `error.code`).",
+  },
+  book_encrypted: {
+    status: 422,
+    title: 'The book is encrypted',
+    description:
+      "An EPUB under DRM (META-INF/encryption.xml over its documents) or a password-protected Word document: its text cannot be read without the publisher's key (a failed book's `error.code`).",
+  },
+  book_zip_bomb: {
+    status: 422,
+    title: 'The archive is a decompression bomb',
+    description:
+      "The EPUB or DOCX has too many entries, or entries that declare or inflate past the limits (size or ratio) (a failed book's `error.code`).",
+  },
+  book_zip_unsafe_path: {
+    status: 422,
+    title: 'The archive has entries outside itself',
+    description:
+      "An entry of the EPUB or DOCX is named with `../`, an absolute path or a drive letter (a failed book's `error.code`).",
+  },
+  book_xml_entities: {
+    status: 422,
+    title: 'The book declares XML entities',
+    description:
+      'An XML or HTML part declares entities (entity expansion such as "billion laughs", or external entities) (a failed book\'s `error.code`).',
   },
   rate_limited: {
     status: 429,

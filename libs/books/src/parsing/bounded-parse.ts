@@ -6,11 +6,14 @@ import { BookRejectedError } from '../book.errors';
 import { BookFormat, ChapterRef } from '../book.types';
 import { ChunkDraft } from '../chunking/chunker';
 import { ParseLimits } from './parse-limits';
+import { BookMetadata } from './parsed-book';
 import { ChildReply, ChildRequest, ParseProgress } from './parse-protocol';
 
 export interface BoundedParseResult {
   chapters: ChapterRef[];
   chunks: ChunkDraft[];
+  /** the title and author the book states (EPUB, DOCX, HTML), if any */
+  metadata: BookMetadata | null;
 }
 
 /** Filled in as the parse runs: for metrics, logs and tests of the bounds. */
@@ -159,7 +162,8 @@ export function parseBounded(
     );
     child.on('message', (msg: ChildReply) => {
       if (msg.type === 'progress') return onProgress(msg);
-      if (msg.type === 'done') return finish(() => resolve({ chapters: msg.chapters, chunks: msg.chunks }));
+      if (msg.type === 'done')
+        return finish(() => resolve({ chapters: msg.chapters, chunks: msg.chunks, metadata: msg.metadata ?? null }));
       finish(() => reject(new BookRejectedError(msg.status, msg.message, msg.code)));
     });
     child.once('error', (e) => finish(() => reject(e)));

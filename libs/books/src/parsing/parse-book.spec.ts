@@ -1,3 +1,4 @@
+import * as fixtures from '../../../../test/support/book-fixtures';
 import { minimalPdf } from '../../../../test/support/minimal-pdf';
 import { BookRejectedError } from '../book.errors';
 import { MAX_BOOK_BYTES } from '../book.types';
@@ -42,6 +43,64 @@ describe(parseBook.name, () => {
       const r = await rejection(parseBook('pdf', minimalPdf([[], []]), opts));
       expect(r).toEqual({ status: 400, message: expect.stringMatching(/no extractable text/) });
     });
+  });
+
+  describe('refuses hostile EPUBs and Word documents with a 422 and a code of their own', () => {
+    it.each([
+      ['a zip bomb (declared)', 'epub', () => fixtures.zipBombEpub(), 'book_zip_bomb'],
+      ['a zip bomb (declared small)', 'epub', () => fixtures.lyingZipBombEpub(), 'book_zip_bomb'],
+      ['too many entries', 'epub', () => fixtures.manyEntriesEpub(), 'book_zip_bomb'],
+      ['an entry out of the archive', 'epub', () => fixtures.pathTraversalEpub(), 'book_zip_unsafe_path'],
+      ['an absolute entry', 'epub', () => fixtures.pathTraversalEpub(true), 'book_zip_unsafe_path'],
+      ['billion laughs', 'epub', fixtures.billionLaughsEpub, 'book_xml_entities'],
+      ['billion laughs in a part the book does not use', 'epub', fixtures.billionLaughsUnusedEpub, 'book_xml_entities'],
+      ['an external entity', 'epub', fixtures.externalEntityEpub, 'book_xml_entities'],
+      ['DRM', 'epub', fixtures.encryptedEpub, 'book_encrypted'],
+      ['a Word zip bomb', 'docx', () => fixtures.zipBombDocx(), 'book_zip_bomb'],
+      ['Word billion laughs', 'docx', fixtures.billionLaughsDocx, 'book_xml_entities'],
+    ] as const)('%s', async (_, format, make, code) => {
+      const bytes = await make();
+      try {
+        // the parser process's bound: 50 times the upload
+        await parseBook(format, bytes, { ...opts, maxExpandedBytes: bytes.length * 50 });
+        throw new Error('expected a refusal');
+      } catch (e) {
+        expect(e).toBeInstanceOf(BookRejectedError);
+        expect(e).toMatchObject({ status: 422, code });
+      }
+    });
+
+    it('an EPUB that is no zip, or has no package', async () => {
+      expect(await rejection(parseBook('epub', Buffer.from('PK\u0003\u0004 no zip'), opts))).toMatchObject({
+        status: 422,
+      });
+      const noPackage = await fixtures.zipOf([{ name: 'mimetype', data: 'application/epub+zip', store: true }]);
+      expect(await rejection(parseBook('epub', noPackage, opts))).toEqual({
+        status: 422,
+        message: 'the EPUB cannot be read: it has no META-INF/container.xml',
+      });
+    });
+
+    it('an HTML page without text', async () => {
+      const r = await rejection(
+        parseBook('html', '<html><head><title>T</title></head><body><img src=x></body></html>', opts),
+      );
+      expect(r).toEqual({ status: 400, message: 'the book has no text' });
+    });
+  });
+
+  it('reads EPUB, HTML and DOCX with the title and author they state', async () => {
+    const cases = [
+      ['epub', await fixtures.epub3Book(), fixtures.EPUB3_FACTS],
+      ['epub', await fixtures.epub2Book(), fixtures.EPUB2_FACTS],
+      ['html', Buffer.from(fixtures.htmlBook()), fixtures.HTML_FACTS],
+      ['docx', await fixtures.docxBook(), fixtures.DOCX_FACTS],
+    ] as const;
+    for (const [format, bytes, facts] of cases) {
+      const book = await parseBook(format, bytes, opts);
+      expect(book.metadata).toEqual({ title: facts.title, author: facts.author });
+      expect(book.chapters.map((c) => c.title)).toEqual(facts.chapters.map((c) => c.title));
+    }
   });
 
   it('accepts UTF-8 bytes and strings alike', async () => {

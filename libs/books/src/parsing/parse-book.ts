@@ -11,7 +11,10 @@ export type PdfExtractor = (pdf: Uint8Array) => Promise<PdfTextItem[][]>;
 
 /**
  * Checks an upload and parses it into chapters. Refusals are BookRejectedError: empty (400),
- * over 20 MB (413), binary or not the declared format (415), no readable text (400).
+ * over 20 MB (413), binary or not the declared format (415), no readable text (400); for EPUB
+ * and DOCX also hostile or locked archives (422: book_zip_bomb, book_zip_unsafe_path,
+ * book_xml_entities, book_encrypted). The parsers of HTML, EPUB and DOCX are loaded when first
+ * needed, so a parser process that reads a PDF or text does not load them.
  */
 export async function parseBook(
   format: BookFormat,
@@ -24,12 +27,18 @@ export async function parseBook(
   if (size > MAX_BOOK_BYTES)
     throw new BookRejectedError(413, `the book is larger than ${MAX_BOOK_BYTES / 1024 / 1024} MB`);
 
+  const bytes = () => (typeof content === 'string' ? Buffer.from(content, 'latin1') : content);
   let book: ParsedBook;
   if (format === 'pdf') {
-    book = await parsePdf(typeof content === 'string' ? Buffer.from(content, 'latin1') : content, opts, extractPdf);
+    book = await parsePdf(bytes(), opts, extractPdf);
+  } else if (format === 'epub') {
+    book = await (await import('./epub/epub-parser')).parseEpub(bytes(), opts);
+  } else if (format === 'docx') {
+    book = await (await import('./docx-parser')).parseDocx(bytes(), opts);
   } else {
     const text = decodeText(content);
-    book = format === 'markdown' ? parseMarkdown(text, opts) : parseText(text, opts);
+    if (format === 'html') book = (await import('./markup/html-parser')).parseHtml(text, opts);
+    else book = format === 'markdown' ? parseMarkdown(text, opts) : parseText(text, opts);
   }
   if (!book.chapters.some((c) => c.paragraphs.some((p) => /[\p{L}\p{N}]/u.test(p.text)))) {
     throw new BookRejectedError(
@@ -67,6 +76,16 @@ function countControlCharacters(text: string): number {
     if ((c < 32 && c !== 9 && c !== 10 && c !== 12 && c !== 13) || c === 127) n++;
   }
   return n;
+}
+
+/** Whether the bytes start like a zip archive (an EPUB, a DOCX): a local file header. */
+export function looksLikeZip(bytes: Buffer): boolean {
+  return bytes.length >= 4 && bytes.readUInt32LE(0) === 0x04034b50;
+}
+
+/** Whether the bytes are an OLE compound file (a password-protected .docx is one, or a .doc). */
+export function looksLikeOle(bytes: Buffer): boolean {
+  return bytes.length >= 8 && bytes.readUInt32LE(0) === 0xe011cfd0 && bytes.readUInt32LE(4) === 0xe11ab1a1;
 }
 
 /** Whether the bytes start like a PDF (the header may follow up to 1 KB of junk, as readers allow). */

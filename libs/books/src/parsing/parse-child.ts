@@ -22,7 +22,7 @@ async function parse(req: ChildRequest): Promise<ChildReply> {
     if ((await inflatedStreamBytes(content, bound)) > bound) throw tooMuchText(bound);
   }
   let last = 0;
-  const book = await parseBook(req.format, content, { fallbackTitle: req.title }, (pdf) =>
+  const book = await parseBook(req.format, content, { fallbackTitle: req.title, maxExpandedBytes: bound }, (pdf) =>
     extractPdfBounded(pdf, {
       maxPages: req.limits.maxPages,
       maxTextChars: bound,
@@ -35,7 +35,12 @@ async function parse(req: ChildRequest): Promise<ChildReply> {
     }),
   );
   const chunks = chunkBook(book.chapters);
-  return { type: 'done', chapters: book.chapters.map((c) => ({ index: c.index, title: c.title })), chunks };
+  return {
+    type: 'done',
+    chapters: book.chapters.map((c) => ({ index: c.index, title: c.title })),
+    chunks,
+    metadata: book.metadata ?? null,
+  };
 }
 
 process.once('disconnect', () => process.exit(1)); // the parent died: no one waits for the answer

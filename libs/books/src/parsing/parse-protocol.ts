@@ -1,6 +1,7 @@
 import { BookProblemCode, BookRejectedError } from '../book.errors';
 import { BookFormat, ChapterRef } from '../book.types';
 import { ChunkDraft } from '../chunking/chunker';
+import { BookMetadata } from './parsed-book';
 import { ParseLimits } from './parse-limits';
 
 /** Parent → parser process: the one request. */
@@ -20,5 +21,5 @@ export interface ParseProgress {
 /** Parser process → parent. */
 export type ChildReply =
   | ({ type: 'progress' } & ParseProgress)
-  | { type: 'done'; chapters: ChapterRef[]; chunks: ChunkDraft[] }
+  | { type: 'done'; chapters: ChapterRef[]; chunks: ChunkDraft[]; metadata: BookMetadata | null }
   | { type: 'refused'; status: BookRejectedError['status']; code: BookProblemCode; message: string };

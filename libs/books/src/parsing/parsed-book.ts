@@ -19,15 +19,40 @@ export interface ParsedChapter {
   paragraphs: Paragraph[];
 }
 
+/** What a book says of itself (an EPUB's package metadata, a Word document's properties, an HTML head). */
+export interface BookMetadata {
+  title: string | null;
+  author: string | null;
+}
+
 export interface ParsedBook {
   chapters: ParsedChapter[];
+  metadata?: BookMetadata;
 }
 
 /** Options every parser takes. */
 export interface ParseOptions {
   /** the chapter title used when the text has no headings at all (the book's title) */
   fallbackTitle: string;
+  /**
+   * the bytes an archive (EPUB, DOCX) may inflate to, all its entries together: the parser
+   * process passes the upload's expansion bound (parse-limits.ts); absent, DEFAULT_MAX_EXPANDED_BYTES
+   */
+  maxExpandedBytes?: number;
 }
+
+/** A title or author as a book states it, fit to store: control characters dropped, whitespace collapsed, 200 characters at most. */
+export function metadataText(s: string | null | undefined): string | null {
+  const text = (s ?? '')
+    // eslint-disable-next-line no-control-regex -- the book's own metadata may carry them; a stored title must not
+    .replace(/[\u0000-\u001f\u007f]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return text ? text.slice(0, 200) : null;
+}
+
+/** The archive bound for callers without limits (tests): BOOK_MAX_EXPANDED_MB's default. */
+export const DEFAULT_MAX_EXPANDED_BYTES = 200 * 1024 * 1024;
 
 /** Text before the first heading is kept as a chapter only when it holds at least this many letters. */
 export const MIN_FRONT_MATTER_LETTERS = 500;
