@@ -1,5 +1,6 @@
 export * from './tools/agent-tool';
 export * from './tools/tool-registry';
+export * from './tools/tool-source';
 export * from './queue/turn-jobs';
 export * from './queue/enqueue-turn';
 export * from './llm/llm.types';
