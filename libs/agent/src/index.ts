@@ -30,3 +30,6 @@ export * from './prompts';
 export * from './live-deltas';
 export * from './turn/whole-book';
 export * from './llm/wrapped-llm';
+export * from './tools/mcp/mcp-tool-servers';
+export * from './tools/mcp/mcp-tool-server';
+export * from './tools/mcp/mcp-remote-tool';
