@@ -63,6 +63,9 @@ describe('the operator’s MCP tool servers (int: the official SDK’s client an
       content: 'Forecast for Lisbon: sunny, 24 °C, a light breeze from the sea.',
     });
     expect(server.calls).toEqual([{ tool: 'forecast', input: { city: 'Lisbon' }, at: expect.any(Number) }]);
+    // a worker that stops ends its session
+    await sut.close();
+    expect(server.ended).toBe(1);
   });
 
   it('offers only allow-listed tools, and marks those the approval setting names', async () => {

@@ -82,6 +82,8 @@ export class TestToolServer {
   readonly calls: ToolCall[] = [];
   /** every POST's JSON-RPC methods and headers, in order */
   readonly requests: Array<{ methods: string[]; headers: IncomingMessage['headers'] }> = [];
+  /** sessions clients ended (DELETE) */
+  ended = 0;
   private readonly tools = new Map<string, TestTool>();
   private readonly sessions = new Map<string, Session>();
   private http: Server | null = null;
@@ -175,6 +177,7 @@ export class TestToolServer {
       const messages = Array.isArray(body) ? body : [body];
       this.requests.push({ methods: messages.map((m) => m?.method).filter(Boolean), headers: req.headers });
     }
+    if (req.method === 'DELETE') this.ended++;
     const sessionId = req.headers['mcp-session-id'];
     const session = typeof sessionId === 'string' ? this.sessions.get(sessionId) : undefined;
     if (session) return session.transport.handleRequest(req, res, body);

@@ -78,11 +78,18 @@ export class McpToolServer implements ToolServerCalls {
     await this.connecting;
   }
 
+  /** Ends the session (a DELETE, as MCP asks of a client that is done, waited for a second at most) and the connection. */
   async close(): Promise<void> {
     this.stopping.abort();
     const client = this.client;
     this.client = null;
-    await client?.close().catch(() => undefined);
+    if (!client) return;
+    const transport = client.transport;
+    if (transport instanceof StreamableHTTPClientTransport) {
+      const ended = transport.terminateSession().catch(() => undefined);
+      await Promise.race([ended, sleep(1_000)]);
+    }
+    await client.close().catch(() => undefined);
   }
 
   async call(tool: string, input: Record<string, unknown>, signal?: AbortSignal): Promise<CallToolResult> {
@@ -232,9 +239,10 @@ export class McpToolServer implements ToolServerCalls {
         this.logger.warn(`tool "${tool.name}" skipped: it runs only as a task, which Parley does not call`);
         continue;
       }
-      offered.push(
-        new McpRemoteTool(this, tool, toolNeedsApproval(this.config, tool.name), this.bounds.resultMaxBytes),
-      );
+      const needsApproval = toolNeedsApproval(this.config, tool.name);
+      if (tool.annotations?.destructiveHint === true && !needsApproval)
+        this.logger.warn(`tool "${tool.name}" says it is destructive (destructiveHint) and runs without approval`);
+      offered.push(new McpRemoteTool(this, tool, needsApproval, this.bounds.resultMaxBytes));
     }
     const missing = (allowed ?? []).filter((name) => !listed.some((t) => t.name === name));
     if (missing.length) this.logger.warn(`allow-listed but not listed by the server: ${missing.join(', ')}`);
