@@ -1,6 +1,13 @@
 import { Module } from '@nestjs/common';
 import { BullModule } from '@nestjs/bullmq';
-import { AGENT_TURNS_QUEUE, LiveDeltas, ModelTableModule, ToolRegistry } from '@parley/agent';
+import {
+  AGENT_TURNS_QUEUE,
+  FixedTools,
+  LiveDeltas,
+  McpToolServers,
+  ModelTableModule,
+  ToolRegistry,
+} from '@parley/agent';
 import { BOOK_INGEST_QUEUE, BooksModule, ListChaptersTool, ReadPassageTool, SearchBookTool } from '@parley/books';
 import { AppConfig, CONFIG, ConfigModule } from '@parley/config';
 import { WebhookSender } from '@parley/webhooks';
@@ -56,11 +63,18 @@ BullModule.workerClass = TakingWorker;
     LiveDeltas,
     ProjectionsService,
     llmProvider,
+    // the operator's MCP tool servers (MCP_TOOL_SERVERS), connected in the background
+    McpToolServers,
     {
       provide: ToolRegistry,
-      inject: [SearchBookTool, ListChaptersTool, ReadPassageTool, WorkerMetrics],
-      useFactory: (search: SearchBookTool, chapters: ListChaptersTool, read: ReadPassageTool, metrics: WorkerMetrics) =>
-        new MeteredToolRegistry([search, chapters, read], metrics),
+      inject: [SearchBookTool, ListChaptersTool, ReadPassageTool, McpToolServers, WorkerMetrics],
+      useFactory: (
+        search: SearchBookTool,
+        chapters: ListChaptersTool,
+        read: ReadPassageTool,
+        operators: McpToolServers,
+        metrics: WorkerMetrics,
+      ) => new MeteredToolRegistry([new FixedTools([search, chapters, read]), operators], metrics),
     },
     ConversationFolds,
     AgentTurnRunner,

@@ -1,5 +1,6 @@
 export * from './tools/agent-tool';
 export * from './tools/tool-registry';
+export * from './tools/tool-source';
 export * from './queue/turn-jobs';
 export * from './queue/enqueue-turn';
 export * from './llm/llm.types';
@@ -29,3 +30,6 @@ export * from './prompts';
 export * from './live-deltas';
 export * from './turn/whole-book';
 export * from './llm/wrapped-llm';
+export * from './tools/mcp/mcp-tool-servers';
+export * from './tools/mcp/mcp-tool-server';
+export * from './tools/mcp/mcp-remote-tool';

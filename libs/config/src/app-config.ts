@@ -10,6 +10,7 @@ import { Env } from './env';
 import { corsConfig, CorsConfig, webhooksConfig, WebhooksConfig } from './integrations-config';
 import { llmConfig, LlmConfig } from './llm-config';
 import { redisTopology, RedisTopology } from './redis-topology';
+import { toolServersConfig, ToolServersConfig } from './tool-servers-config';
 import { tracingConfig, TracingConfig } from './tracing-config';
 
 /** What one reader may do a minute, each counted on its own (RATE_LIMIT_*_PER_MIN). */
@@ -76,6 +77,8 @@ export interface AppConfig {
   queueBoardPath: string | null;
   /** the MCP server at /mcp (docs/mcp.md); off: the path is a 404 like any unknown route */
   mcp: { enabled: boolean };
+  /** the operator's tools from MCP servers, offered to the model beside Parley's own (docs/tools.md) */
+  toolServers: ToolServersConfig;
   limits: {
     /** each a per-reader count a minute, over all API replicas; a fork counts 1 + 1 per 100 events it copies */
     perMinute: RateLimitsPerMinute;
@@ -131,6 +134,7 @@ export function toAppConfig(e: Env, auth: AppConfig['auth']): AppConfig {
     queuePrefix: e.QUEUE_PREFIX,
     queueBoardPath: e.QUEUE_BOARD_PATH ?? null,
     mcp: { enabled: e.MCP_ENABLED },
+    toolServers: toolServersConfig(e),
     limits: {
       perMinute: {
         posts: e.RATE_LIMIT_POSTS_PER_MIN,

@@ -20,6 +20,8 @@ export { LlmConfig, LlmProviderName, ModelPriceEntry, parsePrices } from './llm-
 export { RedisNode, RedisTopology } from './redis-topology';
 export { TracingConfig } from './tracing-config';
 export { CorsConfig, WebhooksConfig } from './integrations-config';
+export { ToolServerConfig, ToolServersConfig, toolNeedsApproval } from './tool-servers-config';
+export * from './tool-names';
 
 /**
  * The tracing settings alone, read before anything else is loaded (tracing must patch modules

@@ -170,6 +170,11 @@ const envSchema = tracingSchema.extend({
     .optional(),
   // the MCP server at /mcp (docs/mcp.md); on unless turned off
   MCP_ENABLED: bool.default(true),
+  // the operator's tools from MCP servers (docs/tools.md): a JSON object, or the path of a file holding one
+  MCP_TOOL_SERVERS: z.string().min(1).optional(),
+  // the longest one call of such a tool may take, and the most text of its result the model reads
+  MCP_TOOL_TIMEOUT_MS: positiveInt.max(600_000).default(30_000),
+  MCP_TOOL_RESULT_MAX_BYTES: positiveInt.min(1_024).max(1_048_576).default(32_768),
   RATE_LIMIT_POSTS_PER_MIN: positiveInt.default(60),
   // per reader, over all API replicas: generous for a person, tight for a script (docs/configuration.md, "Rate limits")
   RATE_LIMIT_FORKS_PER_MIN: positiveInt.default(30),

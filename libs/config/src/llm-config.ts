@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError, Env } from './env';
+import { parseJsonSetting } from './json-setting';
 
 /** A provider Parley talks to over the network (the scripted stand-in is none). */
 export type LlmProviderName = 'anthropic' | 'openai';
@@ -112,27 +112,5 @@ function providersOf(e: Env, provider: LlmConfig['provider']): LlmProviderName[]
  * so that no model is ever priced by a table the operator did not mean.
  */
 export function parsePrices(raw: string): Record<string, ModelPriceEntry> {
-  const text = raw.trim().startsWith('{') ? raw : readPricesFile(raw.trim());
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (e) {
-    throw new ConfigError(`Invalid environment:\n  LLM_PRICES: not JSON (${(e as Error).message})`);
-  }
-  const parsed = priceTable.safeParse(json);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  LLM_PRICES.${i.path.join('.')}: ${i.message}`);
-    throw new ConfigError(`Invalid environment:\n${lines.join('\n')}`);
-  }
-  return parsed.data;
-}
-
-function readPricesFile(path: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new ConfigError(
-      `Invalid environment:\n  LLM_PRICES: neither a JSON object nor a readable file (${(e as Error).message})`,
-    );
-  }
+  return parseJsonSetting('LLM_PRICES', raw, priceTable);
 }

@@ -98,6 +98,47 @@ describe(FakeAnthropic.name, () => {
     expect(second.content[0]).toMatchObject({ type: 'text', text: expect.stringContaining('[1]') });
   });
 
+  it('calls the tools a question names with CALL:, one after another, then quotes what they said', async () => {
+    const forecast = { ...SEARCH_TOOL, name: 'weather__forecast' };
+    const tide = { ...SEARCH_TOOL, name: 'weather__tide' };
+    const question = 'Beach tomorrow? CALL:weather__forecast {"city": "Lisbon {centre}"} CALL:weather__tide';
+    const messages: Anthropic.MessageParam[] = [{ role: 'user', content: [{ type: 'text', text: question }] }];
+    const next = () =>
+      sut.messages.create({ model: MODEL, max_tokens: 256, tools: [SEARCH_TOOL, forecast, tide], messages });
+    const answered = async (id: string, text: string) => {
+      const reply = await next();
+      messages.push(
+        { role: 'assistant', content: reply.content },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: (reply.content[0] as Anthropic.ToolUseBlock).id, content: text },
+          ],
+        },
+      );
+      return { ...reply.content[0], id };
+    };
+    expect(await answered('1', 'Sunny, 24 °C.')).toMatchObject({
+      type: 'tool_use',
+      name: 'weather__forecast',
+      input: { city: 'Lisbon {centre}' },
+    });
+    expect(await answered('2', 'High tide at 14:05.')).toMatchObject({
+      type: 'tool_use',
+      name: 'weather__tide',
+      input: {},
+    });
+    expect((await next()).content).toEqual([
+      expect.objectContaining({ type: 'text', text: 'The tools said: "Sunny, 24 °C." "High tide at 14:05."' }),
+    ]);
+    // a tool that is not offered: the fake says so instead of calling it
+    const refused = await sut.messages.create({ ...ask('CALL:weather__alerts'), tools: [SEARCH_TOOL] });
+    expect(refused.content[0]).toMatchObject({
+      type: 'text',
+      text: expect.stringContaining('I cannot call weather__alerts'),
+    });
+  });
+
   it('rejects a tool_use left without its tool_result', async () => {
     const message = await badRequest(afterToolUse([{ type: 'text', text: 'never mind' }]));
     expect(message).toContain('`tool_use` ids were found without `tool_result` blocks immediately after: toolu_1');

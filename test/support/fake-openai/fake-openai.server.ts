@@ -12,6 +12,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { validateChatBody } from './validate-chat-request';
+import { nextDirectiveStep } from '../tool-directives';
 
 export interface FakeChatToolCall {
   id?: string;
@@ -366,12 +367,16 @@ export class FakeOpenAi {
 }
 
 /**
- * What the fake answers when no step is scripted: a search with the question for a fresh
- * question when a tool is offered, then an answer citing [1] once the tool has answered.
+ * What the fake answers when no step is scripted: the tools the question names with `CALL:<tool>`
+ * (test/support/tool-directives.ts), one after another, then what they said; else a search with
+ * the question for a fresh question when a tool is offered, then an answer citing [1] once the
+ * tool has answered.
  */
 export function defaultChatReply(req: RecordedChatRequest): FakeChatReply {
   const messages: any[] = req.body.messages;
   const question = lastUserText(messages);
+  const directed = directedChatReply(req, question);
+  if (directed) return directed;
   // the tool a question goes to: the first one that takes a query (search_book beside the reading tools)
   const tool = req.body.tools?.map((t: any) => t.function).find((f: any) => f?.parameters?.properties?.query);
   const lastAssistant = messages.map((m) => m.role).lastIndexOf('assistant');
@@ -383,6 +388,22 @@ export function defaultChatReply(req: RecordedChatRequest): FakeChatReply {
   if (tool && req.body.tool_choice !== 'none')
     return { toolCalls: [{ name: tool.name, arguments: { query: question } }] };
   return { text: `Answer: ${question.replace(/\s+/g, ' ').trim().slice(0, 80)}` };
+}
+
+/** The next step of a question's `CALL:` directives: the calls this turn made so far are after the question. */
+function directedChatReply(req: RecordedChatRequest, question: string): FakeChatReply | null {
+  const messages: any[] = req.body.messages;
+  const since = messages.slice(messages.map((m) => m.role).lastIndexOf('user') + 1);
+  const offered = req.body.tool_choice === 'none' ? [] : (req.body.tools ?? []).map((t: any) => t.function?.name);
+  const step = nextDirectiveStep(
+    question,
+    offered,
+    since.flatMap((m) => m.tool_calls ?? []).length,
+    since.filter((m) => m.role === 'tool').map((m) => textOf(m.content)),
+  );
+  if (!step) return null;
+  if ('text' in step) return { text: step.text };
+  return { toolCalls: [{ name: step.call.name, arguments: step.call.input }] };
 }
 
 export function lastUserText(messages: any[]): string {

@@ -19,6 +19,28 @@ describe(FakeOpenAi.name, () => {
     );
   const call = { id: 'call_1', type: 'function', function: { name: 'search_book', arguments: '{}' } };
 
+  it('calls the tool a question names with CALL:, then quotes what it said', async () => {
+    const tools = [
+      {
+        type: 'function' as const,
+        function: { name: 'search_book', parameters: { type: 'object', properties: { query: { type: 'string' } } } },
+      },
+      {
+        type: 'function' as const,
+        function: { name: 'weather__forecast', parameters: { type: 'object', properties: {} } },
+      },
+    ];
+    const messages: OpenAI.ChatCompletionMessageParam[] = [
+      { role: 'user', content: 'Beach tomorrow? CALL:weather__forecast {"city": "Lisbon"}' },
+    ];
+    const first = await client.chat.completions.create({ model: 'm', messages, tools });
+    const [toolCall] = first.choices[0].message.tool_calls as OpenAI.ChatCompletionMessageFunctionToolCall[];
+    expect(toolCall.function).toEqual({ name: 'weather__forecast', arguments: '{"city":"Lisbon"}' });
+    messages.push(first.choices[0].message, { role: 'tool', tool_call_id: toolCall.id, content: 'Sunny, 24 °C.' });
+    const second = await client.chat.completions.create({ model: 'm', messages, tools });
+    expect(second.choices[0].message.content).toBe('The tools said: "Sunny, 24 °C."');
+  });
+
   it('refuses a tool message that answers no tool_calls', async () => {
     const r = await refusal({
       model: 'm',

@@ -14,7 +14,7 @@ async function lines(registry: Registry, prefix: string): Promise<string[]> {
 }
 
 describe(MeteredToolRegistry.name, () => {
-  it('times each call by tool and outcome, an unknown tool under one label', async () => {
+  it('times each call by server, tool and outcome; an unknown tool under one label', async () => {
     const metrics = new WorkerMetrics(new Registry());
     const tool = {
       name: 'search_book',
@@ -23,15 +23,18 @@ describe(MeteredToolRegistry.name, () => {
       availableFor: () => true,
       run: async (input: unknown) => ({ content: 'found', isError: (input as { bad?: boolean }).bad }),
     };
-    const sut = new MeteredToolRegistry([tool], metrics, ticking());
+    const remote = { ...tool, name: 'weather__forecast', origin: { server: 'weather', tool: 'forecast' } };
+    const sut = new MeteredToolRegistry([tool, remote], metrics, ticking());
     const ctx = { conversationId: 'c', bookId: 'b', readingPosition: null } as never;
     await sut.run('search_book', {}, ctx);
     await sut.run('search_book', { bad: true }, ctx);
+    await sut.run('weather__forecast', {}, ctx);
     await sut.run('made_up_by_the_model', {}, ctx);
     expect(await lines(metrics.registry, 'parley_tool_call_duration_seconds_count')).toEqual([
-      'parley_tool_call_duration_seconds_count{tool="search_book",outcome="ok"} 1',
-      'parley_tool_call_duration_seconds_count{tool="search_book",outcome="error"} 1',
-      'parley_tool_call_duration_seconds_count{tool="unknown",outcome="error"} 1',
+      'parley_tool_call_duration_seconds_count{server="parley",tool="search_book",outcome="ok"} 1',
+      'parley_tool_call_duration_seconds_count{server="parley",tool="search_book",outcome="error"} 1',
+      'parley_tool_call_duration_seconds_count{server="weather",tool="forecast",outcome="ok"} 1',
+      'parley_tool_call_duration_seconds_count{server="unknown",tool="unknown",outcome="error"} 1',
     ]);
   });
 

@@ -1,20 +1,23 @@
-import { AgentTool, ToolContext, ToolOutput, ToolRegistry } from '@parley/agent';
+import { AgentTool, ToolContext, ToolOutput, ToolRegistry, ToolSource } from '@parley/agent';
 import { ToolOutcome, WorkerMetrics } from './worker-metrics';
 
-/** The agent's tools, each call timed by tool and outcome (the registry turns a tool's throw into an is_error result). */
+/**
+ * The agent's tools, each call timed by server, tool and outcome (the registry turns a tool's
+ * throw into an is_error result). Parley's own tools are the server `parley`.
+ */
 export class MeteredToolRegistry extends ToolRegistry {
-  private readonly names: Set<string>;
-
   constructor(
-    tools: AgentTool[],
+    tools: AgentTool[] | ToolSource[],
     private readonly metrics: WorkerMetrics,
     private readonly clock: () => number = () => performance.now(),
   ) {
     super(tools);
-    this.names = new Set(tools.map((t) => t.name));
   }
 
   override async run(name: string, input: unknown, ctx: ToolContext, callId?: string): Promise<ToolOutput> {
+    // the name comes from the model: one it made up (or a tool gone since) is not a label of its own
+    const tool = this.tool(name);
+    const labels = tool?.origin ?? { server: tool ? 'parley' : 'unknown', tool: tool ? name : 'unknown' };
     const started = this.clock();
     let outcome: ToolOutcome = 'aborted';
     try {
@@ -22,8 +25,7 @@ export class MeteredToolRegistry extends ToolRegistry {
       outcome = out.isError ? 'error' : 'ok';
       return out;
     } finally {
-      // the name comes from the model: one it made up is not a label of its own
-      this.metrics.toolCall(this.names.has(name) ? name : 'unknown', outcome, (this.clock() - started) / 1000);
+      this.metrics.toolCall(labels, outcome, (this.clock() - started) / 1000);
     }
   }
 }

@@ -111,8 +111,8 @@ export class WorkerMetrics {
     });
     this.toolDuration = new Histogram({
       name: 'parley_tool_call_duration_seconds',
-      help: 'Tool calls of agent turns, by tool and outcome (ok, error: an is_error result, aborted)',
-      labelNames: ['tool', 'outcome'],
+      help: 'Tool calls of agent turns, by server (parley: its own tools; else the MCP tool server), tool and outcome (ok, error: an is_error result, aborted)',
+      labelNames: ['server', 'tool', 'outcome'],
       buckets: TOOL_BUCKETS,
       registers,
     });
@@ -159,8 +159,9 @@ export class WorkerMetrics {
       for (const [type, n] of tokensByType(usage)) this.tokenUsage.observe({ ...gen, gen_ai_token_type: type }, n);
   }
 
-  toolCall(tool: string, outcome: ToolOutcome, seconds: number): void {
-    this.toolDuration.observe({ tool, outcome }, seconds);
+  /** One tool call: `server` is `parley` for Parley's own tools, `tool` the name on its server. */
+  toolCall({ server, tool }: { server: string; tool: string }, outcome: ToolOutcome, seconds: number): void {
+    this.toolDuration.observe({ server, tool, outcome }, seconds);
   }
 
   /** A turn's ending, counted once; its duration from the post when the turn is at hand. */

@@ -52,6 +52,8 @@ export interface AgentTool {
    * operator's tool that acts on the world. Absent: never (Parley's own reading tools).
    */
   readonly needsApproval?: boolean;
+  /** where an operator's tool comes from: its MCP server and its name there; absent: one of Parley's own */
+  readonly origin?: { server: string; tool: string };
   /** whether the tool applies to this conversation (search_book needs a book) */
   availableFor(ctx: ToolContext): boolean;
   run(input: unknown, ctx: ToolContext): Promise<ToolOutput>;
