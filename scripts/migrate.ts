@@ -36,6 +36,12 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
 const LOCK_TIMEOUT = '5s';
 
 /**
+ * node-pg-migrate's note on a migration run outside a transaction: ours that do (an index built
+ * CONCURRENTLY) say so themselves and are safe to run again, so a first start stays quiet.
+ */
+const NO_TRANSACTION_NOTE = /This migration is not wrapped in a transaction/;
+
+/**
  * Applies the pending migrations, each in its own transaction (one spanning them all would hold
  * every lock it took until the last one ends), with a lock timeout.
  */
@@ -53,7 +59,12 @@ export async function migrate(databaseUrl: string, log: (msg: string) => void = 
       checkOrder: true,
       singleTransaction: false,
       log,
-      logger: { info: log, warn: log, error: log, debug: () => undefined },
+      logger: {
+        info: log,
+        warn: (m: string) => !NO_TRANSACTION_NOTE.test(m) && log(m),
+        error: log,
+        debug: () => undefined,
+      },
     } as Parameters<typeof runner>[0]);
   } finally {
     await dbClient.end();
