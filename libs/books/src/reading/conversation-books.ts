@@ -1,8 +1,35 @@
-import type { ToolContext } from '@parley/agent';
+import { Injectable } from '@nestjs/common';
+import type { AgentTool, ToolContext, ToolOutput } from '@parley/agent';
 import { BookNotFoundError } from '../book.errors';
 import { Book } from '../book.types';
 import { BookQueries } from '../book-queries';
 import { turnReader } from '../catalogue/book-reader';
+import { PassagesRepository } from '../search/passages.repository';
+
+/** The `book` parameter of a reading tool. */
+export const BOOK_PARAMETER = {
+  type: 'string',
+  description: "the id of one of the conversation's books (needed when it has several)",
+};
+
+/** A tool that reads the conversation's books in place: offered when it has one. (Injectable: its subclasses inherit its constructor's injection.) */
+@Injectable()
+export abstract class ReadingTool implements AgentTool {
+  abstract readonly name: string;
+  abstract readonly description: string;
+  abstract readonly inputSchema: AgentTool['inputSchema'];
+
+  constructor(
+    protected readonly books: BookQueries,
+    protected readonly passages: PassagesRepository,
+  ) {}
+
+  availableFor(ctx: ToolContext): boolean {
+    return ctx.bookIds.length > 0;
+  }
+
+  abstract run(input: unknown, ctx: ToolContext): Promise<ToolOutput>;
+}
 
 /**
  * The book a reading tool's call is about: the one `book` names among the conversation's, or the

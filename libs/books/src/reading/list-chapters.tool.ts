@@ -1,8 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import type { AgentTool, ToolContext, ToolOutput } from '@parley/agent';
-import { BookQueries } from '../book-queries';
-import { PassagesRepository } from '../search/passages.repository';
-import { bookToRead, readingScope } from './conversation-books';
+import type { ToolContext, ToolOutput } from '@parley/agent';
+import { BOOK_PARAMETER, bookToRead, ReadingTool, readingScope } from './conversation-books';
 
 /**
  * `list_chapters {book?}`: a book's table of contents up to the reader's position, each chapter
@@ -10,7 +8,7 @@ import { bookToRead, readingScope } from './conversation-books';
  * holds. Chapters past the reading position are not named: their titles can spoil.
  */
 @Injectable()
-export class ListChaptersTool implements AgentTool {
+export class ListChaptersTool extends ReadingTool {
   readonly name = 'list_chapters';
   readonly description =
     "Lists the book's chapters in reading order, each with its chapter number and how many passages it holds, up to the " +
@@ -19,18 +17,9 @@ export class ListChaptersTool implements AgentTool {
   readonly inputSchema = {
     type: 'object' as const,
     properties: {
-      book: { type: 'string', description: "the id of one of the conversation's books (needed when it has several)" },
+      book: BOOK_PARAMETER,
     },
   };
-
-  constructor(
-    private readonly books: BookQueries,
-    private readonly passages: PassagesRepository,
-  ) {}
-
-  availableFor(ctx: ToolContext): boolean {
-    return ctx.bookIds.length > 0;
-  }
 
   async run(input: unknown, ctx: ToolContext): Promise<ToolOutput> {
     const parsed = parseInput(input);

@@ -1,9 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import type { AgentTool, ToolContentPart, ToolContext, ToolOutput } from '@parley/agent';
+import type { ToolContentPart, ToolContext, ToolOutput } from '@parley/agent';
 import type { Citation } from '@parley/conversation';
-import { BookQueries } from '../book-queries';
-import { PassagesRepository, ReadPassage } from '../search/passages.repository';
-import { bookToRead, readingScope } from './conversation-books';
+import { ReadPassage } from '../search/passages.repository';
+import { BOOK_PARAMETER, bookToRead, ReadingTool, readingScope } from './conversation-books';
 
 export const READ_PASSAGE_MAX_COUNT = 5;
 const DEFAULT_COUNT = 3;
@@ -20,7 +19,7 @@ type ReadInput =
  * keeps them by reference (contentParts).
  */
 @Injectable()
-export class ReadPassageTool implements AgentTool {
+export class ReadPassageTool extends ReadingTool {
   readonly name = 'read_passage';
   readonly description =
     'Reads the text of the book in place: `chapter` (its number, as list_chapters shows it) from passage `passage` ' +
@@ -35,18 +34,9 @@ export class ReadPassageTool implements AgentTool {
       passage: { type: 'integer', minimum: 1, description: 'the passage of the chapter to start at (default 1)' },
       near: { type: 'integer', minimum: 1, description: 'read around the passage this turn numbered [near] instead' },
       count: { type: 'integer', minimum: 1, maximum: READ_PASSAGE_MAX_COUNT, description: 'how many passages' },
-      book: { type: 'string', description: "the id of one of the conversation's books (needed when it has several)" },
+      book: BOOK_PARAMETER,
     },
   };
-
-  constructor(
-    private readonly books: BookQueries,
-    private readonly passages: PassagesRepository,
-  ) {}
-
-  availableFor(ctx: ToolContext): boolean {
-    return ctx.bookIds.length > 0;
-  }
 
   async run(input: unknown, ctx: ToolContext): Promise<ToolOutput> {
     const parsed = parseInput(input);
