@@ -133,6 +133,20 @@ export class Api {
     return ok(this.client.POST('/v1/conversations/{id}/turns/{turnId}/cancel', { params: { path: { id, turnId } } }));
   }
 
+  /** The reader's answer to a tool call waiting for approval; 409 `approval_decided` when it was answered already. */
+  approve(
+    id: string,
+    turnId: string,
+    answer: { toolCallId: string; approved: boolean; reason?: string },
+  ): Promise<Schemas['ToolApprovalResultDto']> {
+    return ok(
+      this.client.POST('/v1/conversations/{id}/turns/{turnId}/approvals', {
+        params: { path: { id, turnId } },
+        body: answer,
+      }),
+    );
+  }
+
   fork(id: string, version: number): Promise<ConversationState> {
     return ok(this.client.POST('/v1/conversations/{id}/fork', { params: { path: { id } }, body: { version } }));
   }

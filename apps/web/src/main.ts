@@ -1,8 +1,9 @@
 /**
  * The web chat page: sign in, books (upload with progress, ingest progress), conversations,
- * the chat streamed over SSE, citations and their passages, the spoiler guard, rename, delete,
- * fork, and the timeline (the conversation at any earlier version). This file only starts it:
- * each concern has its module, and state.ts holds what they share.
+ * the chat streamed over SSE, tool calls waiting for approval, citations and their passages, the
+ * spoiler guard, rename, delete, fork, and the timeline (the conversation at any earlier
+ * version). This file only starts it: each concern has its module, and state.ts holds what they
+ * share.
  */
 import { wireUpload } from './book-upload';
 import { wireComposer } from './composer';

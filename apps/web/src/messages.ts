@@ -1,11 +1,14 @@
 /**
  * Draws the messages of the open conversation: questions, answers with their tool calls
- * (collapsed), citations and sources, notes, and the fork buttons. A message is drawn again only
- * when it changed, so an expanded tool call or a selection survives the next text delta.
+ * (collapsed) and the calls waiting for the reader's approval, citations and sources, notes, and
+ * the fork buttons. A message is drawn again only when it changed, so an expanded tool call or a
+ * selection survives the next text delta; the focus in a message drawn again goes to the same
+ * control in the new drawing.
  */
+import { approvalCard } from './approvals';
 import { el, byId } from './dom';
 import { fork } from './fork';
-import { type Item, type Passage, type ToolCall, where } from './model';
+import { type Item, type Passage, type ToolCall, waiting, where } from './model';
 import { showPassage } from './passage';
 import { state } from './state';
 
@@ -28,8 +31,18 @@ export function renderItems(items: Item[]): void {
     nodes.push(cached.node);
   }
   const children = [...list.children];
+  const focused = document.activeElement instanceof HTMLElement ? document.activeElement : null;
   if (children.length !== nodes.length || nodes.some((n, i) => children[i] !== n)) list.replaceChildren(...nodes);
+  if (focused && !focused.isConnected) refocus(focused);
   if (nearBottom) list.scrollTop = list.scrollHeight;
+}
+
+/** The control with the same id in the new drawing, or, when it is gone or off, the element it names home (its card). */
+function refocus(old: HTMLElement): void {
+  const again = old.id ? document.getElementById(old.id) : null;
+  if (again && !(again as HTMLButtonElement).disabled) return again.focus();
+  const home = old.dataset.home ? document.getElementById(old.dataset.home) : null;
+  home?.focus();
 }
 
 function renderItem(item: Item, past: boolean): HTMLElement {
@@ -50,11 +63,22 @@ function renderItem(item: Item, past: boolean): HTMLElement {
   });
   li.append(el('h3', { class: 'sr-only' }, 'Parley'));
   for (const tool of item.tools) li.append(toolDetails(tool));
+  for (const a of item.approvals) li.append(approvalCard(a, item.turnId, item.key, item.status === 'working' && !past));
   // a whole-book answer has no search results: its [n] are its cited passages
   if (item.text) li.append(answerText(item.text, item.passages.length ? item.passages : item.cited));
   if (item.status === 'working') {
     li.append(
-      el('p', { class: 'working' }, item.text ? 'writing…' : item.tools.length ? 'reading the book…' : 'thinking…'),
+      el(
+        'p',
+        { class: 'working' },
+        waiting(item).length
+          ? 'waiting for your approval…'
+          : item.text
+            ? 'writing…'
+            : item.tools.length
+              ? 'reading the book…'
+              : 'thinking…',
+      ),
     );
   }
   if (item.status === 'cancelled') li.append(el('p', { class: 'ended' }, 'The answer was stopped.'));

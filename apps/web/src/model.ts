@@ -31,6 +31,16 @@ export interface ToolCall {
   result?: { content: string; isError: boolean };
 }
 
+/** A tool call that waits for the reader's approval (ToolApprovalRequested), and the answer once there is one. */
+export interface Approval {
+  toolCallId: string;
+  tool: string;
+  input: unknown;
+  /** ISO 8601: unanswered by then, it is declined */
+  expiresAt?: string;
+  decision?: { approved: boolean; by: 'reader' | 'timeout'; reason?: string };
+}
+
 export type Item =
   | { kind: 'user'; key: string; version: number; turnId: string; content: string; selectedText?: string }
   | {
@@ -42,6 +52,8 @@ export type Item =
       status: 'working' | 'done' | 'failed' | 'cancelled';
       text: string;
       tools: ToolCall[];
+      /** the calls of the turn that asked for the reader's approval, in the order they asked */
+      approvals: Approval[];
       passages: Passage[];
       /** the passages the answer cites, in the order AssistantReplied lists them */
       cited: Passage[];
@@ -161,6 +173,7 @@ export function fold(events: EventEnvelope[], streamed: (turnId: string) => stri
           status: 'working',
           text: '',
           tools: [],
+          approvals: [],
           passages: [],
           cited: [],
         };
@@ -171,6 +184,24 @@ export function fold(events: EventEnvelope[], streamed: (turnId: string) => stri
       case 'ToolInvoked':
         turn?.tools.push({ toolUseId: d.toolUseId, name: d.name, input: d.input });
         break;
+      case 'ToolApprovalRequested':
+        turn?.approvals.push({
+          toolCallId: d.toolCallId,
+          tool: d.tool,
+          input: d.input,
+          ...(d.expiresAt ? { expiresAt: d.expiresAt } : {}),
+        });
+        break;
+      case 'ToolApprovalDecided': {
+        const asked = turn?.approvals.find((a) => a.toolCallId === d.toolCallId);
+        if (asked)
+          asked.decision = {
+            approved: Boolean(d.approved),
+            by: d.by === 'timeout' ? 'timeout' : 'reader',
+            ...(d.reason ? { reason: d.reason } : {}),
+          };
+        break;
+      }
       case 'ToolResultRecorded': {
         const call = turn?.tools.find((t) => t.toolUseId === d.toolUseId);
         if (call) call.result = { content: String(d.content ?? ''), isError: Boolean(d.isError) };
@@ -245,6 +276,11 @@ export function passagesOf(content: unknown, chunks: Citation[], first: number):
   });
 }
 
+/** The approvals of a turn still waiting for the reader's answer. */
+export function waiting(item: Extract<Item, { kind: 'assistant' }>): Approval[] {
+  return item.status === 'working' ? item.approvals.filter((a) => !a.decision) : [];
+}
+
 /** "Chapter 1: Arrival · p. 3" */
 export function where(c: Citation): string {
   return [c.chapter, c.section, c.page === null || c.page === undefined ? null : `p. ${c.page}`]
@@ -266,6 +302,14 @@ export function describe(e: EventEnvelope): string {
       return `you: ${clip(d.content)}`;
     case 'ToolInvoked':
       return `${d.name} ${clip(JSON.stringify(d.input))}`;
+    case 'ToolApprovalRequested':
+      return `asks to use ${d.tool} ${clip(JSON.stringify(d.input))}`;
+    case 'ToolApprovalDecided':
+      return d.by === 'timeout'
+        ? 'no answer in time: declined'
+        : d.approved
+          ? 'approved'
+          : `declined${d.reason ? `: ${clip(d.reason)}` : ''}`;
     case 'ToolResultRecorded':
       return d.isError ? 'tool failed' : `tool result (${Array.isArray(d.chunks) ? d.chunks.length : 0} passages)`;
     case 'AssistantReplied':

@@ -27,6 +27,10 @@ export const state = {
   quote: undefined as string | undefined,
   /** tool calls the reader expanded: they stay open when their message is drawn again */
   openTools: new Set<string>(),
+  /** the reasons typed for declining, by tool call: they survive a redraw of their message */
+  approvalReasons: new Map<string, string>(),
+  /** tool calls whose answer the reader sent: their buttons stay off until the log has the answer */
+  approvalsSent: new Set<string>(),
   /** each message's last drawing, redrawn only when its signature changes */
   rendered: new Map<string, { sig: string; node: HTMLElement }>(),
   shownPassage: undefined as Passage | undefined,

@@ -85,7 +85,10 @@ function saveSoon(open: OpenConversation): void {
   }, 250);
 }
 
-/** Tells screen readers that an answer ended (the streaming text itself is not read out piece by piece). */
+/**
+ * Tells screen readers that an answer ended, or that a tool call waits for their approval and how it
+ * was answered (the streaming text itself is not read out piece by piece).
+ */
 function announce(e: EventEnvelope): void {
   const text =
     e.type === 'AssistantReplied'
@@ -94,8 +97,17 @@ function announce(e: EventEnvelope): void {
         ? `The answer failed: ${e.data.message ?? e.data.code}`
         : e.type === 'TurnCancelled'
           ? 'The answer was stopped.'
-          : '';
+          : e.type === 'ToolApprovalRequested'
+            ? `The agent asks to use ${e.data.tool}: approve or decline it in the answer.`
+            : e.type === 'ToolApprovalDecided'
+              ? approvalNews(e.data)
+              : '';
   if (text) byId('announce').textContent = text;
+}
+
+function approvalNews(d: { approved: boolean; by: string; reason?: string }): string {
+  if (d.by === 'timeout') return 'No answer in time: the tool call was declined.';
+  return d.approved ? 'The tool call was approved.' : 'The tool call was declined.';
 }
 
 function setStreamStatus(text: string): void {
