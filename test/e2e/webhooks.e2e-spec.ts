@@ -250,7 +250,15 @@ describe('webhooks (e2e)', () => {
     const kept = await conversationOf(c, (await newBook(c)).id);
     await post(c, kept, 'Who?');
     const logSoFar = s.stack.apis.map((a) => a.output().length);
-    const erased = await c.req('DELETE', '/v1/me');
+    // 503 is the API's "the database is busy, try again" (a loaded CI run once saw one here): a
+    // client tries again, and the erasure, idempotent, finishes; anything else is the answer
+    let erased = await c.req('DELETE', '/v1/me');
+    const answers = [`${erased.status} ${JSON.stringify(erased.body)}`];
+    for (let tries = 1; erased.status === 503 && tries < 3; tries++) {
+      await new Promise((r) => setTimeout(r, 1_000));
+      erased = await c.req('DELETE', '/v1/me');
+      answers.push(`${erased.status} ${JSON.stringify(erased.body)}`);
+    }
     // on a failure, what the API logged of it says why (its problem body says only "internal error")
     const logged = s.stack.apis.flatMap((a, i) =>
       a
@@ -259,7 +267,12 @@ describe('webhooks (e2e)', () => {
         .split('\n')
         .filter((l) => /ERROR/.test(l)),
     );
-    expect({ erased: [202, 204].includes(erased.status), logged }).toEqual({ erased: true, logged: [] });
+    expect({ erased: [202, 204].includes(erased.status), answers, logged }).toEqual({
+      erased: true,
+      answers: expect.any(Array),
+      logged: [],
+    });
+    if (answers.length > 1) console.log(`DELETE /v1/me answered ${answers.join(', then ')}`);
     expect(await endpointsOf(c)).toEqual([]);
   });
 });
