@@ -133,7 +133,11 @@ describe('passages by reference (in process, real Postgres)', () => {
     expect(result(read)).not.toHaveProperty('contentParts');
     expect(answer(read).citations).toEqual([citationOf(passages[0], { quote: passages[0].text })]);
     // the tail (projections, webhooks) reads the same
-    const tail = (await store.readAll({ limit: 100_000 })).filter((e) => e.streamId === conversationStreamId(id));
+    // (an open transaction of another suite may hold the tail's horizon back a while: it lags, never differs)
+    const tail = await waitFor('the tail to reach the conversation', async () => {
+      const of = (await store.readAll({ limit: 100_000 })).filter((e) => e.streamId === conversationStreamId(id));
+      return of.length === read.length ? of : undefined;
+    });
     expect(tail.map((e) => e.data)).toEqual(read.map((e) => e.data));
   });
 

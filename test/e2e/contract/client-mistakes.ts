@@ -37,7 +37,9 @@ export function describeClientMistakes(h: ContractHarness): void {
                     ? { content: 'hi' }
                     : o.template.endsWith('/batches')
                       ? { prompts: ['hi'], mode: 'sequential' }
-                      : { title: 'x' }
+                      : o.template.endsWith('/approvals')
+                        ? { toolCallId: 'toolu_x', approved: true }
+                        : { title: 'x' }
               : undefined,
           query: o.template.endsWith('/search') ? '?q=lamp' : '',
         }));
