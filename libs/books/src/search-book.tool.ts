@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import type { AgentTool, ToolContentPart, ToolContext, ToolOutput } from '@parley/agent';
-import type { Citation } from '@parley/conversation';
+import { joinParts, type AgentTool, type ToolContentPart, type ToolContext, type ToolOutput } from '@parley/agent';
 import { BookNotFoundError } from './book.errors';
 import { SearchHit } from './book.types';
 import { BookQueries } from './book-queries';
 import { BookSearch } from './book-search';
 import { BookReader, turnReader } from './catalogue/book-reader';
+import { citationOf, locate } from './passage-citation';
 
 export const SEARCH_BOOK_MAX_K = 10;
 export const SEARCH_BOOK_DEFAULT_K = 5;
@@ -128,9 +128,9 @@ export class SearchBookTool implements AgentTool {
     if (goneNote) parts.push(goneNote);
     const texts = new Map(hits.map((h) => [h.chunkId, h.text]));
     return {
-      content: parts.map((p) => (typeof p === 'string' ? p : texts.get(p.passage))).join(''),
+      content: joinParts(parts, (id) => texts.get(id) ?? ''),
       contentParts: parts,
-      chunks: hits.map((h) => ({ ...toCitation(h), ...(several ? { bookId: h.bookId } : {}) })),
+      chunks: hits.map((h) => citationOf(h, h.score, several ? h.bookId : undefined)),
     };
   }
 
@@ -167,21 +167,6 @@ function someNoLongerThere(bookIds: string[]): string {
     `Not searched, as no longer available to this reader (deleted, withdrawn, or of a catalogue they no longer read): ` +
     `book ${bookIds.join(', book ')}. Tell the reader so if the question was about ${bookIds.length > 1 ? 'them' : 'it'}.`
   );
-}
-
-function locate(h: SearchHit): string {
-  return [h.chapter, h.section, h.page === null ? null : `p. ${h.page}`].filter(Boolean).join(' · ');
-}
-
-function toCitation(h: SearchHit): Citation {
-  return {
-    chunkId: h.chunkId,
-    chapter: h.chapter,
-    chapterIndex: h.chapterIndex,
-    section: h.section,
-    page: h.page,
-    score: h.score,
-  };
 }
 
 /** The tool's input, or why it is not valid (the model reads the reason and may retry). */

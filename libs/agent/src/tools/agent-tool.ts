@@ -28,6 +28,10 @@ export interface ToolContext {
 /** A piece of a tool result as the log keeps it: its own words inline, a book's passage by its id. */
 export type ToolContentPart = string | { passage: string };
 
+/** The parts as one text, each passage written as `textOf` gives it. */
+export const joinParts = (parts: ToolContentPart[], textOf: (chunkId: string) => string): string =>
+  parts.map((p) => (typeof p === 'string' ? p : textOf(p.passage))).join('');
+
 export interface ToolOutput {
   /** the text the model reads as the tool_result */
   content: string;

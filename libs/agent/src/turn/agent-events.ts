@@ -8,7 +8,7 @@ import {
 import { deterministicId } from '@parley/event-store';
 import { addUsage, ChatResult, StoppedAttempt, textsOf, zeroUsage } from '../llm/llm.types';
 import { PriceTable } from '../llm/price-table';
-import { ToolContentPart, ToolOutput } from '../tools/agent-tool';
+import { joinParts, ToolContentPart, ToolOutput } from '../tools/agent-tool';
 import { citedPassages } from './citations';
 import { HistoryCut } from './history-cut';
 import { ToolCallRecord, TurnRecord } from './turn-fold';
@@ -241,8 +241,7 @@ export function approvalsExpired(made: StepMade, turnId: string, toolCallIds: st
  * What a 0.3 process reads of a result kept by reference during a rolling upgrade: the result's own
  * words without the passages (the log is joined with the book's text for everyone else).
  */
-const textBesidePassages = (parts: ToolContentPart[]): string =>
-  parts.map((p) => (typeof p === 'string' ? p : '')).join('');
+const textBesidePassages = (parts: ToolContentPart[]): string => joinParts(parts, () => '');
 
 /** A tool call's output, with the number its passages start at. */
 export interface ToolOutcome {

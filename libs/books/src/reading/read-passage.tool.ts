@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import type { ToolContentPart, ToolContext, ToolOutput } from '@parley/agent';
-import type { Citation } from '@parley/conversation';
+import { joinParts, type ToolContentPart, type ToolContext, type ToolOutput } from '@parley/agent';
+import { citationOf, locate } from '../passage-citation';
 import { ReadPassage } from '../search/passages.repository';
 import { BOOK_PARAMETER, bookToRead, ReadingTool, readingScope } from './conversation-books';
 
@@ -94,22 +94,13 @@ function numbered(read: ReadPassage[], bookId: string, ctx: ToolContext): ToolOu
   const head = `${chapter}, passage${read.length === 1 ? '' : 's'} ${read[0].position}${read.length > 1 ? `–${read[read.length - 1].position}` : ''} of ${read[0].of}`;
   const parts: ToolContentPart[] = [`${head}${readingScope(ctx.readingPosition)}:`];
   for (const [i, p] of read.entries()) {
-    const where = [p.chapter, p.section, p.page === null ? null : `p. ${p.page}`].filter(Boolean).join(' · ');
-    parts.push(`\n\n[${first + i}] ${several ? `(book ${bookId}) · ` : ''}${where}\n`, { passage: p.chunkId });
+    parts.push(`\n\n[${first + i}] ${several ? `(book ${bookId}) · ` : ''}${locate(p)}\n`, { passage: p.chunkId });
   }
   const texts = new Map(read.map((p) => [p.chunkId, p.text]));
   return {
-    content: parts.map((p) => (typeof p === 'string' ? p : texts.get(p.passage))).join(''),
+    content: joinParts(parts, (id) => texts.get(id) ?? ''),
     contentParts: parts,
-    chunks: read.map((p): Citation => ({
-      chunkId: p.chunkId,
-      ...(several ? { bookId } : {}),
-      chapter: p.chapter,
-      chapterIndex: p.chapterIndex,
-      section: p.section,
-      page: p.page,
-      score: 1,
-    })),
+    chunks: read.map((p) => citationOf(p, 1, several ? bookId : undefined)),
   };
 }
 
