@@ -3,7 +3,7 @@ import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { ModelTableModule } from '@parley/agent';
 import { ConfigModule } from '@parley/config';
 import { EventStoreModule } from '@parley/event-store';
-import { RepositoriesModule } from '../../shared/repositories.module';
+import { RepositoriesModule } from '../../common/repositories.module';
 import { DatabaseModule, loggerModule, queueRootModule, RedisModule, TracingShutdown } from '@parley/platform';
 import { BooksHttpModule } from './books/books-http.module';
 import { ConversationsModule } from './conversations/conversations.module';

@@ -11,7 +11,7 @@ import {
 import { BOOK_INGEST_QUEUE, BooksModule, ListChaptersTool, ReadPassageTool, SearchBookTool } from '@parley/books';
 import { AppConfig, CONFIG, ConfigModule } from '@parley/config';
 import { WebhookSender } from '@parley/webhooks';
-import { RepositoriesModule } from '../../shared/repositories.module';
+import { RepositoriesModule } from '../../common/repositories.module';
 import { EventStoreModule } from '@parley/event-store';
 import { DatabaseModule, loggerModule, queueRootModule, RedisModule, TracingShutdown } from '@parley/platform';
 import { ReadModelsModule } from '@parley/read-models';
