@@ -190,13 +190,16 @@ export class EventStore {
   }
 
   /** These events as readers see them, in log order (`client`: the caller's transaction). */
-  async readEvents(eventIds: string[], client: Pick<Pool, 'query'> = this.pool): Promise<StoredEvent[]> {
+  async readEvents<E extends EventShape = EventShape>(
+    eventIds: string[],
+    client: Pick<Pool, 'query'> = this.pool,
+  ): Promise<StoredEvent<E>[]> {
     if (eventIds.length === 0) return [];
     const { rows } = await client.query<EventRow>(
       `SELECT ${EVENT_COLUMNS} FROM events WHERE event_id = ANY($1::uuid[]) ORDER BY position`,
       [eventIds],
     );
-    return rows.map(toStoredEvent);
+    return rows.map(toStoredEvent<E>);
   }
 
   async streamVersion(streamId: string, client: Pick<Pool, 'query'> = this.pool): Promise<number> {
@@ -292,14 +295,14 @@ export class EventStore {
     events: NewEvent<E>[],
     client: Pick<Pool, 'query'> = this.pool,
   ): Promise<AppendResult<E> | undefined> {
-    const { rows } = await client.query<EventRow>(
-      `SELECT ${EVENT_COLUMNS} FROM events WHERE event_id = ANY($1::uuid[]) ORDER BY version`,
-      [events.map((e) => e.id)],
+    const stored = await this.readEvents<E>(
+      events.map((e) => e.id),
+      client,
     );
-    if (rows.length === 0) return undefined;
-    const sameAppend = rows.length === events.length && rows.every((r) => r.stream_id === streamId);
-    if (!sameAppend) throw new DuplicateEventIdError(rows.map((r) => r.event_id));
-    const stored = rows.map(toStoredEvent<E>);
+    if (stored.length === 0) return undefined;
+    const sameAppend = stored.length === events.length && stored.every((e) => e.streamId === streamId);
+    if (!sameAppend) throw new DuplicateEventIdError(stored.map((e) => e.id));
+    stored.sort((a, b) => a.version - b.version);
     return { nextExpectedVersion: stored[stored.length - 1].version, events: stored };
   }
 }
