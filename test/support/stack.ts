@@ -9,6 +9,7 @@ import path from 'node:path';
 import { createParleyClient } from '../../libs/api-client/src';
 import { projectRoot } from '../../libs/platform/src/project-root';
 import { createTestDatabase, redisUrl, TestDatabase } from './test-database';
+import { watchProcess } from './process-registry';
 import { waitFor } from './wait-for';
 
 export const TEST_JWT_SECRET = 'parley-test-secret-' + 'x'.repeat(24);
@@ -56,11 +57,20 @@ export function startProcess(name: string, args: string[], env: Record<string, s
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const unwatch = watchProcess({
+    name,
+    output: () => out,
+    state: () =>
+      child.exitCode !== null || child.signalCode !== null
+        ? `exited: ${child.signalCode ?? child.exitCode}`
+        : `running, pid ${child.pid}`,
+  });
   return {
     name,
     child,
     output: () => out,
     kill: async (signal: NodeJS.Signals = 'SIGTERM') => {
+      unwatch();
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill(signal);
       const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);

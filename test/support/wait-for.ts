@@ -1,3 +1,5 @@
+import { processReport } from './process-registry';
+
 /** Polls `check` until it returns a truthy value; fails saying what it waited for. Never a bare sleep. */
 export async function waitFor<T>(
   what: string,
@@ -15,8 +17,10 @@ export async function waitFor<T>(
       lastError = e;
     }
     if (Date.now() > until) {
+      const processes = processReport();
       throw new Error(
-        `timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`,
+        `timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}` +
+          (processes ? `\nthe stack's processes:\n${processes}` : ''),
       );
     }
     await new Promise((r) => setTimeout(r, everyMs));

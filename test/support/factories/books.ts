@@ -47,6 +47,9 @@ export async function waitForBook(c: Client, id: string, timeoutMs = 30_000): Pr
     },
     timeoutMs,
     50,
-  );
+  ).catch((e: Error) => {
+    const last = book ? `status ${book.status}, progress ${JSON.stringify(book.progress ?? null)}` : 'not found';
+    throw new Error(`${e.message}\nthe book, last seen: ${last}`);
+  });
   return book!;
 }
