@@ -131,16 +131,18 @@ export interface ProxyRecord {
   at: number;
   body: string;
   done: boolean;
+  doneAt?: number;
   aborted: boolean;
 }
 
 /**
  * An HTTP proxy in front of the fake Messages API that holds each request `delayMs` before
- * forwarding it: a model that takes that long to answer. Records every request at arrival.
+ * forwarding it: a model that takes that long to answer (a function: the hold of the n-th
+ * request, from 0). Records every request at arrival.
  */
 export async function delayingProxy(
   target: string,
-  delayMs: number,
+  delayMs: number | ((n: number) => number),
 ): Promise<{ url: string; records: ProxyRecord[]; close: () => Promise<void> }> {
   const records: ProxyRecord[] = [];
   const t = new URL(target);
@@ -150,11 +152,15 @@ export async function delayingProxy(
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       const rec: ProxyRecord = { at: Date.now(), body: body.toString(), done: false, aborted: false };
+      const hold = typeof delayMs === 'number' ? delayMs : delayMs(records.length);
       records.push(rec);
       res.on('close', () => {
         if (!res.writableFinished) rec.aborted = true;
       });
-      res.on('finish', () => (rec.done = true));
+      res.on('finish', () => {
+        rec.done = true;
+        rec.doneAt = Date.now();
+      });
       setTimeout(() => {
         if (res.destroyed) return;
         const up = request(
@@ -167,7 +173,7 @@ export async function delayingProxy(
         up.on('error', () => res.destroy());
         res.on('close', () => up.destroy());
         up.end(body);
-      }, delayMs);
+      }, hold);
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

@@ -35,6 +35,7 @@ import { MeteredToolRegistry } from './metrics/metered-tool-registry';
 import { WorkerMetrics } from './metrics/worker-metrics';
 import { WorkerMetricsModule } from './metrics/worker-metrics.module';
 import { TakingWorker } from './turns/taking-worker';
+import { OrphanedLocks } from './turns/orphaned-locks';
 import { WebhookDeliveries } from './webhooks/webhook-deliveries.service';
 
 // the processors' workers say when they take a job (the agent's starts the turn's read then)
@@ -82,6 +83,7 @@ BullModule.workerClass = TakingWorker;
     TurnSteps,
     AgentTurnsProcessor,
     RunningTurns,
+    OrphanedLocks,
     TurnSequencer,
     TurnDispatcher,
     TurnSweeper,

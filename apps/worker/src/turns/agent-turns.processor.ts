@@ -14,14 +14,18 @@ import { EventLoopWatch } from './event-loop-watch';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { ConversationFolds, FoldedConversation } from './conversation-folds';
 import { TakingWorker } from './taking-worker';
+import { OrphanedLocks } from './orphaned-locks';
 
 /**
- * Lock and stall settings: a killed worker's turns move to another 2.5-4 s after the kill, while a
- * live worker keeps its turns unless its event loop stalls past LOCK_MARGIN_MS (the taker would
- * pay for the model call in flight again). docs/operations.md ("A worker killed") has the timings.
+ * Lock and stall settings. A killed worker's turns move to another about a second after the kill:
+ * OrphanedLocks releases the locks of a worker whose connection to Redis is gone, and the next
+ * stalled check (every STALLED_INTERVAL_MS) moves them. The lock's own expiry is only the net for a
+ * worker stuck with its connection open, so it is long: a live worker keeps its turns unless its
+ * event loop stalls past LOCK_MARGIN_MS (the taker would pay for the model call in flight again).
+ * docs/operations.md ("A worker killed") has the timings.
  */
-export const LOCK_MS = 3_500;
-export const LOCK_RENEW_MS = 1_000;
+export const LOCK_MS = 15_000;
+export const LOCK_RENEW_MS = 2_000;
 export const STALLED_INTERVAL_MS = 500;
 export const LOCK_MARGIN_MS = LOCK_MS - LOCK_RENEW_MS;
 export const EVENT_LOOP_WARN_MS = 1_000;
@@ -74,6 +78,7 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
     private readonly folds: ConversationFolds,
     @Inject(CONFIG) private readonly config: AppConfig,
     private readonly metrics: WorkerMetrics,
+    private readonly orphanedLocks: OrphanedLocks,
   ) {
     super();
   }
@@ -89,7 +94,11 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
     this.logger.log(
       `agent worker ${this.worker.id}: concurrency ${this.worker.concurrency}, lock ${LOCK_MS} ms renewed every ${LOCK_RENEW_MS / 2}-${LOCK_RENEW_MS} ms, stalled check every ${STALLED_INTERVAL_MS} ms`,
     );
-    this.worker.run().catch((e: Error) => this.logger.error(`agent worker stopped: ${e.message}`));
+    // present before it takes a turn: another worker would take a turn whose holder it cannot see
+    this.orphanedLocks
+      .start(this.worker.id)
+      .then(() => this.worker.run())
+      .catch((e: Error) => this.logger.error(`agent worker stopped: ${e.message}`));
   }
 
   /**

@@ -1,0 +1,37 @@
+import { Cluster } from 'ioredis';
+import { RedisClient } from '@parley/platform';
+
+/** The name of a worker's presence connection: `parley-worker:<worker id>` (RedisConnections adds `parley-`). */
+const PRESENCE_NAME = 'worker:';
+
+/** The connection name (for RedisConnections.open) that says this worker is alive. */
+export const presenceConnectionName = (workerId: string): string => `${PRESENCE_NAME}${workerId}`;
+
+/**
+ * A connection of its own that a worker process keeps open to Redis from its start until after
+ * its last turn is done (RedisConnections closes it at shutdown, after the workers drained), named
+ * after the worker's id. The kernel closes it when the process is killed, so its absence from
+ * CLIENT LIST says the worker is gone, whatever its locks say. BullMQ's own connections cannot say
+ * it: a worker that drains for a shutdown closes its blocking connection first.
+ * In a cluster, every primary is pinged so the connection is open on each.
+ */
+export async function announcePresence(presence: RedisClient): Promise<void> {
+  if (presence instanceof Cluster) await Promise.all(presence.nodes('master').map((node) => node.ping()));
+  else await presence.ping();
+}
+
+/** The ids of the workers whose presence connection is open now; null when Redis cannot say (CLIENT LIST refused). */
+export async function presentWorkers(redis: RedisClient): Promise<Set<string> | null> {
+  const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
+  const present = new Set<string>();
+  try {
+    for (const node of nodes) {
+      const list = String(await node.client('LIST'));
+      for (const match of list.matchAll(/ name=parley-worker:(\S+)/g)) present.add(match[1]);
+    }
+  } catch (e) {
+    if (/unknown command|not allowed|NOPERM|disabled/i.test((e as Error).message)) return null;
+    throw e;
+  }
+  return present;
+}
