@@ -10,6 +10,8 @@ import { startRedisCluster, startRedisSentinel, SentinelUnderTest } from '../sup
 import { openStream, resumeUntil } from '../support/sse-client';
 import { Client, clientFor, fakeAnthropicEnv, Stack, startStack } from '../support/stack';
 import { waitFor } from '../support/wait-for';
+import { connect } from '../../libs/platform/src/redis-connections';
+import { announcePresence, presenceConnectionName, presentWorkers } from '../../apps/worker/src/turns/worker-presence';
 
 const run = promisify(execFile);
 
@@ -156,6 +158,30 @@ describe('Parley on Redis Cluster and Sentinel (e2e, 2 APIs, 2 workers)', () => 
       expect(perNode.flat().length).toBeGreaterThan(0);
       expect(new Set(slotsOf).size).toBe(1);
       expect(await keysOnDefaultRedis(`*${prefix}*`)).toEqual([]);
+    });
+
+    it("sees a worker's presence on the cluster's primaries while it lives, and not once it is gone; no live worker's turn was handed back", async () => {
+      const topology = {
+        kind: 'cluster' as const,
+        nodes: cluster.ports.map((port) => ({ host: '127.0.0.1', port })),
+        tls: false,
+      };
+      const main = connect(topology, 'parley-main');
+      const workerId = `present-${randomUUID()}`;
+      const presence = connect(topology, `parley-${presenceConnectionName(workerId)}`);
+      try {
+        await announcePresence(presence);
+        expect((await presentWorkers(main))?.has(workerId)).toBe(true);
+        // the stack's two workers are present too, one connection each on every primary
+        expect((await presentWorkers(main))!.size).toBeGreaterThanOrEqual(3);
+        presence.disconnect();
+        await waitFor('the presence to go', async () => !(await presentWorkers(main))?.has(workerId), 5_000);
+      } finally {
+        presence.disconnect();
+        main.disconnect();
+      }
+      // the turns of the tests above ran on both workers, each present: none was handed back
+      for (const w of stack.workers) expect(w.output()).not.toContain('back to the queue');
     });
   });
 

@@ -14,6 +14,11 @@ export const ORPHAN_CHECK_MS = 250;
  * turns; short enough for a takeover within 1.5 s of a kill.
  */
 export const ORPHAN_CONFIRM_MS = 500;
+/**
+ * After this process's own connection came back (a Redis restart, a Sentinel failover), every
+ * other worker is reconnecting too: absences are not trusted for this long.
+ */
+export const RECONNECT_GRACE_MS = 5_000;
 
 /** The worker a lock token belongs to (`<worker id>:<n>`), when it is one that keeps a presence connection. */
 export function presentHolderOf(token: string | null): string | null {
@@ -40,6 +45,8 @@ export class OrphanedLocks implements OnApplicationShutdown {
   private readonly missing = new Map<string, { token: string; since: number }>();
   private timer?: NodeJS.Timeout;
   private checking = false;
+  /** absences seen before this time say nothing (see RECONNECT_GRACE_MS) */
+  private trustFrom = 0;
 
   constructor(
     @InjectQueue(AGENT_TURNS_QUEUE) private readonly queue: Queue,
@@ -49,6 +56,11 @@ export class OrphanedLocks implements OnApplicationShutdown {
   /** Opens this process's worker's presence connection (before it takes a job), then looks every ORPHAN_CHECK_MS. */
   async start(workerId: string): Promise<void> {
     await announcePresence(this.redis.open(presenceConnectionName(workerId)));
+    // a 'ready' from now on is a reconnect (were it the first connection, it only delays the first look)
+    this.redis.main.on('ready', () => {
+      this.trustFrom = Date.now() + RECONNECT_GRACE_MS;
+      this.missing.clear();
+    });
     this.timer = setInterval(() => void this.tick(), ORPHAN_CHECK_MS);
     this.timer.unref();
   }
@@ -72,6 +84,7 @@ export class OrphanedLocks implements OnApplicationShutdown {
 
   /** One look: the jobs handed back now (their lock holders missing since an earlier look). */
   async check(now = Date.now()): Promise<Array<{ jobId: string; holder: string }>> {
+    if (now < this.trustFrom) return [];
     const client = this.redis.main;
     const jobIds = await client.lrange(this.queue.keys.active, 0, -1);
     const lockKey = (jobId: string) => `${this.queue.toKey(jobId)}:lock`;

@@ -16,13 +16,16 @@ export const presenceConnectionName = (workerId: string): string => `${PRESENCE_
  * In a cluster, every primary is pinged so the connection is open on each.
  */
 export async function announcePresence(presence: RedisClient): Promise<void> {
-  if (presence instanceof Cluster) await Promise.all(presence.nodes('master').map((node) => node.ping()));
-  else await presence.ping();
+  if (!(presence instanceof Cluster)) return void (await presence.ping());
+  // the primaries are known once the cluster client is ready (it has read the slots)
+  if (presence.status !== 'ready') await new Promise((resolve) => presence.once('ready', resolve));
+  await Promise.all(presence.nodes('master').map((node) => node.ping()));
 }
 
 /** The ids of the workers whose presence connection is open now; null when Redis cannot say (CLIENT LIST refused). */
 export async function presentWorkers(redis: RedisClient): Promise<Set<string> | null> {
   const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
+  if (nodes.length === 0) return null; // a cluster client not connected yet: it cannot say
   const present = new Set<string>();
   try {
     for (const node of nodes) {
