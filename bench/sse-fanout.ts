@@ -6,8 +6,10 @@
  * is measured.
  *
  *   node dist/bench/sse-fanout.js [clients=1000] [conversations=1] [rounds=5] [clientProcesses=2]
+ *   BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=bench/results/prof" node dist/bench/sse-fanout.js 10000
  */
 import { fork, ChildProcess } from 'node:child_process';
+import { createServer, ServerResponse } from 'node:http';
 import net from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
@@ -88,6 +90,75 @@ function runClients(): void {
   });
 }
 
+// ---- the anchor: the least a Node process does to fan a frame out ------------------------------
+
+type ToBare = { kind: 'send'; round: number };
+type FromBare = { kind: 'listening'; port: number } | { kind: 'sent' };
+
+/**
+ * node:http alone, in a process of its own as the API is: every GET is an SSE stream (the same
+ * headers, chunked as the API's are) that gets the first event at once; on `send`, one
+ * ConversationRenamed frame the size of the API's is written to every stream. What a frame costs
+ * per subscriber in the kernel (a write to each socket) and in Node's HTTP layer, without Parley.
+ */
+function runBareServer(): void {
+  const streams = new Set<ServerResponse>();
+  const server = createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+    res.write('retry: 20\n\n');
+    res.write(`id: 1\nevent: ConversationStarted\ndata: {}\n\n`);
+    streams.add(res);
+    res.on('close', () => streams.delete(res));
+  });
+  server.listen(0, '127.0.0.1', () =>
+    process.send!({ kind: 'listening', port: (server.address() as net.AddressInfo).port } satisfies FromBare),
+  );
+  process.on('message', (m: ToBare) => {
+    const data = JSON.stringify({
+      type: 'ConversationRenamed',
+      version: m.round + 1,
+      data: { title: `round ${m.round}` },
+    });
+    const frame = Buffer.from(`id: ${m.round + 1}\nevent: ConversationRenamed\ndata: ${data.padEnd(420)}\n\n`);
+    for (const res of streams) res.write(frame);
+    process.send!({ kind: 'sent' } satisfies FromBare);
+  });
+}
+
+/** The anchor's fan-out: `clients` streams on the bare server, `rounds` frames, each timed from the order to write it. */
+export async function bareFanoutBench(opts: { clients: number; rounds: number; clientProcesses?: number }) {
+  const server = fork(__filename, ['--bare-server'], { stdio: 'inherit' });
+  const children = Array.from({ length: opts.clientProcesses ?? 2 }, () =>
+    fork(__filename, ['--clients'], { stdio: 'inherit' }),
+  );
+  try {
+    const port = await new Promise<number>((resolve) =>
+      server.once('message', (m: FromBare) => m.kind === 'listening' && resolve(m.port)),
+    );
+    for (const child of children)
+      await ask(
+        child,
+        { kind: 'open', port, token: '', conversations: ['bare'], count: Math.ceil(opts.clients / children.length) },
+        'ready',
+      );
+    await sleep(1_000);
+    const latencies: number[] = [];
+    for (let round = 1; round <= opts.rounds; round++) {
+      const started = nowMs();
+      server.send({ kind: 'send', round } satisfies ToBare);
+      for (const child of children) {
+        const { arrivals } = await ask(child, { kind: 'collect', round }, 'arrivals');
+        for (const [, at] of arrivals) latencies.push(at - started);
+      }
+      await sleep(500);
+    }
+    return { p50Ms: pct(latencies, 0.5), p99Ms: pct(latencies, 0.99), maxMs: Math.max(...latencies) };
+  } finally {
+    for (const child of children) child.kill();
+    server.kill();
+  }
+}
+
 function ask<T extends FromClients['kind']>(child: ChildProcess, m: ToClients, reply: T) {
   return new Promise<Extract<FromClients, { kind: T }>>((resolve) => {
     const on = (r: FromClients) => {
@@ -104,7 +175,13 @@ function ask<T extends FromClients['kind']>(child: ChildProcess, m: ToClients, r
 
 export async function sseFanoutBench(opts: SseFanoutOptions): Promise<SseFanoutResult> {
   if (opts.setup) await globalSetup();
-  const stack = await startStack({ apis: 1, workers: 1, env: { AGENT_ENABLED: 'false', LOG_LEVEL: 'error' } });
+  const stack = await startStack({
+    apis: 1,
+    workers: 1,
+    env: { AGENT_ENABLED: 'false', LOG_LEVEL: 'error' },
+    // e.g. BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=bench/results/prof": a profile of each process under this load
+    nodeArgs: process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean),
+  });
   const pool = new Pool({ connectionString: stack.db.url, max: 2 });
   const statements = async () =>
     Number(
@@ -182,7 +259,22 @@ export async function sseFanoutBench(opts: SseFanoutOptions): Promise<SseFanoutR
 
 if (require.main === module) {
   if (process.argv.includes('--clients')) runClients();
-  else {
+  else if (process.argv.includes('--bare-server')) runBareServer();
+  else if (process.argv.includes('--bare')) {
+    const [clients = 1000, rounds = 5] = process.argv.filter((a) => /^\d+$/.test(a)).map(Number);
+    bareFanoutBench({ clients, rounds }).then(
+      (r) => {
+        console.log(
+          `bare node:http fan-out, ${clients} clients: p50 ${r.p50Ms.toFixed(1)} ms, p99 ${r.p99Ms.toFixed(1)} ms, max ${r.maxMs.toFixed(1)} ms`,
+        );
+        process.exit(0);
+      },
+      (e) => {
+        console.error(e);
+        process.exit(1);
+      },
+    );
+  } else {
     const [clients = 1000, conversations = 1, rounds = 5, clientProcesses = 2] = process.argv.slice(2).map(Number);
     sseFanoutBench({ clients, conversations, rounds, clientProcesses, setup: true }).then(
       (r) => {
