@@ -8,6 +8,7 @@ import { Queue, Worker } from 'bullmq';
 import { Client } from 'pg';
 import { createTestDatabase, redisUrl } from '../test/support/test-database';
 import { add, anchors } from './report';
+import { roundTripAnchor } from './round-trip';
 import { fmt, pct, secs } from './util';
 
 const INSERT = `INSERT INTO events (event_id, stream_id, version, type, data) VALUES ($1, $2, 1, $3, $4)`;
@@ -69,6 +70,16 @@ export async function floorBench(): Promise<void> {
       figure: `INSERT+NOTIFY → LISTEN → Queue.add → Worker → INSERT+NOTIFY → LISTEN (${runs} sequential)`,
       value: `p50 ${fmt(anchors.floor_p50, 2)} ms, p99 ${fmt(anchors.floor_p99, 2)} ms`,
       n: anchors.floor_p50,
+    });
+    // the turn overhead's other anchor: what a turn would cost with nothing between the HTTP request and its SSE frame
+    const trip = await roundTripAnchor(runs);
+    anchors.round_trip_p50 = trip.p50Ms;
+    anchors.round_trip_p99 = trip.p99Ms;
+    add({
+      section: 'floor',
+      figure: `bare HTTP POST → INSERT → SSE frame round trip, node:http and pg alone (${runs} sequential)`,
+      value: `p50 ${fmt(trip.p50Ms, 2)} ms, p99 ${fmt(trip.p99Ms, 2)} ms`,
+      n: trip.p50Ms,
     });
   } finally {
     await worker?.close().catch(() => undefined);

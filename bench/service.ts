@@ -22,7 +22,12 @@ export async function withStack<T>(
   opts: Parameters<typeof startStack>[0],
   fn: (stack: Stack) => Promise<T>,
 ): Promise<T> {
-  const stack = await startStack({ ...opts, env: { ...BENCH_ENV, ...opts?.env } });
+  const stack = await startStack({
+    ...opts,
+    env: { ...BENCH_ENV, ...opts?.env },
+    // e.g. BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=bench/results/prof": a CPU profile of each process
+    nodeArgs: opts?.nodeArgs ?? process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean),
+  });
   const stop = () => stack.stop();
   onAbort.add(stop);
   try {
