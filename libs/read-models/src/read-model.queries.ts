@@ -1,6 +1,6 @@
 import { Pool } from 'pg';
 import { Usage } from '@parley/conversation';
-import { decodeCursor, encodeCursor } from './cursor';
+import { decodeCursor, encodeCursor, isInstantKey } from './cursor';
 
 export interface ConversationSummary {
   id: string;
@@ -58,22 +58,12 @@ export interface Page<T> {
 // integer must be refused here, as an invalid cursor (400), not reach the query (500).
 type ActivityCursor = [string, string];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-/** the activity_key listConversations writes: UTC, microseconds, years 0001..9999 */
-const ACTIVITY_KEY = /^(?!0000)\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 const PG_INT_MAX = 2 ** 31 - 1;
-
-/** A real instant: no 30 February or hour 24, which Date would roll over. */
-function isActivityKey(s: string): boolean {
-  if (!ACTIVITY_KEY.test(s)) return false;
-  const millis = s.slice(0, 23);
-  const d = new Date(`${millis}Z`);
-  return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 23) === millis;
-}
 const isActivityCursor = (v: unknown): v is ActivityCursor =>
   Array.isArray(v) &&
   v.length === 2 &&
   typeof v[0] === 'string' &&
-  isActivityKey(v[0]) &&
+  isInstantKey(v[0]) &&
   typeof v[1] === 'string' &&
   UUID.test(v[1]);
 const isVersionCursor = (v: unknown): v is number =>

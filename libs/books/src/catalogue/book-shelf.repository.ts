@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Pool } from 'pg';
-import { decodeCursor, encodeCursor } from '@parley/read-models';
+import { decodeCursor, encodeCursor, isInstantKey } from '@parley/read-models';
 import { Book, BookStatus, BookVisibility } from '../book.types';
 import { BOOK_COLUMNS, BookRow, toBook } from '../books.repository';
 import { BookReader, TenantReader } from './book-reader';
@@ -28,7 +28,7 @@ const isCreatedCursor = (v: unknown): v is CreatedCursor =>
   Array.isArray(v) &&
   v.length === 2 &&
   typeof v[0] === 'string' &&
-  !Number.isNaN(Date.parse(v[0])) &&
+  isInstantKey(v[0]) &&
   typeof v[1] === 'string' &&
   UUID.test(v[1]);
 
