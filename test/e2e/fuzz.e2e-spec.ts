@@ -149,6 +149,8 @@ describe('malformed input (e2e fuzz)', () => {
     const version = [1e300, 2 ** 31, -1, 1.5, '7', null, [1]];
     const cases = [
       ...activity.map((c) => `/v1/conversations?cursor=${cursorOf(c)}`),
+      // the books page's key is the same kind of instant (the crafted cursors below found its 500)
+      ...[...activity, ['-148256-06-10T17:47:15.802Z', uuid]].map((c) => `/v1/books?cursor=${cursorOf(c)}`),
       ...version.map((c) => `/v1/conversations/${conversationId}/messages?cursor=${cursorOf(c)}`),
     ];
     const answers = await Promise.all(cases.map(async (p) => [p, (await alice.req('GET', p)).body]));
@@ -166,7 +168,7 @@ describe('malformed input (e2e fuzz)', () => {
   });
 
   it('answers 200 or 400 to 300 crafted cursors on the paged lists, never 5xx', async () => {
-    const lists = ['/v1/conversations', `/v1/conversations/${conversationId}/messages`];
+    const lists = ['/v1/conversations', `/v1/conversations/${conversationId}/messages`, '/v1/books'];
     const fivexx: string[] = [];
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...lists), craftedCursor, async (list, cursor) => {
