@@ -17,12 +17,13 @@ import { TakingWorker } from './taking-worker';
 import { OrphanedLocks } from './orphaned-locks';
 
 /**
- * Lock and stall settings. A killed worker's turns move to another about a second after the kill:
- * OrphanedLocks releases the locks of a worker whose connection to Redis is gone, and the next
- * stalled check (every STALLED_INTERVAL_MS) moves them. The lock's own expiry is only the net for a
- * worker stuck with its connection open, so it is long: a live worker keeps its turns unless its
- * event loop stalls past LOCK_MARGIN_MS (the taker would pay for the model call in flight again).
- * docs/operations.md ("A worker killed") has the timings.
+ * Lock and stall settings. A killed worker's turns move to another within a second of the kill:
+ * OrphanedLocks hands back the turns of a worker whose presence connection to Redis is gone. The
+ * lock's expiry, and the stalled check (every STALLED_INTERVAL_MS) that moves a turn whose lock
+ * lapsed, are only the net for a worker stuck with its connection open (or one of 0.3.0), so the
+ * lock is long: a live worker keeps its turns unless its event loop stalls past LOCK_MARGIN_MS
+ * (the taker would pay for the model call in flight again). docs/operations.md ("A worker
+ * killed") has the timings.
  */
 export const LOCK_MS = 15_000;
 export const LOCK_RENEW_MS = 2_000;

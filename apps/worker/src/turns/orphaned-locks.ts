@@ -42,11 +42,11 @@ export function presentHolderOf(token: string | null): string | null {
 export class OrphanedLocks implements OnApplicationShutdown {
   private readonly logger = new Logger(OrphanedLocks.name);
   /** job id → the token found on its lock, and since when its holder has been missing */
-  private readonly missing = new Map<string, { token: string; since: number }>();
+  private missing = new Map<string, { token: string; since: number }>();
   private timer?: NodeJS.Timeout;
   private checking = false;
-  /** absences seen before this time say nothing (see RECONNECT_GRACE_MS) */
-  private trustFrom = 0;
+  /** when this process's own connection last came back: absences seen before it say nothing */
+  private reconnectedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     @InjectQueue(AGENT_TURNS_QUEUE) private readonly queue: Queue,
@@ -57,10 +57,7 @@ export class OrphanedLocks implements OnApplicationShutdown {
   async start(workerId: string): Promise<void> {
     await announcePresence(this.redis.open(presenceConnectionName(workerId)));
     // a 'ready' from now on is a reconnect (were it the first connection, it only delays the first look)
-    this.redis.main.on('ready', () => {
-      this.trustFrom = Date.now() + RECONNECT_GRACE_MS;
-      this.missing.clear();
-    });
+    this.redis.main.on('ready', () => (this.reconnectedAt = Date.now()));
     this.timer = setInterval(() => void this.tick(), ORPHAN_CHECK_MS);
     this.timer.unref();
   }
@@ -84,7 +81,7 @@ export class OrphanedLocks implements OnApplicationShutdown {
 
   /** One look: the jobs handed back now (their lock holders missing since an earlier look). */
   async check(now = Date.now()): Promise<Array<{ jobId: string; holder: string }>> {
-    if (now < this.trustFrom) return [];
+    if (now < this.reconnectedAt + RECONNECT_GRACE_MS) return [];
     const client = this.redis.main;
     const jobIds = await client.lrange(this.queue.keys.active, 0, -1);
     const lockKey = (jobId: string) => `${this.queue.toKey(jobId)}:lock`;
@@ -92,21 +89,18 @@ export class OrphanedLocks implements OnApplicationShutdown {
     const held = jobIds
       .map((jobId, i) => ({ jobId, token: tokens[i], holder: presentHolderOf(tokens[i]) }))
       .filter((h): h is { jobId: string; token: string; holder: string } => h.holder !== null);
-    const live = held.length ? await this.liveWorkers() : null;
-    const stillMissing = new Set<string>();
+    const live = held.length ? await presentWorkers(client) : null;
+    // the holders missing now, each since the look that first found it missing with this token
+    const missing = new Map<string, { token: string; since: number }>();
     const released: Array<{ jobId: string; holder: string }> = [];
     for (const { jobId, token, holder } of held) {
       if (!live || live.has(holder)) continue;
-      stillMissing.add(jobId);
       const seen = this.missing.get(jobId);
-      if (seen?.token !== token) this.missing.set(jobId, { token, since: now });
-      else if (now - seen.since >= ORPHAN_CONFIRM_MS) {
-        if (await this.handBack(jobId, token)) released.push({ jobId, holder });
-        this.missing.delete(jobId);
-        stillMissing.delete(jobId);
-      }
+      const since = seen?.token === token && seen.since > this.reconnectedAt ? seen.since : now;
+      if (now - since < ORPHAN_CONFIRM_MS) missing.set(jobId, { token, since });
+      else if (await this.handBack(jobId, token)) released.push({ jobId, holder });
     }
-    for (const jobId of this.missing.keys()) if (!stillMissing.has(jobId)) this.missing.delete(jobId);
+    this.missing = missing;
     return released;
   }
 
@@ -122,9 +116,5 @@ export class OrphanedLocks implements OnApplicationShutdown {
       () => true,
       () => false, // the lock changed hands meanwhile (its worker finished or gave it back)
     );
-  }
-
-  private liveWorkers(): Promise<Set<string> | null> {
-    return presentWorkers(this.redis.main);
   }
 }
