@@ -11,11 +11,10 @@
 import globalSetup from '../test/support/global-setup';
 import globalTeardown from '../test/support/global-teardown';
 import { pdfBomb } from '../test/support/hostile-books';
+import { startBystander } from '../test/support/bystander';
 import { clientFor, startStack, tokenFor } from '../test/support/stack';
 import { fmt, pct, sleep } from './util';
 
-/** Pause between two bystander requests, as the e2e test's bystander. */
-const BYSTANDER_PAUSE_MS = 20;
 /** How often a bomb's book is read until it is no longer ingesting. */
 const POLL_MS = 20;
 
@@ -42,24 +41,13 @@ async function uploadFile(base: string, user: string, bytes: Buffer, name: strin
   return { status: res.status, body: (await res.json()) as { id?: string; code?: string } };
 }
 
-/** Bystander GETs of /v1/conversations, one after another, until `stop()`; their latencies. */
+/** The bystander's latencies until `stop()`, none of its requests refused (test/support/bystander.ts). */
 function bystander(base: string) {
-  const client = clientFor(base, 'bystander');
-  const latencies: number[] = [];
-  let running = true;
-  const done = (async () => {
-    while (running) {
-      const t = performance.now();
-      const res = await client.req('GET', '/v1/conversations');
-      if (res.status !== 200) throw new Error(`bystander GET: ${res.status}`);
-      latencies.push(performance.now() - t);
-      await sleep(BYSTANDER_PAUSE_MS);
-    }
-  })();
+  const running = startBystander(base);
   return {
     stop: async () => {
-      running = false;
-      await done;
+      const { latencies, statuses } = await running.stop();
+      if (statuses.some((status) => status !== 200)) throw new Error(`bystander GET: ${statuses.join(', ')}`);
       return latencies;
     },
   };

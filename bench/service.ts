@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { clientFor, startStack, Stack, type Client } from '../test/support/stack';
-import { onAbort, turnWatcher } from './util';
+import { benchNodeArgs, onAbort, turnWatcher } from './util';
 
 /** Env every bench stack gets: no rate limit in the way, quiet logs. */
 export const BENCH_ENV = {
@@ -25,8 +25,7 @@ export async function withStack<T>(
   const stack = await startStack({
     ...opts,
     env: { ...BENCH_ENV, ...opts?.env },
-    // e.g. BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=bench/results/prof": a CPU profile of each process
-    nodeArgs: opts?.nodeArgs ?? process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean),
+    nodeArgs: opts?.nodeArgs ?? benchNodeArgs(),
   });
   const stop = () => stack.stop();
   onAbort.add(stop);

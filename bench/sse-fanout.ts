@@ -16,7 +16,7 @@ import { Pool } from 'pg';
 import globalSetup from '../test/support/global-setup';
 import globalTeardown from '../test/support/global-teardown';
 import { clientFor, startStack } from '../test/support/stack';
-import { pct, procMemoryMb, sleep } from './util';
+import { benchNodeArgs, pct, procMemoryMb, sleep } from './util';
 
 export interface SseFanoutOptions {
   clients: number;
@@ -93,7 +93,7 @@ function runClients(): void {
 // ---- the anchor: the least a Node process does to fan a frame out ------------------------------
 
 type ToBare = { kind: 'send'; round: number };
-type FromBare = { kind: 'listening'; port: number } | { kind: 'sent' };
+type FromBare = { kind: 'listening'; port: number };
 
 /**
  * node:http alone, in a process of its own as the API is: every GET is an SSE stream (the same
@@ -121,35 +121,22 @@ function runBareServer(): void {
     });
     const frame = Buffer.from(`id: ${m.round + 1}\nevent: ConversationRenamed\ndata: ${data.padEnd(420)}\n\n`);
     for (const res of streams) res.write(frame);
-    process.send!({ kind: 'sent' } satisfies FromBare);
   });
 }
 
 /** The anchor's fan-out: `clients` streams on the bare server, `rounds` frames, each timed from the order to write it. */
 export async function bareFanoutBench(opts: { clients: number; rounds: number; clientProcesses?: number }) {
   const server = fork(__filename, ['--bare-server'], { stdio: 'inherit' });
-  const children = Array.from({ length: opts.clientProcesses ?? 2 }, () =>
-    fork(__filename, ['--clients'], { stdio: 'inherit' }),
-  );
+  const children = clientProcesses(opts.clientProcesses);
   try {
-    const port = await new Promise<number>((resolve) =>
-      server.once('message', (m: FromBare) => m.kind === 'listening' && resolve(m.port)),
-    );
-    for (const child of children)
-      await ask(
-        child,
-        { kind: 'open', port, token: '', conversations: ['bare'], count: Math.ceil(opts.clients / children.length) },
-        'ready',
-      );
+    const port = await new Promise<number>((resolve) => server.once('message', (m: FromBare) => resolve(m.port)));
+    await openStreams(children, port, '', ['bare'], opts.clients);
     await sleep(1_000);
     const latencies: number[] = [];
     for (let round = 1; round <= opts.rounds; round++) {
       const started = nowMs();
       server.send({ kind: 'send', round } satisfies ToBare);
-      for (const child of children) {
-        const { arrivals } = await ask(child, { kind: 'collect', round }, 'arrivals');
-        for (const [, at] of arrivals) latencies.push(at - started);
-      }
+      for (const [, at] of await arrivalsOf(children, round)) latencies.push(at - started);
       await sleep(500);
     }
     return { p50Ms: pct(latencies, 0.5), p99Ms: pct(latencies, 0.99), maxMs: Math.max(...latencies) };
@@ -171,6 +158,30 @@ function ask<T extends FromClients['kind']>(child: ChildProcess, m: ToClients, r
   });
 }
 
+/** `count` processes running runClients, so that reading the streams is not what is timed. */
+function clientProcesses(count = 2): ChildProcess[] {
+  return Array.from({ length: count }, () => fork(__filename, ['--clients'], { stdio: 'inherit' }));
+}
+
+/** Opens `clients` streams on `port`, shared out over the processes, each following every conversation; one process after another. */
+async function openStreams(
+  children: ChildProcess[],
+  port: number,
+  token: string,
+  conversations: string[],
+  clients: number,
+) {
+  const count = Math.ceil(clients / children.length);
+  for (const child of children) await ask(child, { kind: 'open', port, token, conversations, count }, 'ready');
+}
+
+/** When each stream saw the frame of `round`: [conversation index, time] from every process. */
+async function arrivalsOf(children: ChildProcess[], round: number): Promise<Array<[number, number]>> {
+  const arrivals: Array<[number, number]> = [];
+  for (const child of children) arrivals.push(...(await ask(child, { kind: 'collect', round }, 'arrivals')).arrivals);
+  return arrivals;
+}
+
 // ---- the bench ----------------------------------------------------------------------------------
 
 export async function sseFanoutBench(opts: SseFanoutOptions): Promise<SseFanoutResult> {
@@ -179,8 +190,7 @@ export async function sseFanoutBench(opts: SseFanoutOptions): Promise<SseFanoutR
     apis: 1,
     workers: 1,
     env: { AGENT_ENABLED: 'false', LOG_LEVEL: 'error' },
-    // e.g. BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=bench/results/prof": a profile of each process under this load
-    nodeArgs: process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean),
+    nodeArgs: benchNodeArgs(),
   });
   const pool = new Pool({ connectionString: stack.db.url, max: 2 });
   const statements = async () =>
@@ -198,9 +208,7 @@ export async function sseFanoutBench(opts: SseFanoutOptions): Promise<SseFanoutR
     await pool.query('SELECT pg_stat_clear_snapshot()');
     return ((await statements()) - a) / (ms / 1000);
   };
-  const children = Array.from({ length: opts.clientProcesses ?? 2 }, () =>
-    fork(__filename, ['--clients'], { stdio: 'inherit' }),
-  );
+  const children = clientProcesses(opts.clientProcesses);
   try {
     const alice = clientFor(stack.base, `bench-sse-${randomUUID()}`);
     const ids: string[] = [];
@@ -212,12 +220,7 @@ export async function sseFanoutBench(opts: SseFanoutOptions): Promise<SseFanoutR
     }
     const baseline = await perSecond(5_000);
     const apiPid = stack.apis[0].child.pid!;
-    // each process follows every conversation with its share of the clients, one process after another
-    for (const child of children) {
-      const port = Number(new URL(stack.base).port);
-      const count = Math.ceil(opts.clients / children.length);
-      await ask(child, { kind: 'open', port, token: alice.token, conversations: ids, count }, 'ready');
-    }
+    await openStreams(children, Number(new URL(stack.base).port), alice.token, ids, opts.clients);
     await sleep(1_000);
     const idle = await perSecond(5_000);
     const latencies: number[] = [];
@@ -232,10 +235,7 @@ export async function sseFanoutBench(opts: SseFanoutOptions): Promise<SseFanoutR
           }),
         );
       }
-      for (const child of children) {
-        const { arrivals } = await ask(child, { kind: 'collect', round }, 'arrivals');
-        for (const [conv, at] of arrivals) latencies.push(at - started.get(conv)!);
-      }
+      for (const [conv, at] of await arrivalsOf(children, round)) latencies.push(at - started.get(conv)!);
       await sleep(500);
     }
     return {

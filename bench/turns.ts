@@ -7,12 +7,13 @@
  *  6. POST accepted/s with the agent off (AGENT_ENABLED=false), 16 in flight, against raw INSERT, and
  *     the same with the worker answering every post;
  *  8. worker scaling: a model answering after 500 ms, 1, 2 and 4 workers of 16 slots, 1 and 8 of 4;
- *  9. crash recovery: kill -9 of one of two workers while 2 s model calls are in flight.
+ *  9. crash recovery: kill -9 of the worker with 12 turns in flight, a second one idle, 3 s model calls.
  */
 import { Redis } from 'ioredis';
 import { Client as PgClient } from 'pg';
 import { FakeAnthropic, type FakeReply } from '../test/support/fake-anthropic/fake-anthropic.server';
 import { fakeAnthropicEnv, type Client, type Stack } from '../test/support/stack';
+import { presentWorkers } from '../apps/worker/src/turns/worker-presence';
 import { redisUrl } from '../test/support/test-database';
 import { waitFor } from '../test/support/wait-for';
 import { add, anchors } from './report';
@@ -310,7 +311,7 @@ const conversationOf = (body: string) => /conversation ([0-9a-f-]{36})/.exec(bod
 async function presentWorkerCount(): Promise<number> {
   const redis = new Redis(redisUrl());
   try {
-    return [...String(await redis.client('LIST')).matchAll(/ name=parley-worker:/g)].length;
+    return (await presentWorkers(redis))?.size ?? 0;
   } finally {
     redis.disconnect();
   }

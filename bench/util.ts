@@ -190,3 +190,11 @@ export async function delayingProxy(
 
 /** Stops for what is running now (stacks of processes), run by bench/run.ts on Ctrl-C or SIGTERM. */
 export const onAbort = new Set<() => Promise<unknown>>();
+
+/**
+ * Node options for the service processes a bench starts, from BENCH_NODE_ARGS (space-separated),
+ * e.g. "--cpu-prof --cpu-prof-dir=bench/results/prof": a CPU profile of each process under the load.
+ */
+export function benchNodeArgs(): string[] | undefined {
+  return process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean);
+}

@@ -57,13 +57,11 @@ export function startProcess(name: string, args: string[], env: Record<string, s
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const hasExited = () => child.exitCode !== null || child.signalCode !== null;
   const unwatch = watchProcess({
     name,
     output: () => out,
-    state: () =>
-      child.exitCode !== null || child.signalCode !== null
-        ? `exited: ${child.signalCode ?? child.exitCode}`
-        : `running, pid ${child.pid}`,
+    state: () => (hasExited() ? `exited: ${child.signalCode ?? child.exitCode}` : `running, pid ${child.pid}`),
   });
   return {
     name,
@@ -71,7 +69,7 @@ export function startProcess(name: string, args: string[], env: Record<string, s
     output: () => out,
     kill: async (signal: NodeJS.Signals = 'SIGTERM') => {
       unwatch();
-      if (child.exitCode !== null || child.signalCode !== null) return;
+      if (hasExited()) return;
       child.kill(signal);
       const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
       await exited;
