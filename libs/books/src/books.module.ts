@@ -18,6 +18,19 @@ import { ListChaptersTool } from './reading/list-chapters.tool';
 import { ReadPassageTool } from './reading/read-passage.tool';
 import { WholeBooks } from './whole-books';
 
+/** What the module's users inject; it also provides their collaborators and the tokens below. */
+const EXPORTED = [
+  BooksRepository,
+  BookShelf,
+  BookIngest,
+  BookQueries,
+  BookSearch,
+  SearchBookTool,
+  ListChaptersTool,
+  ReadPassageTool,
+  WholeBooks,
+];
+
 /**
  * Books: ingestion (BookIngest), the reader's books (BookQueries), search (BookSearch) and the
  * search_book agent tool. Needs the global DatabaseModule (the pg Pool) and ConfigModule.
@@ -25,16 +38,8 @@ import { WholeBooks } from './whole-books';
  */
 @Module({
   providers: [
-    BooksRepository,
+    ...EXPORTED,
     PassagesRepository,
-    BookShelf,
-    BookIngest,
-    BookQueries,
-    BookSearch,
-    SearchBookTool,
-    ListChaptersTool,
-    ReadPassageTool,
-    WholeBooks,
     { provide: BOOK_LIMITS, inject: [CONFIG], useFactory: (c: AppConfig) => c.books },
     {
       provide: BOOK_EMBEDDINGS,
@@ -52,16 +57,6 @@ import { WholeBooks } from './whole-books';
         c.contextual ? contextsOf(c.contextual, pool, c.budgetUsdPerMonth, table) : null,
     },
   ],
-  exports: [
-    BooksRepository,
-    BookShelf,
-    BookIngest,
-    BookQueries,
-    BookSearch,
-    SearchBookTool,
-    ListChaptersTool,
-    ReadPassageTool,
-    WholeBooks,
-  ],
+  exports: EXPORTED,
 })
 export class BooksModule {}
