@@ -18,6 +18,7 @@ import {
   type ListToolsResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { readBody } from './http-body';
 
 export interface TestTool {
   name: string;
@@ -234,13 +235,4 @@ export class TestToolServer {
       return { tools: page, ...(next < all.length ? { nextCursor: String(next) } : {}) };
     });
   }
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
 }

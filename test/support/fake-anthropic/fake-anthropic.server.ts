@@ -29,6 +29,7 @@ import { type CacheUsage, estimateTokens, PromptCache } from './prompt-cache';
 import { newId, renderMessage, streamEvents } from './render-reply';
 import { startSse, writeSse } from './sse-writer';
 import { checkHeaders, CURRENT_VERSION, header, validateBody, type Violation } from './validate-request';
+import { parseJson, readBody, sendJson } from '../http-body';
 
 export * from './fake-anthropic.types';
 export type { FakeBatch } from './message-batches';
@@ -280,26 +281,4 @@ function erroredResult(type: string, message: string): BatchResult {
 function sendError(res: ServerResponse, e: Violation, requestId: string): void {
   if (e.status === 429) res.setHeader('retry-after', '0');
   sendJson(res, e.status, { type: 'error', error: { type: e.type, message: e.message }, request_id: requestId });
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(body));
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-function parseJson(raw: string): unknown {
-  try {
-    return JSON.parse(raw);
-  } catch {
-    return undefined;
-  }
 }
