@@ -3,6 +3,7 @@ import { Pool } from 'pg';
 import { ChunkDraft } from './chunking/chunker';
 import { IngestBusyError } from './book.errors';
 import { Book, BookFormat, BookProgress, BookStatus, BookVisibility, ChapterRef } from './book.types';
+import { isUuid } from '@parley/platform';
 
 export interface BookRow {
   id: string;
@@ -75,8 +76,6 @@ export interface StatedMetadata {
   title?: string | null;
   author?: string | null;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Chunks per batch when storing a book: each batch is one short transaction (a fraction of a second). */
 export const INGEST_BATCH = 250;
@@ -306,7 +305,7 @@ export class BooksRepository {
 
   /** The book in any state when it exists and (unless ownerId is null) belongs to ownerId. */
   async find(ownerId: string | null, id: string): Promise<Book | null> {
-    if (!UUID.test(id)) return null;
+    if (!isUuid(id)) return null;
     const { rows } = await this.pool.query<BookRow>(
       `SELECT ${BOOK_COLUMNS} FROM books WHERE id = $1 AND ($2::text IS NULL OR owner_id = $2)`,
       [id, ownerId],
@@ -316,7 +315,7 @@ export class BooksRepository {
 
   /** Deletes the book with its chunks and vocabulary (cascade); false when there was none to delete. */
   async delete(ownerId: string, id: string): Promise<boolean> {
-    if (!UUID.test(id)) return false;
+    if (!isUuid(id)) return false;
     const { rowCount } = await this.pool.query('DELETE FROM books WHERE id = $1 AND owner_id = $2', [id, ownerId]);
     return (rowCount ?? 0) > 0;
   }

@@ -10,3 +10,4 @@ export * from './redact-url';
 export * from './shutdown-signals';
 export * from './tracing-shutdown';
 export * from './metrics-endpoint';
+export * from './uuid';

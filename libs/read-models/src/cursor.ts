@@ -1,3 +1,5 @@
+import { isUuid } from '@parley/platform';
+
 /** Opaque page cursors: base64url JSON, checked on the way back in. */
 export function encodeCursor(value: unknown): string {
   return Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -33,3 +35,9 @@ export function isInstantKey(s: string): boolean {
   const d = new Date(`${millis}Z`);
   return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 23) === millis;
 }
+
+/** A page cursor of rows ordered by an instant and an id: [instant key, uuid]. */
+export type InstantIdCursor = [string, string];
+
+export const isInstantIdCursor = (v: unknown): v is InstantIdCursor =>
+  Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && isInstantKey(v[0]) && isUuid(v[1]);

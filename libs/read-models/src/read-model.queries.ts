@@ -1,6 +1,6 @@
 import { Pool } from 'pg';
 import { Usage } from '@parley/conversation';
-import { decodeCursor, encodeCursor, isInstantKey } from './cursor';
+import { decodeCursor, encodeCursor, isInstantIdCursor } from './cursor';
 
 export interface ConversationSummary {
   id: string;
@@ -56,16 +56,7 @@ export interface Page<T> {
 
 // Cursors come back from clients: anything Postgres would refuse as a timestamptz, uuid or
 // integer must be refused here, as an invalid cursor (400), not reach the query (500).
-type ActivityCursor = [string, string];
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const PG_INT_MAX = 2 ** 31 - 1;
-const isActivityCursor = (v: unknown): v is ActivityCursor =>
-  Array.isArray(v) &&
-  v.length === 2 &&
-  typeof v[0] === 'string' &&
-  isInstantKey(v[0]) &&
-  typeof v[1] === 'string' &&
-  UUID.test(v[1]);
 const isVersionCursor = (v: unknown): v is number =>
   Number.isInteger(v) && (v as number) >= 0 && (v as number) <= PG_INT_MAX;
 
@@ -81,7 +72,7 @@ export class ReadModelQueries {
     ownerId: string,
     opts: { bookId?: string; limit: number; cursor?: string },
   ): Promise<Page<ConversationSummary>> {
-    const after = opts.cursor ? decodeCursor(opts.cursor, isActivityCursor) : null;
+    const after = opts.cursor ? decodeCursor(opts.cursor, isInstantIdCursor) : null;
     const db = await this.source();
     const { rows } = await db.query(
       `SELECT id, book_id, book_ids, title, reading_position, forked_from, version, message_count, created_at,

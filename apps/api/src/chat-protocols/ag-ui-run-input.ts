@@ -1,6 +1,7 @@
 import { contentToText, RunAgentInput } from '@ag-ui/core';
 import { RunAgentInputSchema } from '@ag-ui/core/schemas';
 import { invalid } from '../http/problem.exception';
+import { isUuid } from '@parley/platform';
 
 /** A RunAgentInput as Parley reads it. */
 export interface AgUiRun {
@@ -9,8 +10,6 @@ export interface AgUiRun {
   /** the last message's text, the reader's */
   text: string;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * The body checked with the protocol's own RunAgentInputSchema; `threadId` must be the
@@ -24,7 +23,7 @@ export function agUiRunOf(body: unknown): AgUiRun {
     throw invalid(field, `not a RunAgentInput: ${field} ${issue.message}`);
   }
   const input = parsed.data as RunAgentInput;
-  if (!UUID.test(input.threadId))
+  if (!isUuid(input.threadId))
     throw invalid('threadId', "threadId must be the conversation's id, a UUID (POST /v1/conversations starts one)");
   const last = input.messages[input.messages.length - 1];
   if (last?.role !== 'user') throw invalid('messages', "the last message must be the reader's (role user)");

@@ -1,5 +1,6 @@
 import { safeValidateUIMessages, UIMessage } from 'ai';
 import { invalid } from '../http/problem.exception';
+import { isUuid } from '@parley/platform';
 
 /** The AI SDK DefaultChatTransport's body, as Parley reads it. */
 export interface ChatRequest {
@@ -10,8 +11,6 @@ export interface ChatRequest {
   idempotencyKey?: string;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /**
  * `{ id, messages, trigger?, messageId? }` as the transport sends it: `id` is the conversation's
  * id, `messages` the chat's UIMessages (checked with the SDK's own validateUIMessages), the last
@@ -21,8 +20,7 @@ export async function chatRequestOf(body: unknown): Promise<ChatRequest> {
   if (typeof body !== 'object' || body === null || Array.isArray(body))
     throw invalid('body', "the body must be the chat transport's JSON object: { id, messages }");
   const { id, messages, trigger } = body as Record<string, unknown>;
-  if (typeof id !== 'string' || !UUID.test(id))
-    throw invalid('id', "id must be the conversation's id, a UUID (POST /v1/conversations starts one)");
+  if (!isUuid(id)) throw invalid('id', "id must be the conversation's id, a UUID (POST /v1/conversations starts one)");
   if (!Array.isArray(messages) || messages.length === 0)
     throw invalid('messages', 'messages must be a non-empty array of UIMessages');
   const checked = await safeValidateUIMessages<UIMessage>({ messages });

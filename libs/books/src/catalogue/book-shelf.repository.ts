@@ -1,11 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Pool } from 'pg';
-import { decodeCursor, encodeCursor, isInstantKey } from '@parley/read-models';
+import { isUuid } from '@parley/platform';
+import { decodeCursor, encodeCursor, isInstantIdCursor } from '@parley/read-models';
 import { Book, BookStatus, BookVisibility } from '../book.types';
 import { BOOK_COLUMNS, BookRow, toBook } from '../books.repository';
 import { BookReader, TenantReader } from './book-reader';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A reader's own private books, or the catalogue of `$2` (NULL: any catalogue). */
 const VISIBLE_TO = `((visibility = 'private' AND owner_id = $1) OR (visibility = 'catalogue' AND ($2::text IS NULL OR tenant = $2)))`;
@@ -23,15 +22,6 @@ export interface BookPage {
   nextCursor: string | null;
 }
 
-type CreatedCursor = [string, string];
-const isCreatedCursor = (v: unknown): v is CreatedCursor =>
-  Array.isArray(v) &&
-  v.length === 2 &&
-  typeof v[0] === 'string' &&
-  isInstantKey(v[0]) &&
-  typeof v[1] === 'string' &&
-  UUID.test(v[1]);
-
 /** created_at to the microsecond, so a cursor names a row exactly (a JS Date keeps milliseconds). */
 const CREATED_KEY = `to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_key`;
 
@@ -46,7 +36,7 @@ export class BookShelf {
 
   /** The book in any state when the reader may see it. */
   async find(reader: BookReader | null, id: string): Promise<ShelvedBook | null> {
-    if (!UUID.test(id)) return null;
+    if (!isUuid(id)) return null;
     // reader null: a trusted caller (the benchmark), who may see any book
     const { rows } = await this.pool.query<BookRow & { owner_id: string; tenant: string | null }>(
       reader
@@ -66,7 +56,7 @@ export class BookShelf {
     reader: TenantReader,
     opts: { visibility?: BookVisibility; limit: number; cursor?: string },
   ): Promise<BookPage> {
-    const after = opts.cursor ? decodeCursor(opts.cursor, isCreatedCursor) : null;
+    const after = opts.cursor ? decodeCursor(opts.cursor, isInstantIdCursor) : null;
     const since = `($3::timestamptz IS NULL OR (created_at, id) < ($3::timestamptz, $4::uuid))`;
     const { rows } = await this.pool.query<BookRow & { created_key: string }>(
       `SELECT * FROM (
@@ -90,7 +80,7 @@ export class BookShelf {
 
   /** The reader's books among `ids`, with their titles and status (ids they may not see left out). */
   async titles(reader: BookReader, ids: string[]): Promise<Array<{ id: string; title: string; status: BookStatus }>> {
-    const valid = ids.filter((id) => UUID.test(id));
+    const valid = ids.filter(isUuid);
     if (valid.length === 0) return [];
     const { rows } = await this.pool.query<{ id: string; title: string; status: BookStatus }>(
       `SELECT id, title, status FROM books WHERE id = ANY($3::uuid[]) AND ${VISIBLE_TO}`,
@@ -122,7 +112,7 @@ export class BookShelf {
 
   /** Whether the book is in a catalogue (its erasure is then a withdrawal); false when there is none. */
   async isCatalogue(id: string): Promise<boolean> {
-    if (!UUID.test(id)) return false;
+    if (!isUuid(id)) return false;
     const { rows } = await this.pool.query(`SELECT 1 FROM books WHERE id = $1 AND visibility = 'catalogue'`, [id]);
     return rows.length > 0;
   }
@@ -142,7 +132,7 @@ export class BookShelf {
    * null when it is not a catalogue book (any more).
    */
   async withdraw(id: string, tx: Pick<Pool, 'query'>): Promise<string[] | null> {
-    if (!UUID.test(id)) return null;
+    if (!isUuid(id)) return null;
     const { rows } = await tx.query(`SELECT 1 FROM books WHERE id = $1 AND visibility = 'catalogue' FOR UPDATE`, [id]);
     if (rows.length === 0) return null;
     const withdrawn = await tx.query<{ chunk_id: string }>(
