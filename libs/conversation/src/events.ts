@@ -346,6 +346,18 @@ export interface ToolApprovalRequested {
   type: 'ToolApprovalRequested';
   data: { turnId: string; toolCallId: string; tool: string; input: unknown; expiresAt?: string };
 }
+
+/** What a client is told of a ToolApprovalRequested (MCP ask, the chat protocols, webhooks): the call, without the turn. */
+export type ApprovalRequest = Omit<ToolApprovalRequested['data'], 'turnId'>;
+
+export function approvalRequestOf({
+  toolCallId,
+  tool,
+  input,
+  expiresAt,
+}: ToolApprovalRequested['data']): ApprovalRequest {
+  return { toolCallId, tool, input, ...(expiresAt ? { expiresAt } : {}) };
+}
 /** The reader's answer to a ToolApprovalRequested, or its denial when it expired (`by: "timeout"`). */
 export interface ToolApprovalDecided {
   type: 'ToolApprovalDecided';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ConversationEvent, conversationIdOf, isConversationEvent } from '@parley/conversation';
+import { approvalRequestOf, ConversationEvent, conversationIdOf, isConversationEvent } from '@parley/conversation';
 import { StoredEvent } from '@parley/event-store';
 
 /** The kinds an endpoint may ask for (docs/webhooks.md): stored contracts, never renamed. */
@@ -74,14 +74,7 @@ function toldAs(e: StoredEvent<ConversationEvent>, conversationId: string): Omit
       // what a backend needs to ask the reader: which call of which turn, and what it would do
       return {
         type: 'turn.approval_requested',
-        data: {
-          ...at,
-          turnId: e.data.turnId,
-          toolCallId: e.data.toolCallId,
-          tool: e.data.tool,
-          input: e.data.input,
-          ...(e.data.expiresAt ? { expiresAt: e.data.expiresAt } : {}),
-        },
+        data: { ...at, turnId: e.data.turnId, ...approvalRequestOf(e.data) },
       };
     case 'BatchCompleted':
       return {

@@ -1,6 +1,12 @@
 import { BeforeApplicationShutdown, Injectable } from '@nestjs/common';
 import { LiveDeltas } from '@parley/agent';
-import { AssistantTextDelta, ToolInvoked, ToolResultRecorded } from '@parley/conversation';
+import {
+  ApprovalRequest,
+  approvalRequestOf,
+  AssistantTextDelta,
+  ToolInvoked,
+  ToolResultRecorded,
+} from '@parley/conversation';
 import { AuthUser } from '../auth/auth-user';
 import { ConversationReads } from '../conversations/conversation-reads.service';
 import { MessagePosting } from '../conversations/message-posting.service';
@@ -21,7 +27,7 @@ export type TurnOutcome =
   | { status: 'failed'; code: string; message: string }
   | { status: 'cancelled' | 'erased' | 'stopped' }
   /** the turn waits for the reader's approval of a tool call (POST …/turns/:turnId/approvals answers it) */
-  | { status: 'approval_requested'; toolCallId: string; tool: string; input: unknown; expiresAt?: string };
+  | ({ status: 'approval_requested' } & ApprovalRequest);
 
 /**
  * The chat protocols' one way into a turn (AI SDK, AG-UI): posted as POST …/messages posts it
@@ -148,10 +154,8 @@ export class FeedTurn {
         return { status: 'cancelled' };
       case 'erased':
         return { status: 'erased' };
-      case 'ToolApprovalRequested': {
-        const { toolCallId, tool, input, expiresAt } = ending.data;
-        return { status: 'approval_requested', toolCallId, tool, input, ...(expiresAt ? { expiresAt } : {}) };
-      }
+      case 'ToolApprovalRequested':
+        return { status: 'approval_requested', ...approvalRequestOf(ending.data) };
     }
   }
 

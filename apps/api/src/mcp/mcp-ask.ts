@@ -1,7 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig, CONFIG } from '@parley/config';
 import { LiveDeltas } from '@parley/agent';
-import { AssistantTextDelta, Citation, ConversationEvent, ToolResultRecorded } from '@parley/conversation';
+import {
+  ApprovalRequest,
+  approvalRequestOf,
+  AssistantTextDelta,
+  Citation,
+  ConversationEvent,
+  ToolResultRecorded,
+} from '@parley/conversation';
 import { deterministicId, StoredEvent } from '@parley/event-store';
 import { randomUUID } from 'node:crypto';
 import { AuthUser } from '../auth/auth-user';
@@ -33,15 +40,7 @@ export type AskOutcome =
   | { status: 'failed'; conversationId: string; turnId: string; code: string; message: string }
   | { status: 'cancelled' | 'erased' | 'stopped following'; conversationId: string; turnId: string }
   /** the turn waits for the reader's approval of a tool call: POST …/turns/:turnId/approvals answers it */
-  | {
-      status: 'approval_requested';
-      conversationId: string;
-      turnId: string;
-      toolCallId: string;
-      tool: string;
-      input: unknown;
-      expiresAt?: string;
-    };
+  | ({ status: 'approval_requested'; conversationId: string; turnId: string } & ApprovalRequest);
 
 export interface AskHooks {
   /** a line on how the turn goes (the tool sends it as a progress notification) */
@@ -147,17 +146,8 @@ export class McpAsk {
           return { status: 'cancelled', ...turn };
         case 'erased':
           return { status: 'erased', ...turn };
-        case 'ToolApprovalRequested': {
-          const { toolCallId, tool, input, expiresAt } = ending.data;
-          return {
-            status: 'approval_requested',
-            ...turn,
-            toolCallId,
-            tool,
-            input,
-            ...(expiresAt ? { expiresAt } : {}),
-          };
-        }
+        case 'ToolApprovalRequested':
+          return { status: 'approval_requested', ...turn, ...approvalRequestOf(ending.data) };
       }
     } finally {
       stopDeltas();
