@@ -41,9 +41,10 @@ describe(MeteredToolRegistry.name, () => {
   it("hands the model's call id on to the registry, which names the call's span by it", async () => {
     const metrics = new WorkerMetrics(new Registry());
     const sut = new MeteredToolRegistry([], metrics, ticking());
-    const run = jest.spyOn(ToolRegistry.prototype, 'run');
+    // the registry's runFound makes the span; the metered run hands it the tool it looked up (none here)
+    const run = jest.spyOn(ToolRegistry.prototype as unknown as { runFound: () => unknown }, 'runFound');
     await sut.run('search_book', {}, {} as never, 'toolu_1');
-    expect(run).toHaveBeenCalledWith('search_book', {}, {}, 'toolu_1');
+    expect(run).toHaveBeenCalledWith(undefined, 'search_book', {}, {}, 'toolu_1');
     run.mockRestore();
   });
 });

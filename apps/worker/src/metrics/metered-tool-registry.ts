@@ -21,7 +21,7 @@ export class MeteredToolRegistry extends ToolRegistry {
     const started = this.clock();
     let outcome: ToolOutcome = 'aborted';
     try {
-      const out = await super.run(name, input, ctx, callId);
+      const out = await this.runFound(tool, name, input, ctx, callId);
       outcome = out.isError ? 'error' : 'ok';
       return out;
     } finally {

@@ -61,7 +61,7 @@ export class TurnSteps {
     const deleted = view.folded.state.status !== 'active';
     return {
       settings: view.settings,
-      searchOffered: !!view.ctx.bookId && this.tools.specsFor(view.ctx).some((t) => t.name === 'search_book'),
+      searchOffered: !!view.ctx.bookId && this.tools.tool('search_book')?.availableFor(view.ctx) === true,
       providerSupportsTools: this.llm.capabilitiesOf(view.settings.model).tools,
       deleted,
       wholeBook: !deleted && (await this.wholeBook.reads(view)),

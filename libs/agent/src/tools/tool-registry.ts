@@ -45,7 +45,18 @@ export class ToolRegistry {
 
   /** Runs one call in an `execute_tool <name>` span (GenAI semantic conventions); `callId`: the model's id of the call. */
   run(name: string, input: unknown, ctx: ToolContext, callId?: string): Promise<ToolOutput> {
-    const origin = this.tool(name)?.origin;
+    return this.runFound(this.tool(name), name, input, ctx, callId);
+  }
+
+  /** `run`, for the tool already looked up under `name` (undefined: none is offered under it). */
+  protected runFound(
+    tool: AgentTool | undefined,
+    name: string,
+    input: unknown,
+    ctx: ToolContext,
+    callId?: string,
+  ): Promise<ToolOutput> {
+    const origin = tool?.origin;
     const attributes = {
       'gen_ai.operation.name': 'execute_tool',
       'gen_ai.tool.name': name,
@@ -54,7 +65,7 @@ export class ToolRegistry {
       ...(origin ? { 'parley.tool.server': origin.server } : {}),
     };
     return inSpan(`execute_tool ${name}`, { kind: SpanKind.INTERNAL, attributes }, async (span) => {
-      const out = await this.runTool(name, input, ctx);
+      const out = await this.runTool(tool, name, input, ctx);
       if (out.isError) {
         span.setAttribute('error.type', 'tool_error');
         span.setStatus({ code: SpanStatusCode.ERROR, message: out.content.slice(0, 200) });
@@ -76,8 +87,12 @@ export class ToolRegistry {
     return tools;
   }
 
-  private async runTool(name: string, input: unknown, ctx: ToolContext): Promise<ToolOutput> {
-    const tool = this.tool(name);
+  private async runTool(
+    tool: AgentTool | undefined,
+    name: string,
+    input: unknown,
+    ctx: ToolContext,
+  ): Promise<ToolOutput> {
     if (!tool || !tool.availableFor(ctx)) return { isError: true, content: `no tool named ${name} is available` };
     try {
       return await tool.run(input, ctx);
