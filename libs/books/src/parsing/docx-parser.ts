@@ -2,12 +2,11 @@ import { BookRejectedError } from '../book.errors';
 import { ZipArchive } from './archive/zip-archive';
 import { parseHtml } from './markup/html-parser';
 import { elementsNamed, parseXml, textOf } from './markup/xml-tree';
+import { looksLikeOle } from './parse-book';
 import { DEFAULT_MAX_EXPANDED_BYTES, metadataText, ParsedBook, ParseOptions } from './parsed-book';
 
 /** The parts of an Office document that are XML (and so may declare entities). */
 const XML_PART = /\.(xml|rels)$/i;
-/** An OLE compound file: a Word 97–2003 .doc, or a password-protected .docx (encrypted inside one). */
-const OLE_MAGIC = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
 
 /**
  * A Word document (.docx): checked as a zip first (bombs, paths, every XML part for entity
@@ -17,7 +16,8 @@ const OLE_MAGIC = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
  * Title and author from the document's properties (docProps/core.xml).
  */
 export async function parseDocx(bytes: Buffer, opts: ParseOptions): Promise<ParsedBook> {
-  if (bytes.subarray(0, 8).equals(OLE_MAGIC)) throw oleDocument(bytes);
+  // an OLE compound file: a Word 97–2003 .doc, or a password-protected .docx (encrypted inside one)
+  if (looksLikeOle(bytes)) throw oleDocument(bytes);
   const zip = await ZipArchive.open(bytes, opts.maxExpandedBytes ?? DEFAULT_MAX_EXPANDED_BYTES);
   let properties: { title: string | null; author: string | null } = { title: null, author: null };
   try {

@@ -6,13 +6,14 @@ export interface Target {
   fragment: string | null;
 }
 
-const decode = (s: string) => {
+/** A percent-encoded part of a link, decoded; as written when it is not valid percent-encoding. */
+export function decodeLinkPart(s: string): string {
   try {
     return decodeURIComponent(s);
   } catch {
     return s;
   }
-};
+}
 
 /**
  * Where `href`, written in the document at `base`, leads inside the archive; null for a link out
@@ -23,9 +24,9 @@ export function resolveHref(base: string, href: string): Target | null {
   if (!link || /^[a-z][a-z0-9+.-]*:/i.test(link) || link.startsWith('//') || link.startsWith('/')) return null;
   const hash = link.indexOf('#');
   const pathPart = (hash >= 0 ? link.slice(0, hash) : link).split('?')[0];
-  const fragment = hash >= 0 ? decode(link.slice(hash + 1)) || null : null;
+  const fragment = hash >= 0 ? decodeLinkPart(link.slice(hash + 1)) || null : null;
   if (!pathPart) return { path: base, fragment };
-  const joined = posix.normalize(posix.join(posix.dirname(base), decode(pathPart)));
+  const joined = posix.normalize(posix.join(posix.dirname(base), decodeLinkPart(pathPart)));
   if (joined === '..' || joined.startsWith('../') || joined.startsWith('/')) return null;
   return { path: joined, fragment };
 }

@@ -1,6 +1,10 @@
 import type { ChildNode, Element } from 'domhandler';
 import { parseDocument } from 'htmlparser2';
 import { noteOf, roleOf, semanticsOf } from './semantics';
+import { cleanText, localName, rawTextOf } from './xml-tree';
+
+/** Enough of an element's text to tell a note marker or a title. */
+const MARKER_TEXT_CHARS = 400;
 
 /** A run of text as the page shows it: a paragraph, a heading, a list item, a caption, an image's alt text. */
 export interface Block {
@@ -148,8 +152,6 @@ export function htmlBlocks(html: string, source: HtmlSource): HtmlDocument {
   return { blocks: writer.blocks, ...headOf(dom.children) };
 }
 
-const localName = (name: string) => name.slice(name.indexOf(':') + 1).toLowerCase();
-
 /** Writes blocks as the walk enters and leaves elements. */
 class BlockWriter {
   readonly blocks: Block[] = [];
@@ -266,33 +268,13 @@ class BlockWriter {
   }
 }
 
-/** Whitespace collapsed (no-break spaces too); soft hyphens and zero-width spaces gone. */
-export function cleanText(s: string): string {
-  return s
-    .replace(/[\u00ad\u200b\ufeff]/g, '')
-    .replace(/[\s\u00a0]+/g, ' ')
-    .trim();
-}
-
 /** A link to a note: marked so (epub:type noteref, role doc-noteref), or a bare marker in superscript. */
 function isNoteRef(el: Element, semantics: string[]): boolean {
   if (semantics.includes('noteref')) return true;
-  const text = cleanText(textOf(el));
+  const text = cleanText(rawTextOf(el, MARKER_TEXT_CHARS));
   if (!NOTE_MARKER.test(text)) return false;
   const parent = el.parent && 'name' in el.parent ? localName(el.parent.name) : '';
   return parent === 'sup' || hasDescendant(el, 'sup') || /\b(note|fn|footnote)/i.test(el.attribs.class ?? '');
-}
-
-/** An element's text, up to about `max` characters (enough to tell a marker or a title). */
-function textOf(el: Element, max = 400): string {
-  let out = '';
-  const stack: ChildNode[] = [...el.children].reverse();
-  while (stack.length && out.length < max) {
-    const n = stack.pop()!;
-    if (n.type === 'text') out += n.data;
-    else if ('children' in n) for (let i = n.children.length - 1; i >= 0; i--) stack.push(n.children[i]);
-  }
-  return out;
 }
 
 function hasDescendant(el: Element, name: string): boolean {
@@ -314,7 +296,7 @@ function headOf(nodes: ChildNode[]): Pick<HtmlDocument, 'title' | 'author'> {
   for (const n of head?.children ?? []) {
     if (n.type !== 'tag') continue;
     const name = localName(n.name);
-    if (name === 'title' && title === null) title = cleanText(textOf(n)) || null;
+    if (name === 'title' && title === null) title = cleanText(rawTextOf(n, MARKER_TEXT_CHARS)) || null;
     if (name === 'meta' && author === null && /^(author|dc\.creator|dcterms\.creator)$/i.test(n.attribs.name ?? ''))
       author = cleanText(n.attribs.content ?? '') || null;
   }

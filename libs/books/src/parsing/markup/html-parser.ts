@@ -1,4 +1,5 @@
 import { assertNoEntityDeclarations } from '../archive/xml-guard';
+import { decodeLinkPart } from '../epub/epub-paths';
 import { metadataText, ParsedBook, ParseOptions } from '../parsed-book';
 import { chaptersFromBlocks } from './chapters-from-blocks';
 import { anchorKey, htmlBlocks } from './html-blocks';
@@ -14,7 +15,7 @@ export function parseHtml(html: string, opts: ParseOptions): ParsedBook {
   assertNoEntityDeclarations(html, 'the HTML document');
   const doc = htmlBlocks(html, {
     doc: '',
-    resolve: (href) => (href.startsWith('#') && href.length > 1 ? anchorKey('', decodeFragment(href.slice(1))) : null),
+    resolve: (href) => (href.startsWith('#') && href.length > 1 ? anchorKey('', decodeLinkPart(href.slice(1))) : null),
   });
   const outline = headingOutline(doc.blocks);
   const entries = flattenOutline(outline.nodes, doc.blocks);
@@ -26,12 +27,4 @@ export function parseHtml(html: string, opts: ParseOptions): ParsedBook {
     chapters,
     metadata: { title: metadataText(doc.title ?? outline.title?.text), author: metadataText(doc.author) },
   };
-}
-
-function decodeFragment(s: string): string {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    return s;
-  }
 }

@@ -1,6 +1,5 @@
 import type { ChildNode, Document, Element } from 'domhandler';
 import { parseDocument } from 'htmlparser2';
-import { cleanText } from './html-blocks';
 
 /**
  * Small XML documents (an EPUB's container, package, NCX and encryption; a Word document's
@@ -39,14 +38,27 @@ export function attrOf(el: Element, name: string): string | undefined {
   return key === undefined ? undefined : el.attribs[key];
 }
 
-/** The element's text, whitespace collapsed. */
+/** The element's text, whitespace collapsed (one argument: it is passed to `map`). */
 export function textOf(el: Element): string {
+  return cleanText(rawTextOf(el));
+}
+
+/** The element's text as written, read up to about `max` characters (all by default). */
+export function rawTextOf(el: Element, max = Number.POSITIVE_INFINITY): string {
   let out = '';
   const stack: ChildNode[] = [...el.children].reverse();
-  while (stack.length) {
+  while (stack.length && out.length < max) {
     const n = stack.pop()!;
     if (n.type === 'text') out += n.data;
     else if ('children' in n) for (let i = n.children.length - 1; i >= 0; i--) stack.push(n.children[i]);
   }
-  return cleanText(out);
+  return out;
+}
+
+/** Whitespace collapsed (no-break spaces too); soft hyphens and zero-width spaces gone. */
+export function cleanText(s: string): string {
+  return s
+    .replace(/[\u00ad\u200b\ufeff]/g, '')
+    .replace(/[\s\u00a0]+/g, ' ')
+    .trim();
 }
