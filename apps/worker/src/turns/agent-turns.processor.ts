@@ -87,10 +87,7 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
   onApplicationBootstrap(): void {
     if (!this.config.worker.agentEnabled) return; // a projections-only worker
     this.worker.concurrency = this.config.worker.concurrency;
-    if (this.worker instanceof TakingWorker) {
-      this.worker.onTaken = (job) => this.readAhead(job);
-      this.readsAhead = true;
-    }
+    if (this.worker instanceof TakingWorker) this.worker.onTaken = (job) => this.readAhead(job);
     this.eventLoop.start();
     this.logger.log(
       `agent worker ${this.worker.id}: concurrency ${this.worker.concurrency}, lock ${LOCK_MS} ms renewed every ${LOCK_RENEW_MS / 2}-${LOCK_RENEW_MS} ms, stalled check every ${STALLED_INTERVAL_MS} ms`,
@@ -150,7 +147,9 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
    * from that read (ConversationFolds.latest). The read begins after this worker took the job, so
    * it sees every step an earlier run of the job appended (that run had ended).
    */
-  private readsAhead = false;
+  private get readsAhead(): boolean {
+    return this.worker instanceof TakingWorker;
+  }
 
   private readAhead(job: Job): void {
     if (job.name !== JobName.RunTurn) return;
