@@ -3,8 +3,7 @@ import { InjectQueue } from '@nestjs/bullmq';
 import { Job, Queue } from 'bullmq';
 import { AGENT_TURNS_QUEUE } from '@parley/agent';
 import { RedisConnections } from '@parley/platform';
-import { PRESENT_WORKER_PREFIX } from './taking-worker';
-import { announcePresence, presenceConnectionName, presentWorkers } from './worker-presence';
+import { announcePresence, presenceConnectionName, presentHolderOf, presentWorkers } from './worker-presence';
 
 /** How often the active turns' lock holders are looked for among Redis' connections (their presence). */
 export const ORPHAN_CHECK_MS = 250;
@@ -19,13 +18,6 @@ export const ORPHAN_CONFIRM_MS = 500;
  * other worker is reconnecting too: absences are not trusted for this long.
  */
 export const RECONNECT_GRACE_MS = 5_000;
-
-/** The worker a lock token belongs to (`<worker id>:<n>`), when it is one that keeps a presence connection. */
-export function presentHolderOf(token: string | null): string | null {
-  if (!token?.startsWith(PRESENT_WORKER_PREFIX)) return null;
-  const colon = token.lastIndexOf(':');
-  return colon > 0 ? token.slice(0, colon) : null;
-}
 
 /**
  * Hands the turns of a worker that is gone back to the queue at once, instead of after their

@@ -1,13 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Job, JobJsonRaw, Processor, RedisConnection, Worker, WorkerOptions } from 'bullmq';
-
-/**
- * How the id of a worker that keeps a presence connection begins (worker-presence.ts). BullMQ's
- * lock tokens are `<worker id>:<n>`, so a lock whose token begins with this belongs to a worker
- * whose presence can be looked for; a worker of an earlier release (ids without it) is left to
- * its lock's expiry.
- */
-export const PRESENT_WORKER_PREFIX = 'present-';
+import { PRESENT_WORKER_PREFIX } from './worker-presence';
 
 /**
  * BullMQ's Worker, with an id that begins with PRESENT_WORKER_PREFIX, telling a listener of every

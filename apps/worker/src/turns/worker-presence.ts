@@ -1,11 +1,28 @@
 import { Cluster } from 'ioredis';
 import { RedisClient } from '@parley/platform';
 
+/**
+ * How the id of a worker that keeps a presence connection (below) begins. BullMQ's
+ * lock tokens are `<worker id>:<n>`, so a lock whose token begins with this belongs to a worker
+ * whose presence can be looked for; a worker of an earlier release (ids without it) is left to
+ * its lock's expiry.
+ */
+export const PRESENT_WORKER_PREFIX = 'present-';
+
 /** The name of a worker's presence connection: `parley-worker:<worker id>` (RedisConnections adds `parley-`). */
 const PRESENCE_NAME = 'worker:';
+/** The presence connections as CLIENT LIST names them. */
+const PRESENCE_IN_CLIENT_LIST = new RegExp(` name=parley-${PRESENCE_NAME}(\\S+)`, 'g');
 
 /** The connection name (for RedisConnections.open) that says this worker is alive. */
 export const presenceConnectionName = (workerId: string): string => `${PRESENCE_NAME}${workerId}`;
+
+/** The worker a lock token belongs to (`<worker id>:<n>`), when it is one that keeps a presence connection. */
+export function presentHolderOf(token: string | null): string | null {
+  if (!token?.startsWith(PRESENT_WORKER_PREFIX)) return null;
+  const colon = token.lastIndexOf(':');
+  return colon > 0 ? token.slice(0, colon) : null;
+}
 
 /**
  * A connection of its own that a worker process keeps open to Redis from its start until after
@@ -30,7 +47,7 @@ export async function presentWorkers(redis: RedisClient): Promise<Set<string> | 
   try {
     for (const node of nodes) {
       const list = String(await node.client('LIST'));
-      for (const match of list.matchAll(/ name=parley-worker:(\S+)/g)) present.add(match[1]);
+      for (const match of list.matchAll(PRESENCE_IN_CLIENT_LIST)) present.add(match[1]);
     }
   } catch (e) {
     if (/unknown command|not allowed|NOPERM|disabled/i.test((e as Error).message)) return null;
