@@ -1,18 +1,8 @@
 import { billionLaughsDocx, DOCX_FACTS, docxBook, zipBombDocx } from '../../../../test/support/book-fixtures';
-import { BookRejectedError } from '../book.errors';
 import { parseDocx } from './docx-parser';
+import { refusalOf } from '../../../../test/support/book-refusals';
 
 const opts = { fallbackTitle: 'Upload' };
-
-async function refusal(p: Promise<unknown>): Promise<{ status: number; code: string; message: string }> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof BookRejectedError) return { status: e.status, code: e.code, message: e.message };
-    throw e;
-  }
-  throw new Error('expected a BookRejectedError');
-}
 
 describe(parseDocx.name, () => {
   it('reads Heading 1 paragraphs as chapters, Heading 2 as sections, the footnote with its chapter, the alt text', async () => {
@@ -30,7 +20,7 @@ describe(parseDocx.name, () => {
   });
 
   it('refuses a document part declaring entities before mammoth reads it', async () => {
-    expect(await refusal(parseDocx(await billionLaughsDocx(), opts))).toMatchObject({
+    expect(await refusalOf(parseDocx(await billionLaughsDocx(), opts))).toMatchObject({
       status: 422,
       code: 'book_xml_entities',
       message: expect.stringMatching(/word\/document\.xml/),
@@ -39,17 +29,17 @@ describe(parseDocx.name, () => {
 
   it('refuses a zip bomb', async () => {
     const bomb = await zipBombDocx(64);
-    const r = await refusal(parseDocx(bomb, { ...opts, maxExpandedBytes: bomb.length * 50 }));
+    const r = await refusalOf(parseDocx(bomb, { ...opts, maxExpandedBytes: bomb.length * 50 }));
     expect(r).toMatchObject({ status: 422, code: 'book_zip_bomb' });
   });
 
   it('tells a password-protected document (book_encrypted) from a Word 97–2003 one', async () => {
     const ole = (body: string) =>
       Buffer.concat([Buffer.from('d0cf11e0a1b11ae1', 'hex'), Buffer.alloc(504), Buffer.from(body, 'utf16le')]);
-    expect(await refusal(parseDocx(ole('EncryptedInfo EncryptedPackage'), opts))).toMatchObject({
+    expect(await refusalOf(parseDocx(ole('EncryptedInfo EncryptedPackage'), opts))).toMatchObject({
       code: 'book_encrypted',
     });
-    expect(await refusal(parseDocx(ole('WordDocument'), opts))).toMatchObject({
+    expect(await refusalOf(parseDocx(ole('WordDocument'), opts))).toMatchObject({
       code: 'book_parse_failed',
       message: expect.stringMatching(/\.doc/),
     });

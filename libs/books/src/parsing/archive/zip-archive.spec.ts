@@ -6,20 +6,10 @@ import {
   zipBombEpub,
   zipOf,
 } from '../../../../../test/support/book-fixtures';
-import { BookRejectedError } from '../../book.errors';
 import { ZIP_MAX_ENTRIES, ZipArchive } from './zip-archive';
+import { refusalOf } from '../../../../../test/support/book-refusals';
 
 const MiB = 1024 * 1024;
-
-async function refusal(p: Promise<unknown>): Promise<{ status: number; code: string; message: string }> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof BookRejectedError) return { status: e.status, code: e.code, message: e.message };
-    throw e;
-  }
-  throw new Error('expected a BookRejectedError');
-}
 
 /** Opens the archive and reads every entry, as a parser would. */
 async function readAll(bytes: Buffer, bound: number): Promise<number> {
@@ -53,7 +43,7 @@ describe(ZipArchive.name, () => {
   it('refuses an archive whose entries declare more than the bound, before inflating anything', async () => {
     const bomb = await zipBombEpub(64);
     expect(bomb.length).toBeLessThan(MiB);
-    const r = await refusal(ZipArchive.open(bomb, bomb.length * 50));
+    const r = await refusalOf(ZipArchive.open(bomb, bomb.length * 50));
     expect(r).toMatchObject({
       status: 422,
       code: 'book_zip_bomb',
@@ -62,12 +52,12 @@ describe(ZipArchive.name, () => {
   });
 
   it('refuses one entry inflating more than 100 times its size, even within the bound', async () => {
-    const r = await refusal(ZipArchive.open(await zipBombEpub(64), 1024 * MiB));
+    const r = await refusalOf(ZipArchive.open(await zipBombEpub(64), 1024 * MiB));
     expect(r).toMatchObject({ code: 'book_zip_bomb', message: expect.stringMatching(/ch1\.xhtml inflates \d+ times/) });
   });
 
   it('stops an entry that inflates past the size its central directory declares', async () => {
-    const r = await refusal(readAll(await lyingZipBombEpub(64), 1024 * MiB));
+    const r = await refusalOf(readAll(await lyingZipBombEpub(64), 1024 * MiB));
     expect(r).toMatchObject({ code: 'book_zip_bomb', message: expect.stringMatching(/past its declared size/) });
   });
 
@@ -76,11 +66,11 @@ describe(ZipArchive.name, () => {
       Array.from({ length: 4 }, (_, i) => ({ name: `p${i}.txt`, data: 'lorem ipsum '.repeat(20_000) })),
     );
     await expect(readAll(zip, 4 * 240_000)).resolves.toBe(4 * 240_000);
-    expect(await refusal(readAll(zip, 4 * 240_000 - 1))).toMatchObject({ code: 'book_zip_bomb' });
+    expect(await refusalOf(readAll(zip, 4 * 240_000 - 1))).toMatchObject({ code: 'book_zip_bomb' });
   });
 
   it(`refuses more than ${ZIP_MAX_ENTRIES} entries`, async () => {
-    const r = await refusal(ZipArchive.open(await manyEntriesEpub(ZIP_MAX_ENTRIES), 1024 * MiB));
+    const r = await refusalOf(ZipArchive.open(await manyEntriesEpub(ZIP_MAX_ENTRIES), 1024 * MiB));
     expect(r).toMatchObject({ code: 'book_zip_bomb', message: expect.stringMatching(/entries, more than/) });
   });
 
@@ -99,7 +89,7 @@ describe(ZipArchive.name, () => {
       /C:\/evil/,
     ],
   ])('refuses an entry named with %s', async (_, make, name) => {
-    const r = await refusal(ZipArchive.open(await make(), MiB));
+    const r = await refusalOf(ZipArchive.open(await make(), MiB));
     expect(r).toMatchObject({ status: 422, code: 'book_zip_unsafe_path', message: expect.stringMatching(name) });
   });
 
@@ -111,12 +101,12 @@ describe(ZipArchive.name, () => {
     locked.writeUInt16LE(locked.readUInt16LE(at + 8) | 1, at + 8);
     const archive = await ZipArchive.open(locked, MiB);
     expect(archive.isEncrypted('secret.xhtml')).toBe(true);
-    expect(await refusal(archive.read('secret.xhtml'))).toMatchObject({ code: 'book_encrypted' });
+    expect(await refusalOf(archive.read('secret.xhtml'))).toMatchObject({ code: 'book_encrypted' });
     archive.close();
   });
 
   it('refuses what is not a zip, and an XML entry declaring entities', async () => {
-    expect(await refusal(ZipArchive.open(Buffer.from('PK\u0003\u0004 but not really'), MiB))).toMatchObject({
+    expect(await refusalOf(ZipArchive.open(Buffer.from('PK\u0003\u0004 but not really'), MiB))).toMatchObject({
       status: 422,
       code: 'book_parse_failed',
     });
@@ -124,7 +114,7 @@ describe(ZipArchive.name, () => {
       await zipOf([{ name: 'x.xml', data: '<!DOCTYPE x [<!ENTITY a "b">]><x>&a;</x>' }]),
       MiB,
     );
-    expect(await refusal(zip.readXml('x.xml'))).toMatchObject({ code: 'book_xml_entities' });
+    expect(await refusalOf(zip.readXml('x.xml'))).toMatchObject({ code: 'book_xml_entities' });
     zip.close();
   });
 });
