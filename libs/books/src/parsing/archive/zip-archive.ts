@@ -19,6 +19,9 @@ const unsafePath = (why: string) =>
 const notAZip = (why: string) =>
   new BookRejectedError(422, `the file is not a readable zip archive: ${why}`, 'book_parse_failed');
 
+const encryptedEntry = (name: string) =>
+  new BookRejectedError(422, `the archive's entry ${name} is encrypted`, 'book_encrypted');
+
 /**
  * A zip (an EPUB or a DOCX) read from memory with yauzl, refusing bombs before they inflate: the
  * central directory is read first, and an archive with too many entries, entries declaring more
@@ -113,8 +116,7 @@ export class ZipArchive {
     const entry = this.entries.get(name);
     if (!entry) throw notAZip(`no entry ${name}`);
     this.inflatedNames.add(name);
-    if ((entry.generalPurposeBitFlag & 0x1) !== 0)
-      throw new BookRejectedError(422, `the archive's entry ${name} is encrypted`, 'book_encrypted');
+    if (this.isEncrypted(name)) throw encryptedEntry(name);
     const stream = await new Promise<Readable>((resolve, reject) =>
       this.zip.openReadStream(entry, (err, s) => (err ? reject(readError(err, name)) : resolve(s))),
     );
@@ -156,15 +158,9 @@ function readDirectory(zip: ZipFile, maxExpandedBytes: number): Promise<Map<stri
       declared += entry.uncompressedSize;
       if (declared > maxExpandedBytes)
         return stop(zipBomb(`its entries declare more than ${mb(maxExpandedBytes)} MB inflated`));
-      if (
-        entry.uncompressedSize > ZIP_RATIO_FROM_BYTES &&
-        entry.uncompressedSize / Math.max(1, entry.compressedSize) > ZIP_MAX_ENTRY_RATIO
-      )
-        return stop(
-          zipBomb(
-            `${name} inflates ${Math.round(entry.uncompressedSize / Math.max(1, entry.compressedSize))} times, more than ${ZIP_MAX_ENTRY_RATIO}`,
-          ),
-        );
+      const ratio = entry.uncompressedSize / Math.max(1, entry.compressedSize);
+      if (entry.uncompressedSize > ZIP_RATIO_FROM_BYTES && ratio > ZIP_MAX_ENTRY_RATIO)
+        return stop(zipBomb(`${name} inflates ${Math.round(ratio)} times, more than ${ZIP_MAX_ENTRY_RATIO}`));
       if (!name.endsWith('/') && !entries.has(name)) entries.set(name, entry);
       zip.readEntry();
     });
@@ -178,8 +174,7 @@ function readDirectory(zip: ZipFile, maxExpandedBytes: number): Promise<Map<stri
 function readError(e: Error, name: string): BookRejectedError {
   if (e instanceof BookRejectedError) return e;
   if (/too many bytes/i.test(e.message)) return zipBomb(`${name} inflates past its declared size`);
-  if (/encrypt/i.test(e.message))
-    return new BookRejectedError(422, `the archive's entry ${name} is encrypted`, 'book_encrypted');
+  if (/encrypt/i.test(e.message)) return encryptedEntry(name);
   return notAZip(`${name}: ${e.message}`);
 }
 
