@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectQueue } from '@nestjs/bullmq';
-import { Job, Queue } from 'bullmq';
-import { AGENT_TURNS_QUEUE, cancelChannel, enqueueTurn, runTurnJobId } from '@parley/agent';
+import { Queue } from 'bullmq';
+import { AGENT_TURNS_QUEUE, cancelChannel, enqueueTurn, wakeTurn } from '@parley/agent';
 import { AppConfig, CONFIG } from '@parley/config';
 import { RedisConnections } from '@parley/platform';
 import { ErasedConversation } from '@parley/erasure';
@@ -30,11 +30,7 @@ export class TurnEnqueuer {
    * now (queued anew should it be gone: the job id is the turn's, so never twice).
    */
   async approvalDecided(conversationId: string, turnId: string): Promise<void> {
-    await this.bestEffort('approval wake-up', async () => {
-      const job = await Job.fromId(this.queue, runTurnJobId(conversationId, turnId));
-      if (!job) return enqueueTurn(this.queue, conversationId, turnId);
-      if (await job.isDelayed()) await job.promote();
-    });
+    await this.bestEffort('approval wake-up', () => wakeTurn(this.queue, conversationId, turnId));
   }
 
   /** Tells the worker running the turn to abort its LLM call now. */

@@ -1,14 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectQueue } from '@nestjs/bullmq';
 import { Job, Queue } from 'bullmq';
-import {
-  AGENT_TURNS_QUEUE,
-  enqueueTurn,
-  enqueueTurns,
-  legacyRunTurnJobId,
-  runTurnJobId,
-  TurnToEnqueue,
-} from '@parley/agent';
+import { AGENT_TURNS_QUEUE, enqueueTurn, enqueueTurns, findTurnJob, TurnToEnqueue, wakeTurn } from '@parley/agent';
 import { pendingTurns } from '@parley/conversation';
 import { ConversationFolds, FoldedConversation } from './conversation-folds';
 
@@ -49,11 +42,8 @@ export class TurnSequencer {
     return ['active', 'waiting', 'delayed', 'prioritized', 'waiting-children'].includes(await job.getState());
   }
 
-  private async findJob(conversationId: string, turnId: string) {
-    return (
-      (await this.queue.getJob(runTurnJobId(conversationId, turnId))) ??
-      (await this.queue.getJob(legacyRunTurnJobId(conversationId, turnId)))
-    );
+  private findJob(conversationId: string, turnId: string) {
+    return findTurnJob(this.queue, conversationId, turnId);
   }
 
   /**
@@ -77,8 +67,6 @@ export class TurnSequencer {
     const { state, turns } = folded ?? (await this.folds.load(conversationId));
     const [next] = pendingTurns(state);
     if (!next) return;
-    const job = await this.findJob(conversationId, next.turnId);
-    if (job && (await job.isDelayed())) await job.promote().catch(() => undefined);
-    if (!job) await this.enqueue(conversationId, next.turnId, turns.find((t) => t.turnId === next.turnId)?.traceparent);
+    await wakeTurn(this.queue, conversationId, next.turnId, turns.find((t) => t.turnId === next.turnId)?.traceparent);
   }
 }

@@ -1,7 +1,7 @@
 import { context, Context, Span, SpanKind, trace } from '@opentelemetry/api';
 import type { Queue } from 'bullmq';
 import { contextOf, inSpan, recordError, tracer, traceMetadata } from '@parley/event-store';
-import { AGENT_TURNS_QUEUE, JobName, RUN_TURN_JOB_OPTIONS, runTurnJobId } from './turn-jobs';
+import { AGENT_TURNS_QUEUE, JobName, legacyRunTurnJobId, RUN_TURN_JOB_OPTIONS, runTurnJobId } from './turn-jobs';
 
 /**
  * A turn to queue. `traceparent`: the turn's trace when the caller is outside it (the dispatcher,
@@ -76,4 +76,22 @@ export async function enqueueTurns(queue: Queue, turns: TurnToEnqueue[]): Promis
       for (const { span } of sends) span.end();
     }
   }
+}
+
+/** A turn's job in the queue, under its id or the one an earlier release gave it; undefined when gone. */
+export async function findTurnJob(queue: Queue, conversationId: string, turnId: string) {
+  return (
+    (await queue.getJob(runTurnJobId(conversationId, turnId))) ??
+    (await queue.getJob(legacyRunTurnJobId(conversationId, turnId)))
+  );
+}
+
+/**
+ * A turn that waits (its job delayed) runs now: its job is promoted, or queued anew when it is
+ * gone (the job id is the turn's, so never twice). A job running or queued is left as it is.
+ */
+export async function wakeTurn(queue: Queue, conversationId: string, turnId: string, traceparent?: string) {
+  const job = await findTurnJob(queue, conversationId, turnId);
+  if (!job) return enqueueTurn(queue, conversationId, turnId, traceparent);
+  if (await job.isDelayed()) await job.promote().catch(() => undefined);
 }
