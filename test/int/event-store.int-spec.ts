@@ -124,6 +124,32 @@ describe(EventStore.name, () => {
     expect(appends.length).toBeLessThan(40); // 80 appends, two statements in flight at a time
   });
 
+  it('answers an append in a transaction that lost the race for its version with WrongExpectedVersionError, not a unique violation', async () => {
+    const stream = `erased-${randomUUID()}`;
+    await sut.append(stream, [newEvent('A')], { expectedVersion: 'no_stream' });
+    // another writer's next version, not committed yet: the erasure's check still sees version 1
+    const rival = await openTransaction();
+    await sut.appendIn(rival, stream, [newEvent('Rival')], 1);
+    const erasing = sut.eraseStream(stream, newEvent('Erased'), { expectedVersion: 1 }).then(
+      () => 'erased',
+      (e: unknown) => e,
+    );
+    await waitFor("the erasure's append to wait on the rival's row", async () => {
+      const { rows } = await db.pool.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%WITH current AS%'`,
+      );
+      return rows[0].n === 1;
+    });
+    await rival.query('COMMIT');
+    rival.release();
+    const outcome = await erasing;
+    expect(outcome).toBeInstanceOf(WrongExpectedVersionError);
+    expect(outcome).toMatchObject({ streamId: stream, expected: 1, actual: 2 });
+    // nothing of the erasure went in: the stream is as the rival left it
+    expect((await sut.readStream(stream)).map((e) => e.type)).toEqual(['A', 'Rival']);
+  });
+
   it('answers each append of a statement that a race failed on its own, as if each had gone alone', async () => {
     const { pool: counting, statements } = countingPool(db.pool);
     const store = new EventStore(counting);

@@ -121,17 +121,33 @@ export class EventStore {
     return result;
   }
 
+  /**
+   * One append in the caller's transaction. A writer that took the next version between this
+   * statement's check and its insert makes the insert violate unique (stream_id, version): that is
+   * a lost race, WrongExpectedVersionError as appendWithRetries says it, not a fault (the caller's
+   * transaction is aborted; it retries from a fresh read, as handleCommand does).
+   */
   private async appendWith<E extends EventShape>(
     tx: PoolClient,
     streamId: string,
     events: NewEvent<E>[],
     expected: ExpectedVersion,
   ): Promise<AppendResult<E>> {
-    const { rows } = await tx.query<AppendRow>({
-      name: 'parley_append',
-      text: APPEND_SQL,
-      values: [streamId, expectedVersionOf(expected), JSON.stringify(appendDocs(events))],
-    });
+    let rows: AppendRow[];
+    try {
+      ({ rows } = await tx.query<AppendRow>({
+        name: 'parley_append',
+        text: APPEND_SQL,
+        values: [streamId, expectedVersionOf(expected), JSON.stringify(appendDocs(events))],
+      }));
+    } catch (e) {
+      if (!isUniqueViolation(e)) throw e;
+      if ((e as { constraint?: string }).constraint === 'events_event_id_key') {
+        throw new DuplicateEventIdError(events.map((x) => x.id));
+      }
+      // read outside the aborted transaction
+      throw new WrongExpectedVersionError(streamId, expected, await this.streamVersion(streamId));
+    }
     return this.resultOf(tx, streamId, events, expected, oneStreamOutcome(rows));
   }
 
