@@ -7,7 +7,8 @@
  * CPU from /proc. The profile, cut to those turns, is summarised by package and by function
  * (bench/cpu-profile.ts) and left in bench/results/prof/ for Chrome DevTools.
  *
- *   npm run bench:profile -- [--fresh 60] [--warm 20] [--no-prof]
+ *   npm run bench:profile -- [--fresh 60] [--warm 20] [--no-prof] [--scripted]
+ * (--scripted: the scripted model and no book, the one-call turn of the turn-overhead row)
  */
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -26,12 +27,19 @@ import { argValue, cpuMs, fmt, mean, pct } from './util';
 const ROOT = projectRoot(__dirname);
 const PROF_DIR = path.join(ROOT, 'bench/results/prof');
 
-export async function profileTurns(opts: { fresh: number; warm: number; profile: boolean }): Promise<void> {
+export async function profileTurns(opts: {
+  fresh: number;
+  warm: number;
+  profile: boolean;
+  /** the scripted model and no book: a one-call turn, the turn-overhead row's turn */
+  scripted?: boolean;
+}): Promise<void> {
   const fake = await FakeAnthropic.start();
   rmSync(PROF_DIR, { recursive: true, force: true });
   mkdirSync(PROF_DIR, { recursive: true });
   const cpu: number[] = [];
   let workerPid = 0;
+  let apiPid = 0;
   let roundTrips: Array<{ name: string } & RoundTrips> = [];
   const window = { fromUs: 0, toUs: 0 };
   const nowUs = () => Number(process.hrtime.bigint() / 1000n);
@@ -45,27 +53,34 @@ export async function profileTurns(opts: { fresh: number; warm: number; profile:
           '-r',
           path.join(ROOT, 'dist/bench/trace-round-trips.js'),
         ],
-        env: { ...fakeAnthropicEnv(fake.url), TRACE_ROUND_TRIPS_FILE: path.join(PROF_DIR, 'round-trips') },
+        env: {
+          ...(opts.scripted ? { LLM_PROVIDER: 'scripted' } : fakeAnthropicEnv(fake.url)),
+          TRACE_ROUND_TRIPS_FILE: path.join(PROF_DIR, 'round-trips'),
+        },
       },
       async (stack) => {
         workerPid = stack.workers[0].child.pid!;
+        apiPid = stack.apis[0].child.pid!;
         const reader = benchClient(stack);
-        const bookId = await uploadAlice(reader);
-        const qs = aliceQuestions();
+        const bookId = opts.scripted ? undefined : await uploadAlice(reader);
+        const qs = opts.scripted ? ['a question for the scripted model'] : aliceQuestions();
         const warm = await liveConversation(reader, bookId);
         for (let t = 0; t < opts.warm; t++) await warm.turn(qs[t % qs.length]);
         warm.close();
         const processes = [...stack.apis, ...stack.workers].map((p) => p.child);
         await markRoundTrips(processes, 0);
         window.fromUs = nowUs();
+        // scripted: every turn on one conversation, as the turn-overhead row takes them
+        const one = opts.scripted ? await liveConversation(reader) : undefined;
         for (let i = 0; i < opts.fresh; i++) {
-          const conv = await liveConversation(reader, bookId);
+          const conv = one ?? (await liveConversation(reader, bookId));
           const c0 = cpuMs(workerPid);
           const r = await conv.turn(qs[i % qs.length]);
           cpu.push(cpuMs(workerPid) - c0);
-          conv.close();
+          if (!one) conv.close();
           if (r.type !== 'AssistantReplied') throw new Error(`turn ended ${r.type}`);
         }
+        one?.close();
         window.toUs = nowUs();
         await markRoundTrips(processes, 1);
         roundTrips = processes.map((p, i) => ({
@@ -79,7 +94,7 @@ export async function profileTurns(opts: { fresh: number; warm: number; profile:
   }
   add({
     section: 'profile',
-    figure: `worker CPU per search turn at turn 1 (warm worker, ${cpu.length} new conversations, /proc at 10 ms ticks)`,
+    figure: `worker CPU per ${opts.scripted ? 'scripted one-call' : 'search'} turn${opts.scripted ? `, ${cpu.length} on one conversation` : ` at turn 1 (warm worker, ${cpu.length} new conversations`}, /proc at 10 ms ticks)`,
     value: `mean ${fmt(mean(cpu), 1)} ms, p50 ${fmt(pct(cpu, 0.5), 1)} ms, p90 ${fmt(pct(cpu, 0.9), 1)} ms`,
     n: mean(cpu),
     goal: '≤ 10 ms',
@@ -89,17 +104,22 @@ export async function profileTurns(opts: { fresh: number; warm: number; profile:
   for (const kind of ['statements', 'commands'] as const)
     add({
       section: 'profile',
-      figure: `${kind === 'statements' ? 'Postgres statements' : 'Redis commands (round trips)'} per search turn at turn 1`,
+      figure: `${kind === 'statements' ? 'Postgres statements' : 'Redis commands (round trips)'} per ${opts.scripted ? 'one-call' : 'search'} turn at turn 1`,
       value: roundTrips.map((p) => `${p.name} ${fmt(per(p[kind]), 1)}`).join(', '),
       n: roundTrips.reduce((sum, p) => sum + per(p[kind]), 0),
     });
   for (const p of roundTrips) console.log(`\n${p.name}: round trips per turn\n${describeRoundTrips(p, cpu.length)}`);
   if (!opts.profile) return;
-  const file = readdirSync(PROF_DIR).find((f) => f.includes(`.${workerPid}.`) && f.endsWith('.cpuprofile'));
-  if (!file) throw new Error(`no profile of the worker (pid ${workerPid}) in ${PROF_DIR}`);
-  console.log(`\nworker profile: ${path.join(PROF_DIR, file)}; the fresh conversations' turns:\n`);
-  const profile = JSON.parse(readFileSync(path.join(PROF_DIR, file), 'utf8'));
-  console.log(summariseCpuProfile(profile, 30, window));
+  for (const [name, pid] of [
+    ['worker', workerPid],
+    ['API', apiPid],
+  ] as const) {
+    const file = readdirSync(PROF_DIR).find((f) => f.includes(`.${pid}.`) && f.endsWith('.cpuprofile'));
+    if (!file) throw new Error(`no profile of the ${name} (pid ${pid}) in ${PROF_DIR}`);
+    console.log(`\n${name} profile: ${path.join(PROF_DIR, file)}; the fresh conversations' turns:\n`);
+    const profile = JSON.parse(readFileSync(path.join(PROF_DIR, file), 'utf8'));
+    console.log(summariseCpuProfile(profile, 30, window));
+  }
   console.log(`per turn: divide by ${cpu.length}`);
 }
 
@@ -149,6 +169,7 @@ if (require.main === module) {
       fresh: Number(argValue('fresh') ?? 60),
       warm: Number(argValue('warm') ?? 20),
       profile: !process.argv.includes('--no-prof'),
+      scripted: process.argv.includes('--scripted'),
     }),
   );
 }

@@ -229,24 +229,6 @@ export class EventLogQueries {
     );
     return rows.map((r) => ({ streamId: r.stream_id, derivedField: r.derived_field, originField: r.origin_field }));
   }
-
-  /**
-   * Of these events, the ones still in the log, each with its stream's first event (version 1):
-   * its data and the transaction that wrote it.
-   */
-  async withStreamStart(
-    eventIds: string[],
-  ): Promise<Map<string, { startData: Record<string, unknown>; startTransactionId: string }>> {
-    if (eventIds.length === 0) return new Map();
-    const { rows } = await this.db.query<{ event_id: string; data: Record<string, unknown>; transaction_id: string }>(
-      `SELECT ev.event_id, s.data, s.transaction_id::text AS transaction_id
-         FROM events ev
-         JOIN events s ON s.stream_id = ev.stream_id AND s.version = 1
-        WHERE ev.event_id = ANY($1::uuid[])`,
-      [eventIds],
-    );
-    return new Map(rows.map((r) => [r.event_id, { startData: r.data, startTransactionId: r.transaction_id }] as const));
-  }
 }
 
 interface EventRow<D = Record<string, unknown>> {

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Pool } from 'pg';
-import { EventLogQueries } from '@parley/event-store';
+import { CheckpointMove, checkpointMoveSql, movesFromStart } from '@parley/event-store';
 import { bookReadyMessage, bookReadyMessageId, LoggedMessage, WebhookMessage } from './webhook-messages';
 
 /** A delivery taken to be sent: where, signed with what, and which try this is. */
@@ -31,45 +31,48 @@ export class WebhookOutbox {
 
   /**
    * Writes a delivery of each message to every endpoint that asked for its kind, is enabled, and
-   * belongs to the conversation's owner; an endpoint registered after the event gets none. A
-   * fork's copies of its source's events (written in its ConversationStarted's transaction) are
-   * not told again, nor is an event erased meanwhile. Written again (a replay), nothing changes.
+   * belongs to the conversation's owner, and moves the webhooks consumer's checkpoint, in one
+   * statement: nothing is written unless the checkpoint was still at `move.from` (another runner
+   * moved it first). An endpoint registered after the event gets none. A fork's copies of its
+   * source's events (written in its ConversationStarted's transaction) are not told again, nor is
+   * an event erased meanwhile. Written again (a replay), nothing changes.
    */
-  async recordLogged(messages: LoggedMessage[]): Promise<number> {
-    if (messages.length === 0) return 0;
-    // the events still in the log (not erased meanwhile), with their conversation's start
-    const starts = await new EventLogQueries(this.db).withStreamStart(messages.map((m) => m.eventId));
-    const rows = messages.flatMap((m) => {
-      const start = starts.get(m.eventId);
-      if (!start) return [];
-      const { forkedFrom, ownerId } = start.startData;
-      const isFork = typeof forkedFrom === 'object' && forkedFrom !== null && !Array.isArray(forkedFrom);
-      // a fork's copies of its source's events were written in its start's transaction
-      if (isFork && start.startTransactionId === m.transactionId) return [];
-      if (typeof ownerId !== 'string') return [];
-      return [
-        {
-          message_id: m.messageId,
-          type: m.message.type,
-          payload: m.message,
-          event_id: m.eventId,
-          owner_id: ownerId,
-          occurred_at: m.occurredAt,
-        },
-      ];
+  async recordLogged(messages: LoggedMessage[], move: CheckpointMove): Promise<{ moved: boolean; written: number }> {
+    const rows = messages.map((m) => ({
+      message_id: m.messageId,
+      type: m.message.type,
+      payload: m.message,
+      event_id: m.eventId,
+      transaction_id: m.transactionId,
+      occurred_at: m.occurredAt,
+    }));
+    const checkpoint = checkpointMoveSql(move, 2);
+    const { rows: result } = await this.db.query<{ moved: number; written: number }>({
+      name: movesFromStart(move) ? 'parley_webhooks_record_from_start' : 'parley_webhooks_record',
+      text: `WITH moved AS (${checkpoint.sql}),
+         logged AS (
+           -- the events still in the log, each with its conversation's owner; not a fork's copies
+           SELECT m.*, s.data->>'ownerId' AS owner_id
+             FROM jsonb_to_recordset($1::jsonb) AS m(message_id text, type text, payload jsonb, event_id uuid,
+                                                     transaction_id text, occurred_at timestamptz)
+             JOIN events ev ON ev.event_id = m.event_id
+             JOIN events s ON s.stream_id = ev.stream_id AND s.version = 1
+            WHERE jsonb_typeof(s.data->'ownerId') = 'string'
+              AND (jsonb_typeof(s.data->'forkedFrom') IS DISTINCT FROM 'object'
+                   OR s.transaction_id <> m.transaction_id::xid8)),
+         written AS (
+           INSERT INTO webhook_deliveries (endpoint_id, message_id, type, payload, event_id)
+           SELECT ep.id, l.message_id, l.type, l.payload, l.event_id
+             FROM logged l
+             JOIN webhook_endpoints ep ON ep.owner_id = l.owner_id AND l.type = ANY (ep.events)
+                                      AND ep.disabled_at IS NULL AND ep.created_at <= l.occurred_at
+            WHERE EXISTS (SELECT 1 FROM moved)
+           ON CONFLICT DO NOTHING
+           RETURNING 1)
+       SELECT (SELECT count(*) FROM moved)::int AS moved, (SELECT count(*) FROM written)::int AS written`,
+      values: [JSON.stringify(rows), ...checkpoint.values],
     });
-    if (rows.length === 0) return 0;
-    const { rowCount } = await this.db.query(
-      `INSERT INTO webhook_deliveries (endpoint_id, message_id, type, payload, event_id)
-       SELECT ep.id, m.message_id, m.type, m.payload, m.event_id
-         FROM jsonb_to_recordset($1::jsonb) AS m(message_id text, type text, payload jsonb, event_id uuid,
-                                                 owner_id text, occurred_at timestamptz)
-         JOIN webhook_endpoints ep ON ep.owner_id = m.owner_id AND m.type = ANY (ep.events)
-                                  AND ep.disabled_at IS NULL AND ep.created_at <= m.occurred_at
-       ON CONFLICT DO NOTHING`,
-      [JSON.stringify(rows)],
-    );
-    return rowCount ?? 0;
+    return { moved: result[0].moved === 1, written: result[0].written };
   }
 
   /**

@@ -51,8 +51,12 @@ export class MessagePosting {
     // even at the rate limit or over budget (its turn may be what spent the budget)
     const earlier = key ? await this.earlierPost(user.id, conversationId, key, input) : undefined;
     if (!earlier) {
-      await this.budget.assertWithin(user);
-      await this.rateLimits.consume('posts', user.id);
+      // at once, so a post waits one round trip for both; over budget is said before over the rate
+      const checks = await Promise.allSettled([
+        this.budget.assertWithin(user),
+        this.rateLimits.consume('posts', user.id),
+      ]);
+      for (const check of checks) if (check.status === 'rejected') throw check.reason;
     }
     const result =
       earlier ??

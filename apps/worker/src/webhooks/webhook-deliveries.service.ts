@@ -18,8 +18,13 @@ const IN_FLIGHT = 32;
 const LEASE_MARGIN_MS = 5_000;
 /** Notes of books made ready turned into deliveries per look. */
 const RELAYED_BOOKS = 100;
-/** After the log consumer wrote deliveries, how long before looking (its transaction commits meanwhile). */
+/** After the log consumer wrote deliveries, how long before looking (its statement commits meanwhile). */
 const AFTER_RECORDED_MS = 30;
+/**
+ * How long the outbox lags the log at most for the sake of batching: a turn's appends come
+ * milliseconds apart, and one statement a batch serves them all (a delivery is not that urgent).
+ */
+const OUTBOX_COALESCE_MS = 25;
 
 /**
  * Webhooks in the worker (docs/webhooks.md): a checkpointed consumer of the log writes each
@@ -46,6 +51,7 @@ export class WebhookDeliveries implements OnApplicationBootstrap, OnApplicationS
     const consumer = new WebhookDeliveriesConsumer(() => setTimeout(this.wakeup.poke, AFTER_RECORDED_MS));
     this.runner = new CheckpointedConsumerRunner(store, consumer, notifier, {
       pollMs: config.eventPollMs,
+      coalesceMs: OUTBOX_COALESCE_MS,
       exclusive: true,
       onError: (e, event) =>
         this.logger.error(
