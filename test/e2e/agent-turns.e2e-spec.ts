@@ -8,7 +8,8 @@ import { useReaderStack } from '../support/use-stack';
 import { waitFor } from '../support/wait-for';
 import { redisUrl } from '../support/test-database';
 import Redis from 'ioredis';
-import { QUEUED_TURN_RECHECK_MS } from '../../apps/worker/src/turns/agent-turns.processor';
+import { Queue } from 'bullmq';
+import { AGENT_TURNS_QUEUE, QUEUED_TURN_RECHECK_MS, runTurnJobId } from '@parley/agent';
 
 /** The fake model: searches the book once, then answers citing [1]; directives in the question vary it. */
 function model(req: RecordedRequest): FakeReply {
@@ -351,6 +352,15 @@ describe('agent turns (e2e, real SDK against the fake Anthropic API)', () => {
       const endOfPrevious = at(evs.find(ended(turns[k - 1]))!);
       const firstStep = at(evs.find((e) => turnOf(e) === turns[k] && e.type !== 'UserMessagePosted')!);
       expect(firstStep - endOfPrevious).toBeLessThan(QUEUED_TURN_RECHECK_MS / 2);
+    }
+    // each job was taken once: a turn posted behind another is queued delayed by the API, not
+    // taken by a worker only to be put back
+    const queue = new Queue(AGENT_TURNS_QUEUE, { connection: { url: redisUrl() }, prefix: s.stack.env.QUEUE_PREFIX });
+    try {
+      const jobs = await Promise.all(turns.map((t) => queue.getJob(runTurnJobId(id, t))));
+      expect(jobs.map((j) => j?.attemptsStarted)).toEqual(turns.map(() => 1));
+    } finally {
+      await queue.close();
     }
   }, 60_000);
 

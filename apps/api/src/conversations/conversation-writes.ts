@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { CommandOptions, ConversationEvent, handleCommand, ReaderCommand } from '@parley/conversation';
+import { CommandOptions, ConversationEvent, handleCommand, pendingTurns, ReaderCommand } from '@parley/conversation';
 import { EventStore, StoredEvent } from '@parley/event-store';
 import { ApiConversationFolds, FoldedConversation } from './api-conversation-folds';
 
@@ -23,5 +23,18 @@ export class ConversationWrites {
     const all = Array.isArray(commands) ? commands : [commands];
     const { events } = await handleCommand(this.store, this.folds, conversationId, all, opts);
     return events;
+  }
+
+  /**
+   * How many of the conversation's open turns come before this one, as this process last folded
+   * it (its own append included); 0 when it does not keep the conversation or the turn is not open.
+   */
+  turnsAhead(conversationId: string, turnId: string): number {
+    const kept = this.folds.kept(conversationId);
+    if (!kept) return 0;
+    return Math.max(
+      0,
+      pendingTurns(kept.state).findIndex((t) => t.turnId === turnId),
+    );
   }
 }

@@ -68,7 +68,11 @@ export class MessagePosting {
       ));
     const { interrupted = [], ...answer } = result;
     for (const turnId of interrupted) await this.enqueuer.turnCancelled(conversationId, turnId);
-    await this.enqueuer.turnPosted(conversationId, result.turnId);
+    await this.enqueuer.turnPosted(
+      conversationId,
+      result.turnId,
+      this.writes.turnsAhead(conversationId, result.turnId),
+    );
     return answer;
   }
 

@@ -21,8 +21,9 @@ export class TurnEnqueuer {
     @Inject(CONFIG) private readonly config: AppConfig,
   ) {}
 
-  async turnPosted(conversationId: string, turnId: string): Promise<void> {
-    await this.bestEffort('enqueue', () => enqueueTurn(this.queue, conversationId, turnId));
+  /** `turnsAhead`: the conversation's turns still open before this one (its job then starts delayed). */
+  async turnPosted(conversationId: string, turnId: string, turnsAhead = 0): Promise<void> {
+    await this.bestEffort('enqueue', () => enqueueTurn(this.queue, conversationId, turnId, undefined, { turnsAhead }));
   }
 
   /**

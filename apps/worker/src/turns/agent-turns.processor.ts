@@ -2,7 +2,7 @@ import { BeforeApplicationShutdown, Inject, Logger, OnApplicationBootstrap } fro
 import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { DelayedError, Job, WaitingError } from 'bullmq';
 import { Context, Link, SpanKind } from '@opentelemetry/api';
-import { AGENT_TURNS_QUEUE, JobName, JobPayloads } from '@parley/agent';
+import { AGENT_TURNS_QUEUE, JobName, JobPayloads, queuedTurnRecheckMs } from '@parley/agent';
 import { AppConfig, CONFIG } from '@parley/config';
 import { contextOf, recordError, spanContextOf, tracer } from '@parley/event-store';
 import { AgentTurnRunner } from './agent-turn.runner';
@@ -31,18 +31,6 @@ export const STALLED_INTERVAL_MS = 500;
 export const LOCK_MARGIN_MS = LOCK_MS - LOCK_RENEW_MS;
 export const EVENT_LOOP_WARN_MS = 1_000;
 
-/**
- * How long a queued turn (an earlier turn of its conversation is open) stays delayed before it
- * looks again: the sequencer promotes it when the turn before it ends, so this is only the net
- * for a promotion that never came (Redis away at that moment). The further back in the queue,
- * the longer: with a fixed 1 s poll every queued turn cost a job move and a fold a second, so a
- * service behind on its turns spent more on polling the further behind it fell.
- */
-export function queuedTurnRecheckMs(behind: number): number {
-  return Math.min(QUEUED_TURN_RECHECK_MAX_MS, QUEUED_TURN_RECHECK_MS * 2 ** Math.max(0, behind - 1));
-}
-export const QUEUED_TURN_RECHECK_MS = 2_000;
-export const QUEUED_TURN_RECHECK_MAX_MS = 30_000;
 /** What a reader is told of a turn that failed on the server: the cause is in the log, not in the event. */
 const INTERNAL_FAILURE_MESSAGE = 'The turn failed on the server; the operator can find why in its log. Try again.';
 

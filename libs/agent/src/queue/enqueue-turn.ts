@@ -1,7 +1,14 @@
 import { context, Context, Span, SpanKind, trace } from '@opentelemetry/api';
 import type { Queue } from 'bullmq';
 import { contextOf, inSpan, recordError, tracer, traceMetadata } from '@parley/event-store';
-import { AGENT_TURNS_QUEUE, JobName, legacyRunTurnJobId, RUN_TURN_JOB_OPTIONS, runTurnJobId } from './turn-jobs';
+import {
+  AGENT_TURNS_QUEUE,
+  JobName,
+  legacyRunTurnJobId,
+  queuedTurnRecheckMs,
+  RUN_TURN_JOB_OPTIONS,
+  runTurnJobId,
+} from './turn-jobs';
 
 /**
  * A turn to queue. `traceparent`: the turn's trace when the caller is outside it (the dispatcher,
@@ -42,14 +49,22 @@ function turnJobOf({ conversationId, turnId }: TurnToEnqueue) {
 /**
  * Queues a turn's job (idempotently, by its id) in a `send agent-turns` producer span. The job
  * carries that span's traceparent, so the worker's run joins the turn's trace. `traceparent`: as
- * in TurnToEnqueue.
+ * in TurnToEnqueue. `turnsAhead`: the conversation's turns still open before this one, as its
+ * poster decided it: the job starts delayed, as a worker would have put it (the turn before
+ * promotes it when it ends), instead of being taken only to be put back.
  */
-export function enqueueTurn(queue: Queue, conversationId: string, turnId: string, traceparent?: string): Promise<void> {
+export function enqueueTurn(
+  queue: Queue,
+  conversationId: string,
+  turnId: string,
+  traceparent?: string,
+  { turnsAhead = 0 }: { turnsAhead?: number } = {},
+): Promise<void> {
   const turn = { conversationId, turnId, traceparent };
   const { options, parent } = sendSpanOf(turn, context.active());
   return inSpan(SEND_SPAN, { ...options, parent }, async () => {
     const { name, data, opts } = turnJobOf(turn);
-    await queue.add(name, data, opts);
+    await queue.add(name, data, turnsAhead > 0 ? { ...opts, delay: queuedTurnRecheckMs(turnsAhead) } : opts);
   });
 }
 

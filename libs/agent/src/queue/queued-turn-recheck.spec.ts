@@ -1,4 +1,4 @@
-import { QUEUED_TURN_RECHECK_MAX_MS, QUEUED_TURN_RECHECK_MS, queuedTurnRecheckMs } from './agent-turns.processor';
+import { QUEUED_TURN_RECHECK_MAX_MS, QUEUED_TURN_RECHECK_MS, queuedTurnRecheckMs } from './turn-jobs';
 
 describe('queuedTurnRecheckMs', () => {
   it('doubles with each open turn ahead, from the base for the next in line, up to the cap', () => {
