@@ -9,7 +9,9 @@
  *  8. worker scaling: a model answering after 500 ms, 1, 2 and 4 workers of 16 slots, 1 and 8 of 4;
  *  9. crash recovery: kill -9 of the worker with 12 turns in flight, a second one idle, 3 s model calls.
  */
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import { AGENT_TURNS_QUEUE } from '@parley/agent';
 import { Client as PgClient } from 'pg';
 import { FakeAnthropic, type FakeReply } from '../test/support/fake-anthropic/fake-anthropic.server';
 import { fakeAnthropicEnv, type Client, type Stack } from '../test/support/stack';
@@ -162,13 +164,36 @@ export async function scriptedTurnsBench(): Promise<void> {
     // 6b. POST accepted/s with the worker answering every post (scripted model)
     const ids = await Promise.all(Array.from({ length: 128 }, () => newConversation(alice)));
     const P = secs(10, 3);
+    await untilTurnsAnswered(stack);
     const posts = await postsAccepted(alice, ids, P, stack.apis[0].child.pid!);
     addPostsRow(`POST accepted/s, one API, worker on, 16 in flight over 128 conversations, ${P} s`, posts, 0.05);
     // each client posting to a conversation of its own: every post queues a turn behind the one before
     const own = await Promise.all(Array.from({ length: 16 }, () => newConversation(alice)));
+    await untilTurnsAnswered(stack); // the row before left thousands of turns to answer: not this row's load
     const queued = await postsAccepted(alice, own, P, stack.apis[0].child.pid!);
     addPostsRow(`POST accepted/s, one API, worker on, 16 in flight over 16 conversations, ${P} s`, queued, 0.05);
   });
+}
+
+/** Waits until the stack's worker has no turn left to run: each posts row starts on an idle stack. */
+async function untilTurnsAnswered(stack: Stack): Promise<void> {
+  const queue = new Queue(AGENT_TURNS_QUEUE, {
+    connection: { url: redisUrl(), maxRetriesPerRequest: null },
+    prefix: stack.env.QUEUE_PREFIX,
+  });
+  try {
+    await waitFor(
+      'every turn queued so far answered',
+      async () => {
+        const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
+        return Object.values(counts).every((n) => n === 0);
+      },
+      600_000,
+      250,
+    );
+  } finally {
+    await queue.close();
+  }
 }
 
 /**

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { AppendBatches, EventStore } from '@parley/event-store';
+import { Pool } from 'pg';
+import { AppendBatches, EventStore, WrongExpectedVersionError } from '@parley/event-store';
 import { newEvent } from '../support/factories/new-event';
 import { recordedSpans } from '../support/recorded-spans';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
+import { waitFor } from '../support/wait-for';
 
 /** What an operator sees of group commit: how many appends shared each append's statement. */
 describe(AppendBatches.name, () => {
@@ -29,5 +31,33 @@ describe(AppendBatches.name, () => {
       .filter((s) => s.name === 'append grouped')
       .map((s) => s.attributes['parley.append.statement_appends']);
     expect(shared.sort()).toEqual([1, 1, 4, 4, 4, 4]);
+  });
+
+  it('keeps its connection when a race fails its statement (pg-pool would close it, and Postgres make a new one)', async () => {
+    const pool = new Pool({ connectionString: db.url, max: 1 });
+    try {
+      const store = new EventStore(pool);
+      const stream = `raced-${randomUUID()}`;
+      const backend = async () => (await pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+      const before = await backend();
+      // another process's append of the same version, not committed yet
+      const rival = await db.pool.connect();
+      await rival.query('BEGIN');
+      await new EventStore(db.pool).appendIn(rival, stream, [newEvent('Rival')], 'no_stream');
+      const appending = store.append(stream, [newEvent('A')], { expectedVersion: 'no_stream' }).catch((e) => e);
+      await waitFor("the append to wait on the rival's row", async () => {
+        const { rows } = await db.pool.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%WITH current AS%'`,
+        );
+        return rows[0].n === 1;
+      });
+      await rival.query('COMMIT');
+      rival.release();
+      expect(await appending).toBeInstanceOf(WrongExpectedVersionError);
+      expect(await backend()).toBe(before);
+    } finally {
+      await pool.end();
+    }
   });
 });

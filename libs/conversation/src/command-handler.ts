@@ -87,8 +87,9 @@ export interface CommandOptions<F = FoldedForCommands, C extends Command = Conve
   /** the events' metadata (default: commandMetadata) */
   metadata?: MetadataPolicy;
   /**
-   * The fold to decide on first, in place of the source's kept one: the one the caller planned
-   * its work on. Like a kept fold it may be behind the log, and is treated the same way.
+   * The fold to decide on first, in place of the source's kept one unless that one is further
+   * along: the one the caller planned its work on. Like a kept fold it may be behind the log, and
+   * is treated the same way.
    */
   decideFirstOn?: F;
   /** Told of the events about to be appended, as stamped, on each try (before the append goes out). */
@@ -128,7 +129,7 @@ export async function handleCommand<
   const metadataOf = opts.metadata ?? commandMetadata;
   const decideOn: Decider<C, F> = opts.decide ?? decideConversationCommands;
   for (let attempt = 0; ; attempt++) {
-    const unread = attempt === 0 ? (opts.decideFirstOn ?? folds.kept?.(conversationId)) : undefined;
+    const unread = attempt === 0 ? furthest(opts.decideFirstOn, folds.kept?.(conversationId)) : undefined;
     const folded = unread ?? (await folds.load(conversationId));
     const { state } = folded;
     let decided: DecidedEvent[];
@@ -161,6 +162,16 @@ export async function handleCommand<
       if (!retry) throw e;
     }
   }
+}
+
+/**
+ * Of the fold a caller planned on and the one its source keeps (which may have heard of later
+ * appends), the one further along: deciding on it is what a lost race's retry would do, without
+ * losing the race first.
+ */
+function furthest<F extends FoldedForCommands>(planned: F | undefined, kept: F | undefined): F | undefined {
+  if (!planned || !kept) return planned ?? kept;
+  return kept.version > planned.version ? kept : planned;
 }
 
 /** Decided events as they are appended: each with its id and the metadata of the decision. */

@@ -9,6 +9,7 @@ import {
   oneStreamOutcome,
 } from './append-statements';
 import { EventRow } from './event-rows';
+import { queryKeepingConnection } from './transaction';
 
 /** Statements of appends in flight at once, per process: what waits meanwhile goes in the next. */
 export const APPEND_LANES = 2;
@@ -114,7 +115,8 @@ export class AppendBatches {
 
   /** One append, in the statement made for one stream (a little cheaper to run than the other). */
   private async alone({ streamId, expectedVersion, events }: AppendRequest): Promise<AppendOutcome> {
-    const { rows } = await this.pool.query<AppendRow>({
+    // a lost race is this statement's unique violation: the connection stays in the pool
+    const { rows } = await queryKeepingConnection<AppendRow>(this.pool, {
       name: 'parley_append_announced',
       text: APPEND_ANNOUNCED_SQL,
       values: [streamId, expectedVersion, JSON.stringify(events)],
@@ -124,7 +126,7 @@ export class AppendBatches {
 
   private async together(batch: AppendRequest[]): Promise<AppendOutcome[]> {
     const appends = batch.map(({ streamId, expectedVersion, events }) => ({ streamId, expectedVersion, events }));
-    const { rows } = await this.pool.query<AppendManyRow>({
+    const { rows } = await queryKeepingConnection<AppendManyRow>(this.pool, {
       name: 'parley_append_many',
       text: APPEND_MANY_SQL,
       values: [JSON.stringify(appends)],

@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy, Optional } from '@nestjs/common';
 import {
   evolveTurns,
   LLM_CLIENT,
@@ -16,6 +16,7 @@ import { AppConfig, CONFIG } from '@parley/config';
 import {
   ConversationEvent,
   ConversationFoldSource,
+  conversationIdOf,
   ConversationState,
   conversationStreamId,
   evolve,
@@ -23,6 +24,8 @@ import {
   startedBookIds,
 } from '@parley/conversation';
 import {
+  Announcement,
+  AppendNotifier,
   EventStore,
   FoldedStream,
   FoldSnapshots,
@@ -109,16 +112,19 @@ const erasedFold = (f: Kept, e: StoredEvent<ConversationEvent>): Kept => ({
 /**
  * The worker's one fold of each conversation (a StreamFoldCache): every load, read ahead and own
  * append goes through it, for the turns' processor and runner and for the commands they hand to
- * handleCommand (its fold source).
+ * handleCommand (its fold source). What the announcements of other processes' appends bring is
+ * folded into the conversations kept, so a turn's next event is decided on the question posted
+ * meanwhile instead of losing the race to it and reading it back.
  */
 @Injectable()
-export class ConversationFolds implements ConversationFoldSource<FoldedConversation> {
+export class ConversationFolds implements ConversationFoldSource<FoldedConversation>, OnModuleDestroy {
   private readonly cache: StreamFoldCache<ConversationEvent, Kept>;
 
   constructor(
     store: EventStore,
     @Inject(CONFIG) config: Pick<AppConfig, 'agent' | 'llm'>,
     @Inject(LLM_CLIENT) llm: Pick<LlmClient, 'everyModelTakesTools'>,
+    @Optional() private readonly notifier?: AppendNotifier,
   ) {
     const historiesWithoutTools = usesAlwaysRetrieve(config.llm.retrievalMode, llm.everyModelTakesTools);
     this.cache = new StreamFoldCache(
@@ -127,7 +133,23 @@ export class ConversationFolds implements ConversationFoldSource<FoldedConversat
       undefined,
       new FoldSnapshots(store.pool),
     );
+    notifier?.on('append', this.heard);
   }
+
+  onModuleDestroy(): void {
+    this.notifier?.off('append', this.heard);
+  }
+
+  /** An append announced with its events: folded into the conversation if kept and they follow it. */
+  private readonly heard = (announced: Announcement): void => {
+    const { streamId, version } = announced;
+    if (!conversationIdOf(streamId)) return;
+    const kept = this.cache.kept(streamId);
+    if (!kept || (version !== undefined && version <= kept.version)) return; // not kept, or had it (its own append)
+    const fresh = announced.events?.filter((e) => e.version > kept.version) as
+      StoredEvent<ConversationEvent>[] | undefined;
+    if (fresh && fresh.length > 0) this.cache.appended(streamId, fresh);
+  };
 
   /** The conversation as the log has it now (the events since the fold kept are read). */
   async load(conversationId: string): Promise<FoldedConversation> {
