@@ -141,7 +141,8 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
 
   private readAhead(job: Job): void {
     if (job.name !== JobName.RunTurn) return;
-    this.folds.readAhead((job.data as JobPayloads[typeof JobName.RunTurn]).conversationId);
+    const { conversationId, turnId } = job.data as JobPayloads[typeof JobName.RunTurn];
+    this.folds.readAhead(conversationId, turnId);
   }
 
   async process(job: Job, token?: string): Promise<void> {
