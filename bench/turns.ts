@@ -205,10 +205,11 @@ async function postsAccepted(
   ids: string[],
   seconds: number,
   apiPid: number,
-): Promise<{ perSec: number; p50: number; other: number; cpuMsPerPost: number }> {
+): Promise<{ perSec: number; p50: number; other: number; statuses: string; cpuMsPerPost: number }> {
   const cpu0 = cpuMs(apiPid);
   let accepted = 0;
   let other = 0;
+  const refused = new Map<string, number>();
   const lat: number[] = [];
   const t0 = performance.now();
   const until = t0 + seconds * 1000;
@@ -221,12 +222,17 @@ async function postsAccepted(
         });
         lat.push(performance.now() - s);
         if (r.status === 202) accepted++;
-        else other++;
+        else {
+          other++;
+          const what = `${r.status} ${r.body?.code ?? ''}`.trim();
+          refused.set(what, (refused.get(what) ?? 0) + 1);
+        }
       }
     }),
   );
   const cpuMsPerPost = (cpuMs(apiPid) - cpu0) / Math.max(1, accepted);
-  return { perSec: accepted / ((performance.now() - t0) / 1000), p50: pct(lat, 0.5), other, cpuMsPerPost };
+  const statuses = [...refused].map(([what, n]) => `${what} ×${n}`).join(', ');
+  return { perSec: accepted / ((performance.now() - t0) / 1000), p50: pct(lat, 0.5), other, statuses, cpuMsPerPost };
 }
 
 /** The POST figure's row, against pgbench INSERT -c 16 when the anchors ran. */
@@ -235,7 +241,7 @@ function addPostsRow(figure: string, r: Awaited<ReturnType<typeof postsAccepted>
   add({
     section: 'turns',
     figure,
-    value: `${fmt(r.perSec, 0)} /s (p50 ${fmt(r.p50, 1)} ms, API CPU ${fmt(r.cpuMsPerPost, 2)} ms a POST${r.other ? `, ${r.other} not 202` : ''})`,
+    value: `${fmt(r.perSec, 0)} /s (p50 ${fmt(r.p50, 1)} ms, API CPU ${fmt(r.cpuMsPerPost, 2)} ms a POST${r.other ? `, ${r.other} not 202: ${r.statuses}` : ''})`,
     n: r.perSec,
     anchor: raw ? `${fmt(raw, 0)} tps pgbench INSERT -c 16` : undefined,
     ratio: raw ? r.perSec / raw : undefined,

@@ -1,5 +1,12 @@
 import { NewEvent, StoredEvent, WrongExpectedVersionError } from '@parley/event-store';
-import { Appended, CommandStore, ConversationFoldSource, FoldedForCommands, handleCommand } from './command-handler';
+import {
+  Appended,
+  CommandStore,
+  ConversationFoldSource,
+  FoldedForCommands,
+  handleCommand,
+  retryPauseMs,
+} from './command-handler';
 import { ConversationCommand, DomainError } from './decide';
 import { ConversationEvent } from './events';
 import { evolve, initialState } from './state';
@@ -177,6 +184,21 @@ describe(handleCommand.name, () => {
       name: 'WrongExpectedVersionError',
     });
     expect(stream.store.appends).toBe(3);
+  });
+
+  it('pauses before a third try, jittered, longer with each lost race up to 32 ms', () => {
+    const pauses = (attempt: number) => Array.from({ length: 200 }, () => retryPauseMs(attempt));
+    for (const [attempt, most] of [
+      [1, 2],
+      [3, 8],
+      [5, 32],
+      [7, 32],
+    ]) {
+      const seen = pauses(attempt);
+      expect(Math.max(...seen)).toBeLessThan(most);
+      expect(Math.max(...seen)).toBeGreaterThan(most / 2); // jittered over the whole range
+      expect(Math.min(...seen)).toBeGreaterThanOrEqual(0);
+    }
   });
 
   it('with If-Match, answers another version as a conflict, never retried', async () => {

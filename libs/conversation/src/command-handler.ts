@@ -82,7 +82,7 @@ export interface CommandOptions<F = FoldedForCommands, C extends Command = Conve
   eventId?: (event: ConversationEvent) => string;
   /** the turn or batch the events belong to */
   correlationId?: string;
-  /** how often a lost race is decided again on the new state (default 5) */
+  /** how often a lost race is decided again on the new state (default 8; from the second, after a pause) */
   retries?: number;
   /** the events' metadata (default: commandMetadata) */
   metadata?: MetadataPolicy;
@@ -105,7 +105,10 @@ export interface CommandResult<F, A extends Appended = Appended> {
   appended?: A;
 }
 
-const DEFAULT_RETRIES = 5;
+const DEFAULT_RETRIES = 8;
+
+/** A pause before the next try after `attempt` + 1 lost races: jittered, 1, 2, 4 … up to 32 ms at most. */
+export const retryPauseMs = (attempt: number): number => Math.random() * Math.min(32, 2 ** attempt);
 
 /**
  * The one command path (Emmett's CommandHandler): load the conversation's fold, decide every
@@ -160,6 +163,8 @@ export async function handleCommand<
     } catch (e) {
       const retry = e instanceof WrongExpectedVersionError && opts.ifMatch === undefined && attempt < retries;
       if (!retry) throw e;
+      // lost twice: another writer is appending fast (a worker through a queue of turns); step aside
+      if (attempt > 0) await new Promise((r) => setTimeout(r, retryPauseMs(attempt)));
     }
   }
 }
