@@ -167,6 +167,49 @@ describe(WebhookOutbox.name, () => {
     expect(listed.pendingDeliveries).toBe(2);
   });
 
+  it('says whether a look could find anything: a delivery due, or a book made ready to tell', async () => {
+    const own = await createTestDatabase(); // nothing of the other tests' deliveries
+    try {
+      const outbox = new WebhookOutbox(own.pool);
+      expect(await outbox.anythingDue()).toBe(false);
+      const owner = `reader-${randomUUID()}`;
+      await new WebhookEndpoints(own.pool).create(
+        owner,
+        { url: 'https://hooks.example.com/', events: ['turn.ended'], secret: 'whsec_x' },
+        20,
+      );
+      const ownStore = new EventStore(own.pool);
+      const turnId = randomUUID();
+      await givenConversation(ownStore, randomUUID(), [
+        conversationStarted({ ownerId: owner }),
+        userMessagePosted({ content: 'one', turnId }),
+        assistantReplied({ turnId, content: 'answer' }),
+      ]);
+      await new CheckpointedConsumerRunner(ownStore, new WebhookDeliveriesConsumer()).drain();
+      expect(await outbox.anythingDue()).toBe(true);
+      const taken = await inTransaction(own.pool, (tx) =>
+        new WebhookOutbox(tx).takeDue(10, 60_000, { perEndpoint: 10, perReader: 10 }),
+      );
+      expect(taken).toHaveLength(1);
+      expect(await outbox.anythingDue()).toBe(false); // leased: not due until its lease ends
+      await outbox.retryLater(taken[0].id, 'HTTP 500', 0);
+      expect(await outbox.anythingDue()).toBe(true);
+      await outbox.giveUp({ ...taken[0], attempt: 2 }, 'HTTP 500'); // its endpoint disabled: nothing to send
+      expect(await outbox.anythingDue()).toBe(false);
+      const [{ id: bookId }] = (
+        await own.pool.query<{ id: string }>(
+          `INSERT INTO books (owner_id, title, format, chapters, chunk_count, avg_chunk_bytes, size_bytes, status)
+           VALUES ($1, 'A book', 'text', '[]', 0, 0, 10, 'ingesting') RETURNING id`,
+          [owner],
+        )
+      ).rows;
+      await own.pool.query('INSERT INTO webhook_books_ready (book_id, ready_at) VALUES ($1, now())', [bookId]);
+      expect(await outbox.anythingDue()).toBe(true);
+    } finally {
+      await own.drop();
+    }
+  });
+
   it("takes no more than an endpoint's and a reader's share in flight, skipping them for other readers' deliveries", async () => {
     const caps = { perEndpoint: 2, perReader: 3 };
     const slow = `reader-${randomUUID()}`;

@@ -123,6 +123,19 @@ export class WebhookOutbox {
   }
 
   /**
+   * Whether a look for due deliveries could find any: a delivery due to an enabled endpoint (the
+   * caps aside), or a book made ready to tell. One statement, where a look is a transaction of four.
+   */
+  async anythingDue(): Promise<boolean> {
+    const { rows } = await this.db.query<{ due: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+                       WHERE d.next_attempt_at <= now() AND e.disabled_at IS NULL)
+           OR EXISTS (SELECT 1 FROM webhook_books_ready) AS due`,
+    );
+    return rows[0].due;
+  }
+
+  /**
    * Takes up to `limit` due deliveries of enabled endpoints, each for `leaseMs`: a sender that
    * dies holding one lets another take it once the lease runs out. Each take counts a try.
    *

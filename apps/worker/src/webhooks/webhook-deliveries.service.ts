@@ -104,8 +104,10 @@ export class WebhookDeliveries implements OnApplicationBootstrap, OnApplicationS
     await Promise.all(inFlight); // a delivery cut off here is taken again once its lease ends
   }
 
-  private takeDue(limit: number): Promise<DueDelivery[]> {
+  private async takeDue(limit: number): Promise<DueDelivery[]> {
     const { timeoutMs, inFlightPerEndpoint, inFlightPerReader } = this.config.webhooks;
+    // most looks find nothing: an idle worker makes one cheap statement a poll, not a transaction
+    if (!(await this.outbox.anythingDue())) return [];
     return inTransaction(this.pool, async (tx) => {
       const outbox = new WebhookOutbox(tx);
       // books made ready since the last look become deliveries first, taken in this same pass
