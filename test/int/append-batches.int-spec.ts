@@ -3,8 +3,8 @@ import { Pool } from 'pg';
 import { AppendBatches, EventStore, WrongExpectedVersionError } from '@parley/event-store';
 import { newEvent } from '../support/factories/new-event';
 import { recordedSpans } from '../support/recorded-spans';
+import { untilWaitingOnLock } from '../support/lock-waits';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
-import { waitFor } from '../support/wait-for';
 
 /** What an operator sees of group commit: how many appends shared each append's statement. */
 describe(AppendBatches.name, () => {
@@ -45,13 +45,7 @@ describe(AppendBatches.name, () => {
       await rival.query('BEGIN');
       await new EventStore(db.pool).appendIn(rival, stream, [newEvent('Rival')], 'no_stream');
       const appending = store.append(stream, [newEvent('A')], { expectedVersion: 'no_stream' }).catch((e) => e);
-      await waitFor("the append to wait on the rival's row", async () => {
-        const { rows } = await db.pool.query<{ n: number }>(
-          `SELECT count(*)::int AS n FROM pg_stat_activity
-            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%WITH current AS%'`,
-        );
-        return rows[0].n === 1;
-      });
+      await untilWaitingOnLock(db.pool, 'WITH current AS', "the append to wait on the rival's row");
       await rival.query('COMMIT');
       rival.release();
       expect(await appending).toBeInstanceOf(WrongExpectedVersionError);

@@ -11,6 +11,7 @@ import {
 } from '@parley/event-store';
 import { countingPool } from '../support/counting-pool';
 import { newEvent } from '../support/factories/new-event';
+import { untilWaitingOnLock } from '../support/lock-waits';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 import { waitFor } from '../support/wait-for';
 
@@ -134,13 +135,7 @@ describe(EventStore.name, () => {
       () => 'erased',
       (e: unknown) => e,
     );
-    await waitFor("the erasure's append to wait on the rival's row", async () => {
-      const { rows } = await db.pool.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM pg_stat_activity
-          WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%WITH current AS%'`,
-      );
-      return rows[0].n === 1;
-    });
+    await untilWaitingOnLock(db.pool, 'WITH current AS', "the erasure's append to wait on the rival's row");
     await rival.query('COMMIT');
     rival.release();
     const outcome = await erasing;
@@ -164,13 +159,7 @@ describe(EventStore.name, () => {
         store.append(s, [newEvent('A'), newEvent('B')], { expectedVersion: 'no_stream' }),
       ),
     );
-    await waitFor("that statement to wait on the rival's row", async () => {
-      const { rows } = await db.pool.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM pg_stat_activity
-          WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%WITH appends AS%'`,
-      );
-      return rows[0].n === 1;
-    });
+    await untilWaitingOnLock(db.pool, 'WITH appends AS', "that statement to wait on the rival's row");
     await rival.query('COMMIT');
     rival.release();
     const results = await settled;
