@@ -141,8 +141,7 @@ export class AgentTurnsProcessor extends WorkerHost implements OnApplicationBoot
 
   private readAhead(job: Job): void {
     if (job.name !== JobName.RunTurn) return;
-    const { conversationId, turnId } = job.data as JobPayloads[typeof JobName.RunTurn];
-    this.folds.readAhead(conversationId, turnId);
+    this.folds.readAhead((job.data as JobPayloads[typeof JobName.RunTurn]).conversationId);
   }
 
   async process(job: Job, token?: string): Promise<void> {

@@ -21,7 +21,6 @@ import {
   conversationStreamId,
   evolve,
   initialState,
-  pendingTurns,
   startedBookIds,
 } from '@parley/conversation';
 import {
@@ -120,8 +119,6 @@ const erasedFold = (f: Kept, e: StoredEvent<ConversationEvent>): Kept => ({
 @Injectable()
 export class ConversationFolds implements ConversationFoldSource<FoldedConversation>, OnModuleDestroy {
   private readonly cache: StreamFoldCache<ConversationEvent, Kept>;
-  /** Conversations whose every append since their last load was announced with its events and folded in. */
-  private readonly heardAll = new Set<string>();
 
   constructor(
     store: EventStore,
@@ -137,12 +134,10 @@ export class ConversationFolds implements ConversationFoldSource<FoldedConversat
       new FoldSnapshots(store.pool),
     );
     notifier?.on('append', this.heard);
-    notifier?.on('reconnected', this.reconnected);
   }
 
   onModuleDestroy(): void {
     this.notifier?.off('append', this.heard);
-    this.notifier?.off('reconnected', this.reconnected);
   }
 
   /** An append announced with its events: folded into the conversation if kept and they follow it. */
@@ -153,31 +148,16 @@ export class ConversationFolds implements ConversationFoldSource<FoldedConversat
     if (!kept || (version !== undefined && version <= kept.version)) return; // not kept, or had it (its own append)
     const fresh = announced.events?.filter((e) => e.version > kept.version) as
       StoredEvent<ConversationEvent>[] | undefined;
-    const folded = fresh && fresh.length > 0 && this.cache.appended(streamId, fresh);
-    if (!folded) this.heardAll.delete(streamId); // announced without its events, or after a gap
+    if (fresh && fresh.length > 0) this.cache.appended(streamId, fresh);
   };
-
-  /** Announcements may have been missed while the listening connection was away. */
-  private readonly reconnected = (): void => this.heardAll.clear();
 
   /** The conversation as the log has it now (the events since the fold kept are read). */
   async load(conversationId: string): Promise<FoldedConversation> {
-    const streamId = conversationStreamId(conversationId);
-    this.heardAll.add(streamId); // an announcement missed during the read takes it out again
-    return withVersion(await this.cache.load(streamId));
+    return withVersion(await this.cache.load(conversationStreamId(conversationId)));
   }
 
-  /**
-   * Begins a load now, for `latest` to answer from: a job of the conversation was just taken.
-   * Not when the fold kept already has the turn as the next to run and has heard every append
-   * since its last load: the announcement of the question came before its job, so a read would
-   * bring nothing the fold lacks (any later append is as likely to land after the read).
-   */
-  readAhead(conversationId: string, turnId?: string): void {
-    const streamId = conversationStreamId(conversationId);
-    const kept = this.cache.kept(streamId);
-    const next = kept && pendingTurns(kept.state.state)[0];
-    if (turnId && next?.turnId === turnId && this.heardAll.has(streamId)) return;
+  /** Begins a load now, for `latest` to answer from: a job of the conversation was just taken. */
+  readAhead(conversationId: string): void {
     this.load(conversationId).catch(() => undefined); // `latest` reads again after a read that failed
   }
 

@@ -1,5 +1,5 @@
 import { context, Context, Span, SpanKind, trace } from '@opentelemetry/api';
-import type { Queue } from 'bullmq';
+import type { Job, Queue } from 'bullmq';
 import { contextOf, inSpan, recordError, tracer, traceMetadata } from '@parley/event-store';
 import {
   AGENT_TURNS_QUEUE,
@@ -107,6 +107,14 @@ export async function findTurnJob(queue: Queue, conversationId: string, turnId: 
  */
 export async function wakeTurn(queue: Queue, conversationId: string, turnId: string, traceparent?: string) {
   const job = await findTurnJob(queue, conversationId, turnId);
-  if (!job) return enqueueTurn(queue, conversationId, turnId, traceparent);
+  if (job) return promoteIfDelayed(job);
+  await enqueueTurn(queue, conversationId, turnId, traceparent);
+  // the API may have queued it delayed (a turn was ahead) between the look and this add, which
+  // its id then made a no-op: promote what is there
+  const added = await queue.getJob(runTurnJobId(conversationId, turnId));
+  if (added) await promoteIfDelayed(added);
+}
+
+async function promoteIfDelayed(job: Job): Promise<void> {
   if (await job.isDelayed()) await job.promote().catch(() => undefined);
 }
