@@ -52,9 +52,9 @@ describe(WebhookOutbox.name, () => {
    * while another database's transaction on this cluster is still open (the consumer waits for
    * older transactions, so it never skips one), as happens beside the other suites.
    */
-  const drain = async () => {
-    const runner = new CheckpointedConsumerRunner(store, new WebhookDeliveriesConsumer());
-    const head = await store.head();
+  const drain = async (of: EventStore = store) => {
+    const runner = new CheckpointedConsumerRunner(of, new WebhookDeliveriesConsumer());
+    const head = await of.head();
     await waitFor('the webhooks consumer to reach the log head', async () => {
       await runner.drain();
       return reached(await runner.checkpoint(), head);
@@ -185,7 +185,7 @@ describe(WebhookOutbox.name, () => {
         userMessagePosted({ content: 'one', turnId }),
         assistantReplied({ turnId, content: 'answer' }),
       ]);
-      await new CheckpointedConsumerRunner(ownStore, new WebhookDeliveriesConsumer()).drain();
+      await drain(ownStore);
       expect(await outbox.anythingDue()).toBe(true);
       const taken = await inTransaction(own.pool, (tx) =>
         new WebhookOutbox(tx).takeDue(10, 60_000, { perEndpoint: 10, perReader: 10 }),
