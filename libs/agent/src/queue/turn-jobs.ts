@@ -51,9 +51,9 @@ export const RUN_TURN_JOB_OPTIONS = {
  * How long a queued turn (an earlier turn of its conversation is open) stays delayed before it
  * looks again: the sequencer promotes it when the turn before it ends, so this is only the net
  * for a promotion that never came (Redis away at that moment). The API queues a post's turn
- * delayed so from the start when turns are ahead of it (enqueueTurn's `turnsAhead`). The further back in the queue,
- * the longer: with a fixed 1 s poll every queued turn cost a job move and a fold a second, so a
- * service behind on its turns spent more on polling the further behind it fell.
+ * delayed so from the start when turns are ahead of it (enqueueTurn's `turnsAhead`). The further
+ * back in the queue, the longer: with a fixed 1 s poll every queued turn cost a job move and a
+ * fold a second, so a service behind on its turns spent more on polling the further behind it fell.
  */
 export function queuedTurnRecheckMs(behind: number): number {
   return Math.min(QUEUED_TURN_RECHECK_MAX_MS, QUEUED_TURN_RECHECK_MS * 2 ** Math.max(0, behind - 1));
