@@ -4,13 +4,15 @@
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
-import net from 'node:net';
 import path from 'node:path';
 import { createParleyClient } from '../../libs/api-client/src';
 import { projectRoot } from '../../libs/platform/src/project-root';
 import { createTestDatabase, redisUrl, TestDatabase } from './test-database';
 import { watchProcess } from './process-registry';
 import { waitFor } from './wait-for';
+import { freePort } from './free-port';
+
+export { freePort };
 
 export const TEST_JWT_SECRET = 'parley-test-secret-' + 'x'.repeat(24);
 const ROOT = projectRoot(__dirname); // also from the compiled copy under dist/ (npm run bench)
@@ -30,16 +32,6 @@ export interface Stack {
   base: string;
   startWorker(): Promise<Proc>;
   stop(): Promise<void>;
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** Runs `node <args>` from the project root, keeping the tail of its output; kill() waits for the exit. */
