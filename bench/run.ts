@@ -27,7 +27,7 @@ import { bareFanoutBench, sseFanoutBench } from './sse-fanout';
 import { soakBench } from './soak';
 import { tracingBench } from './tracing';
 import { turnStagesBench } from './turn-stages';
-import { agentOffBench, crashBench, scriptedTurnsBench, workerScalingBench } from './turns';
+import { agentOffBench, crashBench, postsWithTurnsBench, scriptedTurnsBench, workerScalingBench } from './turns';
 import { onAbort, QUICK } from './util';
 
 export interface RunOptions {
@@ -85,6 +85,7 @@ export const SECTIONS: Record<string, (o: RunOptions) => Promise<void>> = {
   'event-store': () => eventStoreBench(),
   floor: () => floorBench(),
   turns: () => scriptedTurnsBench(),
+  posts: () => postsWithTurnsBench(),
   stages: () => turnStagesBench(),
   tracing: () => tracingBench(),
   'agent-off': () => agentOffBench(),

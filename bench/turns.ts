@@ -160,8 +160,13 @@ export async function scriptedTurnsBench(): Promise<void> {
       goal: '≥ 500 turns/s',
       ok: r.perSec >= 500,
     });
+  });
+}
 
-    // 6b. POST accepted/s with the worker answering every post (scripted model)
+/** 6b. POST accepted/s with the worker answering every post (scripted model), on a stack of its own. */
+export async function postsWithTurnsBench(): Promise<void> {
+  await withStack({ apis: 1, workers: 1, env: { LLM_PROVIDER: 'scripted' } }, async (stack) => {
+    const alice = benchClient(stack);
     const ids = await Promise.all(Array.from({ length: 128 }, () => newConversation(alice)));
     const P = secs(10, 3);
     await untilTurnsAnswered(stack);

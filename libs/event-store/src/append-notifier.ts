@@ -12,12 +12,20 @@ import { parseAnnouncement } from './announcement';
  * Once started, it holds that connection only while something listens for 'append': Postgres
  * delivers every append to every listening connection, so a process that hears none (a standby
  * worker) should cost it none. 'reconnected' follows each (re)opening, however it came about.
+ *
+ * Other channels ride on the same connection (`listenAlso`): their notifications are emitted as
+ * 'notification' (channel, payload), and `hears(channel)` says whether they reach this process
+ * now, so a cache kept correct by them knows when it may trust itself.
  */
 export class AppendNotifier extends EventEmitter {
   private client?: Client;
   private connecting?: Promise<void>;
   private started = false;
   private retryMs = 100;
+  /** the channels asked for besides EVENTS_CHANNEL */
+  private readonly otherChannels = new Set<string>();
+  /** those the current connection listens on */
+  private listeningOn = new Set<string>();
 
   constructor(private readonly databaseUrl: string) {
     super();
@@ -40,6 +48,24 @@ export class AppendNotifier extends EventEmitter {
 
   get connected(): boolean {
     return this.client !== undefined;
+  }
+
+  /** Relays `channel`'s notifications too ('notification'), now and on every connection after. */
+  async listenAlso(channel: string): Promise<void> {
+    this.otherChannels.add(channel);
+    const client = this.client;
+    if (!client || this.listeningOn.has(channel)) return;
+    try {
+      await client.query(`LISTEN ${channel}`);
+      if (this.client === client) this.listeningOn.add(channel);
+    } catch {
+      // the connection failed: the next one listens on it
+    }
+  }
+
+  /** Whether `channel`'s notifications reach this process now (listenAlso, on a live connection). */
+  hears(channel: string): boolean {
+    return this.client !== undefined && this.listeningOn.has(channel);
   }
 
   private get wanted(): boolean {
@@ -74,10 +100,12 @@ export class AppendNotifier extends EventEmitter {
     client.on('end', () => this.dropped(client));
     client.on('notification', (n) => {
       if (n.channel === EVENTS_CHANNEL) this.emit('append', parseAnnouncement(n.payload ?? ''));
+      else this.emit('notification', n.channel, n.payload ?? '');
     });
+    const channels = [...this.otherChannels];
     try {
       await client.connect();
-      await client.query(`LISTEN ${EVENTS_CHANNEL}`);
+      await client.query([EVENTS_CHANNEL, ...channels].map((c) => `LISTEN ${c};`).join(' '));
     } catch (e) {
       await client.end().catch(() => undefined); // connected but LISTEN failed: do not keep the socket
       throw e;
@@ -87,6 +115,9 @@ export class AppendNotifier extends EventEmitter {
       return;
     }
     this.client = client;
+    this.listeningOn = new Set(channels);
+    // asked for while this connection was opening
+    for (const c of this.otherChannels) if (!this.listeningOn.has(c)) void this.listenAlso(c);
     this.retryMs = 100;
     this.emit('reconnected');
   }

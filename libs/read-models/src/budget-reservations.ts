@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Pool, PoolClient } from 'pg';
 import { usageByModelOf, usageSql, USAGE_BY_MODEL_SQL } from './read-model.queries';
 import { tenantLinesSql } from './tenant-ledger';
-import { ADMIN_LIMITS_SQL } from './tenant-budgets';
+import { TenantBudgets } from './tenant-budgets';
 import { MonthStanding, monthOf, PriceOf, usageReport } from './usage-report';
 
 /** A model call about to be made, and the most it may cost its payer. */
@@ -44,18 +44,20 @@ export type Reservation =
  * lock, taken before the reader's.
  */
 export class BudgetReservations {
-  constructor(private readonly pool: Pick<Pool, 'connect'>) {}
+  /** `admin`: the process's TenantBudgets, which keeps the limits it read; else they are read each time. */
+  constructor(
+    private readonly pool: Pick<Pool, 'connect' | 'query'>,
+    private readonly admin: Pick<TenantBudgets, 'limitsOf'> = new TenantBudgets(pool),
+  ) {}
 
   async reserve(request: ReservationRequest, price: PriceOf, now = new Date()): Promise<Reservation> {
+    // before the transaction: without any budget (the common deployment) a call costs no more than this
+    const { tenant, tenantUsd, readerUsd } = await this.admin.limitsOf(request.ownerId);
+    // the budget the reader's tenant admin set is the operator's word: it holds over the token's
+    const limitUsd = readerUsd ?? request.limitUsd;
+    if (limitUsd === null && tenantUsd === null) return { kind: 'unlimited' };
     const client = await this.pool.connect();
     try {
-      // read before the transaction: without any budget (the common deployment) a call costs this one query
-      const admin = await client.query(ADMIN_LIMITS_SQL, [request.ownerId]);
-      const tenant: string | null = admin.rows[0].tenant;
-      const tenantUsd: number | null = admin.rows[0].tenant_usd;
-      // the budget the reader's tenant admin set is the operator's word: it holds over the token's
-      const limitUsd: number | null = admin.rows[0].reader_usd ?? request.limitUsd;
-      if (limitUsd === null && tenantUsd === null) return { kind: 'unlimited' };
       await client.query('BEGIN');
       // always the tenant's lock before the reader's (one order, no deadlock): a tenant's checks come one at a time
       if (tenant !== null && tenantUsd !== null)

@@ -5,6 +5,7 @@ export * from './rebuild';
 export * from './conversation-log.queries';
 export * from './read-models.module';
 export * from './usage-ledger';
+export * from './admin-limits-cache';
 export * from './budget-reservations';
 export * from './usage-report';
 export { ReadModelWrites } from './read-model.writes';

@@ -1,5 +1,7 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy, Optional } from '@nestjs/common';
 import { Pool } from 'pg';
+import { AppendNotifier } from '@parley/event-store';
+import { AdminLimitsCache } from './admin-limits-cache';
 
 /** The limits a tenant admin set over one reader: their tenant (none: not in one), its cap and the reader's own. */
 export interface AdminLimits {
@@ -11,11 +13,23 @@ export interface AdminLimits {
 /**
  * Which tenant each reader is in, and the budgets tenant admins set (tenant_readers,
  * tenant_budgets, reader_budgets). A reader's tenant is the one their token named last; a
- * reader's budget holds only while they are in the tenant whose admin set it.
+ * reader's budget holds only while they are in the tenant whose admin set it. With the process's
+ * AppendNotifier, what limitsOf read is kept until a change is announced (AdminLimitsCache).
  */
 @Injectable()
-export class TenantBudgets {
-  constructor(@Inject(Pool) private readonly db: Pick<Pool, 'query'>) {}
+export class TenantBudgets implements OnModuleDestroy {
+  private readonly cache?: AdminLimitsCache;
+
+  constructor(
+    @Inject(Pool) private readonly db: Pick<Pool, 'query'>,
+    @Optional() notifier?: AppendNotifier,
+  ) {
+    this.cache = notifier && new AdminLimitsCache(notifier);
+  }
+
+  onModuleDestroy(): void {
+    this.cache?.close();
+  }
 
   /** Notes the tenant a reader's token names (the API calls it on their authenticated requests). */
   async noteReader(userId: string, tenant: string): Promise<void> {
@@ -24,11 +38,13 @@ export class TenantBudgets {
        ON CONFLICT (user_id) DO UPDATE SET tenant = EXCLUDED.tenant, seen_at = now()`,
       [userId, tenant],
     );
+    this.cache?.forgetReader(userId);
   }
 
   /** The reader's token names no tenant now: they are in none (an admin's budget for them stops holding). */
   async forgetReader(userId: string): Promise<void> {
     await this.db.query('DELETE FROM tenant_readers WHERE user_id = $1', [userId]);
+    this.cache?.forgetReader(userId);
   }
 
   /** An erased account: their tenant and the budget their admin set go with their id. */
@@ -46,8 +62,12 @@ export class TenantBudgets {
     return (rowCount ?? 0) > 0;
   }
 
-  /** What the tenant's admin set over the reader, in one read. */
-  async limitsOf(userId: string): Promise<AdminLimits> {
+  /** What the tenant's admin set over the reader: kept from an earlier read while no change was announced, else one read. */
+  limitsOf(userId: string): Promise<AdminLimits> {
+    return this.cache ? this.cache.limitsOf(userId, () => this.readLimits(userId)) : this.readLimits(userId);
+  }
+
+  private async readLimits(userId: string): Promise<AdminLimits> {
     const { rows } = await this.db.query(ADMIN_LIMITS_SQL, [userId]);
     return { tenant: rows[0].tenant, tenantUsd: rows[0].tenant_usd, readerUsd: rows[0].reader_usd };
   }
@@ -59,15 +79,14 @@ export class TenantBudgets {
 
   /** Sets (a number) or lifts (null) the tenant's cap. */
   async setTenantBudget(tenant: string, monthlyUsd: number | null, setBy: string): Promise<void> {
-    if (monthlyUsd === null) {
-      await this.db.query('DELETE FROM tenant_budgets WHERE tenant = $1', [tenant]);
-      return;
-    }
-    await this.db.query(
-      `INSERT INTO tenant_budgets (tenant, monthly_usd, set_by) VALUES ($1, $2, $3)
-       ON CONFLICT (tenant) DO UPDATE SET monthly_usd = EXCLUDED.monthly_usd, set_by = EXCLUDED.set_by, set_at = now()`,
-      [tenant, monthlyUsd, setBy],
-    );
+    if (monthlyUsd === null) await this.db.query('DELETE FROM tenant_budgets WHERE tenant = $1', [tenant]);
+    else
+      await this.db.query(
+        `INSERT INTO tenant_budgets (tenant, monthly_usd, set_by) VALUES ($1, $2, $3)
+         ON CONFLICT (tenant) DO UPDATE SET monthly_usd = EXCLUDED.monthly_usd, set_by = EXCLUDED.set_by, set_at = now()`,
+        [tenant, monthlyUsd, setBy],
+      );
+    this.cache?.forgetTenant(tenant);
   }
 
   async readerBudget(tenant: string, userId: string): Promise<number | null> {
@@ -80,16 +99,16 @@ export class TenantBudgets {
 
   /** Sets (a number) or lifts (null) the reader's budget, as their tenant's admin. */
   async setReaderBudget(tenant: string, userId: string, monthlyUsd: number | null, setBy: string): Promise<void> {
-    if (monthlyUsd === null) {
+    if (monthlyUsd === null)
       await this.db.query('DELETE FROM reader_budgets WHERE user_id = $1 AND tenant = $2', [userId, tenant]);
-      return;
-    }
-    await this.db.query(
-      `INSERT INTO reader_budgets (user_id, tenant, monthly_usd, set_by) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (user_id) DO UPDATE
-         SET tenant = EXCLUDED.tenant, monthly_usd = EXCLUDED.monthly_usd, set_by = EXCLUDED.set_by, set_at = now()`,
-      [userId, tenant, monthlyUsd, setBy],
-    );
+    else
+      await this.db.query(
+        `INSERT INTO reader_budgets (user_id, tenant, monthly_usd, set_by) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (user_id) DO UPDATE
+           SET tenant = EXCLUDED.tenant, monthly_usd = EXCLUDED.monthly_usd, set_by = EXCLUDED.set_by, set_at = now()`,
+        [userId, tenant, monthlyUsd, setBy],
+      );
+    this.cache?.forgetReader(userId);
   }
 }
 

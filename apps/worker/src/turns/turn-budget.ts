@@ -1,8 +1,8 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { callOverBudget, CallRequest, MODEL_TABLE, PriceTable, TurnRecord, worstCaseUsd } from '@parley/agent';
 import { AppConfig, CONFIG } from '@parley/config';
 import { EventStore } from '@parley/event-store';
-import { BudgetReservations } from '@parley/read-models';
+import { BudgetReservations, TenantBudgets } from '@parley/read-models';
 
 /**
  * How long a reservation nothing settled keeps counting: a streamed call ends well within it, and
@@ -38,8 +38,9 @@ export class TurnBudget {
     store: EventStore,
     @Inject(CONFIG) private readonly config: Pick<AppConfig, 'budgetUsdPerMonth'>,
     @Inject(MODEL_TABLE) private readonly prices: PriceTable,
+    @Optional() admin?: TenantBudgets,
   ) {
-    this.reservations = new BudgetReservations(store.pool);
+    this.reservations = new BudgetReservations(store.pool, admin);
   }
 
   /**

@@ -1,0 +1,71 @@
+import type { AppendNotifier } from '@parley/event-store';
+import type { AdminLimits } from './tenant-budgets';
+
+/** Where the triggers of migration 036 announce a change: `reader:<user id>` or `tenant:<tenant>`. */
+export const ADMIN_LIMITS_CHANNEL = 'parley_admin_limits';
+
+/** Readers whose limits one process keeps at most (the oldest kept goes first). */
+const KEPT_MAX = 50_000;
+
+/**
+ * The limits tenant admins set over each reader, as this process last read them: a post's door
+ * check and every model call's reservation would otherwise read them each time, though they change
+ * only when an admin (or a reader's move to another tenant) changes them. A change is forgotten
+ * here when the triggers announce it, and at once when this process made it; nothing is kept
+ * while the announcements cannot be heard, and everything is forgotten when they can again. A
+ * read under way when a change is heard is not kept (the generation moved), so what is kept was
+ * read after the last change heard.
+ */
+export class AdminLimitsCache {
+  private readonly kept = new Map<string, AdminLimits>();
+  private generation = 0;
+
+  constructor(private readonly notifier: AppendNotifier) {
+    notifier.on('notification', this.heard);
+    notifier.on('reconnected', this.forgetAll);
+    void notifier.listenAlso(ADMIN_LIMITS_CHANNEL);
+  }
+
+  async limitsOf(userId: string, read: () => Promise<AdminLimits>): Promise<AdminLimits> {
+    const trusted = this.notifier.hears(ADMIN_LIMITS_CHANNEL);
+    const kept = trusted ? this.kept.get(userId) : undefined;
+    if (kept) return kept;
+    const generation = this.generation;
+    const limits = await read();
+    if (trusted && generation === this.generation && this.notifier.hears(ADMIN_LIMITS_CHANNEL)) {
+      this.kept.set(userId, limits);
+      if (this.kept.size > KEPT_MAX) this.kept.delete(this.kept.keys().next().value!);
+    }
+    return limits;
+  }
+
+  /** The reader's tenant or own budget changed. */
+  forgetReader(userId: string): void {
+    this.generation++;
+    this.kept.delete(userId);
+  }
+
+  /** The tenant's cap changed: every reader kept in it. */
+  forgetTenant(tenant: string): void {
+    this.generation++;
+    for (const [userId, limits] of this.kept) if (limits.tenant === tenant) this.kept.delete(userId);
+  }
+
+  readonly forgetAll = (): void => {
+    this.generation++;
+    this.kept.clear();
+  };
+
+  private readonly heard = (channel: string, payload: string): void => {
+    if (channel !== ADMIN_LIMITS_CHANNEL) return;
+    const [kind, id] = [payload.slice(0, payload.indexOf(':')), payload.slice(payload.indexOf(':') + 1)];
+    if (kind === 'reader') this.forgetReader(id);
+    else if (kind === 'tenant') this.forgetTenant(id);
+    else this.forgetAll(); // from a later release: forget rather than guess
+  };
+
+  close(): void {
+    this.notifier.off('notification', this.heard);
+    this.notifier.off('reconnected', this.forgetAll);
+  }
+}
