@@ -3,7 +3,15 @@ import type { Socket } from 'node:net';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { Job, Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { AGENT_TURNS_QUEUE, enqueueTurn, enqueueTurns, JobName, runTurnJobId, TurnToEnqueue } from '@parley/agent';
+import {
+  AGENT_TURNS_QUEUE,
+  enqueueTurn,
+  enqueueTurns,
+  JobName,
+  runTurnJobId,
+  TurnToEnqueue,
+  wakeTurn,
+} from '@parley/agent';
 import { loadConfig } from '@parley/config';
 import { conversationStreamId } from '@parley/conversation';
 import { EventStore, inSpan, StoredEvent } from '@parley/event-store';
@@ -166,5 +174,34 @@ describe(TurnDispatcher.name, () => {
     expect(await snapshot()).toEqual(before);
     expect(await queue.getJobCounts()).toEqual(counts);
     expect(ended.filter((s) => s.status.code === SpanStatusCode.ERROR)).toEqual([]);
+  });
+
+  describe('wakeTurn: the turn after the one that ended', () => {
+    it('runs now when the API queued it delayed, in one round trip', async () => {
+      const { queue, writes } = await newQueue();
+      const turnId = randomUUID();
+      await enqueueTurn(queue, conversationId, turnId, undefined, { turnsAhead: 1 });
+      const id = runTurnJobId(conversationId, turnId);
+      expect(await queue.getJobState(id)).toBe('delayed');
+      const before = writes();
+      await wakeTurn(queue, conversationId, turnId);
+      expect(writes() - before).toBe(1);
+      expect(await queue.getJobState(id)).toBe('waiting');
+    });
+
+    it('is queued when its job is gone, and left as it is when it already waits', async () => {
+      const { queue } = await newQueue();
+      const gone = randomUUID();
+      await wakeTurn(queue, conversationId, gone, newTraceparent());
+      expect(await queue.getJobState(runTurnJobId(conversationId, gone))).toBe('waiting');
+
+      const waiting = randomUUID();
+      await enqueueTurn(queue, conversationId, waiting);
+      const job = (await queue.getJob(runTurnJobId(conversationId, waiting)))!;
+      await wakeTurn(queue, conversationId, waiting);
+      const again = (await queue.getJob(runTurnJobId(conversationId, waiting)))!;
+      expect([await again.getState(), again.timestamp, again.data]).toEqual(['waiting', job.timestamp, job.data]);
+      expect(await queue.getJobCounts('waiting', 'delayed')).toMatchObject({ waiting: 2, delayed: 0 });
+    });
   });
 });

@@ -1,5 +1,5 @@
 import { context, Context, Span, SpanKind, trace } from '@opentelemetry/api';
-import type { Job, Queue } from 'bullmq';
+import { Job, type Queue } from 'bullmq';
 import { contextOf, inSpan, recordError, tracer, traceMetadata } from '@parley/event-store';
 import {
   AGENT_TURNS_QUEUE,
@@ -106,6 +106,8 @@ export async function findTurnJob(queue: Queue, conversationId: string, turnId: 
  * gone (the job id is the turn's, so never twice). A job running or queued is left as it is.
  */
 export async function wakeTurn(queue: Queue, conversationId: string, turnId: string, traceparent?: string) {
+  // most often the API queued it delayed behind the turn that just ended: one round trip, no look first
+  if (await promotedById(queue, runTurnJobId(conversationId, turnId))) return;
   const job = await findTurnJob(queue, conversationId, turnId);
   if (job) return promoteIfDelayed(job);
   await enqueueTurn(queue, conversationId, turnId, traceparent);
@@ -113,6 +115,14 @@ export async function wakeTurn(queue: Queue, conversationId: string, turnId: str
   // its id then made a no-op: promote what is there
   const added = await queue.getJob(runTurnJobId(conversationId, turnId));
   if (added) await promoteIfDelayed(added);
+}
+
+/** Promotes the job if it is delayed; false when it is not (running, waiting, gone) or Redis did not answer. */
+function promotedById(queue: Queue, jobId: string): Promise<boolean> {
+  return new Job(queue, JobName.RunTurn, {}, {}, jobId).promote().then(
+    () => true,
+    () => false,
+  );
 }
 
 async function promoteIfDelayed(job: Job): Promise<void> {
