@@ -141,19 +141,24 @@ function unknownEvent(state: ConversationState, _event: never): ConversationStat
 }
 
 function approval(state: ConversationState, turnId: string, toolCallId: string, status: ApprovalStatus) {
-  return {
-    ...state,
-    turns: state.turns.map((t) =>
-      t.turnId === turnId ? { ...t, approvals: { ...t.approvals, [toolCallId]: status } } : t,
-    ),
-  };
+  return withTurn(state, turnId, (t) => ({ ...t, approvals: { ...t.approvals, [toolCallId]: status } }));
 }
 
 function endTurn(state: ConversationState, turnId: string, status: TurnStatus): ConversationState {
-  return {
-    ...state,
-    turns: state.turns.map((t) => (t.turnId === turnId && t.status === 'pending' ? { ...t, status } : t)),
-  };
+  return withTurn(state, turnId, (t) => (t.status === 'pending' ? { ...t, status } : t));
+}
+
+/**
+ * The state with one turn changed. The turn is looked for from the newest (it nearly always is
+ * among the last), and the other turns are copied as they are: a long conversation's every event
+ * would otherwise build each of its turns anew.
+ */
+function withTurn(state: ConversationState, turnId: string, change: (turn: TurnState) => TurnState) {
+  const at = state.turns.findLastIndex((t) => t.turnId === turnId);
+  if (at < 0) return state;
+  const turns = state.turns.slice();
+  turns[at] = change(turns[at]);
+  return { ...state, turns };
 }
 
 export const fold = (events: ConversationEvent[], from = initialState()): ConversationState =>
