@@ -53,14 +53,21 @@ describe('admin limits kept between announced changes', () => {
   const reader = () => `reader-${randomUUID()}`;
   const tenant = () => `tenant-${randomUUID()}`;
 
+  type Process = Awaited<ReturnType<typeof processWith>>;
+  /** A new reader in a new tenant, noted by `api`, once `other` has heard of it. */
+  async function readerNotedBy(api: Process, other: Process) {
+    const r = reader();
+    const t = tenant();
+    const noted = announced(other.notifier, `reader:${r}`);
+    await api.budgets.noteReader(r, t);
+    await noted;
+    return { r, t };
+  }
+
   it('reads a reader’s limits once, and again only after a change another process made is announced', async () => {
     const api = await processWith();
     const worker = await processWith();
-    const r = reader();
-    const t = tenant();
-    const noted = announced(worker.notifier, `reader:${r}`);
-    await api.budgets.noteReader(r, t);
-    await noted;
+    const { r, t } = await readerNotedBy(api, worker);
 
     expect(await worker.budgets.limitsOf(r)).toEqual({ tenant: t, tenantUsd: null, readerUsd: null });
     const read = worker.statements.length;
@@ -109,11 +116,7 @@ describe('admin limits kept between announced changes', () => {
   it('keeps nothing while the announcements cannot be heard, and forgets what it kept when they can again', async () => {
     const api = await processWith();
     const worker = await processWith();
-    const r = reader();
-    const t = tenant();
-    const noted = announced(worker.notifier, `reader:${r}`);
-    await api.budgets.noteReader(r, t);
-    await noted;
+    const { r, t } = await readerNotedBy(api, worker);
     await worker.budgets.limitsOf(r); // kept
 
     await worker.notifier.stop(); // deaf: a change now goes unheard
@@ -145,11 +148,7 @@ describe('admin limits kept between announced changes', () => {
       }) as Pool['query'];
     });
     const api = await processWith();
-    const r = reader();
-    const t = tenant();
-    const noted = announced(worker.notifier, `reader:${r}`);
-    await api.budgets.noteReader(r, t);
-    await noted;
+    const { r, t } = await readerNotedBy(api, worker);
 
     let release!: () => void;
     holdReads = new Promise((resolve) => (release = resolve));
