@@ -47,6 +47,19 @@ describe(BudgetReservations.name, () => {
       ])
     ).rows[0].usd as number;
 
+  it('works a call’s worst case out only when a budget holds', async () => {
+    const reader = `reader-${randomUUID()}`;
+    const worstCase = jest.fn(() => 0.25);
+    const unbudgeted = await sut.reserve({ ownerId: reader, limitUsd: null, usd: worstCase, ttlMs: HOUR_MS }, costUsd);
+    expect(unbudgeted.kind).toBe('unlimited');
+    expect(worstCase).not.toHaveBeenCalled();
+
+    const budgeted = await sut.reserve({ ownerId: reader, limitUsd: 1, usd: worstCase, ttlMs: HOUR_MS }, costUsd);
+    expect(budgeted.kind).toBe('reserved');
+    expect(worstCase).toHaveBeenCalledTimes(1);
+    expect(await openUsd(reader)).toBe(0.25);
+  });
+
   it('admits exactly the calls that fit when 50 reserve at once, and no other reader is held by them', async () => {
     const reader = `reader-${randomUUID()}`;
     const other = `reader-${randomUUID()}`;

@@ -10,8 +10,12 @@ export interface ReservationRequest {
   ownerId: string;
   /** the reader's budget recorded with the question or upload (their token's, else the server's); null: none */
   limitUsd: number | null;
-  /** the call's worst case: its prompt at the dearest input price, plus max_tokens of output */
-  usd: number;
+  /**
+   * the call's worst case: its prompt at the dearest input price, plus max_tokens of output; a
+   * function when working it out costs (an estimate over the whole prompt), called only when a
+   * budget holds
+   */
+  usd: number | (() => number);
   /** a turn's call, planned on the conversation at `atVersion`: the line recording it comes later */
   turn?: { turnId: string; atVersion: number };
   /** a book's contextualisation (settled by `UsageLedger.record(rows, [id])`) */
@@ -56,6 +60,7 @@ export class BudgetReservations {
     // the budget the reader's tenant admin set is the operator's word: it holds over the token's
     const limitUsd = readerUsd ?? request.limitUsd;
     if (limitUsd === null && tenantUsd === null) return { kind: 'unlimited' };
+    const usd = typeof request.usd === 'function' ? request.usd() : request.usd;
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
@@ -66,21 +71,14 @@ export class BudgetReservations {
       await client.query(ADVISORY_LOCK_SQL, ['parley-budget:' + request.ownerId]);
       if (limitUsd !== null) {
         const reader = { kind: 'reader', id: request.ownerId } as const;
-        const standing = await this.standing(client, reader, limitUsd, request.usd, price, now);
+        const standing = await this.standing(client, reader, limitUsd, usd, price, now);
         if (standing.spent) {
           await client.query('ROLLBACK');
           return { kind: 'refused', standing };
         }
       }
       if (tenant !== null && tenantUsd !== null) {
-        const standing = await this.standing(
-          client,
-          { kind: 'tenant', id: tenant },
-          tenantUsd,
-          request.usd,
-          price,
-          now,
-        );
+        const standing = await this.standing(client, { kind: 'tenant', id: tenant }, tenantUsd, usd, price, now);
         if (standing.spent) {
           await client.query('ROLLBACK');
           return { kind: 'refused', standing };
@@ -96,7 +94,7 @@ export class BudgetReservations {
           request.turn?.turnId ?? null,
           request.turn?.atVersion ?? null,
           request.bookId ?? null,
-          request.usd,
+          usd,
           request.ttlMs / 1000,
           tenant,
         ],

@@ -62,7 +62,8 @@ export class TurnBudget {
       {
         ownerId: payer.ownerId,
         limitUsd: payer.limitUsd,
-        usd: worstCaseUsd(request, this.prices),
+        // worked out only when a budget holds: an estimate over the whole prompt, books included
+        usd: () => worstCaseUsd(request, this.prices),
         turn: { turnId: payer.turnId, atVersion: payer.atVersion },
         ttlMs: viaBatch ? BATCH_RESERVATION_TTL_MS : RESERVATION_TTL_MS,
       },

@@ -53,24 +53,26 @@ export class BookSpending {
     // without a budget of their own the uploader may still be held by their tenant admin's
     const limitUsd = payer?.budgetUsdPerMonth ?? this.serverLimitUsd;
     if (!payer) return undefined;
-    const usd = worstCaseUsd(
-      {
-        model: call.model,
-        messages: [
-          {
-            role: 'user',
-            content: [
-              { type: 'text', text: call.prefix },
-              { type: 'text', text: call.passage + CONTEXT_INSTRUCTIONS },
-            ],
-          },
-        ],
-        tools: [],
-        options: { system: CONTEXT_ROLE },
-        maxTokens: call.maxTokens,
-      },
-      this.prices,
-    );
+    // worked out only when a budget holds: the prompt is the whole book
+    const usd = () =>
+      worstCaseUsd(
+        {
+          model: call.model,
+          messages: [
+            {
+              role: 'user',
+              content: [
+                { type: 'text', text: call.prefix },
+                { type: 'text', text: call.passage + CONTEXT_INSTRUCTIONS },
+              ],
+            },
+          ],
+          tools: [],
+          options: { system: CONTEXT_ROLE },
+          maxTokens: call.maxTokens,
+        },
+        this.prices,
+      );
     const reserved = await this.reservations.reserve(
       { ownerId: payer.ownerId, limitUsd, usd, bookId, ttlMs: RESERVATION_TTL_MS },
       this.prices.costUsd,
