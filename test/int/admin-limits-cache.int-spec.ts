@@ -25,12 +25,12 @@ describe('admin limits kept between announced changes', () => {
   });
 
   /** A process's TenantBudgets: its own pool (statements counted) and its own listening notifier. */
-  async function processWith(query?: (pool: Pool) => Pool['query']) {
-    const own = new Pool({ connectionString: db.url, max: 2 });
+  async function processWith(query?: (pool: Pool) => Pool['query'], url = db.url) {
+    const own = new Pool({ connectionString: url, max: 2 });
     pools.push(own);
     const counted = countingPool(own);
     if (query) counted.pool.query = query(counted.pool);
-    const notifier = new AppendNotifier(db.url);
+    const notifier = new AppendNotifier(url);
     notifiers.push(notifier);
     notifier.on('append', () => undefined); // something in the process listens: the connection opens
     await notifier.start();
@@ -150,6 +150,7 @@ describe('admin limits kept between announced changes', () => {
     const api = await processWith();
     const { r, t } = await readerNotedBy(api, worker);
 
+    await worker.budgets.limitsOf(reader()); // its look for the triggers made: the next read is the limits'
     let release!: () => void;
     holdReads = new Promise((resolve) => (release = resolve));
     const read = new Promise<void>((resolve) => (rowsRead = resolve));
@@ -162,5 +163,23 @@ describe('admin limits kept between announced changes', () => {
     expect((await stale).readerUsd).toBeNull(); // the answer as read, before the change
     holdReads = undefined;
     expect((await worker.budgets.limitsOf(r)).readerUsd).toBe(9); // not kept: read again
+  });
+
+  it('keeps nothing on a database that does not announce changes (not migrated to 036)', async () => {
+    const unmigrated = await createTestDatabase();
+    try {
+      await unmigrated.pool.query('DROP TRIGGER reader_budgets_announced ON reader_budgets');
+      const worker = await processWith(undefined, unmigrated.url);
+      const r = reader();
+      await worker.budgets.limitsOf(r);
+      const before = worker.statements.length;
+      await worker.budgets.limitsOf(r);
+      await worker.budgets.limitsOf(r);
+      expect(worker.statements.length).toBe(before + 2); // read each time
+    } finally {
+      await Promise.all(notifiers.splice(-1).map((n) => n.stop()));
+      await Promise.all(pools.splice(-1).map((p) => p.end()));
+      await unmigrated.drop();
+    }
   });
 });

@@ -1,8 +1,17 @@
+import type { Pool } from 'pg';
 import type { AppendNotifier } from '@parley/event-store';
 import type { AdminLimits } from './tenant-budgets';
 
 /** Where the triggers of migration 036 announce a change: `reader:<user id>` or `tenant:<tenant>`. */
 export const ADMIN_LIMITS_CHANNEL = 'parley_admin_limits';
+
+/** Migration 036's triggers: without them (a database not migrated yet) no change is announced. */
+const ANNOUNCING_TRIGGERS = [
+  'tenant_readers_announced',
+  'tenant_readers_moved',
+  'tenant_budgets_announced',
+  'reader_budgets_announced',
+];
 
 /** Readers whose limits one process keeps at most (the oldest kept goes first). */
 const KEPT_MAX = 50_000;
@@ -14,20 +23,25 @@ const KEPT_MAX = 50_000;
  * here when the triggers announce it, and at once when this process made it; nothing is kept
  * while the announcements cannot be heard, and everything is forgotten when they can again. A
  * read under way when a change is heard is not kept (the generation moved), so what is kept was
- * read after the last change heard.
+ * read after the last change heard. On a database whose triggers are missing (not migrated yet),
+ * nothing is kept.
  */
 export class AdminLimitsCache {
   private readonly kept = new Map<string, AdminLimits>();
   private generation = 0;
+  private triggersFound?: Promise<boolean>;
 
-  constructor(private readonly notifier: AppendNotifier) {
+  constructor(
+    private readonly notifier: AppendNotifier,
+    private readonly db: Pick<Pool, 'query'>,
+  ) {
     notifier.on('notification', this.heard);
     notifier.on('reconnected', this.forgetAll);
     void notifier.listenAlso(ADMIN_LIMITS_CHANNEL);
   }
 
   async limitsOf(userId: string, read: () => Promise<AdminLimits>): Promise<AdminLimits> {
-    const trusted = this.notifier.hears(ADMIN_LIMITS_CHANNEL);
+    const trusted = this.notifier.hears(ADMIN_LIMITS_CHANNEL) && (await this.changesAnnounced());
     const kept = trusted ? this.kept.get(userId) : undefined;
     if (kept) return kept;
     const generation = this.generation;
@@ -37,6 +51,20 @@ export class AdminLimitsCache {
       if (this.kept.size > KEPT_MAX) this.kept.delete(this.kept.keys().next().value!);
     }
     return limits;
+  }
+
+  /** Whether the database announces changes: asked once, and again after a failed look. */
+  private changesAnnounced(): Promise<boolean> {
+    this.triggersFound ??= this.db
+      .query<{ found: number }>('SELECT count(*)::int AS found FROM pg_trigger WHERE tgname = ANY($1::text[])', [
+        ANNOUNCING_TRIGGERS,
+      ])
+      .then(({ rows }) => rows[0].found === ANNOUNCING_TRIGGERS.length)
+      .catch(() => {
+        this.triggersFound = undefined;
+        return false;
+      });
+    return this.triggersFound;
   }
 
   /** The reader's tenant or own budget changed. */

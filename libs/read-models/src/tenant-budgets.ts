@@ -24,7 +24,7 @@ export class TenantBudgets implements OnModuleDestroy {
     @Inject(Pool) private readonly db: Pick<Pool, 'query'>,
     @Optional() notifier?: AppendNotifier,
   ) {
-    this.cache = notifier && new AdminLimitsCache(notifier);
+    this.cache = notifier && new AdminLimitsCache(notifier, db);
   }
 
   onModuleDestroy(): void {
