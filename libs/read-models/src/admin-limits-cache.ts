@@ -86,7 +86,8 @@ export class AdminLimitsCache {
 
   private readonly heard = (channel: string, payload: string): void => {
     if (channel !== ADMIN_LIMITS_CHANNEL) return;
-    const [kind, id] = [payload.slice(0, payload.indexOf(':')), payload.slice(payload.indexOf(':') + 1)];
+    const colon = payload.indexOf(':');
+    const [kind, id] = [payload.slice(0, colon), payload.slice(colon + 1)];
     if (kind === 'reader') this.forgetReader(id);
     else if (kind === 'tenant') this.forgetTenant(id);
     else this.forgetAll(); // from a later release: forget rather than guess
